@@ -1,0 +1,3 @@
+"""gpuobs.chaos: fault injection, game-days and MTTR measurement."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""gpuobs.exporters: GPU backends, collectors and the `gpuobs export` sidecar."""
+
+__all__: list[str] = []

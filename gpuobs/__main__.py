@@ -1,0 +1,5 @@
+"""Allow `python -m gpuobs`."""
+
+from gpuobs.cli.app import main
+
+main()

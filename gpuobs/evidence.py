@@ -1,0 +1,106 @@
+"""The one `Evidence` record that every RCA source produces and every signature reads."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+__all__ = ["Entity", "Evidence", "EvidenceKind"]
+
+
+class EvidenceKind(enum.StrEnum):
+    """What sort of observation a piece of evidence is."""
+
+    METRIC = "metric"
+    LOG = "log"
+    SPAN = "span"
+    EVENT = "event"
+    STATE = "state"
+
+
+@dataclass(frozen=True)
+class Entity:
+    """What an observation is about; every field is optional because sources know different things."""
+
+    host: str | None = None
+    gpu_uuid: str | None = None
+    gpu_index: int | None = None
+    pci_bus_id: str | None = None
+    pod: str | None = None
+    namespace: str | None = None
+    container: str | None = None
+    model: str | None = None
+    tenant: str | None = None
+
+    def is_empty(self) -> bool:
+        return all(getattr(self, f.name) is None for f in fields(self))
+
+    def overlaps(self, other: Entity) -> bool:
+        """True when no field that both know disagrees (unknown fields never rule out a match)."""
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if a is not None and b is not None and a != b:
+                return False
+        return True
+
+    def merged(self, other: Entity) -> Entity:
+        """This entity with the gaps filled from `other`."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name, value in values.items():
+            if value is None:
+                values[name] = getattr(other, name)
+        return Entity(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Entity:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One observation: a metric sample, a log line, a span, a Kubernetes event or a state reading.
+
+    `time` is seconds since the epoch (UTC) or None when the source gave no timestamp (pasted
+    excerpts often have none). `key` is a stable identifier of what was observed (e.g.
+    `xid`, `cuda_error`, `gpuobs_gpu_temperature_celsius`), `value` its value, `raw` the original
+    text so that reports can quote it.
+    """
+
+    kind: EvidenceKind
+    key: str
+    value: float | str | None
+    source: str
+    time: float | None = None
+    entity: Entity = field(default_factory=Entity)
+    raw: str = ""
+    attrs: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "key": self.key,
+            "value": self.value,
+            "source": self.source,
+            "time": self.time,
+            "entity": self.entity.to_dict(),
+            "raw": self.raw,
+            "attrs": self.attrs,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evidence:
+        return cls(
+            kind=EvidenceKind(data["kind"]),
+            key=str(data["key"]),
+            value=data.get("value"),
+            source=str(data.get("source", "")),
+            time=data.get("time"),
+            entity=Entity.from_dict(data.get("entity") or {}),
+            raw=str(data.get("raw", "")),
+            attrs=dict(data.get("attrs") or {}),
+        )

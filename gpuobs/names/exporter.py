@@ -1,0 +1,9 @@
+"""Metric names of the exporter domain (see gpuobs.names.spec.MetricSpec)."""
+
+from __future__ import annotations
+
+from gpuobs.names.spec import MetricKind, MetricSpec, register
+
+__all__: list[str] = []
+
+_ = (MetricKind, MetricSpec, register)

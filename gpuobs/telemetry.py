@@ -1,0 +1,57 @@
+"""The one place that wires the OpenTelemetry SDK (library code depends on the API only)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
+
+__all__ = ["configure_tracing", "resource_attributes"]
+
+logger = logging.getLogger(__name__)
+
+
+def resource_attributes(service_name: str) -> dict[str, str]:
+    """Resource attributes with `host.name` and, inside Kubernetes, pod and namespace."""
+    import os
+    import socket
+
+    attrs = {"service.name": service_name, "host.name": socket.gethostname()}
+    pod = os.environ.get("POD_NAME") or os.environ.get("HOSTNAME")
+    namespace = os.environ.get("POD_NAMESPACE")
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and pod:
+        attrs["k8s.pod.name"] = pod
+    if namespace:
+        attrs["k8s.namespace.name"] = namespace
+    return attrs
+
+
+def configure_tracing(
+    service_name: str,
+    otlp_endpoint: str | None = None,
+    exporter: SpanExporter | None = None,
+    set_global: bool = True,
+) -> TracerProvider:
+    """A TracerProvider exporting to OTLP/HTTP at `otlp_endpoint` and/or to `exporter`."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create(resource_attributes(service_name)))
+    if otlp_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        endpoint = otlp_endpoint.rstrip("/")
+        if not endpoint.endswith("/v1/traces"):
+            endpoint += "/v1/traces"
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+        logger.info("exporting spans over OTLP/HTTP to %s", endpoint)
+    if exporter is not None:
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if set_global:
+        trace.set_tracer_provider(provider)
+    return provider

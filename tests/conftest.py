@@ -1,0 +1,51 @@
+"""Shared fixtures: the compat fixtures folder, free ports and a real Prometheus server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.prometheus import PrometheusServer, free_port, prometheus_available
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def compat_dir() -> Path:
+    """`shared/compat/` beside the checkout (CI lays a copy of shared/ there too)."""
+    candidates = [os.environ.get("GPUOBS_COMPAT_DIR"), REPO_ROOT.parent / "shared" / "compat",
+                  REPO_ROOT / "shared" / "compat"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    pytest.fail("shared/compat not found beside the checkout; set GPUOBS_COMPAT_DIR")
+
+
+@pytest.fixture
+def port() -> int:
+    return free_port()
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path) -> Iterator[Callable[..., PrometheusServer]]:
+    """Factory: `prom = prometheus(targets=[...])` starts a real server that stops after the test."""
+    if not prometheus_available():
+        pytest.fail("prometheus/promtool not installed: run `make test`, which installs them")
+    started: list[PrometheusServer] = []
+
+    def start(targets: list[str], **kwargs: Any) -> PrometheusServer:
+        server = PrometheusServer(tmp_path / f"prom{len(started)}", targets, **kwargs)
+        started.append(server.__enter__())
+        return server
+
+    yield start
+    for server in started:
+        server.__exit__(None, None, None)

@@ -1,0 +1,1 @@
+"""Test support: real servers (Prometheus) and helpers shared by the test suite."""

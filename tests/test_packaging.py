@@ -1,0 +1,52 @@
+"""The package layout of DESIGN.md: component folders import as gpuobs.<name>; the CLI answers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+COMPONENTS = ["exporters", "rca", "chaos", "serving", "kernels", "dashboards"]
+
+
+def _package_folders(root: Path) -> set[str]:
+    names = set()
+    for init in root.glob("gpuobs/**/__init__.py"):
+        names.add(".".join(init.parent.relative_to(root).parts))
+    for component in COMPONENTS:
+        for init in (root / component).glob("**/__init__.py"):
+            rel = init.parent.relative_to(root / component).parts
+            names.add(".".join(("gpuobs", component, *rel)))
+    return names
+
+
+def test_every_package_folder_is_listed_in_pyproject(repo_root: Path) -> None:
+    config = tomllib.loads((repo_root / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
+    missing = _package_folders(repo_root) - listed
+    assert not missing, f"add to [tool.setuptools] packages: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_component_imports_as_gpuobs_subpackage(component: str, repo_root: Path) -> None:
+    module = __import__(f"gpuobs.{component}", fromlist=["__name__"])
+    assert Path(module.__file__).resolve().parent == (repo_root / component).resolve()
+
+
+def test_version_flag() -> None:
+    out = subprocess.run([sys.executable, "-m", "gpuobs", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert out.stdout.startswith("gpuobs ")
+
+
+def test_cli_does_not_import_heavy_engines() -> None:
+    code = (
+        "import sys, gpuobs.cli.app\n"
+        "heavy = [m for m in ('torch', 'triton', 'vllm', 'tensorrt', 'kubernetes') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"CLI start imports heavy modules: {out.stdout}"
