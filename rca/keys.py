@@ -1,0 +1,146 @@
+"""Evidence keys and value vocabularies shared by the RCA sources and the signature engine (RCA_KEYS.md).
+
+Sources (gpuobs.rca.sources) produce `Evidence` records whose `key` is one of these constants;
+signatures only ever compare against these names, never spell a key again. Metric evidence uses the
+native metric name from gpuobs.names as its key; span evidence uses the span name.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ALL_LOG_KEYS",
+    "CUDA_ERROR",
+    "CUDA_OOM",
+    "DRIVER_CLASSES",
+    "DRIVER_ERROR",
+    "EXPORTER_ERROR",
+    "GPU_FALLEN_OFF_BUS",
+    "GPU_RESET_REQUIRED",
+    "GRPC_STATUS",
+    "HOST_OOM_KILL",
+    "HUNG_TASK",
+    "K8S_EVENT",
+    "K8S_POD_STATUS",
+    "KERNEL_PANIC",
+    "KV_CACHE_INSUFFICIENT",
+    "LOG_LINE",
+    "MODEL_LOAD",
+    "NCCL_ERROR",
+    "NCCL_ERROR_CLASSES",
+    "NCCL_TIMEOUT",
+    "NVML_ERROR",
+    "NVML_ERROR_CLASSES",
+    "PCIE_AER",
+    "PCIE_AER_SEVERITIES",
+    "PYTHON_EXCEPTION",
+    "RAY_OOM_KILL",
+    "SOFT_LOCKUP",
+    "SXID",
+    "TENSORRT_ENGINE_INCOMPATIBLE",
+    "TENSORRT_PARSE_ERROR",
+    "TOKENIZER_MISMATCH",
+    "VLLM_ENGINE_DEAD",
+    "VLLM_PREEMPTION",
+    "XID",
+]
+
+# --- kernel / driver (kind LOG) -------------------------------------------------------------------
+XID: Final = "xid"
+"""value=int Xid code; attrs: pci, pid, process, message, gpu_instance, compute_instance (MIG)."""
+SXID: Final = "sxid"
+"""value=int SXid code; attrs: nvswitch, link, fatal (bool), message."""
+GPU_FALLEN_OFF_BUS: Final = "gpu_fallen_off_bus"
+"""A 'GPU has fallen off the bus' line without an Xid code; attrs: pci."""
+GPU_RESET_REQUIRED: Final = "gpu_reset_required"
+"""'GPU requires reset' / 'Reset required'; attrs: pci."""
+PCIE_AER: Final = "pcie_aer"
+"""value=severity in PCIE_AER_SEVERITIES; attrs: device, type (error type name), agent."""
+PCIE_AER_SEVERITIES: Final = ("corrected", "uncorrected", "fatal")
+KERNEL_PANIC: Final = "kernel_panic"
+HUNG_TASK: Final = "hung_task"
+"""attrs: process, pid, seconds."""
+SOFT_LOCKUP: Final = "soft_lockup"
+"""attrs: cpu, process, seconds."""
+HOST_OOM_KILL: Final = "host_oom_kill"
+"""attrs: pid, process, rss_bytes (anon+file+shmem when given), memcg (when constrained by a cgroup)."""
+
+# --- CUDA / PyTorch ---------------------------------------------------------------------------------
+CUDA_ERROR: Final = "cuda_error"
+"""value=canonical CUDA runtime error name (cudaErrorIllegalAddress, ...) or the driver name when no
+runtime name exists; attrs: code, category, raw_name, kernel, api."""
+CUDA_OOM: Final = "cuda_oom"
+"""attrs (bytes, each only when present): tried, allocated, reserved, free, total,
+reserved_unallocated, process_in_use; gpu_index; also framework ('pytorch'|'cuda'|'tensorflow')."""
+DRIVER_ERROR: Final = "driver_error"
+"""value=class in DRIVER_CLASSES; attrs: message."""
+DRIVER_CLASSES: Final = (
+    "cuda_driver_version_insufficient",
+    "no_kernel_image",
+    "unsupported_ptx",
+    "nvrm_init",
+    "driver_library_mismatch",
+    "no_cuda_gpus",
+    "container_cli",
+)
+
+# --- NCCL -------------------------------------------------------------------------------------------
+NCCL_TIMEOUT: Final = "nccl_timeout"
+"""Collective watchdog timeout; attrs: op, seq, timeout_ms, rank, elapsed_ms."""
+NCCL_ERROR: Final = "nccl_error"
+"""value=class in NCCL_ERROR_CLASSES; attrs: message, rank, host."""
+NCCL_ERROR_CLASSES: Final = ("network", "shm", "p2p", "internal", "segfault", "unhandled_system",
+                             "invalid_usage", "remote")
+
+# --- NVML / nvidia-smi ------------------------------------------------------------------------------
+NVML_ERROR: Final = "nvml_error"
+"""value=class in NVML_ERROR_CLASSES; attrs: message."""
+NVML_ERROR_CLASSES: Final = ("driver_library_mismatch", "no_devices", "init_failed", "gpu_lost",
+                             "library_not_found", "unknown")
+
+# --- serving engines --------------------------------------------------------------------------------
+VLLM_ENGINE_DEAD: Final = "vllm_engine_dead"
+"""attrs: message."""
+VLLM_PREEMPTION: Final = "vllm_preemption"
+"""attrs: count (cumulative preemptions when the line says), request_id."""
+KV_CACHE_INSUFFICIENT: Final = "kv_cache_insufficient"
+"""Not enough KV cache for max_model_len / no available memory for cache blocks; attrs: message."""
+TENSORRT_PARSE_ERROR: Final = "tensorrt_parse_error"
+"""TensorRT ONNX parser / onnxruntime model load failures; attrs: message, node, op."""
+TENSORRT_ENGINE_INCOMPATIBLE: Final = "tensorrt_engine_incompatible"
+"""Serialized engine built with another TensorRT version / GPU; attrs: message."""
+GRPC_STATUS: Final = "grpc_status"
+"""value=gRPC status name (DEADLINE_EXCEEDED, UNAVAILABLE, RESOURCE_EXHAUSTED, ...);
+attrs: method, message."""
+PYTHON_EXCEPTION: Final = "python_exception"
+"""value=exception type (last line of a traceback or an 'Error: msg' line); attrs: message, frames."""
+RAY_OOM_KILL: Final = "ray_oom_kill"
+"""attrs: node, process, pid, memory_used_ratio."""
+MODEL_LOAD: Final = "model_load"
+"""value=seconds to load; attrs: model."""
+TOKENIZER_MISMATCH: Final = "tokenizer_mismatch"
+"""Vocabulary size mismatch / token ids out of range / decode errors; attrs: message."""
+
+# --- Kubernetes (kind EVENT) ------------------------------------------------------------------------
+K8S_POD_STATUS: Final = "k8s_pod_status"
+"""value=reason (OOMKilled, CrashLoopBackOff, Error, ContainerCreating, ...); attrs: exit_code,
+restarts, container, message, state ('waiting'|'terminated'|'last_terminated'), phase."""
+K8S_EVENT: Final = "k8s_event"
+"""value=reason (FailedScheduling, BackOff, Killing, Unhealthy, ...); attrs: message, type, count,
+object_kind, insufficient (list of resource names from 'Insufficient X' in FailedScheduling)."""
+
+# --- monitoring and fallback ------------------------------------------------------------------------
+EXPORTER_ERROR: Final = "exporter_error"
+"""The monitoring itself broke (dcgm-exporter / gpuobs exporter errors, scrape target down);
+attrs: message, target, job."""
+LOG_LINE: Final = "log_line"
+"""Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""
+
+ALL_LOG_KEYS: Final = (
+    XID, SXID, GPU_FALLEN_OFF_BUS, GPU_RESET_REQUIRED, PCIE_AER, KERNEL_PANIC, HUNG_TASK, SOFT_LOCKUP,
+    HOST_OOM_KILL, CUDA_ERROR, CUDA_OOM, DRIVER_ERROR, NCCL_TIMEOUT, NCCL_ERROR, NVML_ERROR,
+    VLLM_ENGINE_DEAD, VLLM_PREEMPTION, KV_CACHE_INSUFFICIENT, TENSORRT_PARSE_ERROR,
+    TENSORRT_ENGINE_INCOMPATIBLE, GRPC_STATUS, PYTHON_EXCEPTION, RAY_OOM_KILL, MODEL_LOAD,
+    TOKENIZER_MISMATCH, K8S_POD_STATUS, K8S_EVENT, EXPORTER_ERROR, LOG_LINE,
+)
