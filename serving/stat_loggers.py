@@ -1,0 +1,287 @@
+"""Stat loggers: the only serving code that touches prometheus_client (vLLM names, gpuobs extras).
+
+As in vLLM v1 (`vllm/v1/metrics/loggers.py`), the engine returns plain stats dataclasses and these
+classes turn them into metrics: per-request histograms are observed when a request finishes (from
+its `RequestMetrics` and the token arrival times the server saw), engine-wide gauges are read fresh
+from `Engine.stats()` at every scrape by a collector that never raises.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
+
+from gpuobs.names import serving as names
+from gpuobs.names.spec import MetricSpec
+
+__all__ = [
+    "CONTENT_TYPE_LATEST",
+    "ENGINE_ID",
+    "RESTARTS_ENV",
+    "EngineStatsCollector",
+    "FinishedRequest",
+    "PrometheusStatLogger",
+    "new_registry",
+    "render",
+    "vllm_finished_reason",
+]
+
+logger = logging.getLogger(__name__)
+
+# vLLM labels each engine core; one engine per served model here, so always "0".
+ENGINE_ID = "0"
+# The supervisor tells each worker how many times it was restarted through this variable.
+RESTARTS_ENV = "GPUOBS_WORKER_RESTARTS"
+
+_VLLM_FINISHED = {"stop": "stop", "length": "length", "abort": "abort", "deadline": "abort", "error": "error"}
+
+
+def vllm_finished_reason(engine_reason: str | None) -> str:
+    """The `finished_reason` label vLLM would use for an engine finish reason (deadline -> abort)."""
+    return _VLLM_FINISHED.get(engine_reason or "error", "error")
+
+
+def _desc(spec: MetricSpec) -> str:
+    return spec.help
+
+
+def _name(spec: MetricSpec) -> str:
+    # prometheus_client appends _total to counters itself.
+    return spec.native
+
+
+def _buckets(spec: MetricSpec, default: Sequence[float]) -> Sequence[float]:
+    raw = spec.extra.get("buckets")
+    return tuple(float(b) for b in raw.split(",")) if raw else tuple(default)
+
+
+@dataclass(frozen=True)
+class FinishedRequest:
+    """What the server knows about a finished request: the engine's metrics plus token arrival times."""
+
+    model_name: str
+    finish_reason: str | None
+    metrics: Any  # gpuobs.serving.engine.RequestMetrics (duck-typed to keep prometheus out of the engine)
+    token_times: Sequence[float]  # time.monotonic() at which each generated token reached the server
+    n: int = 1
+
+
+class PrometheusStatLogger:
+    """Per-request vLLM histograms and counters in one registry (one instance per server process)."""
+
+    def __init__(self, registry: CollectorRegistry, max_model_len: int = 2048) -> None:
+        self.registry = registry
+        labels = list(names.ENGINE_LABELS)
+        tok = names.token_buckets(max_model_len)
+
+        def hist(spec: MetricSpec, default: Sequence[float] = tok) -> Histogram:
+            return Histogram(_name(spec), _desc(spec), labelnames=list(spec.labels),
+                             buckets=_buckets(spec, default), registry=registry)
+
+        def counter(spec: MetricSpec) -> Counter:
+            return Counter(_name(spec), _desc(spec), labelnames=list(spec.labels), registry=registry)
+
+        self.prompt_tokens = counter(names.PROMPT_TOKENS)
+        self.generation_tokens = counter(names.GENERATION_TOKENS)
+        self.request_success = counter(names.REQUEST_SUCCESS)
+        self.admission_rejections = counter(names.ADMISSION_REJECTIONS)
+        self.tenant_requests = counter(names.SERVING_TENANT_REQUESTS)
+        self.tenant_generation_tokens = counter(names.SERVING_TENANT_GENERATION_TOKENS)
+        self.invalid_requests = counter(names.SERVING_INVALID_REQUESTS)
+        self.model_swaps = counter(names.SERVING_MODEL_SWAPS)
+        self.h_prompt = hist(names.REQUEST_PROMPT_TOKENS)
+        self.h_generation = hist(names.REQUEST_GENERATION_TOKENS)
+        self.h_iteration = hist(names.ITERATION_TOKENS)
+        self.h_max_gen = hist(names.REQUEST_MAX_NUM_GENERATION_TOKENS)
+        self.h_n = hist(names.REQUEST_PARAMS_N)
+        self.h_max_tokens = hist(names.REQUEST_PARAMS_MAX_TOKENS)
+        self.h_ttft = hist(names.TTFT)
+        self.h_itl = hist(names.INTER_TOKEN_LATENCY)
+        self.h_tpot = hist(names.REQUEST_TIME_PER_OUTPUT_TOKEN)
+        self.h_e2e = hist(names.E2E_REQUEST_LATENCY)
+        self.h_queue = hist(names.REQUEST_QUEUE_TIME)
+        self.h_inference = hist(names.REQUEST_INFERENCE_TIME)
+        self.h_prefill = hist(names.REQUEST_PREFILL_TIME)
+        self.h_decode = hist(names.REQUEST_DECODE_TIME)
+        self.h_preempt = hist(names.REQUEST_NUM_PREEMPTIONS)
+        self._labels = labels
+        self._lock = threading.Lock()
+
+    def register_model(self, model_name: str) -> None:
+        """Create every labelled series of a model at 0 so that dashboards show it before traffic."""
+        ids = (model_name, ENGINE_ID)
+        for counter in (self.prompt_tokens, self.generation_tokens):
+            counter.labels(*ids)
+        for reason in ("stop", "length", "abort", "error"):
+            self.request_success.labels(model_name, ENGINE_ID, reason)
+        self.admission_rejections.labels(model_name, "max_num_queued_reqs")
+        for h in (self.h_prompt, self.h_generation, self.h_iteration, self.h_max_gen, self.h_n,
+                  self.h_max_tokens, self.h_ttft, self.h_itl, self.h_tpot, self.h_e2e, self.h_queue,
+                  self.h_inference, self.h_prefill, self.h_decode, self.h_preempt):
+            h.labels(*ids)
+
+    def record_finished(self, done: FinishedRequest) -> None:
+        """Observe one finished request (called once per request, from the server's event loop)."""
+        m = done.metrics
+        ids = (done.model_name, ENGINE_ID)
+        reason = vllm_finished_reason(done.finish_reason)
+        self.request_success.labels(done.model_name, ENGINE_ID, reason).inc()
+        tenant = str(getattr(m, "tenant", "default")) if m is not None else "default"
+        self.tenant_requests.labels(done.model_name, tenant, reason).inc()
+        if m is None:
+            return
+        prompt_tokens = int(m.prompt_tokens)
+        gen_tokens = int(m.generation_tokens)
+        self.prompt_tokens.labels(*ids).inc(prompt_tokens)
+        self.generation_tokens.labels(*ids).inc(gen_tokens)
+        self.tenant_generation_tokens.labels(done.model_name, tenant).inc(gen_tokens)
+        self.h_prompt.labels(*ids).observe(prompt_tokens)
+        self.h_generation.labels(*ids).observe(gen_tokens)
+        self.h_max_gen.labels(*ids).observe(int(m.max_tokens))
+        self.h_max_tokens.labels(*ids).observe(int(m.max_tokens))
+        self.h_n.labels(*ids).observe(done.n)
+        self.h_preempt.labels(*ids).observe(int(m.preemptions))
+        arrival, finished = float(m.arrival), float(m.finished)
+        self.h_e2e.labels(*ids).observe(max(0.0, finished - arrival))
+        first_scheduled = m.first_scheduled
+        if first_scheduled is not None:
+            self.h_queue.labels(*ids).observe(max(0.0, float(first_scheduled) - float(m.queued)))
+            self.h_inference.labels(*ids).observe(max(0.0, finished - float(first_scheduled)))
+        first_token = m.first_token
+        if first_token is not None:
+            self.h_ttft.labels(*ids).observe(max(0.0, float(first_token) - arrival))
+            if first_scheduled is not None:
+                self.h_prefill.labels(*ids).observe(max(0.0, float(first_token) - float(first_scheduled)))
+            self.h_decode.labels(*ids).observe(max(0.0, finished - float(first_token)))
+            if gen_tokens > 1:
+                self.h_tpot.labels(*ids).observe(max(0.0, (finished - float(first_token)) / (gen_tokens - 1)))
+        times = list(done.token_times)
+        for before, after in itertools.pairwise(times):
+            self.h_itl.labels(*ids).observe(max(0.0, after - before))
+
+    def record_iteration(self, model_name: str, num_tokens: int) -> None:
+        """Observe the tokens processed by one engine step (when the engine reports steps)."""
+        self.h_iteration.labels(model_name, ENGINE_ID).observe(num_tokens)
+
+    def record_rejection(self, model_name: str, reason: str = "max_num_queued_reqs") -> None:
+        """Count an admission refusal (HTTP 429 / gRPC RESOURCE_EXHAUSTED)."""
+        self.admission_rejections.labels(model_name, reason).inc()
+
+    def record_invalid(self, api: str, reason: str) -> None:
+        """Count a request refused as invalid (4xx / INVALID_ARGUMENT)."""
+        self.invalid_requests.labels(api, reason).inc()
+
+    def record_swap(self, result: str) -> None:
+        """Count a hot-swap attempt by result: ok, refused, failed."""
+        self.model_swaps.labels(result).inc()
+
+
+class EngineStatsCollector(Collector):
+    """Engine-wide gauges read fresh from `Engine.stats()` at each scrape; never raises.
+
+    `source()` returns `(model_name, engine)` pairs for every engine alive (two during a hot-swap);
+    `ready()` says whether requests are accepted.
+    """
+
+    def __init__(self, source: Callable[[], Iterable[tuple[str, Any]]], ready: Callable[[], bool],
+                 current_model: Callable[[], str]) -> None:
+        self._source = source
+        self._ready = ready
+        self._current = current_model
+
+    def describe(self) -> list[Metric]:
+        return []  # keeps registration from calling collect()
+
+    def collect(self) -> Iterable[Metric]:
+        def gauge(spec: MetricSpec) -> GaugeMetricFamily:
+            return GaugeMetricFamily(spec.native, spec.help, labels=list(spec.labels))
+
+        running = gauge(names.NUM_REQUESTS_RUNNING)
+        waiting = gauge(names.NUM_REQUESTS_WAITING)
+        kv = gauge(names.KV_CACHE_USAGE)
+        cache_info = gauge(names.CACHE_CONFIG_INFO)
+        batch = gauge(names.SERVING_BATCH_SIZE)
+        depth = gauge(names.SERVING_BUCKET_QUEUE_DEPTH)
+        tenant_wait = gauge(names.SERVING_TENANT_WAITING)
+        tenant_run = gauge(names.SERVING_TENANT_RUNNING)
+        blocks = gauge(names.SERVING_KV_BLOCKS)
+        ready = gauge(names.SERVING_READY)
+        preempt = CounterMetricFamily(names.NUM_PREEMPTIONS.native, names.NUM_PREEMPTIONS.help,
+                                      labels=list(names.NUM_PREEMPTIONS.labels))
+        try:
+            pairs = list(self._source())
+        except Exception:  # a scrape must never fail because of the engine
+            logger.exception("engine stats source failed")
+            pairs = []
+        merged: dict[str, dict[str, float]] = {}
+        for model_name, engine in pairs:
+            try:
+                stats = engine.stats()
+            except Exception:
+                logger.exception("engine.stats() failed", extra={"model_name": model_name})
+                continue
+            acc = merged.setdefault(model_name, dict.fromkeys(
+                ("running", "waiting", "kv", "preempt", "batch", "blocks"), 0.0))
+            # during a hot-swap two engines serve one name: add the queues, keep the newest sizes
+            acc["running"] += stats.running
+            acc["waiting"] += stats.waiting
+            acc["kv"] = max(acc["kv"], stats.kv_usage_ratio)
+            acc["preempt"] += stats.preemptions_total
+            acc["batch"] = max(acc["batch"], stats.last_batch_size)
+            acc["blocks"] = float(stats.num_kv_blocks)
+            cache_info.add_metric([str(stats.block_size), str(stats.num_kv_blocks), ENGINE_ID], 1.0)
+            for bucket, n in stats.bucket_depth.items():
+                depth.add_metric([model_name, str(bucket)], float(n))
+            for tenant, n in stats.tenant_waiting.items():
+                tenant_wait.add_metric([model_name, str(tenant)], float(n))
+            for tenant, n in stats.tenant_running.items():
+                tenant_run.add_metric([model_name, str(tenant)], float(n))
+        for model_name, acc in merged.items():
+            ids = [model_name, ENGINE_ID]
+            running.add_metric(ids, acc["running"])
+            waiting.add_metric(ids, acc["waiting"])
+            kv.add_metric(ids, acc["kv"])
+            preempt.add_metric(ids, acc["preempt"])
+            batch.add_metric([model_name], acc["batch"])
+            blocks.add_metric([model_name], acc["blocks"])
+        try:
+            ready.add_metric([self._current()], 1.0 if self._ready() else 0.0)
+        except Exception:
+            logger.exception("readiness probe failed")
+        restarts = CounterMetricFamily(names.SERVING_WORKER_RESTARTS.native,
+                                       names.SERVING_WORKER_RESTARTS.help)
+        try:
+            restarts.add_metric([], float(int(os.environ.get(RESTARTS_ENV, "0"))))
+        except ValueError:
+            restarts.add_metric([], 0.0)
+        yield from (running, waiting, kv, cache_info, preempt, batch, depth, tenant_wait, tenant_run, blocks,
+                    ready, restarts)
+
+
+def new_registry() -> CollectorRegistry:
+    """A registry with the process, platform and GC collectors, as vLLM's /metrics has."""
+    registry = CollectorRegistry(auto_describe=True)
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry
+
+
+def render(registry: CollectorRegistry) -> bytes:
+    """The exposition text of a registry."""
+    return generate_latest(registry)
+
+
