@@ -1,0 +1,672 @@
+"""TLS, basic auth and response headers for the exporter, from a Prometheus exporter-toolkit web-config file.
+
+The file format is the one every Prometheus exporter reads with `--web.config.file`
+(https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)::
+
+    tls_server_config:
+      cert_file: server.crt          # relative paths are relative to the config file
+      key_file: server.key
+      client_auth_type: RequireAndVerifyClientCert   # optional mTLS
+      client_ca_file: ca.crt
+      min_version: TLS12
+    http_server_config:
+      headers:
+        X-Content-Type-Options: nosniff
+    basic_auth_users:
+      prometheus: $2y$10$...          # bcrypt: htpasswd -nBC 10 "" | tr -d ':\\n'
+    rate_limit:
+      interval: 100ms
+      burst: 20
+
+Wiring it into an `http.server` server is one call, before `serve_forever()`::
+
+    server = ThreadingHTTPServer((address, port), Handler)
+    if web_config_path:
+        serve_with_web_config(server, load_web_config(web_config_path), unauthenticated_paths={"/healthz"})
+
+which wraps the listening socket with TLS (handshakes run in the connection's thread, bounded by
+a timeout, so a stalled client cannot block `accept()`), answers 401 with `WWW-Authenticate` /
+429 before the handler's `do_GET` runs, and adds the configured headers to every response.
+Certificates are re-read on the next handshake after their files change (cert-manager rotation).
+
+Differences from exporter-toolkit: `client_auth_type` `RequestClientCert` and
+`RequireAnyClientCert` (client certificates accepted unverified) and `curve_preferences` are
+refused with a clear error, since Python's ssl module cannot do the former and silently ignoring
+a security setting would be worse; `http2` is accepted and ignored (http.server speaks HTTP/1.1).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import hashlib
+import hmac
+import http.server
+import ipaddress
+import logging
+import os
+import re
+import secrets
+import ssl
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from gpuobs.errors import InputError
+
+__all__ = [
+    "TLSServerConfig",
+    "WebConfig",
+    "load_web_config",
+    "parse_web_config",
+    "serve_with_web_config",
+]
+
+logger = logging.getLogger(__name__)
+
+_TOP_KEYS = {"tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"}
+_TLS_KEYS = {
+    "cert", "key", "client_ca", "cert_file", "key_file", "client_auth_type", "client_ca_file",
+    "client_allowed_sans", "min_version", "max_version", "cipher_suites",
+    "prefer_server_cipher_suites", "curve_preferences",
+}
+_HTTP_KEYS = {"http2", "headers"}
+
+_TLS_VERSIONS = {
+    "TLS10": ssl.TLSVersion.TLSv1,
+    "TLS11": ssl.TLSVersion.TLSv1_1,
+    "TLS12": ssl.TLSVersion.TLSv1_2,
+    "TLS13": ssl.TLSVersion.TLSv1_3,
+}
+
+# Go's crypto/tls names (those tls.CipherSuites() lists as secure) -> OpenSSL names. TLS 1.3
+# suites are not configurable, in Go as in OpenSSL's cipher string, so they are accepted and skipped.
+_GO_CIPHERS = {
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+}
+_TLS13_CIPHERS = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}
+
+_CLIENT_AUTH = {
+    "NoClientCert": ssl.CERT_NONE,
+    "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
+    "RequireAndVerifyClientCert": ssl.CERT_REQUIRED,
+}
+_UNVERIFIED_CLIENT_AUTH = {"RequestClientCert", "RequireAnyClientCert"}
+
+# Headers exporter-toolkit lets a config set, with their allowed values (None: any value).
+_ALLOWED_HEADERS: dict[str, tuple[str, ...] | None] = {
+    "Strict-Transport-Security": None,
+    "X-Content-Type-Options": ("nosniff",),
+    "X-Frame-Options": ("deny", "sameorigin"),
+    "X-XSS-Protection": None,
+    "Content-Security-Policy": None,
+}
+
+_BCRYPT_RE = re.compile(r"^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$")
+_DURATION_RE = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+_AUTH_CACHE_SIZE = 256
+
+
+@dataclass(frozen=True)
+class TLSServerConfig:
+    """`tls_server_config` with file paths resolved and inline PEM kept as text."""
+
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    cert: str | None = None
+    key: str | None = field(default=None, repr=False)
+    client_auth_type: str = "NoClientCert"
+    client_ca_file: Path | None = None
+    client_ca: str | None = None
+    client_allowed_sans: tuple[str, ...] = ()
+    min_version: str = "TLS12"
+    max_version: str = "TLS13"
+    cipher_suites: tuple[str, ...] = ()
+    prefer_server_cipher_suites: bool = True
+
+    def watched_files(self) -> tuple[Path, ...]:
+        """The files whose change triggers a reload of the certificates."""
+        return tuple(p for p in (self.cert_file, self.key_file, self.client_ca_file) if p is not None)
+
+
+class WebConfig:
+    """A parsed web-config: TLS context factory, basic-auth checker, extra headers and rate limit."""
+
+    def __init__(self, tls: TLSServerConfig | None = None, users: dict[str, str] | None = None,
+                 headers: dict[str, str] | None = None, rate_limit_interval_s: float = 0.0,
+                 rate_limit_burst: int = 0, source: str = "<web config>") -> None:
+        self.tls = tls
+        self.source = source
+        self.headers: dict[str, str] = dict(headers or {})
+        self._users = {name.encode(): hashed.encode() for name, hashed in (users or {}).items()}
+        self._cache_key = secrets.token_bytes(32)
+        self._cache: OrderedDict[bytes, None] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self._bcrypt_lock = threading.Lock()
+        self._dummy_hash = b""
+        if self._users:
+            import bcrypt
+
+            cost = max(int(h[4:6]) for h in self._users.values())
+            # Unknown users are checked against this hash, so that timing does not tell them apart.
+            self._dummy_hash = bcrypt.hashpw(secrets.token_bytes(16), bcrypt.gensalt(cost))
+        self._rate_interval_s = rate_limit_interval_s
+        self._rate_burst = rate_limit_burst
+        self._tokens = float(rate_limit_burst)
+        self._tokens_at = time.monotonic()
+        self._rate_lock = threading.Lock()
+        self._context: ssl.SSLContext | None = None
+        self._context_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (f"WebConfig(source={self.source!r}, tls={self.tls is not None}, "
+                f"users={len(self._users)}, headers={sorted(self.headers)})")
+
+    # -- basic auth -------------------------------------------------------------------------------
+
+    @property
+    def auth_required(self) -> bool:
+        """Whether `basic_auth_users` is non-empty."""
+        return bool(self._users)
+
+    @property
+    def users(self) -> list[str]:
+        """The configured user names (never the hashes)."""
+        return sorted(name.decode() for name in self._users)
+
+    def check_authorization(self, header_value: str | None) -> bool:
+        """Whether an `Authorization` header value grants access (always True without users).
+
+        Unknown users cost one bcrypt comparison against a dummy hash, like known ones; successful
+        (user, password) pairs are remembered under a keyed hash, so only the first request of a
+        scraper pays bcrypt's cost (about 60 ms at cost 10).
+        """
+        if not self._users:
+            return True
+        credentials = _parse_basic(header_value)
+        if credentials is None:
+            return False
+        user, password = credentials
+        hashed = self._users.get(user)
+        known = hashed is not None
+        if hashed is None:
+            hashed = self._dummy_hash
+        key = hmac.new(self._cache_key, b"\0".join((user, hashed, password)), hashlib.sha256).digest()
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return known
+        import bcrypt
+
+        with self._bcrypt_lock:  # bcrypt is CPU-bound: one at a time, as exporter-toolkit does
+            try:
+                ok = bcrypt.checkpw(password, hashed)
+            except ValueError:  # passwords over 72 bytes: refused, as by Go's bcrypt
+                ok = False
+        if ok and known:
+            with self._cache_lock:
+                self._cache[key] = None
+                while len(self._cache) > _AUTH_CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        return ok and known
+
+    # -- rate limit -------------------------------------------------------------------------------
+
+    @property
+    def rate_limited(self) -> bool:
+        """Whether `rate_limit` is on."""
+        return self._rate_interval_s > 0 and self._rate_burst > 0
+
+    def allow_request(self) -> bool:
+        """Take one token from the `rate_limit` bucket; False means answer 429."""
+        if not self.rate_limited:
+            return True
+        with self._rate_lock:
+            now = time.monotonic()
+            self._tokens = min(float(self._rate_burst),
+                               self._tokens + (now - self._tokens_at) / self._rate_interval_s)
+            self._tokens_at = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False
+
+    # -- TLS --------------------------------------------------------------------------------------
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The server-side SSLContext (None without `tls_server_config`); built once, reloads on change."""
+        if self.tls is None:
+            return None
+        with self._context_lock:
+            if self._context is None:
+                self._context = _ReloadingContext(self.tls, self.source).outer
+            return self._context
+
+    def client_sans_allowed(self, peer_cert: dict[str, Any] | None) -> bool:
+        """Whether a verified client certificate carries a SAN listed in `client_allowed_sans`."""
+        if self.tls is None or not self.tls.client_allowed_sans:
+            return True
+        if not peer_cert:
+            return False
+        allowed = set(self.tls.client_allowed_sans)
+        for kind, value in peer_cert.get("subjectAltName", ()):
+            candidate = str(value).strip()
+            if kind == "IP Address":
+                with contextlib.suppress(ValueError):  # not an address: compared as text
+                    candidate = str(ipaddress.ip_address(candidate))
+            if candidate in allowed:
+                return True
+        return False
+
+
+def _parse_basic(header_value: str | None) -> tuple[bytes, bytes] | None:
+    if not header_value:
+        return None
+    scheme, _, encoded = header_value.strip().partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    user, sep, password = decoded.partition(b":")
+    if not sep:
+        return None
+    return user, password
+
+
+class _ReloadingContext:
+    """An SSLContext whose certificate chain follows its files: checked at each handshake (one stat)."""
+
+    def __init__(self, tls: TLSServerConfig, source: str) -> None:
+        self.tls = tls
+        self.source = source
+        self._stamp = self._file_stamp()
+        self.outer = _build_context(tls, source)
+        self.current = self.outer
+        self._lock = threading.Lock()
+        if tls.watched_files():
+            self.outer.sni_callback = self._on_client_hello
+
+    def _file_stamp(self) -> tuple[tuple[int, int], ...]:
+        stamps = []
+        for path in self.tls.watched_files():
+            try:
+                st = os.stat(path)
+                stamps.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                stamps.append((-1, -1))
+        return tuple(stamps)
+
+    def _on_client_hello(self, sock: Any, server_name: str | None, ctx: ssl.SSLContext) -> None:
+        stamp = self._file_stamp()
+        with self._lock:
+            if stamp != self._stamp:
+                self._stamp = stamp
+                try:
+                    self.current = _build_context(self.tls, self.source)
+                    logger.info("TLS certificates of %s reloaded", self.source)
+                except InputError as exc:
+                    logger.warning("TLS certificates changed but do not load (%s); serving the "
+                                   "previous ones", exc)
+            current = self.current
+        if current is not ctx:
+            sock.context = current
+
+
+def _pem_file(pem: str, directory: str) -> str:
+    fd, name = tempfile.mkstemp(prefix="gpuobs-tls-", suffix=".pem", dir=directory)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(pem)
+    return name
+
+
+def _build_context(tls: TLSServerConfig, source: str) -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.minimum_version = _TLS_VERSIONS[tls.min_version]
+        ctx.maximum_version = _TLS_VERSIONS[tls.max_version]
+    except ValueError as exc:
+        raise InputError(f"{source}: TLS versions {tls.min_version}..{tls.max_version}: {exc}") from exc
+    if tls.cipher_suites:
+        names = [_GO_CIPHERS[name] for name in tls.cipher_suites if name in _GO_CIPHERS]
+        if names:
+            try:
+                ctx.set_ciphers(":".join(names))
+            except ssl.SSLError as exc:
+                raise InputError(f"{source}: cipher_suites: none usable here ({exc})") from exc
+    if tls.prefer_server_cipher_suites:
+        ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
+    with tempfile.TemporaryDirectory(prefix="gpuobs-tls-") as tmp:  # only for inline PEM
+        certfile = str(tls.cert_file) if tls.cert_file else _pem_file(tls.cert or "", tmp)
+        keyfile = str(tls.key_file) if tls.key_file else _pem_file(tls.key or "", tmp)
+        try:
+            # An encrypted key must fail here, not prompt on a terminal that a daemon does not have.
+            ctx.load_cert_chain(certfile, keyfile, password=lambda: b"")
+        except FileNotFoundError as exc:
+            raise InputError(f"{source}: TLS certificate or key file not found: {exc.filename}") from exc
+        except (ssl.SSLError, OSError) as exc:
+            raise InputError(f"{source}: cannot load the TLS certificate/key "
+                             f"({tls.cert_file or 'inline cert'}, {tls.key_file or 'inline key'}): "
+                             f"{exc}") from exc
+    ctx.verify_mode = _CLIENT_AUTH[tls.client_auth_type]
+    if tls.client_ca_file or tls.client_ca:
+        try:
+            if tls.client_ca_file:
+                ctx.load_verify_locations(cafile=str(tls.client_ca_file))
+            else:
+                ctx.load_verify_locations(cadata=tls.client_ca)
+        except FileNotFoundError as exc:
+            raise InputError(f"{source}: client_ca_file not found: {tls.client_ca_file}") from exc
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            raise InputError(f"{source}: cannot load the client CA: {exc}") from exc
+    return ctx
+
+
+# -- parsing ---------------------------------------------------------------------------------------
+
+
+def _expect_mapping(value: Any, where: str, source: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"{source}: {where} must be a mapping, got {type(value).__name__}")
+    return value
+
+
+def _reject_unknown(mapping: dict[str, Any], allowed: set[str], where: str, source: str) -> None:
+    unknown = sorted(str(k) for k in mapping if k not in allowed)
+    if unknown:
+        raise InputError(f"{source}: unknown field(s) in {where}: {', '.join(unknown)} "
+                         f"(allowed: {', '.join(sorted(allowed))})")
+
+
+def _duration_s(value: Any, where: str, source: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)  # a bare number: seconds
+    text = str(value).strip()
+    if text == "0":
+        return 0.0
+    if not text or _DURATION_RE.sub("", text):
+        raise InputError(f"{source}: {where}: {value!r} is not a duration like 1s, 100ms, 1m30s")
+    return sum(int(n) * _DURATION_UNITS[u] for n, u in _DURATION_RE.findall(text))
+
+
+def _string_list(value: Any, where: str, source: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{source}: {where} must be a list of strings")
+    return tuple(value)
+
+
+def _path(value: Any, base: Path, where: str, source: str) -> Path | None:
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{source}: {where} must be a file name")
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _parse_tls(raw: dict[str, Any], base: Path, source: str) -> TLSServerConfig:
+    _reject_unknown(raw, _TLS_KEYS, "tls_server_config", source)
+    cert_file = _path(raw.get("cert_file"), base, "cert_file", source)
+    key_file = _path(raw.get("key_file"), base, "key_file", source)
+    client_ca_file = _path(raw.get("client_ca_file"), base, "client_ca_file", source)
+    cert, key, client_ca = raw.get("cert"), raw.get("key"), raw.get("client_ca")
+    if cert and cert_file:
+        raise InputError(f"{source}: tls_server_config: give cert or cert_file, not both")
+    if key and key_file:
+        raise InputError(f"{source}: tls_server_config: give key or key_file, not both")
+    if client_ca and client_ca_file:
+        raise InputError(f"{source}: tls_server_config: give client_ca or client_ca_file, not both")
+    if not (cert or cert_file):
+        raise InputError(f"{source}: tls_server_config needs cert_file (or inline cert)")
+    if not (key or key_file):
+        raise InputError(f"{source}: tls_server_config needs key_file (or inline key)")
+    for name, path in (("cert_file", cert_file), ("key_file", key_file), ("client_ca_file", client_ca_file)):
+        if path is not None and not path.is_file():
+            raise InputError(f"{source}: {name} {path} does not exist or is not a file")
+
+    client_auth = str(raw.get("client_auth_type") or "NoClientCert")
+    if client_auth in _UNVERIFIED_CLIENT_AUTH:
+        raise InputError(f"{source}: client_auth_type {client_auth} accepts client certificates "
+                         "without verifying them, which gpuobs does not support; use "
+                         "RequireAndVerifyClientCert (or VerifyClientCertIfGiven) with client_ca_file")
+    if client_auth not in _CLIENT_AUTH:
+        raise InputError(f"{source}: unknown client_auth_type {client_auth!r} "
+                         f"(one of {', '.join(sorted(_CLIENT_AUTH))})")
+    has_ca = bool(client_ca or client_ca_file)
+    if client_auth == "NoClientCert" and has_ca:
+        raise InputError(f"{source}: client CA given but client_auth_type is NoClientCert; set "
+                         "client_auth_type: RequireAndVerifyClientCert")
+    if client_auth != "NoClientCert" and not has_ca:
+        raise InputError(f"{source}: client_auth_type {client_auth} needs client_ca_file")
+    sans = _string_list(raw.get("client_allowed_sans"), "client_allowed_sans", source)
+    if sans and client_auth != "RequireAndVerifyClientCert":
+        raise InputError(f"{source}: client_allowed_sans needs client_auth_type RequireAndVerifyClientCert")
+
+    versions = []
+    for name, default in (("min_version", "TLS12"), ("max_version", "TLS13")):
+        version = str(raw.get(name) or default)
+        if version not in _TLS_VERSIONS:
+            raise InputError(f"{source}: {name} {version!r} is not one of {', '.join(_TLS_VERSIONS)}")
+        versions.append(version)
+    if _TLS_VERSIONS[versions[0]] > _TLS_VERSIONS[versions[1]]:
+        raise InputError(f"{source}: min_version {versions[0]} is above max_version {versions[1]}")
+
+    ciphers = _string_list(raw.get("cipher_suites"), "cipher_suites", source)
+    unknown = [c for c in ciphers if c not in _GO_CIPHERS and c not in _TLS13_CIPHERS]
+    if unknown:
+        raise InputError(f"{source}: cipher_suites: unsupported {', '.join(unknown)} "
+                         f"(supported: {', '.join(sorted(_GO_CIPHERS))})")
+    if raw.get("curve_preferences"):
+        raise InputError(f"{source}: curve_preferences is not supported by gpuobs (OpenSSL picks the "
+                         "curves); remove it")
+    prefer = raw.get("prefer_server_cipher_suites", True)
+    if not isinstance(prefer, bool):
+        raise InputError(f"{source}: prefer_server_cipher_suites must be true or false")
+    for name, value in (("cert", cert), ("key", key), ("client_ca", client_ca)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{source}: {name} must be PEM text")
+    return TLSServerConfig(
+        cert_file=cert_file, key_file=key_file, cert=cert, key=key, client_auth_type=client_auth,
+        client_ca_file=client_ca_file, client_ca=client_ca, client_allowed_sans=sans,
+        min_version=versions[0], max_version=versions[1], cipher_suites=ciphers,
+        prefer_server_cipher_suites=prefer,
+    )
+
+
+def _parse_users(raw: dict[str, Any], source: str) -> dict[str, str]:
+    users = {}
+    for name, hashed in raw.items():
+        if not isinstance(name, str) or not name or ":" in name:
+            raise InputError(f"{source}: basic_auth_users: {name!r} is not a valid user name")
+        if not isinstance(hashed, str) or not _BCRYPT_RE.match(hashed):
+            raise InputError(f"{source}: basic_auth_users: the password of {name!r} is not a bcrypt "
+                             "hash ($2y$/$2b$/$2a$, cost 4-31); make one with "
+                             "htpasswd -nBC 10 \"\" | tr -d ':\\n'")
+        users[name] = hashed
+    return users
+
+
+def _parse_headers(raw: dict[str, Any], source: str) -> dict[str, str]:
+    headers = {}
+    for name, value in raw.items():
+        if name not in _ALLOWED_HEADERS:
+            raise InputError(f"{source}: HTTP header {name!r} can not be configured "
+                             f"(allowed: {', '.join(sorted(_ALLOWED_HEADERS))})")
+        if value in (None, ""):
+            continue  # "unset if blank"
+        text = str(value)
+        allowed = _ALLOWED_HEADERS[name]
+        if allowed is not None and text not in allowed:
+            raise InputError(f"{source}: invalid value for {name}: {text!r} (one of {', '.join(allowed)})")
+        if "\r" in text or "\n" in text:
+            raise InputError(f"{source}: header {name} contains a line break")
+        headers[name] = text
+    return headers
+
+
+def parse_web_config(data: Any, base_dir: Path | str = ".", source: str = "<web config>") -> WebConfig:
+    """A WebConfig from already-parsed YAML; relative file names resolve against `base_dir`."""
+    top = _expect_mapping(data, "the document", source)
+    _reject_unknown(top, _TOP_KEYS, "the top level", source)
+    base = Path(base_dir)
+    tls_raw = top.get("tls_server_config")
+    tls = _parse_tls(_expect_mapping(tls_raw, "tls_server_config", source), base, source) \
+        if tls_raw else None
+    http_raw = _expect_mapping(top.get("http_server_config"), "http_server_config", source)
+    _reject_unknown(http_raw, _HTTP_KEYS, "http_server_config", source)
+    headers = _parse_headers(_expect_mapping(http_raw.get("headers"), "http_server_config.headers",
+                                             source), source)
+    users = _parse_users(_expect_mapping(top.get("basic_auth_users"), "basic_auth_users", source), source)
+    rate_raw = _expect_mapping(top.get("rate_limit"), "rate_limit", source)
+    _reject_unknown(rate_raw, {"interval", "burst"}, "rate_limit", source)
+    interval = _duration_s(rate_raw.get("interval", 0), "rate_limit.interval", source)
+    burst = rate_raw.get("burst", 0)
+    if not isinstance(burst, int) or isinstance(burst, bool) or burst < 0:
+        raise InputError(f"{source}: rate_limit.burst must be a non-negative integer")
+    if interval > 0 and burst == 0:
+        raise InputError(f"{source}: rate_limit.burst must be at least 1 when interval is set")
+    config = WebConfig(tls=tls, users=users, headers=headers, rate_limit_interval_s=interval,
+                       rate_limit_burst=burst, source=source)
+    config.ssl_context()  # a bad certificate fails now, with the file named, not at the first scrape
+    return config
+
+
+def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
+    """Read and check a web-config YAML file; every problem is an InputError naming the file."""
+    import yaml
+
+    file = Path(path)
+    source = f"web config {file}"
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InputError(f"{source}: file not found") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{source}: cannot read it: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise InputError(f"{source}: invalid YAML{at}: {problem}") from exc
+    config = parse_web_config(data, base_dir=file.resolve().parent, source=source)
+    logger.info("web config %s: TLS %s, basic auth %s", file, "on" if config.tls else "off",
+                f"on ({len(config.users)} users)" if config.auth_required else "off")
+    return config
+
+
+# -- http.server wiring ----------------------------------------------------------------------------
+
+
+class _WebConfigHandlerMixin(http.server.BaseHTTPRequestHandler):
+    """Runs the TLS handshake, rate limit and basic auth before the wrapped handler's do_* method."""
+
+    _gpuobs_web_config: WebConfig
+    _gpuobs_open_paths: frozenset[str] = frozenset()
+    _gpuobs_handshake_timeout_s: float = 10.0
+
+    def handle(self) -> None:
+        if isinstance(self.connection, ssl.SSLSocket) and not self._gpuobs_tls_handshake():
+            self.close_connection = True
+            return
+        super().handle()
+
+    def _gpuobs_tls_handshake(self) -> bool:
+        conn = self.connection
+        assert isinstance(conn, ssl.SSLSocket)
+        conn.settimeout(self._gpuobs_handshake_timeout_s)
+        try:
+            conn.do_handshake()
+        except (ssl.SSLError, OSError) as exc:  # plain HTTP, unknown CA, missing client cert, timeout
+            logger.debug("TLS handshake with %s failed: %s", self.client_address[0], exc)
+            return False
+        conn.settimeout(self.timeout)
+        if not self._gpuobs_web_config.client_sans_allowed(conn.getpeercert()):
+            logger.warning("client certificate of %s has no SAN in client_allowed_sans; connection closed",
+                           self.client_address[0])
+            return False
+        return True
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        config = self._gpuobs_web_config
+        if not config.allow_request():
+            self._gpuobs_refuse(429, "Too Many Requests", None)
+            return False
+        if urlsplit(self.path).path in self._gpuobs_open_paths:
+            return True
+        if not config.check_authorization(self.headers.get("Authorization")):
+            self._gpuobs_refuse(401, "Unauthorized", 'Basic realm="gpuobs", charset="UTF-8"')
+            return False
+        return True
+
+    def _gpuobs_refuse(self, code: int, text: str, authenticate: str | None) -> None:
+        body = f"{text}\n".encode()
+        self.send_response(code)
+        if authenticate:
+            self.send_header("WWW-Authenticate", authenticate)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.close_connection = True  # the request body, if any, was not read
+
+    def end_headers(self) -> None:
+        for name, value in self._gpuobs_web_config.headers.items():
+            self.send_header(name, value)
+        super().end_headers()
+
+
+def serve_with_web_config(server: http.server.HTTPServer, config: WebConfig, *,
+                          unauthenticated_paths: Iterable[str] = (),
+                          handshake_timeout_s: float = 10.0) -> None:
+    """Apply a web config to a bound, not yet serving `http.server` server (ThreadingHTTPServer advised).
+
+    Wraps the listening socket with `config.ssl_context()` when TLS is configured, and replaces
+    `server.RequestHandlerClass` with a subclass that completes the TLS handshake in the
+    connection's thread, answers 429 (rate limit) and 401 with `WWW-Authenticate` (basic auth;
+    paths in `unauthenticated_paths`, e.g. a liveness probe's `/healthz`, are exempt) before the
+    handler's `do_*` method runs, and adds `config.headers` to every response. Sets
+    `server.web_config`. Call once, before `serve_forever()`.
+    """
+    if getattr(server, "web_config", None) is not None:
+        raise RuntimeError("serve_with_web_config() was already applied to this server")
+    context = config.ssl_context()
+    if context is not None:
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    handler = server.RequestHandlerClass
+    if not (isinstance(handler, type) and issubclass(handler, http.server.BaseHTTPRequestHandler)):
+        raise TypeError("serve_with_web_config() needs a BaseHTTPRequestHandler subclass as handler")
+    guarded = type(f"WebConfig{handler.__name__}", (_WebConfigHandlerMixin, handler), {
+        "_gpuobs_web_config": config,
+        "_gpuobs_open_paths": frozenset(unauthenticated_paths),
+        "_gpuobs_handshake_timeout_s": handshake_timeout_s,
+    })
+    server.RequestHandlerClass = guarded
+    server.web_config = config  # type: ignore[attr-defined]
