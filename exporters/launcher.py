@@ -1,0 +1,502 @@
+"""The instrumented kernel launcher: every Triton launch of gpuobs.kernels goes through it.
+
+What it adds to a launch:
+- an always-on launch counter per kernel (a plain dict increment, a few tens of nanoseconds),
+  exposed as `gpuobs_kernel_launches_total{kernel}` by `LauncherCollector`;
+- for a sampled fraction of launches (`GPUOBS_KERNEL_SPAN_SAMPLE`, default 1%, drawn as a
+  geometric countdown so unsampled launches pay no random draw) an OpenTelemetry span
+  `kernel.launch`, child of the current context, with the kernel name, grid, num_warps,
+  num_stages, input shapes and dtypes, device and stream. On CUDA, two timing events bracket the
+  launch; the GPU duration is resolved later without synchronising (events are polled by a
+  background resolver thread and at the next sampled launch) and the span is ended with an
+  explicit end time = start + GPU duration. On the CPU (Triton interpreter) the span is the host
+  duration;
+- CUDA error mapping: an exception at launch, at a later event poll or at `synchronize()` that
+  names a CUDA error becomes `gpuobs_cuda_errors_total{code,name,kernel}` plus one JSON log line
+  with the launch configuration, then is re-raised.
+
+Library code here depends on opentelemetry-api only; torch is imported only on the sampled CUDA
+path (it is already loaded there).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import math
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gpuobs import cuda_errors
+from gpuobs.config import resolve
+from gpuobs.names import kernel as names
+
+__all__ = [
+    "CudaEventTiming",
+    "EventTiming",
+    "KernelLauncher",
+    "LaunchError",
+    "LauncherCollector",
+    "default_launcher",
+    "map_cuda_error",
+    "parse_sample_rate",
+    "set_default_launcher",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def parse_sample_rate(raw: Any) -> float:
+    """A sampling fraction in [0, 1] from a number or a string."""
+    value = float(raw)
+    if not 0.0 <= value <= 1.0 or math.isnan(value):
+        raise ValueError(f"must be a fraction between 0 and 1, got {raw!r}")
+    return value
+
+
+def map_cuda_error(exc: BaseException) -> cuda_errors.CudaError | None:
+    """The CUDA error an exception carries (an integer code attribute, or its message), or None."""
+    for attr in ("cuda_error_code", "error_code"):
+        code = getattr(exc, attr, None)
+        if isinstance(code, int) and not isinstance(code, bool):
+            found = cuda_errors.by_code(code)
+            if found is not None and found.code != 0:
+                return found
+    return cuda_errors.from_text(str(exc))
+
+
+class LaunchError(RuntimeError):
+    """Raised by test doubles and adapters to simulate a CUDA error with a given code."""
+
+    def __init__(self, cuda_error_code: int, message: str = "") -> None:
+        known = cuda_errors.by_code(cuda_error_code)
+        text = message or (known.message if known and known.message else f"CUDA error {cuda_error_code}")
+        super().__init__(text)
+        self.cuda_error_code = cuda_error_code
+
+
+class EventTiming(Protocol):
+    """GPU timing of one launch: two events recorded on the launch stream, polled later."""
+
+    def stream_of(self, device: Any) -> str: ...
+
+    def start(self, device: Any) -> Any: ...
+
+    def stop(self, token: Any) -> Any: ...
+
+    def ready(self, token: Any) -> bool: ...
+
+    def elapsed_ms(self, token: Any) -> float: ...
+
+
+class CudaEventTiming:
+    """EventTiming on torch.cuda events of the current stream (never synchronises)."""
+
+    def _torch(self) -> Any:
+        return sys.modules["torch"]
+
+    def stream_of(self, device: Any) -> str:
+        stream = self._torch().cuda.current_stream(device)
+        return f"0x{stream.cuda_stream:x}"
+
+    def start(self, device: Any) -> Any:
+        cuda = self._torch().cuda
+        stream = cuda.current_stream(device)
+        begin, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+        begin.record(stream)
+        return (begin, end, stream)
+
+    def stop(self, token: Any) -> Any:
+        token[1].record(token[2])
+        return token
+
+    def ready(self, token: Any) -> bool:
+        return bool(token[1].query())
+
+    def elapsed_ms(self, token: Any) -> float:
+        return float(token[0].elapsed_time(token[1]))
+
+
+@dataclass
+class _Pending:
+    span: Any
+    token: Any
+    start_ns: int
+    kernel: str
+
+
+def _describe_args(args: Iterable[Any]) -> tuple[list[str], list[str], Any]:
+    """Shapes and dtypes of the tensor arguments, and the device of the first CUDA tensor."""
+    shapes: list[str] = []
+    dtypes: list[str] = []
+    cuda_device = None
+    for arg in args:
+        shape = getattr(arg, "shape", None)
+        dtype = getattr(arg, "dtype", None)
+        if shape is None or dtype is None:
+            continue
+        shapes.append("x".join(str(int(d)) for d in shape) or "scalar")
+        dtypes.append(str(dtype).removeprefix("torch."))
+        if cuda_device is None and getattr(arg, "is_cuda", False):
+            cuda_device = arg.device
+    return shapes, dtypes, cuda_device
+
+
+def _grid_attr(grid: Any) -> list[int] | str:
+    if isinstance(grid, tuple | list) and all(isinstance(g, int) for g in grid):
+        return [int(g) for g in grid]
+    return repr(grid)
+
+
+class KernelLauncher:
+    """Launches Triton kernels with counting, sampled spans and CUDA error mapping (see module doc)."""
+
+    def __init__(
+        self,
+        sample_rate: float | None = None,
+        tracer_provider: Any = None,
+        timing: EventTiming | None = None,
+        poll_interval_s: float = 0.005,
+        seed: int | None = None,
+    ) -> None:
+        if sample_rate is None:
+            sample_rate = resolve(
+                "kernels", names.SPAN_SAMPLE_SETTING, None, names.DEFAULT_SPAN_SAMPLE, parse_sample_rate
+            )
+        self.sample_rate = parse_sample_rate(sample_rate)
+        self._rng = random.Random(seed)
+        self._log_q = math.log1p(-self.sample_rate) if 0.0 < self.sample_rate < 1.0 else 0.0
+        self._countdown = self._next_interval()
+        self._counts: dict[str, int] = {}
+        self._errors: dict[tuple[str, str, str], int] = {}
+        self._last_kernel = ""
+        self._tracer_provider = tracer_provider
+        self._tracer: Any = None
+        self._timing: EventTiming = timing if timing is not None else CudaEventTiming()
+        self._pending: collections.deque[_Pending] = collections.deque()
+        self._resolve_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._poll_interval_s = poll_interval_s
+        self._resolver: threading.Thread | None = None
+        self._closed = False
+        self.spans_started = 0
+        self.spans_ended = 0
+
+    # -- hot path ---------------------------------------------------------------------------------
+    def launch(
+        self,
+        name: str,
+        kernel: Any,
+        grid: Any,
+        args: tuple[Any, ...],
+        num_warps: int = 4,
+        num_stages: int = 2,
+        **meta: Any,
+    ) -> Any:
+        """`kernel[grid](*args, num_warps=..., num_stages=..., **meta)`, counted and maybe traced."""
+        counts = self._counts
+        if name in counts:
+            counts[name] += 1
+        else:
+            counts[name] = 1
+        self._last_kernel = name
+        self._countdown -= 1
+        if self._countdown > 0:
+            try:
+                return kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **meta)
+            except Exception as exc:
+                self._on_error(exc, name, "launch", grid, args, num_warps, num_stages, meta)
+                raise
+        return self._launch_sampled(name, kernel, grid, args, num_warps, num_stages, meta)
+
+    # -- sampled path -----------------------------------------------------------------------------
+    def _next_interval(self) -> int:
+        if self.sample_rate >= 1.0:
+            return 1
+        if self.sample_rate <= 0.0:
+            return sys.maxsize
+        # Geometric number of launches until the next sampled one (mean 1 / sample_rate).
+        u = 1.0 - self._rng.random()
+        return int(math.log(u) / self._log_q) + 1
+
+    def _get_tracer(self) -> Any:
+        if self._tracer is None:
+            if self._tracer_provider is not None:
+                self._tracer = self._tracer_provider.get_tracer(names.TRACER_NAME)
+            else:
+                from opentelemetry import trace
+
+                self._tracer = trace.get_tracer(names.TRACER_NAME)
+        return self._tracer
+
+    def _launch_sampled(
+        self,
+        name: str,
+        kernel: Any,
+        grid: Any,
+        args: tuple[Any, ...],
+        num_warps: int,
+        num_stages: int,
+        meta: Mapping[str, Any],
+    ) -> Any:
+        self._countdown = self._next_interval()
+        if self._pending:
+            self.resolve_ready()
+        shapes, dtypes, cuda_device = _describe_args(args)
+        attributes: dict[str, Any] = {
+            names.ATTR_KERNEL: name,
+            names.ATTR_GRID: _grid_attr(grid),
+            names.ATTR_NUM_WARPS: num_warps,
+            names.ATTR_NUM_STAGES: num_stages,
+            names.ATTR_SHAPES: shapes,
+            names.ATTR_DTYPES: dtypes,
+            names.ATTR_DEVICE: str(cuda_device) if cuda_device is not None else "cpu",
+        }
+        tracer = self._get_tracer()
+        start_ns = time.time_ns()
+        span = tracer.start_span(names.SPAN_KERNEL_LAUNCH, start_time=start_ns, attributes=attributes)
+        self.spans_started += 1
+        token = None
+        try:
+            if cuda_device is not None:
+                span.set_attribute(names.ATTR_STREAM, self._timing.stream_of(cuda_device))
+                token = self._timing.start(cuda_device)
+            result = kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **meta)
+            if token is not None:
+                token = self._timing.stop(token)
+        except Exception as exc:
+            error = self._on_error(exc, name, "launch", grid, args, num_warps, num_stages, meta)
+            self._end_span_error(span, exc, error)
+            raise
+        if token is None:
+            span.set_attribute(names.ATTR_TIMING, "host")
+            span.end()
+            self.spans_ended += 1
+        else:
+            self._pending.append(_Pending(span, token, start_ns, name))
+            self._ensure_resolver()
+        return result
+
+    def _end_span_error(self, span: Any, exc: BaseException, error: cuda_errors.CudaError | None) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        if error is not None:
+            span.set_attribute(names.ATTR_ERROR_CODE, error.code)
+            span.set_attribute(names.ATTR_ERROR_NAME, error.name)
+        span.record_exception(exc)
+        span.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
+        span.end()
+        self.spans_ended += 1
+
+    # -- resolution of GPU durations --------------------------------------------------------------
+    def resolve_ready(self, raise_errors: bool = True) -> int:
+        """End the spans whose GPU end event has completed; never blocks. Returns how many ended.
+
+        An error reported by an event poll (a sticky CUDA error from an earlier kernel) is mapped
+        and counted against the kernel of that span, and re-raised when `raise_errors`.
+        """
+        ended = 0
+        with self._resolve_lock:
+            while self._pending:
+                item = self._pending[0]
+                try:
+                    if not self._timing.ready(item.token):
+                        break
+                    elapsed_ms = self._timing.elapsed_ms(item.token)
+                except Exception as exc:
+                    self._pending.popleft()
+                    error = self._on_error(exc, item.kernel, "event_query", None, (), None, None, {})
+                    self._end_span_error(item.span, exc, error)
+                    self._fail_pending(exc, error)
+                    if raise_errors:
+                        raise
+                    return ended
+                self._pending.popleft()
+                item.span.set_attribute(names.ATTR_GPU_DURATION_MS, elapsed_ms)
+                item.span.set_attribute(names.ATTR_TIMING, "cuda_event")
+                item.span.end(end_time=item.start_ns + int(elapsed_ms * 1e6))
+                self.spans_ended += 1
+                ended += 1
+        return ended
+
+    def _fail_pending(self, exc: BaseException, error: cuda_errors.CudaError | None) -> None:
+        while self._pending:
+            self._end_span_error(self._pending.popleft().span, exc, error)
+
+    @property
+    def pending(self) -> int:
+        """Sampled spans still waiting for their GPU end event."""
+        return len(self._pending)
+
+    def _ensure_resolver(self) -> None:
+        self._wake.set()
+        if self._resolver is None or not self._resolver.is_alive():
+            self._resolver = threading.Thread(
+                target=self._resolve_loop, name="gpuobs-kernel-spans", daemon=True
+            )
+            self._resolver.start()
+
+    def _resolve_loop(self) -> None:
+        while not self._closed:
+            self._wake.wait(timeout=1.0)
+            if self._closed:
+                return
+            if not self._pending:
+                self._wake.clear()
+                continue
+            try:
+                self.resolve_ready(raise_errors=False)
+            except Exception:  # the resolver must survive anything; the error was already logged
+                logger.debug("kernel span resolver poll failed", exc_info=True)
+            time.sleep(self._poll_interval_s)
+
+    def flush(self, timeout_s: float = 5.0) -> bool:
+        """Wait (by polling, without synchronising) until every sampled span has ended."""
+        deadline = time.monotonic() + timeout_s
+        while self._pending and time.monotonic() < deadline:
+            self.resolve_ready(raise_errors=False)
+            if self._pending:
+                time.sleep(0.001)
+        return not self._pending
+
+    def close(self) -> None:
+        """Stop the resolver thread (pending spans are ended as far as they are ready)."""
+        self._closed = True
+        self._wake.set()
+        if self._resolver is not None:
+            self._resolver.join(timeout=2.0)
+        self.resolve_ready(raise_errors=False)
+
+    # -- errors -----------------------------------------------------------------------------------
+    def _on_error(
+        self,
+        exc: BaseException,
+        kernel: str,
+        phase: str,
+        grid: Any,
+        args: tuple[Any, ...],
+        num_warps: int | None,
+        num_stages: int | None,
+        meta: Mapping[str, Any],
+    ) -> cuda_errors.CudaError | None:
+        error = map_cuda_error(exc)
+        if error is None:
+            return None
+        key = (str(error.code), error.name, kernel)
+        self._errors[key] = self._errors.get(key, 0) + 1
+        shapes, dtypes, device = _describe_args(args)
+        logger.error(
+            "CUDA error %d %s in kernel %s at %s: %s",
+            error.code, error.name, kernel, phase, str(exc)[:300],
+            extra={
+                "event": "cuda_error",
+                "kernel": kernel,
+                "cuda_error_code": error.code,
+                "cuda_error_name": error.name,
+                "cuda_error_category": error.category,
+                "cuda_error_sticky": error.sticky,
+                "phase": phase,
+                "grid": _grid_attr(grid) if grid is not None else None,
+                "num_warps": num_warps,
+                "num_stages": num_stages,
+                "constexprs": {k: v for k, v in meta.items() if isinstance(v, int | float | str | bool)},
+                "input_shapes": shapes,
+                "input_dtypes": dtypes,
+                "device": str(device) if device is not None else None,
+            },
+        )
+        return error
+
+    @contextlib.contextmanager
+    def watch(self, kernel: str) -> Iterator[None]:
+        """Map and count a CUDA error raised inside the block (e.g. torch ops) against `kernel`."""
+        try:
+            yield
+        except Exception as exc:
+            self._on_error(exc, kernel, "watch", None, (), None, None, {})
+            raise
+
+    def synchronize(self, device: Any = None) -> None:
+        """`torch.cuda.synchronize(device)`, mapping an error to the last launched kernel."""
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return
+        try:
+            torch.cuda.synchronize(device)
+        except Exception as exc:
+            self._on_error(exc, self._last_kernel or "unknown", "synchronize", None, (), None, None, {})
+            raise
+        self.resolve_ready(raise_errors=False)
+
+    # -- read-out ---------------------------------------------------------------------------------
+    def launch_counts(self) -> dict[str, int]:
+        """Launches per kernel since start."""
+        return dict(self._counts)
+
+    def error_counts(self) -> dict[tuple[str, str, str], int]:
+        """CUDA errors per (code, name, kernel) since start."""
+        return dict(self._errors)
+
+
+class LauncherCollector:
+    """prometheus_client collector of a launcher's counters (fresh families on every scrape)."""
+
+    def __init__(self, launcher: KernelLauncher | Callable[[], KernelLauncher]) -> None:
+        self._launcher = launcher
+
+    def _get(self) -> KernelLauncher:
+        launcher = self._launcher
+        return launcher if isinstance(launcher, KernelLauncher) else launcher()
+
+    def describe(self) -> list[Any]:
+        from prometheus_client.core import CounterMetricFamily
+
+        return [
+            CounterMetricFamily(names.KERNEL_LAUNCHES.native, names.KERNEL_LAUNCHES.help,
+                                labels=list(names.KERNEL_LAUNCHES.labels)),
+            CounterMetricFamily(names.CUDA_ERRORS.native, names.CUDA_ERRORS.help,
+                                labels=list(names.CUDA_ERRORS.labels)),
+        ]
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily
+
+        launcher = self._get()
+        launches = CounterMetricFamily(names.KERNEL_LAUNCHES.native, names.KERNEL_LAUNCHES.help,
+                                       labels=list(names.KERNEL_LAUNCHES.labels))
+        for kernel, count in sorted(launcher.launch_counts().items()):
+            launches.add_metric([kernel], count)
+        yield launches
+        errors = CounterMetricFamily(names.CUDA_ERRORS.native, names.CUDA_ERRORS.help,
+                                     labels=list(names.CUDA_ERRORS.labels))
+        for (code, name, kernel), count in sorted(launcher.error_counts().items()):
+            errors.add_metric([code, name, kernel], count)
+        yield errors
+
+
+_default: KernelLauncher | None = None
+_default_lock = threading.Lock()
+
+
+def default_launcher() -> KernelLauncher:
+    """The process-wide launcher gpuobs.kernels uses (created on first use from the settings)."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = KernelLauncher()
+    return _default
+
+
+def set_default_launcher(launcher: KernelLauncher | None) -> KernelLauncher | None:
+    """Replace the process-wide launcher (None: recreate from settings on next use); returns the old one."""
+    global _default
+    with _default_lock:
+        old, _default = _default, launcher
+    return old
