@@ -1,0 +1,654 @@
+"""The serving engine: a background thread running continuous batching over a paged KV cache.
+
+API agreed in SERVING_API.md (D3's server and D2's load tests code against it): `Engine(config)`,
+`start()`, `submit(request, on_event)` (thread-safe; QueueFullError / InvalidRequestError),
+`abort(id)`, `stats()`, `forward_logits(...)`, `memory_bytes()`, `stop(drain, timeout_s)`, `faults`.
+
+Events: every generated token is delivered as `TokenEvent(finished=False, token_id=...)`, then exactly
+one final `TokenEvent(finished=True, token_id=None, finish_reason=..., metrics=...)`. A stop token
+(EOS or `stop_token_ids`) is not delivered as a token but counts in `generation_tokens`. `on_event`
+runs on the engine thread: hop to your own loop (loop.call_soon_threadsafe) and return quickly.
+
+Spans (opentelemetry-api only; no-ops without an SDK): `queue` per request from submission to
+scheduling (child of the request's trace_context), and one `prefill` / `decode_step` span per batch,
+child of the first traced request in the batch and linking the others; kernel launch spans nest
+under them because they are current while the model runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpuobs.serving.faults import FaultInjector
+from gpuobs.serving.kv_cache import BlockManager, KVCache
+from gpuobs.serving.scheduler import (
+    QueueFullError,
+    Scheduler,
+    SchedulerConfig,
+    SequenceState,
+    make_scheduler,
+)
+from gpuobs.serving.stats import EngineStats, RequestMetrics
+
+from gpuobs import cuda_errors
+from gpuobs.errors import GpuobsError, InputError
+
+if TYPE_CHECKING:
+    import torch
+    from gpuobs.serving.model.tokenizer import HFTokenizer
+
+try:  # opentelemetry-api is a core dependency; guarded so the engine also runs where it is absent
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace as otel_trace
+except ImportError:  # pragma: no cover - exercised on the bare GPU machine
+    otel_trace = None  # type: ignore[assignment]
+    otel_context = None  # type: ignore[assignment]
+
+__all__ = [
+    "Engine",
+    "EngineClosedError",
+    "EngineConfig",
+    "EngineStats",
+    "GenerationRequest",
+    "InvalidRequestError",
+    "QueueFullError",
+    "RequestMetrics",
+    "SamplingParams",
+    "TokenEvent",
+    "input_hash",
+]
+
+logger = logging.getLogger(__name__)
+
+FINISH_REASONS = ("stop", "length", "abort", "deadline", "error")
+
+
+class InvalidRequestError(GpuobsError):
+    """The request cannot be served as given (too long, bad parameter...): an HTTP 400."""
+
+
+class EngineClosedError(GpuobsError):
+    """The engine is stopping or stopped and takes no new requests (an HTTP 503)."""
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    max_tokens: int = 16
+    temperature: float = 0.0  # 0 = greedy
+    top_p: float = 1.0
+    seed: int | None = None
+    stop_token_ids: tuple[int, ...] = ()
+    ignore_eos: bool = False
+
+
+@dataclass
+class GenerationRequest:
+    request_id: str
+    prompt_token_ids: list[int]
+    params: SamplingParams
+    tenant: str = "default"
+    priority: int = 0  # higher first
+    deadline: float | None = None  # time.monotonic() deadline
+    trace_context: Any = None  # opentelemetry.context.Context: parent of queue/prefill/decode spans
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    request_id: str
+    token_id: int | None
+    finished: bool
+    finish_reason: str | None  # "stop" | "length" | "abort" | "deadline" | "error"
+    error: str | None = None
+    metrics: RequestMetrics | None = None  # set on the final event
+
+
+@dataclass
+class EngineConfig:
+    """Everything an Engine needs. Defaults serve the embedded tiny model on CPU."""
+
+    model_dir: str | None = None  # Hugging Face Llama directory; None = embedded tiny default
+    model_name: str | None = None  # served name; default: directory name (or gpuobs-tiny-llama)
+    device: str = "auto"  # cpu | cuda | cuda:N | auto
+    dtype: str | None = None  # float32 | bfloat16 | float16; default float32 on CPU, config's on CUDA
+    kernels: str = "auto"  # kernels (gpuobs.kernels dispatch) | reference | auto (kernels on CUDA)
+    num_kv_blocks: int | None = None  # None: from kv_cache_bytes (CPU) / kv_cache_memory_fraction (CUDA)
+    block_size: int = 16
+    kv_cache_bytes: int = 64 * 1024**2  # CPU default KV budget
+    kv_cache_memory_fraction: float = 0.5  # of free GPU memory after loading, on CUDA
+    max_batch_size: int = 16
+    max_model_len: int | None = None  # default: the model's max_position_embeddings
+    max_prefill_tokens: int = 4096
+    buckets: tuple[int, ...] = (64, 256, 1024)  # prompt-length upper bounds; a last open bucket follows
+    bucket_wait_s: tuple[float, ...] = (0.002, 0.005, 0.015, 0.03)  # one per bucket incl. the last
+    max_queue_len: int = 256  # per queue; beyond it submit() raises QueueFullError
+    scheduler: str = "bucketed"  # bucketed | fifo_static
+    tenant_weights: dict[str, float] = field(default_factory=dict)
+    enable_fault_injection: bool = False
+    seed: int = 0
+
+
+def input_hash(token_ids: list[int]) -> str:
+    """Short stable hash of a prompt (logged instead of the prompt itself)."""
+    raw = ",".join(map(str, token_ids)).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+class _FaultyTokenizer:
+    """The engine's tokenizer: the model's, with the tokenizer-mismatch fault applied to decode."""
+
+    def __init__(self, inner: HFTokenizer, faults: FaultInjector) -> None:
+        self._inner = inner
+        self._faults = faults
+        self.eos_token_id = inner.eos_token_id
+        self.bos_token_id = inner.bos_token_id
+        self.vocab_size = inner.vocab_size
+
+    def encode(self, text: str) -> list[int]:
+        return self._inner.encode(text)
+
+    def decode(self, ids: list[int]) -> str:
+        return self._inner.decode(self._faults.map_decode_ids(list(ids), self.vocab_size))
+
+
+class _Tracer:
+    """Span creation through opentelemetry-api (no-op without an SDK or without the package)."""
+
+    def __init__(self) -> None:
+        self._tracer = otel_trace.get_tracer("gpuobs.serving.engine") if otel_trace is not None else None
+
+    @property
+    def on(self) -> bool:
+        return self._tracer is not None
+
+    def start(self, name: str, parent: Any, start_ns: int | None = None, links: Any = None,
+              attributes: dict[str, Any] | None = None) -> Any:
+        if self._tracer is None:
+            return None
+        return self._tracer.start_span(name, context=parent, start_time=start_ns, links=links or None,
+                                       attributes=attributes)
+
+    @contextlib.contextmanager
+    def batch_span(self, name: str, seqs: list[SequenceState], attributes: dict[str, Any]) -> Iterator[Any]:
+        """One span for a batch step: child of the first traced request, linking the other requests."""
+        if self._tracer is None or otel_trace is None:
+            yield None
+            return
+        parent = next((s.request.trace_context for s in seqs if s.request.trace_context is not None), None)
+        links = []
+        for s in seqs:
+            ctx = s.request.trace_context
+            if ctx is None or ctx is parent:
+                continue
+            sc = otel_trace.get_current_span(ctx).get_span_context()
+            if sc.is_valid:
+                links.append(otel_trace.Link(sc, {"gen_ai.request.id": s.request_id}))
+        span = self._tracer.start_span(name, context=parent, links=links, attributes=attributes)
+        with otel_trace.use_span(span, end_on_exit=True, record_exception=True, set_status_on_exception=True):
+            yield span
+
+    @staticmethod
+    def end(span: Any, error: str | None = None) -> None:
+        if span is None:
+            return
+        if error is not None and otel_trace is not None:
+            span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, error))
+        span.end()
+
+
+class Engine:
+    """Continuous-batching LLM engine over a paged KV cache, run by one background thread."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        from gpuobs.serving.model.loader import load_model
+
+        self.config = config
+        loaded = load_model(config.model_dir, device=config.device, dtype=config.dtype,
+                            kernels=config.kernels, name=config.model_name)
+        self.model = loaded.model
+        self.model_name: str = loaded.name
+        self.model_path = loaded.path
+        self.device: str = str(self.model.device)
+        self.device_id: int = self.model.device.index or 0 if self.device.startswith("cuda") else 0
+        mc = self.model.config
+        limit = mc.max_position_embeddings
+        self.max_model_len = min(config.max_model_len or limit, limit)
+        if config.block_size < 1 or config.max_batch_size < 1 or config.max_queue_len < 1:
+            raise InputError("block_size, max_batch_size and max_queue_len must be >= 1")
+        num_blocks = config.num_kv_blocks or self._auto_num_blocks()
+        self.blocks = BlockManager(num_blocks, config.block_size)
+        self.kv = KVCache(mc.num_hidden_layers, num_blocks, config.block_size, mc.num_key_value_heads,
+                          mc.head_dim, self.model.dtype, self.model.device)
+        self.faults = FaultInjector(config.enable_fault_injection, self.device, self.device_id)
+        self.faults.on_kv_capacity = self._set_kv_fraction
+        self.tokenizer = _FaultyTokenizer(loaded.tokenizer, self.faults)
+        self._eos = set(mc.eos_token_ids)
+        if loaded.tokenizer.eos_token_id is not None:
+            self._eos.add(loaded.tokenizer.eos_token_id)
+        try:
+            self.scheduler: Scheduler = make_scheduler(
+                config.scheduler,
+                SchedulerConfig(
+                    max_batch_size=config.max_batch_size, max_prefill_tokens=config.max_prefill_tokens,
+                    buckets=tuple(config.buckets), bucket_wait_s=tuple(config.bucket_wait_s),
+                    max_queue_len=config.max_queue_len, tenant_weights=dict(config.tenant_weights),
+                    watermark_blocks=max(1, num_blocks // 100),
+                ),
+                self.blocks,
+            )
+        except ValueError as exc:
+            raise InputError(str(exc)) from exc
+        self._tracer = _Tracer()
+        self._cond = threading.Condition()
+        self._by_request: dict[str, SequenceState] = {}
+        self._aborts: set[str] = set()
+        self._thread: threading.Thread | None = None
+        self._accepting = True
+        self._stopping = False
+        self._forward_lock = threading.Lock()
+        # counters (written by the engine thread under the lock)
+        self._last_batch = 0
+        self._last_prefill = 0
+        self._prompt_tokens = 0
+        self._gen_tokens = 0
+        self._steps = 0
+        self._finished: dict[str, int] = dict.fromkeys(FINISH_REASONS, 0)
+        self._tenant_finished: dict[str, int] = {}
+        self._rejected = 0
+        self._errors: dict[str, int] = {}
+
+    # ---- setup helpers ---------------------------------------------------------------------------
+    def _auto_num_blocks(self) -> int:
+        per_block = self.model.kv_bytes_per_token() * self.config.block_size
+        if self.device.startswith("cuda"):
+            import torch
+
+            free, _total = torch.cuda.mem_get_info(self.model.device)
+            budget = int(free * self.config.kv_cache_memory_fraction)
+        else:
+            budget = self.config.kv_cache_bytes
+        need_one = -(-self.max_model_len // self.config.block_size) + 1
+        return max(need_one, budget // per_block)
+
+    def _set_kv_fraction(self, fraction: float | None) -> int:
+        with self._cond:
+            blocks = self.blocks.num_blocks if fraction is None else int(self.blocks.num_blocks * fraction)
+            self.blocks.set_capacity(blocks)
+            self._cond.notify_all()
+        return blocks
+
+    # ---- public API --------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the background engine thread (idempotent)."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name=f"engine-{self.model_name}", daemon=True)
+        self._thread.start()
+
+    def _validate(self, req: GenerationRequest) -> None:
+        p = req.params
+        n = len(req.prompt_token_ids)
+        if not req.request_id:
+            raise InvalidRequestError("request_id must not be empty")
+        if n == 0:
+            raise InvalidRequestError("the prompt is empty")
+        if not isinstance(p.max_tokens, int) or p.max_tokens < 1:
+            raise InvalidRequestError(f"max_tokens must be a positive integer, got {p.max_tokens!r}")
+        if n + p.max_tokens > self.max_model_len:
+            raise InvalidRequestError(
+                f"prompt ({n} tokens) + max_tokens ({p.max_tokens}) exceeds the model's maximum context "
+                f"length of {self.max_model_len} tokens"
+            )
+        capacity = self.blocks.num_blocks * self.blocks.block_size
+        if n + p.max_tokens > capacity:
+            raise InvalidRequestError(
+                f"prompt + max_tokens ({n + p.max_tokens}) exceeds the KV cache ({capacity} tokens)"
+            )
+        vocab = self.model.config.vocab_size
+        bad = next((t for t in req.prompt_token_ids if not isinstance(t, int) or not 0 <= t < vocab), None)
+        if bad is not None:
+            raise InvalidRequestError(f"token id {bad!r} is outside the vocabulary [0, {vocab})")
+        if not 0.0 <= p.temperature <= 100.0:
+            raise InvalidRequestError(f"temperature must be in [0, 100], got {p.temperature}")
+        if not 0.0 < p.top_p <= 1.0:
+            raise InvalidRequestError(f"top_p must be in (0, 1], got {p.top_p}")
+        if any(not isinstance(t, int) or not 0 <= t < vocab for t in p.stop_token_ids):
+            raise InvalidRequestError("stop_token_ids must be token ids inside the vocabulary")
+
+    def submit(self, req: GenerationRequest, on_event: Callable[[TokenEvent], None]) -> None:
+        """Queue a request (thread-safe). Raises InvalidRequestError, QueueFullError or EngineClosedError."""
+        self._validate(req)
+        now = time.monotonic()
+        seq = SequenceState(request=req, arrival=now, bucket=0, bucket_name="", on_event=on_event)
+        seq.bucket = self.scheduler.bucket_of(seq.num_prompt_tokens)
+        seq.bucket_name = self.scheduler.names[seq.bucket]
+        with self._cond:
+            if not self._accepting:
+                raise EngineClosedError(f"engine for {self.model_name} is shutting down")
+            if req.request_id in self._by_request:
+                raise InvalidRequestError(f"request id {req.request_id!r} is already in flight")
+            try:
+                self.scheduler.add(seq, now)
+            except QueueFullError:
+                self._rejected += 1
+                raise
+            self._by_request[req.request_id] = seq
+            seq.extra["queue_span"] = self._tracer.start(
+                "queue", req.trace_context, attributes={
+                    "gen_ai.request.id": req.request_id, "gpuobs.bucket": seq.bucket_name,
+                    "gpuobs.tenant": req.tenant, "gpuobs.priority": req.priority})
+            self._cond.notify_all()
+
+    def abort(self, request_id: str) -> None:
+        """Stop a request; its final event has finish_reason "abort". Unknown ids are ignored."""
+        with self._cond:
+            if request_id in self._by_request:
+                self._aborts.add(request_id)
+                self._cond.notify_all()
+
+    def stats(self) -> EngineStats:
+        with self._cond:
+            tenant_running: dict[str, int] = {}
+            for s in self.scheduler.running:
+                tenant_running[s.tenant] = tenant_running.get(s.tenant, 0) + 1
+            waiting = self.scheduler.waiting()
+            tenant_waiting: dict[str, int] = {}
+            for s in waiting:
+                tenant_waiting[s.tenant] = tenant_waiting.get(s.tenant, 0) + 1
+            return EngineStats(
+                model_name=self.model_name, device=self.device, scheduler=self.scheduler.name,
+                running=len(self.scheduler.running), waiting=len(waiting),
+                kv_usage_ratio=self.blocks.usage_ratio(), num_kv_blocks=self.blocks.num_blocks,
+                num_free_kv_blocks=self.blocks.num_free, block_size=self.blocks.block_size,
+                bucket_depth=self.scheduler.bucket_depths(), last_batch_size=self._last_batch,
+                last_prefill_batch_size=self._last_prefill,
+                preemptions_total=self.scheduler.preemptions_total, prompt_tokens_total=self._prompt_tokens,
+                generation_tokens_total=self._gen_tokens, steps_total=self._steps,
+                requests_finished_total=dict(self._finished), tenant_running=tenant_running,
+                tenant_waiting=tenant_waiting, tenant_finished_total=dict(self._tenant_finished),
+                rejected_total=self._rejected, errors_total=dict(self._errors),
+                memory_bytes=self.memory_bytes(), faults=self.faults.stats(),
+            )
+
+    def forward_logits(
+        self, input_ids: list[list[int]], attention_mask: list[list[int]]
+    ) -> list[list[float]]:
+        """Logits of the last attended token of each row (gRPC Predict); rows may be padded either side."""
+        if len(input_ids) != len(attention_mask):
+            raise InvalidRequestError("input_ids and attention_mask have different batch sizes")
+        vocab = self.model.config.vocab_size
+        rows: list[list[int]] = []
+        for i, (ids, mask) in enumerate(zip(input_ids, attention_mask, strict=True)):
+            if len(ids) != len(mask):
+                raise InvalidRequestError(f"row {i}: input_ids and attention_mask lengths differ")
+            kept = [t for t, m in zip(ids, mask, strict=True) if m]
+            if not kept:
+                raise InvalidRequestError(f"row {i}: attention_mask masks every token")
+            if len(kept) > self.max_model_len:
+                raise InvalidRequestError(
+                    f"row {i}: {len(kept)} tokens exceed the maximum length {self.max_model_len}"
+                )
+            if any(not isinstance(t, int) or not 0 <= t < vocab for t in kept):
+                raise InvalidRequestError(f"row {i}: token id outside the vocabulary [0, {vocab})")
+            rows.append(kept)
+        with self._forward_lock:
+            return [self.model.forward_dense(r)[-1].tolist() for r in rows]
+
+    def memory_bytes(self) -> int:
+        """Model weights + KV cache (+ memory held by injected leaks), for hot-swap fit checks."""
+        return int(self.model.parameter_bytes() + self.kv.nbytes() + self.faults.leaked_bytes)
+
+    def stop(self, drain: bool = True, timeout_s: float = 30) -> None:
+        """Refuse new requests; with drain, let in-flight ones finish (up to timeout_s); abort the rest."""
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        with self._cond:
+            self._accepting = False
+            pending = list(self._by_request) if self._thread is None else []
+            while drain and self._thread is not None and self._by_request and time.monotonic() < deadline:
+                self._cond.wait(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
+            for rid in self._by_request:
+                self._aborts.add(rid)
+            self._cond.notify_all()
+        if self._thread is not None:
+            # one more loop turn delivers the aborts, then the thread ends
+            end = time.monotonic() + 5.0
+            while time.monotonic() < end:
+                with self._cond:
+                    if not self._by_request:
+                        break
+                    self._cond.notify_all()
+                time.sleep(0.005)
+            with self._cond:
+                self._stopping = True
+                self._cond.notify_all()
+            self._thread.join(timeout=5.0)
+        else:
+            for rid in pending:
+                seq = self._by_request.pop(rid)
+                self.scheduler.remove(seq)
+                self._emit_final(seq, "abort", None, time.monotonic())
+        self.faults.clear()
+
+    # ---- the engine thread ------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if self._stopping:
+                    return
+                finals = self._take_aborts()
+                now = time.monotonic()
+                out = self.scheduler.schedule(now)
+                for seq in out.expired:
+                    self._by_request.pop(seq.request_id, None)
+                    finals.append((seq, "deadline", None))
+                for seq in out.preempted:
+                    self._on_preempted(seq, now)
+                if not (out.prefill or out.decode) and not finals:
+                    wake = self.scheduler.next_wakeup(now)
+                    self._cond.wait(timeout=0.05 if wake is None else min(0.05, max(wake, 0.0005)))
+                    continue
+            for seq, reason, error in finals:
+                self._emit_final(seq, reason, error, time.monotonic())
+            if out.prefill or out.decode:
+                self._step(out.prefill, out.decode, out.copies)
+
+    def _take_aborts(self) -> list[tuple[SequenceState, str, str | None]]:
+        finals: list[tuple[SequenceState, str, str | None]] = []
+        for rid in self._aborts:
+            seq = self._by_request.pop(rid, None)
+            if seq is not None:
+                self.scheduler.remove(seq)
+                finals.append((seq, "abort", None))
+        self._aborts.clear()
+        return finals
+
+    def _on_preempted(self, seq: SequenceState, now: float) -> None:
+        logger.warning(
+            "request %s preempted (KV cache full); its %d tokens will be recomputed", seq.request_id,
+            seq.num_tokens, extra=self._log_fields(seq, {"event": "preemption"}))
+        seq.extra["queue_span"] = self._tracer.start(
+            "queue", seq.request.trace_context, attributes={
+                "gen_ai.request.id": seq.request_id, "gpuobs.bucket": seq.bucket_name,
+                "gpuobs.preempted": True, "gpuobs.tenant": seq.tenant})
+
+    def _log_fields(self, seq: SequenceState | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        fields: dict[str, Any] = {"model_id": self.model_name, "device_id": self.device_id}
+        if seq is not None:
+            fields["request_id"] = seq.request_id
+            fields["input_hash"] = input_hash(seq.request.prompt_token_ids)
+            fields["tenant"] = seq.tenant
+        fields.update(extra or {})
+        return fields
+
+    def _step(
+        self, prefill: list[SequenceState], decode: list[SequenceState], copies: list[tuple[int, int]]
+    ) -> None:
+        import torch
+
+        now = time.monotonic()
+        for seq in prefill:
+            span = seq.extra.pop("queue_span", None)
+            self._tracer.end(span)
+        results: list[tuple[SequenceState, int]] = []
+        failed: list[tuple[list[SequenceState], BaseException]] = []
+        if prefill:
+            tokens = sum(s.num_tokens for s in prefill)
+            with self._tracer.batch_span("prefill", prefill, {
+                    "gpuobs.batch_size": len(prefill), "gpuobs.prefill_tokens": tokens,
+                    "gpuobs.bucket": prefill[0].bucket_name}) as span:
+                try:
+                    self.faults.before_step("prefill")
+                    slots = torch.tensor([x for s in prefill for x in s.prefill_slots], dtype=torch.long,
+                                         device=self.model.device)
+                    logits = self.model.prefill([s.all_token_ids() for s in prefill], self.kv, slots)
+                    results += zip(prefill, self._sample(prefill, logits), strict=True)
+                except Exception as exc:
+                    self._mark_error(span, exc)
+                    failed.append((prefill, exc))
+            with self._cond:
+                self._last_prefill = len(prefill)
+                self._prompt_tokens += sum(s.num_prompt_tokens for s in prefill if s.first_token is None)
+                for s in prefill:
+                    self.scheduler.account(s.tenant, s.num_tokens)
+        if decode:
+            with self._tracer.batch_span("decode_step", decode, {"gpuobs.batch_size": len(decode)}) as span:
+                try:
+                    self.faults.before_step("decode")
+                    self.kv.copy_blocks(copies)
+                    dev = self.model.device
+                    tables = [self.blocks.block_table(s.seq_id) for s in decode]
+                    width = max(len(t) for t in tables)
+                    padded = [t + [0] * (width - len(t)) for t in tables]
+                    bt = torch.tensor(padded, dtype=torch.int32, device=dev)
+                    positions = [s.num_tokens - 1 for s in decode]
+                    ctx = torch.tensor([p + 1 for p in positions], dtype=torch.int32, device=dev)
+                    slots = torch.tensor([s.decode_slot for s in decode], dtype=torch.long, device=dev)
+                    logits = self.model.decode([s.all_token_ids()[-1] for s in decode], positions, self.kv,
+                                               slots, bt, ctx)
+                    results += zip(decode, self._sample(decode, logits), strict=True)
+                except Exception as exc:
+                    self._mark_error(span, exc)
+                    failed.append((decode, exc))
+            with self._cond:
+                self._last_batch = len(decode)
+                for s in decode:
+                    self.scheduler.account(s.tenant, 1)
+        self._finish_step(results, failed, now)
+
+    def _mark_error(self, span: Any, exc: BaseException) -> None:
+        if span is not None and otel_trace is not None:
+            span.record_exception(exc)
+            span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, str(exc)[:200]))
+
+    def _sample(self, seqs: list[SequenceState], logits: torch.Tensor) -> list[int]:
+        import torch
+
+        greedy = logits.argmax(dim=-1).tolist()
+        out: list[int] = []
+        for i, seq in enumerate(seqs):
+            p = seq.request.params
+            if p.temperature <= 0.0:
+                out.append(int(greedy[i]))
+                continue
+            gen = seq.extra.get("generator")
+            if gen is None:
+                gen = torch.Generator()
+                seed = p.seed if p.seed is not None else self.config.seed * 1_000_003 + hash(seq.seq_id)
+                gen.manual_seed(seed & 0xFFFF_FFFF_FFFF)
+                seq.extra["generator"] = gen
+            probs = torch.softmax(logits[i].float().cpu() / p.temperature, dim=-1)
+            if p.top_p < 1.0:
+                sorted_p, idx = probs.sort(descending=True)
+                keep = sorted_p.cumsum(0) - sorted_p < p.top_p
+                sorted_p = sorted_p * keep
+                probs = torch.zeros_like(probs).scatter(0, idx, sorted_p)
+            out.append(int(torch.multinomial(probs / probs.sum(), 1, generator=gen).item()))
+        return out
+
+    def _finish_step(self, results: list[tuple[SequenceState, int]],
+                     failed: list[tuple[list[SequenceState], BaseException]], started: float) -> None:
+        now = time.monotonic()
+        events: list[tuple[SequenceState, TokenEvent]] = []
+        finals: list[tuple[SequenceState, str, str | None]] = []
+        with self._cond:
+            self._steps += 1
+            for seq, token in results:
+                if seq.request_id not in self._by_request or self._by_request[seq.request_id] is not seq:
+                    continue  # aborted meanwhile
+                p = seq.request.params
+                seq.output_ids.append(token)
+                self._gen_tokens += 1
+                if seq.first_token is None:
+                    seq.first_token = now
+                stop = (token in p.stop_token_ids) or (not p.ignore_eos and token in self._eos)
+                if not stop:
+                    events.append((seq, TokenEvent(seq.request_id, token, False, None)))
+                reason = "stop" if stop else (
+                    "length" if len(seq.output_ids) >= p.max_tokens or seq.num_tokens >= self.max_model_len
+                    else None)
+                if reason is not None:
+                    self._by_request.pop(seq.request_id, None)
+                    self.scheduler.remove(seq)
+                    finals.append((seq, reason, None))
+            for seqs, exc in failed:
+                kind, code, name = self._classify(exc)
+                self._errors[kind] = self._errors.get(kind, 0) + 1
+                for seq in seqs:
+                    if self._by_request.get(seq.request_id) is not seq:
+                        continue
+                    self._by_request.pop(seq.request_id, None)
+                    self.scheduler.remove(seq)
+                    finals.append((seq, "error", f"{type(exc).__name__}: {exc}"))
+                    logger.error("%s in a model step: %s", type(exc).__name__, exc,
+                                 extra=self._log_fields(seq, {"cuda_error_code": code,
+                                                              "cuda_error_name": name, "event": kind}))
+            self._cond.notify_all()
+        for seq, event in events:
+            self._deliver(seq, event)
+        for seq, reason, error in finals:
+            self._emit_final(seq, reason, error, now)
+
+    @staticmethod
+    def _classify(exc: BaseException) -> tuple[str, int | None, str | None]:
+        import torch
+
+        text = str(exc)
+        if isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text.lower():
+            return "cuda_oom", 2, "cudaErrorMemoryAllocation"
+        err = cuda_errors.from_text(text)
+        if err is not None:
+            return "cuda_error", err.code, err.name
+        return "python_exception", None, None
+
+    def _deliver(self, seq: SequenceState, event: TokenEvent) -> None:
+        if seq.on_event is None:
+            return
+        try:
+            seq.on_event(event)
+        except Exception:
+            logger.exception("on_event callback failed for request %s", seq.request_id,
+                             extra=self._log_fields(seq))
+
+    def _emit_final(self, seq: SequenceState, reason: str, error: str | None, now: float) -> None:
+        span = seq.extra.pop("queue_span", None)
+        self._tracer.end(span, error="deadline exceeded while queued" if reason == "deadline" else None)
+        metrics = RequestMetrics(
+            arrival=seq.arrival, queued=seq.arrival, first_scheduled=seq.first_scheduled,
+            first_token=seq.first_token, finished=now, prompt_tokens=seq.num_prompt_tokens,
+            generation_tokens=len(seq.output_ids), preemptions=seq.preemptions, tenant=seq.tenant,
+            bucket=seq.bucket_name, max_tokens=seq.request.params.max_tokens)
+        with self._cond:
+            self._finished[reason] = self._finished.get(reason, 0) + 1
+            self._tenant_finished[seq.tenant] = self._tenant_finished.get(seq.tenant, 0) + 1
+            self.scheduler.observe_service_time(now - seq.arrival)
+        self.faults.after_request()
+        if reason == "deadline":
+            logger.warning("request %s missed its deadline", seq.request_id,
+                           extra=self._log_fields(seq, {"event": "deadline"}))
+        self._deliver(seq, TokenEvent(seq.request_id, None, True, reason, error=error, metrics=metrics))

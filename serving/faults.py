@@ -1,0 +1,295 @@
+"""Engine-side fault injection (only when enabled): each fault fails the way a real occurrence does.
+
+Faults and what they leave behind:
+- `cuda_oom`: a `torch.OutOfMemoryError` with PyTorch's real message ("CUDA out of memory. Tried to
+  allocate ...") raised at the chosen allocation (the Nth model step from now, or every step); the
+  engine fails that step's requests with finish_reason "error", logs the error as JSON with
+  cuda_error_code 2, counts it and marks the step span as an error.
+- `memory_leak`: every finished request leaves `bytes_per_request` allocated on the device.
+- `fragmentation`: allocates many blocks of mixed sizes and frees every other one, so reserved memory
+  stays high while allocated memory is low (on CUDA, the caching allocator's real fragmentation).
+- `slow_kernel`: every model step takes `delay_s` longer; `hang`: the next step blocks for `hang_s`
+  (bounded; `clear` releases it at once).
+- `worker_crash`: the next step logs a fatal CUDA error and ends the process (`os._exit` or a signal),
+  as a driver fault would; a supervisor sees the exit status.
+- `kv_shrink`: the usable KV cache shrinks to `fraction` of its blocks (preemptions, queueing).
+- `tokenizer_mismatch`: detokenisation maps ids through a shifted vocabulary (wrong text), logged as a
+  vocabulary size mismatch the way a wrong tokenizer file is.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuobs.serving.stats import FaultStats
+
+from gpuobs.errors import GpuobsError
+
+__all__ = ["FAULT_KINDS", "FaultInjector", "FaultNotEnabledError", "cuda_oom_message"]
+
+logger = logging.getLogger(__name__)
+
+FAULT_KINDS = (
+    "cuda_oom", "memory_leak", "fragmentation", "slow_kernel", "hang", "worker_crash", "kv_shrink",
+    "tokenizer_mismatch",
+)
+
+_GIB = 1024**3
+_MIB = 1024**2
+
+
+class FaultNotEnabledError(GpuobsError):
+    """Fault injection was asked for but the engine was started without it."""
+
+
+def _fmt(n: float) -> str:
+    if n >= _GIB:
+        return f"{n / _GIB:.2f} GiB"
+    return f"{n / _MIB:.2f} MiB"
+
+
+def cuda_oom_message(
+    tried: int, device: int, total: int, free: int, allocated: int, reserved: int, pid: int | None = None
+) -> str:
+    """PyTorch's CUDA caching-allocator OOM message (c10/cuda/CUDACachingAllocator.cpp wording)."""
+    pid = os.getpid() if pid is None else pid
+    in_use = max(0, total - free)
+    return (
+        f"CUDA out of memory. Tried to allocate {_fmt(tried)}. GPU {device} has a total capacity of "
+        f"{_fmt(total)} of which {_fmt(free)} is free. Process {pid} has {_fmt(in_use)} memory in use. "
+        f"Of the allocated memory {_fmt(allocated)} is allocated by PyTorch, and "
+        f"{_fmt(max(0, reserved - allocated))} is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+        "fragmentation.  See documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+    )
+
+
+@dataclass
+class _Active:
+    params: dict[str, Any] = field(default_factory=dict)
+    since: float = field(default_factory=time.monotonic)
+
+
+class FaultInjector:
+    """Holds the active faults; the engine calls its hooks. Thread-safe; inert unless enabled."""
+
+    def __init__(self, enabled: bool, device: str = "cpu", device_id: int = 0) -> None:
+        self.enabled = enabled
+        self.device = device
+        self.device_id = device_id
+        self._lock = threading.Lock()
+        self._active: dict[str, _Active] = {}
+        self._release = threading.Event()
+        self._leaks: list[Any] = []
+        self._frag: list[Any] = []
+        self.leaked_bytes = 0
+        self.fragmented_bytes = 0
+        self.oom_errors_total = 0
+        self.slow_steps_total = 0
+        self.hangs_total = 0
+        self._step_counter = 0
+        self.on_kv_capacity: Any = None  # set by the engine: callable(fraction | None)
+        self.kv_capacity_blocks: int | None = None
+
+    # ---- control ---------------------------------------------------------------------------------
+    def inject(self, kind: str, **params: Any) -> dict[str, Any]:
+        """Activate a fault; returns its effective parameters. Raises FaultNotEnabledError / ValueError."""
+        if not self.enabled:
+            raise FaultNotEnabledError("fault injection is disabled (start with --enable-fault-injection)")
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULT_KINDS)}")
+        eff = self._defaults(kind, params)
+        with self._lock:
+            self._active[kind] = _Active(eff)
+            if kind == "cuda_oom":
+                self._step_counter = 0
+            if kind == "hang":
+                self._release.clear()
+        if kind == "fragmentation":
+            self._fragment(int(eff["bytes"]))
+        if kind == "kv_shrink" and self.on_kv_capacity is not None:
+            self.kv_capacity_blocks = self.on_kv_capacity(float(eff["fraction"]))
+        if kind == "tokenizer_mismatch":
+            logger.error(
+                "tokenizer vocabulary size %d does not match the model's embedding size %d: detokenised "
+                "text will be wrong", eff["vocab_size"], eff["model_vocab_size"],
+                extra={"event": "tokenizer_mismatch", "device_id": self.device_id},
+            )
+        logger.warning("fault injected: %s %s", kind, eff, extra={"event": "fault_injected",
+                                                                    "device_id": self.device_id})
+        return eff
+
+    def clear(self, kind: str | None = None) -> list[str]:
+        """Deactivate one fault (or all); frees leaked/fragmented memory; returns what was cleared."""
+        with self._lock:
+            kinds = list(self._active) if kind is None else [k for k in (kind,) if k in self._active]
+            for k in kinds:
+                del self._active[k]
+        if "hang" in kinds or kind is None:
+            self._release.set()
+        if kind is None or kind == "memory_leak":
+            self._leaks.clear()
+            self.leaked_bytes = 0
+        if kind is None or kind == "fragmentation":
+            self._frag.clear()
+            self.fragmented_bytes = 0
+        if ("kv_shrink" in kinds) and self.on_kv_capacity is not None:
+            self.kv_capacity_blocks = self.on_kv_capacity(None)
+        return kinds
+
+    def active(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return {k: dict(v.params) for k, v in self._active.items()}
+
+    def is_active(self, kind: str) -> bool:
+        return kind in self._active
+
+    def stats(self) -> FaultStats:
+        with self._lock:
+            active = tuple(sorted(self._active))
+        return FaultStats(
+            enabled=self.enabled, active=active, oom_errors_total=self.oom_errors_total,
+            leaked_bytes=self.leaked_bytes, fragmented_bytes=self.fragmented_bytes,
+            slow_steps_total=self.slow_steps_total, hangs_total=self.hangs_total,
+            kv_capacity_blocks=self.kv_capacity_blocks if "kv_shrink" in active else None,
+            tokenizer_mismatch="tokenizer_mismatch" in active,
+        )
+
+    def _defaults(self, kind: str, p: dict[str, Any]) -> dict[str, Any]:
+        def num(key: str, default: float, low: float, high: float) -> float:
+            value = float(p.get(key, default))
+            if not low <= value <= high:
+                raise ValueError(f"{kind}.{key} must be in [{low}, {high}], got {value}")
+            return value
+
+        if kind == "cuda_oom":
+            return {"at_allocation": int(num("at_allocation", 1, 1, 1e9)),
+                    "tried_bytes": int(num("tried_bytes", 2 * _GIB, 1, 1e15)),
+                    "repeat": bool(p.get("repeat", False))}
+        if kind == "memory_leak":
+            return {"bytes_per_request": int(num("bytes_per_request", 8 * _MIB, 1, 64 * _GIB))}
+        if kind == "fragmentation":
+            return {"bytes": int(num("bytes", 256 * _MIB, _MIB, 512 * _GIB))}
+        if kind == "slow_kernel":
+            return {"delay_s": num("delay_s", 0.2, 0.0, 60.0)}
+        if kind == "hang":
+            return {"hang_s": num("hang_s", 30.0, 0.0, 3600.0)}
+        if kind == "worker_crash":
+            mode = str(p.get("mode", "exit"))
+            if mode not in ("exit", "signal"):
+                raise ValueError("worker_crash.mode must be exit or signal")
+            sig = str(p.get("signal", "SIGKILL"))
+            if not hasattr(signal, sig):
+                raise ValueError(f"unknown signal {sig}")
+            return {"mode": mode, "exit_code": int(num("exit_code", 1, 1, 255)), "signal": sig}
+        if kind == "kv_shrink":
+            return {"fraction": num("fraction", 0.1, 0.0, 1.0)}
+        # tokenizer_mismatch
+        return {"shift": int(num("shift", 7, 1, 1e6)), "vocab_size": int(p.get("vocab_size", 32000)),
+                "model_vocab_size": int(p.get("model_vocab_size", 0))}
+
+    # ---- memory helpers --------------------------------------------------------------------------
+    def _alloc(self, nbytes: int) -> Any:
+        import torch
+
+        if self.device.startswith("cuda"):
+            return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+        return bytearray(nbytes)
+
+    def _fragment(self, total: int) -> None:
+        chunk_sizes = [2 * _MIB + 512 * 1024, 3 * _MIB + 256 * 1024]  # odd sizes defeat block reuse
+        held, i, allocated = [], 0, 0
+        while allocated < 2 * total:
+            size = chunk_sizes[i % 2]
+            held.append(self._alloc(size))
+            allocated += size
+            i += 1
+        self._frag = held[::2]  # free every other block: holes too small for a large allocation
+        self.fragmented_bytes = sum(len(b) if isinstance(b, bytearray) else b.numel() for b in self._frag)
+
+    # ---- hooks the engine calls --------------------------------------------------------------------
+    def before_step(self, phase: str) -> None:
+        """Called before each model step (prefill or decode); may sleep, block, raise or exit."""
+        if not self.enabled or not self._active:
+            return
+        active = self.active()
+        if "worker_crash" in active:
+            self._crash(active["worker_crash"])
+        if "hang" in active:
+            self.hangs_total += 1
+            logger.warning("%s step blocked (hang fault) for up to %.1fs", phase, active["hang"]["hang_s"],
+                           extra={"event": "hang", "device_id": self.device_id})
+            self._release.wait(timeout=float(active["hang"]["hang_s"]))
+            with self._lock:
+                self._active.pop("hang", None)
+        if "slow_kernel" in active:
+            self.slow_steps_total += 1
+            time.sleep(float(active["slow_kernel"]["delay_s"]))
+        if "cuda_oom" in active:
+            self._maybe_oom(active["cuda_oom"])
+
+    def _maybe_oom(self, params: dict[str, Any]) -> None:
+        with self._lock:
+            self._step_counter += 1
+            hit = self._step_counter >= params["at_allocation"]
+            if hit and not params["repeat"]:
+                self._active.pop("cuda_oom", None)
+        if not hit:
+            return
+        import torch
+
+        self.oom_errors_total += 1
+        total, free, allocated, reserved = self._memory_state()
+        raise torch.OutOfMemoryError(
+            cuda_oom_message(int(params["tried_bytes"]), self.device_id, total, free, allocated, reserved)
+        )
+
+    def _memory_state(self) -> tuple[int, int, int, int]:
+        """(total, free, allocated, reserved) bytes: the real ones on CUDA, an H200-sized model on CPU."""
+        import torch
+
+        if self.device.startswith("cuda"):
+            free, total = torch.cuda.mem_get_info(self.device_id)
+            allocated, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+            return int(total), int(free), int(allocated), int(reserved)
+        total = int(139.8 * _GIB)
+        reserved = total - 20 * _MIB
+        allocated = reserved - self.fragmented_bytes - self.leaked_bytes // 2
+        return total, 20 * _MIB, max(0, allocated), reserved
+
+    def _crash(self, params: dict[str, Any]) -> None:
+        logger.critical(
+            "CUDA error: an illegal memory access was encountered (cudaErrorIllegalAddress); worker exiting",
+            extra={"event": "worker_crash", "cuda_error_code": 700,
+                   "cuda_error_name": "cudaErrorIllegalAddress", "device_id": self.device_id},
+        )
+        for handler in logging.getLogger("gpuobs").handlers:
+            handler.flush()
+        if params["mode"] == "signal":
+            os.kill(os.getpid(), getattr(signal, params["signal"]))
+            time.sleep(5)  # the signal ends us; bounded in case it is caught
+        os._exit(int(params["exit_code"]))
+
+    def after_request(self) -> None:
+        """Called when a request finishes; the leak fault keeps memory for each one."""
+        params = self._active.get("memory_leak")
+        if params is None:
+            return
+        n = int(params.params["bytes_per_request"])
+        self._leaks.append(self._alloc(n))
+        self.leaked_bytes += n
+
+    def map_decode_ids(self, ids: list[int], vocab_size: int) -> list[int]:
+        """Token ids as a mismatched tokenizer would read them (identity unless the fault is active)."""
+        params = self._active.get("tokenizer_mismatch")
+        if params is None:
+            return ids
+        shift = int(params.params["shift"])
+        return [(i + shift) % vocab_size for i in ids]
