@@ -53,12 +53,13 @@ def _ms(value: float | None) -> str:
 
 
 def _steps_table(steps: list[dict[str, Any]], target_ms: float) -> Table:
-    table = Table(title=f"Offered-load steps (P99 e2e target {target_ms:.0f} ms)", header_style="bold")
-    for col in ("offered req/s", "requests", "ok", "failed", "req/s", "tok/s", "TTFT p50 ms", "TTFT p99 ms",
-                "e2e p50 ms", "e2e p99 ms", "ITL p50 ms", "verdict"):
-        table.add_column(col, justify="right" if col != "verdict" else "left")
+    table = Table(title=f"Offered-load steps (latencies in ms; P99 e2e target {target_ms:.0f} ms)",
+                  header_style="bold")
+    for col in ("offered", "sent", "ok", "fail", "req/s", "tok/s", "TTFT p50", "TTFT p99", "e2e p50",
+                "e2e p99", "ITL p50", "target"):
+        table.add_column(col, justify="right")
     for s in sorted(steps, key=lambda s: s["offered_rate"]):
-        verdict = ("[green]pass[/]" if s["passed"] else "[red]miss[/]") + f" {s['verdict']}"
+        verdict = "[green]met[/]" if s["passed"] else "[red]missed[/]"
         if s["purpose"] != "ladder":
             verdict += f" ({s['purpose']})"
         table.add_row(f"{s['offered_rate']:.3g}", str(s["requests"]), str(s["completed"]), str(s["failed"]),
