@@ -238,9 +238,13 @@ def resolve_target(
     async def ask() -> str:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             try:
+                if model:       # still make sure something answers there before offering it load
+                    headers = Target(base, model, api_key=api_key).headers()
+                    await client.get(base + "/v1/models", headers=headers)
+                    return model
                 return await fetch_model(client, base, api_key)
             except httpx.HTTPError as exc:
                 raise ValueError(f"cannot reach {base}: {type(exc).__name__}: {exc}") from exc
 
-    name = model if model else asyncio.run(ask())
+    name = asyncio.run(ask())
     return Target(base, name, endpoint, api_key, include_usage, dict(extra_body or {}))
