@@ -38,7 +38,7 @@ system-deps:
 	fi
 
 lint: install-test
-	$(VENV)/bin/ruff check gpuobs $(COMPONENTS) tests bench
+	$(VENV)/bin/ruff check gpuobs $(COMPONENTS) tests $(wildcard bench)
 
 # setuptools maps component folders into gpuobs.* with an import hook that mypy cannot follow,
 # so type-check a tree of links laid out as the installed package.
