@@ -1,0 +1,412 @@
+"""Derived evidence: anomalies across many records (trends, peers, overlaps) that no single line shows.
+
+Each detector is a pure function from the aligned evidence to new `Evidence` records (source
+`engine`, kind EVENT, key `anomaly.<name>` or `increase:<metric>`), so that catalog signatures can
+match them like any other record and the report can show them when no signature matches.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from gpuobs.rca.signature import SignatureError, resolve_metric
+
+from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.names import MetricKind, all_specs
+
+__all__ = [
+    "ANOMALY_PREFIX",
+    "DETECTORS",
+    "INCREASE_PREFIX",
+    "detect_anomalies",
+    "head_of_line",
+    "latency_shift",
+    "memory_growth",
+    "metric_increases",
+    "oom_fragmented",
+    "shared_gpu",
+    "straggler",
+]
+
+logger = logging.getLogger(__name__)
+
+ANOMALY_PREFIX = "anomaly."
+INCREASE_PREFIX = "increase:"
+ENGINE_SOURCE = "engine"
+
+
+def _metric(ref: str) -> str | None:
+    try:
+        return resolve_metric(ref)
+    except SignatureError:
+        return None
+
+
+def _series_key(ev: Evidence) -> tuple[str, tuple[tuple[str, str], ...]]:
+    labels = ev.attrs.get("labels")
+    items = tuple(sorted((str(k), str(v)) for k, v in labels.items())) if isinstance(labels, dict) else ()
+    if not items:
+        items = tuple(sorted((k, str(v)) for k, v in ev.entity.to_dict().items()))
+    return ev.key, items
+
+
+def _numeric(ev: Evidence) -> float | None:
+    if isinstance(ev.value, bool):
+        return None
+    if isinstance(ev.value, int | float):
+        return _val(ev)
+    return None
+
+
+def _val(ev: Evidence) -> float:
+    """The numeric value of a record already known to be numeric (see `_numeric`)."""
+    number = _numeric(ev)
+    return 0.0 if number is None else number
+
+
+def _event(
+    name: str, value: float | str | None, entity: Entity, time: float | None, text: str, **attrs: object
+) -> Evidence:
+    return Evidence(
+        kind=EvidenceKind.EVENT,
+        key=ANOMALY_PREFIX + name,
+        value=value,
+        source=ENGINE_SOURCE,
+        time=time,
+        entity=entity,
+        raw=text,
+        attrs=dict(attrs),
+    )
+
+
+def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """For every counter series: its increase over the window (resets handled), as `increase:<metric>`.
+
+    A series seen once (a saved /metrics snapshot) counts its whole value: that is all that is known.
+    """
+    counters = {spec.native for spec in all_specs() if spec.kind is MetricKind.COUNTER}
+    series: dict[tuple[str, tuple[tuple[str, str], ...]], list[Evidence]] = defaultdict(list)
+    for ev in evidence:
+        if (
+            ev.kind in (EvidenceKind.METRIC, EvidenceKind.STATE)
+            and ev.key in counters
+            and _numeric(ev) is not None
+        ):
+            series[_series_key(ev)].append(ev)
+    out = []
+    for (key, _), samples in series.items():
+        samples.sort(key=lambda e: e.time if e.time is not None else 0.0)
+        values = [_val(e) for e in samples]
+        if len(values) == 1:
+            delta = values[0]
+        else:
+            delta = 0.0
+            for before, after in itertools.pairwise(values):
+                delta += after - before if after >= before else after
+        if delta <= 0:
+            continue
+        last = samples[-1]
+        out.append(
+            Evidence(
+                kind=EvidenceKind.EVENT,
+                key=INCREASE_PREFIX + key,
+                value=delta,
+                source=ENGINE_SOURCE,
+                time=samples[0].time if len(samples) == 1 else _first_rise(samples),
+                entity=last.entity,
+                raw=f"{key} increased by {delta:g} in the window",
+                attrs={"labels": last.attrs.get("labels", {})},
+            )
+        )
+    return out
+
+
+def _first_rise(samples: Sequence[Evidence]) -> float | None:
+    for before, after in itertools.pairwise(samples):
+        if _val(after) > _val(before):
+            return after.time
+    return samples[-1].time
+
+
+def memory_growth(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Memory that only grows: a memory series rising steadily, or repeated OOMs with growing allocations."""
+    names = {n for n in (_metric("gpu.MEMORY_USED"), _metric("gpu.PROCESS_MEMORY_USED")) if n}
+    series: dict[tuple[str, tuple[tuple[str, str], ...]], list[Evidence]] = defaultdict(list)
+    for ev in evidence:
+        if ev.key in names and ev.time is not None and _numeric(ev) is not None:
+            series[_series_key(ev)].append(ev)
+    out = []
+    for samples in series.values():
+        if len(samples) < 6:
+            continue
+        samples.sort(key=lambda e: e.time or 0.0)
+        values = [_val(e) for e in samples]
+        span = (samples[-1].time or 0.0) - (samples[0].time or 0.0)
+        rises = sum(1 for a, b in itertools.pairwise(values) if b >= a)
+        growth = values[-1] - values[0]
+        if span >= 60 and values[0] > 0 and growth >= 0.25 * values[-1] and rises >= 0.8 * (len(values) - 1):
+            out.append(
+                _event(
+                    "memory_growth",
+                    growth,
+                    samples[-1].entity,
+                    samples[0].time,
+                    f"{samples[0].key} grew steadily from {values[0]:.4g} to {values[-1]:.4g} "
+                    f"over {span:.0f} s",
+                    start=values[0],
+                    end=values[-1],
+                    seconds=span,
+                )
+            )
+    ooms: dict[str, list[tuple[int, Evidence]]] = defaultdict(list)
+    for i, ev in enumerate(evidence):
+        if ev.key == "cuda_oom" and isinstance(ev.attrs.get("allocated"), int | float):
+            ooms[str(ev.entity.pod or ev.entity.gpu_index or ev.attrs.get("gpu_index") or "")].append((i, ev))
+    for items in ooms.values():
+        allocated = [float(ev.attrs["allocated"]) for _, ev in items]
+        if len(allocated) >= 3 and all(b > a for a, b in itertools.pairwise(allocated)):
+            last = items[-1][1]
+            out.append(
+                _event(
+                    "memory_growth",
+                    allocated[-1] - allocated[0],
+                    last.entity,
+                    items[0][1].time,
+                    f"{len(items)} CUDA OOMs with allocated memory growing from {allocated[0]:.4g} to "
+                    f"{allocated[-1]:.4g} bytes",
+                    start=allocated[0],
+                    end=allocated[-1],
+                )
+            )
+    return out
+
+
+def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """CUDA OOMs where the caching allocator held enough free-but-reserved memory for the failed request."""
+    out = []
+    for ev in evidence:
+        if ev.key != "cuda_oom":
+            continue
+        tried, spare, total = (ev.attrs.get(k) for k in ("tried", "reserved_unallocated", "total"))
+        if not isinstance(tried, int | float) or not isinstance(spare, int | float):
+            continue
+        floor = 0.03 * float(total) if isinstance(total, int | float) and total > 0 else 512 * 2**20
+        if spare >= tried and spare >= floor:
+            out.append(
+                _event(
+                    "oom_fragmented",
+                    float(spare),
+                    ev.entity,
+                    ev.time,
+                    f"OOM asking {tried / 2**20:.0f} MiB while {spare / 2**30:.2f} GiB "
+                    "was reserved but unallocated",
+                    tried=tried,
+                    reserved_unallocated=spare,
+                    gpu_index=ev.attrs.get("gpu_index"),
+                )
+            )
+    return out
+
+
+def _gpu_of(ev: Evidence) -> str | None:
+    for name in ("gpu", "gpu_index", "rank", "device_id"):
+        value = ev.attrs.get(name)
+        if value is not None:
+            return str(value)
+    if ev.entity.gpu_uuid:
+        return ev.entity.gpu_uuid
+    if ev.entity.gpu_index is not None:
+        return str(ev.entity.gpu_index)
+    return None
+
+
+def straggler(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """One GPU whose step/kernel/collective spans take far longer than its peers' (at least 3 peers)."""
+    by_name: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    sample: dict[tuple[str, str], Evidence] = {}
+    for ev in evidence:
+        if ev.kind is not EvidenceKind.SPAN or _numeric(ev) is None:
+            continue
+        gpu = _gpu_of(ev)
+        if gpu is None:
+            continue
+        by_name[ev.key][gpu].append(_val(ev))
+        sample.setdefault((ev.key, gpu), ev)
+    out = []
+    for name, per_gpu in sorted(by_name.items()):
+        if len(per_gpu) < 4:
+            continue
+        medians = {gpu: statistics.median(v) for gpu, v in per_gpu.items() if v}
+        for gpu, med in sorted(medians.items()):
+            peers = [m for g, m in medians.items() if g != gpu]
+            peer = statistics.median(peers)
+            if peer > 0 and med >= 1.5 * peer and med - peer >= 0.002:
+                ev = sample[(name, gpu)]
+                out.append(
+                    _event(
+                        "straggler",
+                        med / peer,
+                        ev.entity,
+                        ev.time,
+                        f"GPU {gpu}: median {name} span {med * 1e3:.1f} ms vs {peer * 1e3:.1f} ms on its "
+                        f"{len(peers)} peers ({med / peer:.1f}x)",
+                        gpu=gpu,
+                        span=name,
+                    )
+                )
+    return out
+
+
+def head_of_line(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """A long prefill that many short requests queued behind (their queue spans end when it ends)."""
+    prefills = [
+        ev
+        for ev in evidence
+        if ev.kind is EvidenceKind.SPAN
+        and ev.key == "prefill"
+        and ev.time is not None
+        and _numeric(ev) is not None
+    ]
+    queues = [
+        ev
+        for ev in evidence
+        if ev.kind is EvidenceKind.SPAN
+        and ev.key == "queue"
+        and ev.time is not None
+        and _numeric(ev) is not None
+    ]
+    if len(prefills) < 3 or len(queues) < 3:
+        return []
+    typical = statistics.median(_val(p) for p in prefills)
+    out = []
+    for p in prefills:
+        dur = _val(p)
+        if typical <= 0 or dur < 5 * typical or dur < 0.05:
+            continue
+        end = (p.time or 0.0) + dur
+        blocked = [
+            q
+            for q in queues
+            if abs((q.time or 0.0) + _val(q) - end) <= max(0.05, 0.1 * dur) and _val(q) >= 0.5 * dur
+        ]
+        if len(blocked) >= 3:
+            tokens = p.attrs.get("prompt_tokens") or p.attrs.get("gen_ai.usage.input_tokens")
+            out.append(
+                _event(
+                    "head_of_line",
+                    float(len(blocked)),
+                    p.entity,
+                    p.time,
+                    f"a {dur * 1e3:.0f} ms prefill ({tokens or '?'} prompt tokens; "
+                    f"typical {typical * 1e3:.0f} ms) "
+                    f"held {len(blocked)} queued requests until it finished",
+                    blocked=len(blocked),
+                    prefill_s=dur,
+                )
+            )
+    return out[:3]
+
+
+def latency_shift(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Request latency that at least doubled between the first and second half of the window."""
+    spans = sorted(
+        (
+            ev
+            for ev in evidence
+            if ev.kind is EvidenceKind.SPAN
+            and ev.key in ("request", "decode_step")
+            and ev.time is not None
+            and _numeric(ev) is not None
+        ),
+        key=lambda e: e.time or 0.0,
+    )
+    out = []
+    for name in ("request", "decode_step"):
+        items = [ev for ev in spans if ev.key == name]
+        if len(items) < 10:
+            continue
+        half = len(items) // 2
+        before = statistics.median(_val(e) for e in items[:half])
+        after = statistics.median(_val(e) for e in items[half:])
+        if before > 0 and after >= 2 * before:
+            out.append(
+                _event(
+                    "latency_shift",
+                    after / before,
+                    items[half].entity,
+                    items[half].time,
+                    f"median {name} latency rose from {before * 1e3:.1f} ms to {after * 1e3:.1f} ms "
+                    f"({after / before:.1f}x)",
+                    span=name,
+                )
+            )
+    return out
+
+
+def shared_gpu(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """One GPU used by processes of two or more pods at once (time-slicing/MPS neighbours)."""
+    names = {
+        n
+        for n in (
+            _metric("gpu.PROCESS_MEMORY_USED"),
+            _metric("gpu.GPU_UTILIZATION"),
+            _metric("gpu.MEMORY_USED"),
+        )
+        if n
+    }
+    pods: dict[str, set[str]] = defaultdict(set)
+    sample: dict[str, Evidence] = {}
+    for ev in evidence:
+        if ev.key not in names:
+            continue
+        gpu = ev.entity.gpu_uuid or (str(ev.entity.gpu_index) if ev.entity.gpu_index is not None else None)
+        if gpu is None or not ev.entity.pod:
+            continue
+        if _numeric(ev) is not None and _val(ev) <= 0:
+            continue
+        pods[gpu].add(f"{ev.entity.namespace or ''}/{ev.entity.pod}")
+        sample.setdefault(gpu, ev)
+    out = []
+    for gpu, found in sorted(pods.items()):
+        if len(found) >= 2:
+            ev = sample[gpu]
+            entity = Entity(host=ev.entity.host, gpu_uuid=ev.entity.gpu_uuid, gpu_index=ev.entity.gpu_index)
+            out.append(
+                _event(
+                    "shared_gpu",
+                    float(len(found)),
+                    entity,
+                    ev.time,
+                    f"GPU {gpu} is shared by {len(found)} pods: {', '.join(sorted(found))}",
+                    pods=sorted(found),
+                )
+            )
+    return out
+
+
+DETECTORS: tuple[Callable[[Sequence[Evidence]], list[Evidence]], ...] = (
+    metric_increases,
+    memory_growth,
+    oom_fragmented,
+    straggler,
+    head_of_line,
+    latency_shift,
+    shared_gpu,
+)
+
+
+def detect_anomalies(evidence: Sequence[Evidence], problems: list[str] | None = None) -> list[Evidence]:
+    """Run every detector; a detector that fails is recorded in `problems` and the others still run."""
+    out: list[Evidence] = []
+    for detector in DETECTORS:
+        try:
+            out.extend(detector(evidence))
+        except Exception as exc:  # a broken detector must not stop the diagnosis (recorded, not hidden)
+            logger.warning("anomaly detector %s failed: %s", detector.__name__, exc)
+            if problems is not None:
+                problems.append(f"[detector {detector.__name__}] {type(exc).__name__}: {exc}")
+    return out

@@ -1,0 +1,305 @@
+"""The failure-signature catalog: one TOML file per signature, loaded into `Signature` objects.
+
+Why TOML, one file per signature: the catalog is data that operators review and extend without
+reading the engine (k8sgpt keeps one analyzer per file for the same reason); TOML is parsed by the
+standard library (`tomllib`, no new dependency, unlike YAML), keeps comments, has no implicit type
+coercion (YAML's `no`/`on`/octal traps), and its `[[require]]`/`[[support]]` arrays of tables read
+like the rule they describe. The file name is the signature id, so a reviewer finds an id's rule
+at once and the id set is visible in a directory listing. Python dataclass literals were rejected:
+they would make the catalog code, and a typo would break the import of the whole engine instead of
+one entry. A file that does not load is reported as a problem and the rest of the catalog loads.
+
+Matcher fields (in `[[require]]`, `any = [...]` of a require clause, `[[support]]`, `[[rule_out]]`,
+`[[explains]]`): `key` (evidence key or list), `metric` (a `domain.CONSTANT` in gpuobs.names,
+resolved to the native name), `increase` (the same, for the increase of a counter over the window),
+`kind`, `value`/`not_value` (lists, compared as text so 79 == "79"),
+`cuda` (CUDA error names, expanded to every alias through gpuobs.cuda_errors), `min`/`max`
+(numeric value bounds), `text`/`not_text` (regular expressions over the raw text), `attrs`/
+`not_attrs` (attribute or metric label -> regex), `attr_min`/`attr_max`, and for support `weight`
+and `label`. Clause fields: `name`, `count`, `distinct` (count distinct values of an attribute),
+`sustained_s`, `before`/`after` (another clause's name) and `within_s`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuobs.rca.anomalies import INCREASE_PREFIX
+from gpuobs.rca.signature import (
+    Clause,
+    Matcher,
+    Relation,
+    Scope,
+    Severity,
+    Signature,
+    SignatureError,
+    Variant,
+    resolve_metric,
+)
+
+from gpuobs.evidence import EvidenceKind
+
+__all__ = ["CATALOG_DIR", "Catalog", "load_catalog", "parse_signature"]
+
+logger = logging.getLogger(__name__)
+
+CATALOG_DIR = Path(__file__).resolve().parent
+
+_MATCHER_FIELDS = {
+    "key",
+    "metric",
+    "increase",
+    "kind",
+    "value",
+    "not_value",
+    "cuda",
+    "min",
+    "max",
+    "text",
+    "not_text",
+    "attrs",
+    "not_attrs",
+    "attr_min",
+    "attr_max",
+    "weight",
+    "label",
+}
+_CLAUSE_FIELDS = {"name", "any", "count", "distinct", "sustained_s", "before", "after", "within_s"}
+_TOP_FIELDS = {
+    "id",
+    "title",
+    "severity",
+    "scope",
+    "explanation",
+    "remediation",
+    "base",
+    "priority",
+    "tags",
+    "require",
+    "support",
+    "rule_out",
+    "explains",
+    "variants",
+}
+_VARIANT_FIELDS = {"name", "base", "require"}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The loaded signatures and, per file that failed to load, its error."""
+
+    signatures: tuple[Signature, ...]
+    problems: tuple[str, ...]
+
+    def by_id(self) -> dict[str, Signature]:
+        return {s.id: s for s in self.signatures}
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _regex(where: str, pattern: Any) -> re.Pattern[str]:
+    try:
+        return re.compile(str(pattern))
+    except re.error as exc:
+        raise SignatureError(f"{where}: bad regular expression {pattern!r}: {exc}") from exc
+
+
+def _cuda_aliases(names: Iterable[str]) -> set[str]:
+    """Every spelling of the given CUDA errors (runtime name, driver name, code) that gpuobs knows."""
+    out = {str(n) for n in names}
+    try:
+        cuda_errors = importlib.import_module("gpuobs.cuda_errors")
+    except ImportError:
+        return out
+    by_name = getattr(cuda_errors, "by_name", None)
+    for name in list(out):
+        info = None
+        if callable(by_name):
+            try:
+                info = by_name(name)
+            except (KeyError, ValueError, LookupError):
+                info = None
+        if info is None:
+            continue
+        for attr in ("name", "runtime_name", "driver_name", "code", "runtime_code", "driver_code"):
+            value = getattr(info, attr, None)
+            if value is not None:
+                out.add(str(value))
+        for alias in getattr(info, "aliases", ()) or ():
+            out.add(str(alias))
+    return out
+
+
+def _matcher(where: str, raw: Mapping[str, Any]) -> Matcher:
+    unknown = set(raw) - _MATCHER_FIELDS
+    if unknown:
+        raise SignatureError(f"{where}: unknown matcher field(s) {sorted(unknown)}")
+    keys = [str(k) for k in _as_list(raw.get("key"))]
+    keys += [resolve_metric(str(ref)) for ref in _as_list(raw.get("metric"))]
+    keys += [INCREASE_PREFIX + resolve_metric(str(ref)) for ref in _as_list(raw.get("increase"))]
+    values = {str(v) for v in _as_list(raw.get("value"))}
+    if raw.get("cuda"):
+        values |= _cuda_aliases(str(v) for v in _as_list(raw["cuda"]))
+    try:
+        kinds = tuple(EvidenceKind(k) for k in _as_list(raw.get("kind")))
+    except ValueError as exc:
+        raise SignatureError(f"{where}: {exc}") from exc
+
+    def bounds(name: str) -> tuple[tuple[str, float], ...]:
+        table = raw.get(name) or {}
+        return tuple((str(k), float(v)) for k, v in table.items())
+
+    return Matcher(
+        keys=tuple(keys),
+        kinds=kinds,
+        values=frozenset(_normalise(v) for v in values),
+        not_values=frozenset(_normalise(v) for v in _as_list(raw.get("not_value"))),
+        min=float(raw["min"]) if "min" in raw else None,
+        max=float(raw["max"]) if "max" in raw else None,
+        text=_regex(where, raw["text"]) if "text" in raw else None,
+        not_text=_regex(where, raw["not_text"]) if "not_text" in raw else None,
+        attrs=tuple((str(k), _regex(where, v)) for k, v in (raw.get("attrs") or {}).items()),
+        not_attrs=tuple((str(k), _regex(where, v)) for k, v in (raw.get("not_attrs") or {}).items()),
+        attr_min=bounds("attr_min"),
+        attr_max=bounds("attr_max"),
+        weight=float(raw.get("weight", 0.0)),
+        label=str(raw.get("label", "")),
+    )
+
+
+def _normalise(value: Any) -> str:
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text.lower()
+    return str(int(number)) if number.is_integer() else text.lower()
+
+
+def _clause(where: str, index: int, raw: Mapping[str, Any]) -> Clause:
+    name = str(raw.get("name") or f"c{index}")
+    if "any" in raw:
+        unknown = set(raw) - _CLAUSE_FIELDS
+        if unknown:
+            raise SignatureError(f"{where}: unknown clause field(s) {sorted(unknown)}")
+        matchers = tuple(_matcher(f"{where}.{name}", m) for m in _as_list(raw["any"]))
+    else:
+        inline = {k: v for k, v in raw.items() if k not in _CLAUSE_FIELDS}
+        matchers = (_matcher(f"{where}.{name}", inline),)
+    if not matchers:
+        raise SignatureError(f"{where}.{name}: a clause needs at least one matcher")
+    relation, other = None, ""
+    if "before" in raw and "after" in raw:
+        raise SignatureError(f"{where}.{name}: give either before or after, not both")
+    if "before" in raw:
+        relation, other = Relation.BEFORE, str(raw["before"])
+    elif "after" in raw:
+        relation, other = Relation.AFTER, str(raw["after"])
+    return Clause(
+        name=name,
+        matchers=matchers,
+        count=int(raw.get("count", 1)),
+        distinct=str(raw.get("distinct", "")),
+        sustained_s=float(raw.get("sustained_s", 0.0)),
+        relation=relation,
+        other=other,
+        within_s=float(raw["within_s"]) if "within_s" in raw else None,
+    )
+
+
+def parse_signature(data: Mapping[str, Any], where: str = "<catalog>") -> Signature:
+    """Build a Signature from one parsed catalog entry; raises SignatureError naming the problem."""
+    unknown = set(data) - _TOP_FIELDS
+    if unknown:
+        raise SignatureError(f"{where}: unknown field(s) {sorted(unknown)}")
+    for required in ("id", "title", "severity", "scope", "explanation", "remediation"):
+        if required not in data:
+            raise SignatureError(f"{where}: missing field {required!r}")
+    sig_id = str(data["id"])
+    if not re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", sig_id):
+        raise SignatureError(f"{where}: id {sig_id!r} is not lower_snake_case")
+    try:
+        severity, scope = Severity(data["severity"]), Scope(data["scope"])
+    except ValueError as exc:
+        raise SignatureError(f"{where}: {exc}") from exc
+    base = float(data.get("base", 0.6))
+    raw_variants = _as_list(data.get("variants"))
+    if "require" in data:
+        raw_variants.insert(0, {"name": "main", "base": base, "require": data["require"]})
+    if not raw_variants:
+        raise SignatureError(f"{where}: needs `require` or `variants`")
+    variants = []
+    for number, raw in enumerate(raw_variants):
+        unknown_v = set(raw) - _VARIANT_FIELDS
+        if unknown_v:
+            raise SignatureError(f"{where}: unknown variant field(s) {sorted(unknown_v)}")
+        vname = str(raw.get("name", f"v{number}"))
+        require = tuple(
+            _clause(f"{where}[{vname}]", i, c) for i, c in enumerate(_as_list(raw.get("require")))
+        )
+        if not require:
+            raise SignatureError(f"{where}[{vname}]: a variant needs at least one require clause")
+        names = [c.name for c in require]
+        if len(set(names)) != len(names):
+            raise SignatureError(f"{where}[{vname}]: clause names repeat: {names}")
+        for clause in require:
+            if clause.relation is not None and clause.other not in names:
+                raise SignatureError(
+                    f"{where}[{vname}]: clause {clause.name} relates to unknown clause {clause.other!r}"
+                )
+        variants.append(Variant(name=vname, require=require, base=float(raw.get("base", base))))
+    return Signature(
+        id=sig_id,
+        title=str(data["title"]),
+        severity=severity,
+        scope=scope,
+        explanation=" ".join(str(data["explanation"]).split()),
+        remediation=tuple(str(r) for r in _as_list(data["remediation"])),
+        variants=tuple(variants),
+        support=tuple(_matcher(f"{where}.support", m) for m in _as_list(data.get("support"))),
+        rule_out=tuple(_matcher(f"{where}.rule_out", m) for m in _as_list(data.get("rule_out"))),
+        explains=tuple(_matcher(f"{where}.explains", m) for m in _as_list(data.get("explains"))),
+        priority=int(data.get("priority", 50)),
+        tags=tuple(str(t) for t in _as_list(data.get("tags"))),
+    )
+
+
+def load_catalog(paths: Iterable[Path] | None = None) -> Catalog:
+    """Load every `*.toml` signature (default: this folder); a broken file becomes a problem, not a crash."""
+    files = sorted(paths) if paths is not None else sorted(CATALOG_DIR.glob("*.toml"))
+    signatures: list[Signature] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for path in files:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            signature = parse_signature(data, where=path.name)
+            if signature.id != path.stem:
+                raise SignatureError(f"{path.name}: id {signature.id!r} differs from the file name")
+            if signature.id in seen:
+                raise SignatureError(f"{path.name}: duplicate id {signature.id!r}")
+        except (
+            OSError,
+            UnicodeDecodeError,
+            tomllib.TOMLDecodeError,
+            SignatureError,
+            TypeError,
+            ValueError,
+        ) as exc:
+            logger.warning("catalog entry %s not loaded: %s", path.name, exc)
+            problems.append(f"[{path.stem}] {exc}")
+            continue
+        seen.add(signature.id)
+        signatures.append(signature)
+    return Catalog(signatures=tuple(signatures), problems=tuple(problems))

@@ -1,0 +1,384 @@
+"""The failure-signature interface: declarative matchers over Evidence, and a signature built from them.
+
+A `Matcher` selects evidence records (by key, kind, value, numeric bounds, text, attributes and
+metric labels). A `Clause` is a named any-of group of matchers with a minimum count and time
+relations to other clauses. A `Signature` is the catalog entry: the clauses that must all hold,
+the evidence that raises confidence, the evidence that rules it out, and the symptoms it explains.
+Signatures are data (see `gpuobs.rca.catalog`); this module only knows how to evaluate them on a
+slice of evidence that the engine has already aligned by entity.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuobs.evidence import Evidence, EvidenceKind
+
+__all__ = [
+    "Clause",
+    "Match",
+    "Matcher",
+    "Relation",
+    "Scope",
+    "Severity",
+    "Signature",
+    "SignatureError",
+    "Variant",
+    "evidence_text",
+    "precedes",
+    "resolve_metric",
+]
+
+
+class SignatureError(ValueError):
+    """A catalog entry that cannot be built (unknown field, bad regex, unknown metric constant)."""
+
+
+class Severity(enum.StrEnum):
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class Scope(enum.StrEnum):
+    """What a signature is about: evidence is aligned per GPU, host, pod or model, or taken whole."""
+
+    GPU = "gpu"
+    HOST = "host"
+    POD = "pod"
+    MODEL = "model"
+    GLOBAL = "global"
+
+
+def resolve_metric(ref: str) -> str:
+    """The native metric name behind `domain.CONSTANT` (a MetricSpec in gpuobs.names.<domain>)."""
+    domain, _, constant = ref.partition(".")
+    if not domain or not constant:
+        raise SignatureError(f"metric reference {ref!r} is not of the form domain.CONSTANT")
+    try:
+        module = importlib.import_module(f"gpuobs.names.{domain}")
+    except ImportError as exc:
+        raise SignatureError(f"metric reference {ref!r}: no module gpuobs.names.{domain}") from exc
+    spec = getattr(module, constant, None)
+    native = getattr(spec, "native", None)
+    if not isinstance(native, str):
+        raise SignatureError(f"metric reference {ref!r}: gpuobs.names.{domain} has no MetricSpec {constant}")
+    return native
+
+
+def evidence_text(ev: Evidence) -> str:
+    """The text a `text` pattern is searched in: the raw line plus the message-like attributes."""
+    parts = [ev.raw]
+    for name in ("message", "process", "reason", "method", "model"):
+        value = ev.attrs.get(name)
+        if isinstance(value, str) and value not in ev.raw:
+            parts.append(value)
+    if isinstance(ev.value, str) and ev.value not in ev.raw:
+        parts.append(ev.value)
+    return "\n".join(parts)
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return None if math.isnan(float(value)) else float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _norm(value: Any) -> str:
+    """Values compare as text so that 79, 79.0 and "79" are the same XID."""
+    number = _as_number(value)
+    if number is not None and number.is_integer():
+        return str(int(number))
+    return str(value).strip().lower()
+
+
+def _label(ev: Evidence, name: str) -> Any:
+    labels = ev.attrs.get("labels")
+    if isinstance(labels, Mapping) and name in labels:
+        return labels[name]
+    if name in ev.attrs:
+        return ev.attrs[name]
+    return None
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Selects evidence records; every given condition must hold (an empty condition is ignored)."""
+
+    keys: tuple[str, ...] = ()
+    kinds: tuple[EvidenceKind, ...] = ()
+    values: frozenset[str] = frozenset()
+    not_values: frozenset[str] = frozenset()
+    min: float | None = None
+    max: float | None = None
+    text: re.Pattern[str] | None = None
+    not_text: re.Pattern[str] | None = None
+    attrs: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    not_attrs: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    attr_min: tuple[tuple[str, float], ...] = ()
+    attr_max: tuple[tuple[str, float], ...] = ()
+    weight: float = 0.0
+    label: str = ""
+
+    def matches(self, ev: Evidence) -> bool:
+        if self.keys and ev.key not in self.keys:
+            return False
+        if self.kinds and ev.kind not in self.kinds:
+            return False
+        if self.values and _norm(ev.value) not in self.values:
+            return False
+        if self.not_values and _norm(ev.value) in self.not_values:
+            return False
+        if self.min is not None or self.max is not None:
+            number = _as_number(ev.value)
+            if number is None:
+                return False
+            if self.min is not None and number < self.min:
+                return False
+            if self.max is not None and number > self.max:
+                return False
+        if self.text is not None or self.not_text is not None:
+            text = evidence_text(ev)
+            if self.text is not None and not self.text.search(text):
+                return False
+            if self.not_text is not None and self.not_text.search(text):
+                return False
+        for name, pattern in self.attrs:
+            value = _label(ev, name)
+            if value is None or not pattern.search(str(value)):
+                return False
+        for name, pattern in self.not_attrs:
+            value = _label(ev, name)
+            if value is not None and pattern.search(str(value)):
+                return False
+        for name, bound in self.attr_min:
+            number = _as_number(_label(ev, name))
+            if number is None or number < bound:
+                return False
+        for name, bound in self.attr_max:
+            number = _as_number(_label(ev, name))
+            if number is None or number > bound:
+                return False
+        return True
+
+    def select(self, evidence: Iterable[Evidence]) -> list[Evidence]:
+        return [ev for ev in evidence if self.matches(ev)]
+
+
+class Relation(enum.StrEnum):
+    BEFORE = "before"
+    AFTER = "after"
+
+
+@dataclass(frozen=True)
+class Clause:
+    """Any of `matchers`, at least `count` records (or `distinct` values of an attribute), over `sustained_s`.
+
+    `relation`/`other`/`within_s`: this clause's first record must come before/after the first
+    record of clause `other` (within `within_s` seconds when given). Records without a time
+    satisfy a relation only by their order in the same source.
+    """
+
+    name: str
+    matchers: tuple[Matcher, ...]
+    count: int = 1
+    distinct: str = ""
+    sustained_s: float = 0.0
+    relation: Relation | None = None
+    other: str = ""
+    within_s: float | None = None
+
+    def keys(self) -> set[str]:
+        return {k for m in self.matchers for k in m.keys}
+
+    def select(self, evidence: Iterable[Evidence]) -> list[Evidence]:
+        return [ev for ev in evidence if any(m.matches(ev) for m in self.matchers)]
+
+    def holds(self, selected: Sequence[Evidence]) -> bool:
+        if self.distinct:
+            seen = {
+                str(_label(ev, self.distinct)) for ev in selected if _label(ev, self.distinct) is not None
+            }
+            if len(seen) < max(self.count, 2):
+                return False
+        elif len(selected) < self.count:
+            return False
+        if self.sustained_s > 0:
+            times = [ev.time for ev in selected if ev.time is not None]
+            if len(times) < 2 or max(times) - min(times) < self.sustained_s:
+                return False
+        return True
+
+
+def precedes(a: tuple[Evidence, int], b: tuple[Evidence, int], slack_s: float = 1.0) -> bool | None:
+    """Whether a comes no later than b: by time, else by position in one source; None if unknown."""
+    (ea, ia), (eb, ib) = a, b
+    if ea.time is not None and eb.time is not None:
+        return ea.time <= eb.time + slack_s
+    if ea.source == eb.source:
+        return ia <= ib
+    return None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way a signature can hold: clauses that must all hold, with its own base confidence."""
+
+    name: str
+    require: tuple[Clause, ...]
+    base: float
+
+
+@dataclass(frozen=True)
+class Match:
+    """A signature that held on one aligned slice of evidence."""
+
+    signature: Signature
+    confidence: float
+    anchors: tuple[tuple[Evidence, int], ...]
+    variant: str
+    supporting: tuple[tuple[Evidence, int], ...]
+    matched_support: tuple[str, ...]
+
+    @property
+    def first(self) -> tuple[Evidence, int]:
+        return _earliest(self.anchors)
+
+
+def _earliest(items: Sequence[tuple[Evidence, int]]) -> tuple[Evidence, int]:
+    timed = [it for it in items if it[0].time is not None]
+    if timed:
+        return min(timed, key=lambda it: (it[0].time, it[1]))
+    return min(items, key=lambda it: it[1])
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One catalog entry. `evaluate` returns a Match on the given evidence slice, or None."""
+
+    id: str
+    title: str
+    severity: Severity
+    scope: Scope
+    explanation: str
+    remediation: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    support: tuple[Matcher, ...] = ()
+    rule_out: tuple[Matcher, ...] = ()
+    explains: tuple[Matcher, ...] = ()
+    priority: int = 50
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def evidence_keys(self) -> set[str]:
+        """Every evidence key the signature reads (empty keys in a matcher mean any key)."""
+        out: set[str] = set()
+        for variant in self.variants:
+            for clause in variant.require:
+                out |= clause.keys()
+        for matcher in (*self.support, *self.rule_out, *self.explains):
+            out |= set(matcher.keys)
+        return out
+
+    def explains_record(self, ev: Evidence) -> bool:
+        return any(m.matches(ev) for m in self.explains)
+
+    def matchers(self) -> list[Matcher]:
+        return [m for v in self.variants for c in v.require for m in c.matchers] + [
+            *self.support,
+            *self.rule_out,
+        ]
+
+    def evaluate(self, indexed: Sequence[tuple[Evidence, int]]) -> Match | None:
+        """Score the signature on one entity's evidence (records paired with their global position).
+
+        The holding variant with the highest base gives the anchors and base confidence; any rule-out record
+        drops the signature; each support matcher with a hit adds its weight.
+        """
+        records = [ev for ev, _ in indexed]
+        for matcher in self.rule_out:
+            if any(matcher.matches(ev) for ev in records):
+                return None
+        best: tuple[Variant, list[tuple[Evidence, int]]] | None = None
+        for variant in self.variants:
+            anchors = self._variant_anchors(variant, indexed)
+            if anchors is not None and (best is None or variant.base > best[0].base):
+                best = (variant, anchors)
+        if best is None:
+            return None
+        variant, anchors = best
+        confidence = variant.base
+        supporting: list[tuple[Evidence, int]] = []
+        matched: list[str] = []
+        for matcher in self.support:
+            hits = [it for it in indexed if matcher.matches(it[0])]
+            if hits:
+                confidence += matcher.weight
+                supporting.extend(hits[:5])
+                matched.append(matcher.label or ",".join(matcher.keys) or "support")
+        return Match(
+            signature=self,
+            confidence=max(0.05, min(0.99, confidence)),
+            anchors=tuple(_dedupe(anchors)),
+            variant=variant.name,
+            supporting=tuple(_dedupe(supporting)),
+            matched_support=tuple(matched),
+        )
+
+    def _variant_anchors(
+        self, variant: Variant, indexed: Sequence[tuple[Evidence, int]]
+    ) -> list[tuple[Evidence, int]] | None:
+        chosen: dict[str, list[tuple[Evidence, int]]] = {}
+        for clause in variant.require:
+            selected = [it for it in indexed if any(m.matches(it[0]) for m in clause.matchers)]
+            if not selected or not clause.holds([ev for ev, _ in selected]):
+                return None
+            chosen[clause.name] = selected
+        for clause in variant.require:
+            if clause.relation is None:
+                continue
+            if clause.other not in chosen:
+                raise SignatureError(f"{self.id}: clause {clause.name} relates to unknown {clause.other}")
+            if not self._relation_holds(clause, chosen[clause.name], chosen[clause.other]):
+                return None
+        return [it for items in chosen.values() for it in items]
+
+    @staticmethod
+    def _relation_holds(
+        clause: Clause, mine: Sequence[tuple[Evidence, int]], theirs: Sequence[tuple[Evidence, int]]
+    ) -> bool:
+        # Some pair of records must satisfy the relation (and the window, when both are timed).
+        for a in mine:
+            for b in theirs:
+                first, second = (a, b) if clause.relation is Relation.BEFORE else (b, a)
+                order = precedes(first, second, slack_s=0.0)
+                if order is False:
+                    continue
+                timed = first[0].time is not None and second[0].time is not None
+                if clause.within_s is not None and timed and second[0].time - first[0].time > clause.within_s:  # type: ignore[operator]
+                    continue
+                return True
+        return False
+
+
+def _dedupe(items: Iterable[tuple[Evidence, int]]) -> list[tuple[Evidence, int]]:
+    seen: set[int] = set()
+    out = []
+    for it in sorted(items, key=lambda it: it[1]):
+        if it[1] not in seen:
+            seen.add(it[1])
+            out.append(it)
+    return out
