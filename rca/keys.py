@@ -16,24 +16,32 @@ __all__ = [
     "DRIVER_CLASSES",
     "DRIVER_ERROR",
     "EXPORTER_ERROR",
+    "FABRIC_MANAGER_ERROR",
+    "FILESYSTEM_READONLY",
+    "FILE_MAX_REACHED",
     "GPU_FALLEN_OFF_BUS",
     "GPU_RESET_REQUIRED",
     "GRPC_STATUS",
     "HOST_OOM_KILL",
     "HUNG_TASK",
+    "INFINIBAND_ERROR",
     "K8S_EVENT",
     "K8S_POD_STATUS",
     "KERNEL_PANIC",
     "KV_CACHE_INSUFFICIENT",
+    "LINK_FLAP",
     "LOG_LINE",
+    "MACHINE_CHECK",
     "MODEL_LOAD",
     "NCCL_ERROR",
     "NCCL_ERROR_CLASSES",
     "NCCL_TIMEOUT",
+    "NVLINK_ERROR",
     "NVML_ERROR",
     "NVML_ERROR_CLASSES",
     "PCIE_AER",
     "PCIE_AER_SEVERITIES",
+    "PEERMEM_ERROR",
     "PYTHON_EXCEPTION",
     "RAY_OOM_KILL",
     "SOFT_LOCKUP",
@@ -91,7 +99,7 @@ NCCL_TIMEOUT: Final = "nccl_timeout"
 NCCL_ERROR: Final = "nccl_error"
 """value=class in NCCL_ERROR_CLASSES; attrs: message, rank, host."""
 NCCL_ERROR_CLASSES: Final = ("network", "shm", "p2p", "internal", "segfault", "unhandled_system",
-                             "invalid_usage", "remote")
+                             "unhandled_cuda", "invalid_usage", "remote")
 
 # --- NVML / nvidia-smi ------------------------------------------------------------------------------
 NVML_ERROR: Final = "nvml_error"
@@ -134,6 +142,24 @@ object_kind, insufficient (list of resource names from 'Insufficient X' in Faile
 EXPORTER_ERROR: Final = "exporter_error"
 """The monitoring itself broke (dcgm-exporter / gpuobs exporter errors, scrape target down);
 attrs: message, target, job."""
+# --- more kernel / node findings (peer tools' matchers: gpud, node-problem-detector, gcm) ------------
+FABRIC_MANAGER_ERROR: Final = "fabric_manager_error"
+"""nv-fabricmanager failure: value 'topology_mismatch' | 'nothing_to_do' | 'multicast_gpu_handle'."""
+NVLINK_ERROR: Final = "nvlink_error"
+"""Driver NVLink training/discovery failure (value 'post_rx_detect_failure'); Xid 74/144-150 stay `xid`."""
+PEERMEM_ERROR: Final = "peermem_error"
+"""nvidia-peermem (GPUDirect RDMA) error, value 'invalid_context'."""
+INFINIBAND_ERROR: Final = "infiniband_error"
+"""mlx5 HCA problem: value 'pci_power_insufficient' | 'port_module_high_temperature' | 'access_reg_failed'."""
+LINK_FLAP: Final = "link_flap"
+"""A network interface lost carrier / went down; value = interface name (ib0, eth0...)."""
+FILE_MAX_REACHED: Final = "file_max_reached"
+"""`VFS: file-max limit N reached`; value = N."""
+MACHINE_CHECK: Final = "machine_check"
+"""APEI/MCE hardware error; value = severity ('fatal', 'recoverable', 'corrected', 'logged')."""
+FILESYSTEM_READONLY: Final = "filesystem_readonly"
+"""A filesystem was remounted read-only; value = device."""
+
 LOG_LINE: Final = "log_line"
 """Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""
 
