@@ -58,7 +58,7 @@ def _numeric(ev: Evidence) -> float | None:
     if isinstance(ev.value, bool):
         return None
     if isinstance(ev.value, int | float):
-        return _val(ev)
+        return float(ev.value)
     return None
 
 

@@ -295,7 +295,9 @@ def test_oom_kinds_are_told_apart(catalog: Catalog) -> None:
         for i in range(10)
     ]
     leak = [*growth, _oom(T0 + 600, 0.05 * GIB, 78 * GIB, 0.1 * GIB)]
-    assert diagnose(leak, catalog).top.id == "cuda_oom_leak"  # type: ignore[union-attr]
+    report = diagnose(leak, catalog)
+    assert report.top is not None and report.top.id == "cuda_oom_leak"
+    assert report.problems == ()
     swap = [
         log(
             "model_load",
