@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 import typer
 
@@ -70,7 +72,7 @@ def export(
 
     cfg = load_config()
 
-    def r(name: str, flag: object, default: object, cast: type) -> object:
+    def r(name: str, flag: Any, default: Any, cast: Callable[[Any], Any]) -> Any:
         return resolve("export", name, flag, default, cast, cfg)
 
     level = str(r("log_level", log_level, "info", str))
@@ -82,20 +84,20 @@ def export(
         return
     config = ExporterConfig(
         backend=str(r("backend", backend, "auto", str)),
-        gpus=int(r("gpus", gpus, 8, int)),  # type: ignore[call-overload]
+        gpus=int(r("gpus", gpus, 8, int)),
         naming=str(r("naming", naming, "native", str)),
         address=str(r("address", address, "127.0.0.1", str)),
-        port=int(r("port", port, 9400, int)),  # type: ignore[call-overload]
-        web_config=r("web_config", web_config, None, str),  # type: ignore[arg-type]
+        port=int(r("port", port, 9400, int)),
+        web_config=r("web_config", web_config, None, str),
         enable_fault_injection=bool(r("enable_fault_injection", enable_fault_injection, False, _bool)),
-        otlp_endpoint=r("otlp_endpoint", otlp_endpoint, None, str),  # type: ignore[arg-type]
-        history_minutes=float(r("history_minutes", history_minutes, 30.0, float)),  # type: ignore[arg-type]
-        history_interval_s=float(r("history_interval", history_interval, 10.0, float)),  # type: ignore[arg-type]
-        slow_interval_s=float(r("slow_interval", slow_interval, 5.0, float)),  # type: ignore[arg-type]
+        otlp_endpoint=r("otlp_endpoint", otlp_endpoint, None, str),
+        history_minutes=float(r("history_minutes", history_minutes, 30.0, float)),
+        history_interval_s=float(r("history_interval", history_interval, 10.0, float)),
+        slow_interval_s=float(r("slow_interval", slow_interval, 5.0, float)),
         pod_resources_socket=str(
             r("pod_resources_socket", pod_resources_socket, DEFAULT_POD_RESOURCES_SOCKET, str)
         ),
-        seed=int(r("seed", seed, 0, int)),  # type: ignore[call-overload]
+        seed=int(r("seed", seed, 0, int)),
     )
     stop = threading.Event()
 
