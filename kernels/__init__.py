@@ -15,9 +15,10 @@ accumulation is float32). Shapes and layouts, exactly:
 - `rms_norm(x, residual, weight, eps=1e-6) -> (out, residual_out)`
   x [num_tokens, hidden] (any leading dims are flattened; last dim contiguous); residual same shape
   and dtype as x, or None; weight [hidden]. residual_out = x + residual (or x when residual is None),
-  out = residual_out * rsqrt(mean(residual_out**2) + eps) * weight. Both outputs are new tensors
-  of x's shape and dtype (inputs are not modified). This is the fused residual-add + RMSNorm of a
-  Llama block: feed `residual_out` as the next layer's `residual`.
+  out = residual_out * rsqrt(mean(residual_out**2) + eps) * weight, computed in float32 from the
+  unrounded sum. out is a new tensor of x's shape and dtype; residual_out too when residual is
+  given, and x itself (not copied) when it is None. Inputs are not modified. This is the fused
+  residual-add + RMSNorm of a Llama block: feed `residual_out` as the next layer's `residual`.
 - `rope_cos_sin(head_dim, max_positions, base=10000.0, device=None) -> (cos, sin)`
   float32 tables [max_positions, head_dim // 2] for `rotary_embedding`.
 - `rotary_embedding(q, k, positions, cos, sin) -> None`

@@ -25,7 +25,7 @@ def rms_norm(
     summed = x.float() if residual is None else x.float() + residual.float()
     rstd = torch.rsqrt(summed.pow(2).mean(dim=-1, keepdim=True) + eps)
     out = (summed * rstd * weight.float()).to(x.dtype)
-    return out, summed.to(x.dtype)
+    return out, (x if residual is None else summed.to(x.dtype))
 
 
 def rope_cos_sin(
