@@ -280,20 +280,29 @@ def test_successful_checks_are_cached_and_failures_are_not(tmp_path: Path) -> No
     good = _auth("prometheus", PASSWORD)["Authorization"]
     bad = _auth("prometheus", "nope")["Authorization"]
 
-    def timed(header: str) -> tuple[bool, float]:
-        started = time.perf_counter()
-        result = config.check_authorization(header)
-        return result, time.perf_counter() - started
+    def fastest(header: str, runs: int = 2) -> tuple[bool, float]:
+        # the fastest of a few runs: load on a shared CI machine only ever adds time
+        results, times = set(), []
+        for _ in range(runs):
+            started = time.perf_counter()
+            results.add(config.check_authorization(header))
+            times.append(time.perf_counter() - started)
+        assert len(results) == 1
+        return results.pop(), min(times)
 
-    first_ok, first_s = timed(good)
-    second_ok, second_s = timed(good)
-    bad_ok, _ = timed(bad)
-    bad_again_ok, bad_again_s = timed(bad)
-    assert first_ok and second_ok and not bad_ok and not bad_again_ok
-    assert second_s < first_s / 20, (first_s, second_s)  # bcrypt cost 10 vs a dict lookup
-    assert bad_again_s > first_s / 4, (first_s, bad_again_s)  # failures always pay bcrypt
-    # unknown users pay bcrypt too (timing does not reveal which users exist)
-    assert timed(_auth("nobody", PASSWORD)["Authorization"])[1] > first_s / 4
+    def bcrypt_once() -> float:
+        started = time.perf_counter()
+        bcrypt.checkpw(b"whatever", slow_hash.encode())
+        return time.perf_counter() - started
+
+    bcrypt_s = min(bcrypt_once(), bcrypt_once())  # what one comparison costs here (cost 10)
+    assert config.check_authorization(good)  # the first success pays bcrypt, then it is cached
+    cached_ok, cached_s = fastest(good, runs=5)
+    assert cached_ok and cached_s < bcrypt_s / 10, (bcrypt_s, cached_s)
+    # failures are never cached, and unknown users pay a dummy bcrypt: timing tells nothing apart
+    for header in (bad, _auth("nobody", PASSWORD)["Authorization"]):
+        ok, seconds = fastest(header)
+        assert not ok and seconds > bcrypt_s / 3, (header, bcrypt_s, seconds)
     assert not config.check_authorization(_auth("prometheus", "x" * 100)["Authorization"])
     assert not config.check_authorization(None)
 
