@@ -44,9 +44,5 @@ def get_ops(backend: str) -> KernelOps:
     if backend == "kernels":
         return _from_module("kernels", importlib.import_module("gpuobs.kernels"))
     if backend == "reference":
-        try:
-            module = importlib.import_module("gpuobs.kernels.reference")
-        except ImportError:  # gpuobs.kernels not yet complete: the same math, written here
-            from gpuobs.serving.model import _fallback_ref as module
-        return _from_module("reference", module)
+        return _from_module("reference", importlib.import_module("gpuobs.kernels.reference"))
     raise ValueError(f"unknown kernel backend {backend!r} (kernels|reference)")
