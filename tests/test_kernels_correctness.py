@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+import gpuobs.kernels as K
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-import gpuobs.kernels as K
 from gpuobs.exporters import launcher as L
 from gpuobs.kernels import reference as R
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # (atol, rtol): outputs are rounded to the dtype, so a couple of ulps apart at most.
@@ -67,7 +66,8 @@ def test_rms_norm(dtype: torch.dtype, rows: int, hidden: int, with_residual: boo
 
 def test_rms_norm_leading_dims() -> None:
     gen = torch.Generator().manual_seed(3)
-    x, r, w = randn(gen, 2, 3, 64, dtype=torch.float32), randn(gen, 2, 3, 64, dtype=torch.float32), torch.ones(64)
+    x, r = randn(gen, 2, 3, 64, dtype=torch.float32), randn(gen, 2, 3, 64, dtype=torch.float32)
+    w = torch.ones(64)
     out, res = K.rms_norm(x, r, w)
     ref, ref_res = R.rms_norm(x, r, w, 1e-6)
     close(out, ref, torch.float32)
@@ -76,7 +76,8 @@ def test_rms_norm_leading_dims() -> None:
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @FAST
-@given(lead=st.lists(st.integers(1, 3), min_size=1, max_size=2), d=st.integers(1, 150), seed=st.integers(0, 2**16))
+@given(lead=st.lists(st.integers(1, 3), min_size=1, max_size=2), d=st.integers(1, 150),
+       seed=st.integers(0, 2**16))
 def test_silu_and_mul(dtype: torch.dtype, lead: list[int], d: int, seed: int) -> None:
     gen = torch.Generator().manual_seed(seed)
     x = randn(gen, *lead, 2 * d, dtype=dtype) * 3
