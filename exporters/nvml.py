@@ -295,22 +295,19 @@ class NvmlBackend(GpuBackend):
             (_FI_NVLINK_THROUGHPUT_RAW_RX, _ALL_LINKS),
         ]
         values = self.q(index, "field_values", self._fn("nvmlDeviceGetFieldValues"), h, ids)
-        if values is None:
-            return
         got: dict[int, float] = {}
-        for v in values:
+        for v in values or ():
             if v.nvmlReturn == _GPU_IS_LOST:
                 raise GpuLostError(index, "field values: NVML_ERROR_GPU_IS_LOST")
-            if v.nvmlReturn != 0:
-                continue
-            got[int(v.fieldId)] = _field_value(v)
+            if v.nvmlReturn == 0:
+                got[int(v.fieldId)] = _field_value(v)
         s.memory_temperature_c = got.get(_FI_MEMORY_TEMP)
         s.pcie_replays = got.get(_FI_PCIE_REPLAY_COUNTER)
         if _FI_NVLINK_THROUGHPUT_RAW_TX in got and _FI_NVLINK_THROUGHPUT_RAW_RX in got:
             s.nvlink_traffic_bytes = (
                 got[_FI_NVLINK_THROUGHPUT_RAW_TX] + got[_FI_NVLINK_THROUGHPUT_RAW_RX]
             ) * 1024
-        if s.pcie_replays is None:
+        if s.pcie_replays is None:  # field API missing (older driver): the dedicated call
             replay = self.q(index, "pcie_replay", self._fn("nvmlDeviceGetPcieReplayCounter"), h)
             s.pcie_replays = None if replay is None else float(replay)
 

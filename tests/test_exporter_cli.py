@@ -1,0 +1,107 @@
+"""`gpuobs export` and `gpuobs demo` as a user runs them: exit codes, one-line errors, settings precedence."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from support.prometheus import free_port
+
+
+def _run(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpuobs", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "GPUOBS_CONFIG": os.devnull, **(env or {})},
+    )
+
+
+def test_demo_runs_and_stops_by_itself() -> None:
+    t0 = time.monotonic()
+    out = _run("demo", "--json", timeout=30)
+    elapsed = time.monotonic() - t0
+    assert out.returncode == 0, out.stderr
+    assert elapsed < 15, f"demo took {elapsed:.1f} s"
+    data = json.loads(out.stdout)
+    assert data["ok"] is True and len(data["gpus"]) == 8
+    by_gpu = {row["gpu"]: row for row in data["gpus"]}
+    assert by_gpu["5"]["XID"] == "13", "the demo's injected XID shows"
+    assert by_gpu["3"]["throttle"] != "-", "the demo's heated GPU throttles"
+    assert all(row["up"] == "yes" and float(row["W"]) > 0 for row in data["gpus"])
+
+
+def test_demo_table_for_people() -> None:
+    out = _run("demo", "--scrapes", "1", timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "What gpuobs export sees" in out.stdout and "NVIDIA H200" in out.stdout
+
+
+def test_auto_backend_without_driver_exits_2() -> None:
+    out = _run("export", "--backend", "auto", "--port", str(free_port()))
+    assert out.returncode == 2
+    assert "no NVIDIA driver answered" in out.stderr and "--backend sim" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_input_is_one_line_exit_2() -> None:
+    for args, needle in (
+        (["--naming", "prom"], "--naming"),
+        (["--backend", "cuda"], "--backend"),
+        (["--gpus", "0", "--backend", "sim"], "--gpus"),
+        (["--log-level", "loud"], "--log-level"),
+        (["--self-check"], "nvidia-smi"),
+    ):
+        out = _run("export", *args, "--port", str(free_port()))
+        assert out.returncode == 2, (args, out.stderr)
+        assert needle in out.stderr and "Traceback" not in out.stderr, out.stderr
+    out = _run("demo", "--scrapes", "50")
+    assert out.returncode == 2 and "--scrapes" in out.stderr
+
+
+def test_port_in_use_exits_2() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        out = _run(
+            "export", "--backend", "sim", "--port", str(s.getsockname()[1]), "--pod-resources-socket", "none"
+        )
+    assert out.returncode == 2 and "cannot listen" in out.stderr
+
+
+def test_settings_come_from_env_and_config_file(tmp_path: Path) -> None:
+    port = free_port()
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[export]\nbackend = "sim"\ngpus = 3\nport = {port}\nnaming = "native"\n'
+        'pod-resources-socket = "none"\n'
+    )
+    env = {**os.environ, "GPUOBS_CONFIG": str(config), "GPUOBS_NAMING": "dcgm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuobs", "export"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 20
+        body = b""
+        while time.monotonic() < deadline and not body:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1) as resp:
+                    body = resp.read()
+            except OSError:
+                time.sleep(0.1)
+        text = body.decode()
+        assert "DCGM_FI_DEV_GPU_TEMP{" in text, "GPUOBS_NAMING beats the config file"
+        assert text.count("DCGM_FI_DEV_GPU_TEMP{") == 3, "gpus = 3 from the config file"
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
