@@ -23,9 +23,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuobs.exporters._podresources_proto import LIST_METHOD, messages
-
 from gpuobs.errors import GpuobsError
+from gpuobs.exporters._podresources_proto import LIST_METHOD, messages
 
 if TYPE_CHECKING:
     import grpc

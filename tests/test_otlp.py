@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from gpuobs.exporters.otlp import OtlpMetricsPusher, OtlpPoint, metrics_endpoint
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
     ExportMetricsServiceResponse,
@@ -19,6 +18,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from support.prometheus import free_port
 
 from gpuobs.errors import InputError
+from gpuobs.exporters.otlp import OtlpMetricsPusher, OtlpPoint, metrics_endpoint
 from gpuobs.names.spec import MetricKind, MetricSpec
 
 LOGGER = "gpuobs.exporters.otlp"

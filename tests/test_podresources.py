@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 import pytest
+
 from gpuobs.exporters._podresources_proto import messages
 from gpuobs.exporters.podresources import (
     PodAttributor,
