@@ -78,9 +78,15 @@ class SwapStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "swap_id": self.swap_id, "model_dir": self.model_dir, "name": self.name, "state": self.state,
-            "error": self.error, "started": self.started, "finished": self.finished,
-            "estimated_bytes": self.estimated_bytes, "free_bytes": self.free_bytes,
+            "swap_id": self.swap_id,
+            "model_dir": self.model_dir,
+            "name": self.name,
+            "state": self.state,
+            "error": self.error,
+            "started": self.started,
+            "finished": self.finished,
+            "estimated_bytes": self.estimated_bytes,
+            "free_bytes": self.free_bytes,
         }
 
 
@@ -103,6 +109,11 @@ def estimate_model_bytes(model_dir: str | Path, kv_cache_bytes: int = 0) -> int 
     embed = vocab * hidden * (1 if raw.get("tie_word_embeddings") else 2)
     params = embed + layers * per_layer + hidden
     return params * dtype_bytes + kv_cache_bytes
+
+
+def _model_path(engine: Any, model_dir: str | None) -> str | None:
+    path = getattr(engine, "model_path", None)
+    return str(path) if path is not None else model_dir
 
 
 class ModelManager:
@@ -148,7 +159,9 @@ class ModelManager:
             raise
         with self._lock:
             self._generation += 1
-            handle = ModelHandle(self._name_for(engine, None), engine, model_dir, self._generation)
+            handle = ModelHandle(
+                self._name_for(engine, None), engine, _model_path(engine, model_dir), self._generation
+            )
             self._served_name = handle.name
             self._current = handle
         self._on_model(handle.name)
@@ -242,12 +255,17 @@ class ModelManager:
         status = SwapStatus(uuid.uuid4().hex[:12], model_dir, name or self.served_name)
         status.estimated_bytes = self.estimate_bytes(model_dir)
         status.free_bytes = self.free_bytes()
-        if status.estimated_bytes is not None and status.free_bytes is not None \
-                and status.estimated_bytes > status.free_bytes:
+        if (
+            status.estimated_bytes is not None
+            and status.free_bytes is not None
+            and status.estimated_bytes > status.free_bytes
+        ):
             status.state, status.finished = "refused", time.time()
-            status.error = (f"model needs about {status.estimated_bytes / 2**20:.1f} MiB but only "
-                            f"{max(0, status.free_bytes) / 2**20:.1f} MiB of device memory is free "
-                            "while the current model is loaded; swap refused")
+            status.error = (
+                f"model needs about {status.estimated_bytes / 2**20:.1f} MiB but only "
+                f"{max(0, status.free_bytes) / 2**20:.1f} MiB of device memory is free "
+                "while the current model is loaded; swap refused"
+            )
             status.done.set()
             self._history.append(status)
             self._on_swap("refused")
@@ -256,8 +274,9 @@ class ModelManager:
         with self._lock:
             self._swap = status
             self._history.append(status)
-        threading.Thread(target=self._run_swap, args=(status,), name=f"hotswap-{status.swap_id}",
-                         daemon=True).start()
+        threading.Thread(
+            target=self._run_swap, args=(status,), name=f"hotswap-{status.swap_id}", daemon=True
+        ).start()
         return status
 
     def _run_swap(self, status: SwapStatus) -> None:
@@ -272,7 +291,9 @@ class ModelManager:
                     raise RuntimeError("server shut down during the swap")
                 old = self._current
                 self._generation += 1
-                new = ModelHandle(status.name, engine, status.model_dir, self._generation)
+                new = ModelHandle(
+                    status.name, engine, _model_path(engine, status.model_dir), self._generation
+                )
                 self._current = new  # from here on every new request leases the new engine
                 free_old = False
                 if old is not None:
@@ -282,8 +303,10 @@ class ModelManager:
             self._on_model(new.name)
             status.state = "switched"
             self._on_swap("ok")
-            logger.info("hot-swap switched", extra={"model_name": new.name, "model_id": status.model_dir,
-                                                    "event": "swap_switched"})
+            logger.info(
+                "hot-swap switched",
+                extra={"model_name": new.name, "model_id": status.model_dir, "event": "swap_switched"},
+            )
             if old is not None and free_old:
                 self._free(old)
         except Exception as exc:
@@ -322,21 +345,29 @@ class ModelManager:
                     torch.cuda.empty_cache()
             except Exception:
                 logger.exception("emptying the CUDA cache failed")
-            logger.info("old model freed", extra={"model_name": handle.name, "model_id": handle.model_dir,
-                                                  "event": "swap_freed"})
+            logger.info(
+                "old model freed",
+                extra={"model_name": handle.name, "model_id": handle.model_dir, "event": "swap_freed"},
+            )
 
         threading.Thread(target=stop, name="hotswap-free", daemon=True).start()
 
     def status(self) -> dict[str, Any]:
         with self._lock:
             current = self._current
-            retired = [{"name": h.name, "inflight": h.inflight, "generation": h.generation}
-                       for h in self._retired]
+            retired = [
+                {"name": h.name, "inflight": h.inflight, "generation": h.generation} for h in self._retired
+            ]
             swaps = [s.as_dict() for s in self._history[-10:]]
         return {
-            "current": None if current is None else {
-                "name": current.name, "model_dir": current.model_dir, "generation": current.generation,
-                "inflight": current.inflight, "loaded_at": current.loaded_at,
+            "current": None
+            if current is None
+            else {
+                "name": current.name,
+                "model_dir": current.model_dir,
+                "generation": current.generation,
+                "inflight": current.inflight,
+                "loaded_at": current.loaded_at,
             },
             "draining": retired,
             "swaps": swaps,

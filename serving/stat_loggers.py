@@ -88,8 +88,13 @@ class PrometheusStatLogger:
         tok = names.token_buckets(max_model_len)
 
         def hist(spec: MetricSpec, default: Sequence[float] = tok) -> Histogram:
-            return Histogram(_name(spec), _desc(spec), labelnames=list(spec.labels),
-                             buckets=_buckets(spec, default), registry=registry)
+            return Histogram(
+                _name(spec),
+                _desc(spec),
+                labelnames=list(spec.labels),
+                buckets=_buckets(spec, default),
+                registry=registry,
+            )
 
         def counter(spec: MetricSpec) -> Counter:
             return Counter(_name(spec), _desc(spec), labelnames=list(spec.labels), registry=registry)
@@ -128,9 +133,23 @@ class PrometheusStatLogger:
         for reason in ("stop", "length", "abort", "error"):
             self.request_success.labels(model_name, ENGINE_ID, reason)
         self.admission_rejections.labels(model_name, "max_num_queued_reqs")
-        for h in (self.h_prompt, self.h_generation, self.h_iteration, self.h_max_gen, self.h_n,
-                  self.h_max_tokens, self.h_ttft, self.h_itl, self.h_tpot, self.h_e2e, self.h_queue,
-                  self.h_inference, self.h_prefill, self.h_decode, self.h_preempt):
+        for h in (
+            self.h_prompt,
+            self.h_generation,
+            self.h_iteration,
+            self.h_max_gen,
+            self.h_n,
+            self.h_max_tokens,
+            self.h_ttft,
+            self.h_itl,
+            self.h_tpot,
+            self.h_e2e,
+            self.h_queue,
+            self.h_inference,
+            self.h_prefill,
+            self.h_decode,
+            self.h_preempt,
+        ):
             h.labels(*ids)
 
     def record_finished(self, done: FinishedRequest) -> None:
@@ -196,8 +215,12 @@ class EngineStatsCollector(Collector):
     `ready()` says whether requests are accepted.
     """
 
-    def __init__(self, source: Callable[[], Iterable[tuple[str, Any]]], ready: Callable[[], bool],
-                 current_model: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        source: Callable[[], Iterable[tuple[str, Any]]],
+        ready: Callable[[], bool],
+        current_model: Callable[[], str],
+    ) -> None:
         self._source = source
         self._ready = ready
         self._current = current_model
@@ -219,8 +242,11 @@ class EngineStatsCollector(Collector):
         tenant_run = gauge(names.SERVING_TENANT_RUNNING)
         blocks = gauge(names.SERVING_KV_BLOCKS)
         ready = gauge(names.SERVING_READY)
-        preempt = CounterMetricFamily(names.NUM_PREEMPTIONS.native, names.NUM_PREEMPTIONS.help,
-                                      labels=list(names.NUM_PREEMPTIONS.labels))
+        preempt = CounterMetricFamily(
+            names.NUM_PREEMPTIONS.native,
+            names.NUM_PREEMPTIONS.help,
+            labels=list(names.NUM_PREEMPTIONS.labels),
+        )
         try:
             pairs = list(self._source())
         except Exception:  # a scrape must never fail because of the engine
@@ -233,8 +259,9 @@ class EngineStatsCollector(Collector):
             except Exception:
                 logger.exception("engine.stats() failed", extra={"model_name": model_name})
                 continue
-            acc = merged.setdefault(model_name, dict.fromkeys(
-                ("running", "waiting", "kv", "preempt", "batch", "blocks"), 0.0))
+            acc = merged.setdefault(
+                model_name, dict.fromkeys(("running", "waiting", "kv", "preempt", "batch", "blocks"), 0.0)
+            )
             # during a hot-swap two engines serve one name: add the queues, keep the newest sizes
             acc["running"] += stats.running
             acc["waiting"] += stats.waiting
@@ -261,14 +288,27 @@ class EngineStatsCollector(Collector):
             ready.add_metric([self._current()], 1.0 if self._ready() else 0.0)
         except Exception:
             logger.exception("readiness probe failed")
-        restarts = CounterMetricFamily(names.SERVING_WORKER_RESTARTS.native,
-                                       names.SERVING_WORKER_RESTARTS.help)
+        restarts = CounterMetricFamily(
+            names.SERVING_WORKER_RESTARTS.native, names.SERVING_WORKER_RESTARTS.help
+        )
         try:
             restarts.add_metric([], float(int(os.environ.get(RESTARTS_ENV, "0"))))
         except ValueError:
             restarts.add_metric([], 0.0)
-        yield from (running, waiting, kv, cache_info, preempt, batch, depth, tenant_wait, tenant_run, blocks,
-                    ready, restarts)
+        yield from (
+            running,
+            waiting,
+            kv,
+            cache_info,
+            preempt,
+            batch,
+            depth,
+            tenant_wait,
+            tenant_run,
+            blocks,
+            ready,
+            restarts,
+        )
 
 
 def new_registry() -> CollectorRegistry:
@@ -283,5 +323,3 @@ def new_registry() -> CollectorRegistry:
 def render(registry: CollectorRegistry) -> bytes:
     """The exposition text of a registry."""
     return generate_latest(registry)
-
-

@@ -56,14 +56,89 @@ __all__ = [
 ENGINE_LABELS = ("model_name", "engine")
 
 # Bucket boundaries as vLLM 0.32/0.33 exposes them (checked against the real scrape).
-LATENCY_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
-                   120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
-TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
-                10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
-PER_TOKEN_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
-                     10.0, 20.0, 40.0, 80.0)
-ITERATION_TOKEN_BUCKETS = (1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0,
-                           8192.0, 16384.0)
+LATENCY_BUCKETS = (
+    0.3,
+    0.5,
+    0.8,
+    1.0,
+    1.5,
+    2.0,
+    2.5,
+    5.0,
+    10.0,
+    15.0,
+    20.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
+    120.0,
+    240.0,
+    480.0,
+    960.0,
+    1920.0,
+    7680.0,
+)
+TTFT_BUCKETS = (
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+    160.0,
+    640.0,
+    2560.0,
+)
+PER_TOKEN_BUCKETS = (
+    0.01,
+    0.025,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+)
+ITERATION_TOKEN_BUCKETS = (
+    1.0,
+    8.0,
+    16.0,
+    32.0,
+    64.0,
+    128.0,
+    256.0,
+    512.0,
+    1024.0,
+    2048.0,
+    4096.0,
+    8192.0,
+    16384.0,
+)
 PREEMPTION_BUCKETS = (1.0, 2.0, 3.0, 4.0, 5.0, 10.0, 20.0)
 N_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0)
 
@@ -81,120 +156,244 @@ def token_buckets(max_value: int) -> tuple[float, ...]:
         exponent += 1
 
 
-def _vllm(name: str, kind: MetricKind, help: str, unit: str = "", labels: tuple[str, ...] = ENGINE_LABELS,
-          buckets: tuple[float, ...] | None = None) -> MetricSpec:
+def _vllm(
+    name: str,
+    kind: MetricKind,
+    help: str,
+    unit: str = "",
+    labels: tuple[str, ...] = ENGINE_LABELS,
+    buckets: tuple[float, ...] | None = None,
+) -> MetricSpec:
     extra = {"buckets": ",".join(str(b) for b in buckets)} if buckets else {}
     return MetricSpec(native=name, kind=kind, help=help, unit=unit, labels=labels, extra=extra)
 
 
 # --- vLLM gauges -----------------------------------------------------------------------------------
-NUM_REQUESTS_RUNNING = _vllm("vllm:num_requests_running", MetricKind.GAUGE,
-                             "Number of requests in model execution batches.")
-NUM_REQUESTS_WAITING = _vllm("vllm:num_requests_waiting", MetricKind.GAUGE,
-                             "Number of requests waiting to be processed.")
-KV_CACHE_USAGE = _vllm("vllm:kv_cache_usage_perc", MetricKind.GAUGE,
-                       "KV-cache usage. 1 means 100 percent usage.", unit="ratio")
-CACHE_CONFIG_INFO = _vllm("vllm:cache_config_info", MetricKind.GAUGE,
-                          "Information of the LLMEngine CacheConfig",
-                          labels=("block_size", "num_gpu_blocks", "engine"))
+NUM_REQUESTS_RUNNING = _vllm(
+    "vllm:num_requests_running", MetricKind.GAUGE, "Number of requests in model execution batches."
+)
+NUM_REQUESTS_WAITING = _vllm(
+    "vllm:num_requests_waiting", MetricKind.GAUGE, "Number of requests waiting to be processed."
+)
+KV_CACHE_USAGE = _vllm(
+    "vllm:kv_cache_usage_perc", MetricKind.GAUGE, "KV-cache usage. 1 means 100 percent usage.", unit="ratio"
+)
+CACHE_CONFIG_INFO = _vllm(
+    "vllm:cache_config_info",
+    MetricKind.GAUGE,
+    "Information of the LLMEngine CacheConfig",
+    labels=("block_size", "num_gpu_blocks", "engine"),
+)
 
 # --- vLLM counters (native names without _total; prometheus_client adds it) -------------------------
-NUM_PREEMPTIONS = _vllm("vllm:num_preemptions", MetricKind.COUNTER,
-                        "Cumulative number of preemption from the engine.")
+NUM_PREEMPTIONS = _vllm(
+    "vllm:num_preemptions", MetricKind.COUNTER, "Cumulative number of preemption from the engine."
+)
 PROMPT_TOKENS = _vllm("vllm:prompt_tokens", MetricKind.COUNTER, "Number of prefill tokens processed.")
-GENERATION_TOKENS = _vllm("vllm:generation_tokens", MetricKind.COUNTER,
-                          "Number of generation tokens processed.")
-REQUEST_SUCCESS = _vllm("vllm:request_success", MetricKind.COUNTER,
-                        "Count of successfully processed requests.",
-                        labels=("model_name", "engine", "finished_reason"))
-ADMISSION_REJECTIONS = _vllm("vllm:admission_rejections", MetricKind.COUNTER,
-                             "Requests rejected by admission control (HTTP 429).",
-                             labels=("model_name", "reason"))
+GENERATION_TOKENS = _vllm(
+    "vllm:generation_tokens", MetricKind.COUNTER, "Number of generation tokens processed."
+)
+REQUEST_SUCCESS = _vllm(
+    "vllm:request_success",
+    MetricKind.COUNTER,
+    "Count of successfully processed requests.",
+    labels=("model_name", "engine", "finished_reason"),
+)
+ADMISSION_REJECTIONS = _vllm(
+    "vllm:admission_rejections",
+    MetricKind.COUNTER,
+    "Requests rejected by admission control (HTTP 429).",
+    labels=("model_name", "reason"),
+)
 
 # --- vLLM histograms (token counts: token_buckets(max_model_len)) ----------------------------------
-REQUEST_PROMPT_TOKENS = _vllm("vllm:request_prompt_tokens", MetricKind.HISTOGRAM,
-                              "Number of prefill tokens processed.")
-REQUEST_GENERATION_TOKENS = _vllm("vllm:request_generation_tokens", MetricKind.HISTOGRAM,
-                                  "Number of generation tokens processed.")
-ITERATION_TOKENS = _vllm("vllm:iteration_tokens_total", MetricKind.HISTOGRAM,
-                         "Histogram of number of tokens per engine_step.", buckets=ITERATION_TOKEN_BUCKETS)
-REQUEST_MAX_NUM_GENERATION_TOKENS = _vllm("vllm:request_max_num_generation_tokens", MetricKind.HISTOGRAM,
-                                          "Histogram of maximum number of requested generation tokens.")
-REQUEST_PARAMS_N = _vllm("vllm:request_params_n", MetricKind.HISTOGRAM,
-                         "Histogram of the n request parameter.", buckets=N_BUCKETS)
-REQUEST_PARAMS_MAX_TOKENS = _vllm("vllm:request_params_max_tokens", MetricKind.HISTOGRAM,
-                                  "Histogram of the max_tokens request parameter.")
-TTFT = _vllm("vllm:time_to_first_token_seconds", MetricKind.HISTOGRAM,
-             "Histogram of time to first token in seconds.", unit="seconds", buckets=TTFT_BUCKETS)
-INTER_TOKEN_LATENCY = _vllm("vllm:inter_token_latency_seconds", MetricKind.HISTOGRAM,
-                            "Histogram of inter-token latency in seconds.", unit="seconds",
-                            buckets=PER_TOKEN_BUCKETS)
-REQUEST_TIME_PER_OUTPUT_TOKEN = _vllm("vllm:request_time_per_output_token_seconds", MetricKind.HISTOGRAM,
-                                      "Histogram of time_per_output_token_seconds per request.",
-                                      unit="seconds", buckets=PER_TOKEN_BUCKETS)
-E2E_REQUEST_LATENCY = _vllm("vllm:e2e_request_latency_seconds", MetricKind.HISTOGRAM,
-                            "Histogram of e2e request latency in seconds.", unit="seconds",
-                            buckets=LATENCY_BUCKETS)
-REQUEST_QUEUE_TIME = _vllm("vllm:request_queue_time_seconds", MetricKind.HISTOGRAM,
-                           "Histogram of time spent in WAITING phase for request.", unit="seconds",
-                           buckets=LATENCY_BUCKETS)
-REQUEST_INFERENCE_TIME = _vllm("vllm:request_inference_time_seconds", MetricKind.HISTOGRAM,
-                               "Histogram of time spent in RUNNING phase for request.", unit="seconds",
-                               buckets=LATENCY_BUCKETS)
-REQUEST_PREFILL_TIME = _vllm("vllm:request_prefill_time_seconds", MetricKind.HISTOGRAM,
-                             "Histogram of time spent in PREFILL phase for request.", unit="seconds",
-                             buckets=LATENCY_BUCKETS)
-REQUEST_DECODE_TIME = _vllm("vllm:request_decode_time_seconds", MetricKind.HISTOGRAM,
-                            "Histogram of time spent in DECODE phase for request.", unit="seconds",
-                            buckets=LATENCY_BUCKETS)
-REQUEST_NUM_PREEMPTIONS = _vllm("vllm:request_num_preemptions", MetricKind.HISTOGRAM,
-                                "Number of preemptions per request.", buckets=PREEMPTION_BUCKETS)
+REQUEST_PROMPT_TOKENS = _vllm(
+    "vllm:request_prompt_tokens", MetricKind.HISTOGRAM, "Number of prefill tokens processed."
+)
+REQUEST_GENERATION_TOKENS = _vllm(
+    "vllm:request_generation_tokens", MetricKind.HISTOGRAM, "Number of generation tokens processed."
+)
+ITERATION_TOKENS = _vllm(
+    "vllm:iteration_tokens_total",
+    MetricKind.HISTOGRAM,
+    "Histogram of number of tokens per engine_step.",
+    buckets=ITERATION_TOKEN_BUCKETS,
+)
+REQUEST_MAX_NUM_GENERATION_TOKENS = _vllm(
+    "vllm:request_max_num_generation_tokens",
+    MetricKind.HISTOGRAM,
+    "Histogram of maximum number of requested generation tokens.",
+)
+REQUEST_PARAMS_N = _vllm(
+    "vllm:request_params_n", MetricKind.HISTOGRAM, "Histogram of the n request parameter.", buckets=N_BUCKETS
+)
+REQUEST_PARAMS_MAX_TOKENS = _vllm(
+    "vllm:request_params_max_tokens", MetricKind.HISTOGRAM, "Histogram of the max_tokens request parameter."
+)
+TTFT = _vllm(
+    "vllm:time_to_first_token_seconds",
+    MetricKind.HISTOGRAM,
+    "Histogram of time to first token in seconds.",
+    unit="seconds",
+    buckets=TTFT_BUCKETS,
+)
+INTER_TOKEN_LATENCY = _vllm(
+    "vllm:inter_token_latency_seconds",
+    MetricKind.HISTOGRAM,
+    "Histogram of inter-token latency in seconds.",
+    unit="seconds",
+    buckets=PER_TOKEN_BUCKETS,
+)
+REQUEST_TIME_PER_OUTPUT_TOKEN = _vllm(
+    "vllm:request_time_per_output_token_seconds",
+    MetricKind.HISTOGRAM,
+    "Histogram of time_per_output_token_seconds per request.",
+    unit="seconds",
+    buckets=PER_TOKEN_BUCKETS,
+)
+E2E_REQUEST_LATENCY = _vllm(
+    "vllm:e2e_request_latency_seconds",
+    MetricKind.HISTOGRAM,
+    "Histogram of e2e request latency in seconds.",
+    unit="seconds",
+    buckets=LATENCY_BUCKETS,
+)
+REQUEST_QUEUE_TIME = _vllm(
+    "vllm:request_queue_time_seconds",
+    MetricKind.HISTOGRAM,
+    "Histogram of time spent in WAITING phase for request.",
+    unit="seconds",
+    buckets=LATENCY_BUCKETS,
+)
+REQUEST_INFERENCE_TIME = _vllm(
+    "vllm:request_inference_time_seconds",
+    MetricKind.HISTOGRAM,
+    "Histogram of time spent in RUNNING phase for request.",
+    unit="seconds",
+    buckets=LATENCY_BUCKETS,
+)
+REQUEST_PREFILL_TIME = _vllm(
+    "vllm:request_prefill_time_seconds",
+    MetricKind.HISTOGRAM,
+    "Histogram of time spent in PREFILL phase for request.",
+    unit="seconds",
+    buckets=LATENCY_BUCKETS,
+)
+REQUEST_DECODE_TIME = _vllm(
+    "vllm:request_decode_time_seconds",
+    MetricKind.HISTOGRAM,
+    "Histogram of time spent in DECODE phase for request.",
+    unit="seconds",
+    buckets=LATENCY_BUCKETS,
+)
+REQUEST_NUM_PREEMPTIONS = _vllm(
+    "vllm:request_num_preemptions",
+    MetricKind.HISTOGRAM,
+    "Number of preemptions per request.",
+    buckets=PREEMPTION_BUCKETS,
+)
 
 # --- gpuobs extras -----------------------------------------------------------------------------------
 SERVING_BATCH_SIZE = MetricSpec(
-    native="gpuobs_serving_batch_size", kind=MetricKind.GAUGE,
-    help="Number of sequences in the engine's last forward batch.", labels=("model_name",))
+    native="gpuobs_serving_batch_size",
+    kind=MetricKind.GAUGE,
+    help="Number of sequences in the engine's last forward batch.",
+    labels=("model_name",),
+)
 SERVING_BUCKET_QUEUE_DEPTH = MetricSpec(
-    native="gpuobs_serving_bucket_queue_depth", kind=MetricKind.GAUGE,
-    help="Requests waiting in each prompt-length bucket queue.", labels=("model_name", "bucket"))
+    native="gpuobs_serving_bucket_queue_depth",
+    kind=MetricKind.GAUGE,
+    help="Requests waiting in each prompt-length bucket queue.",
+    labels=("model_name", "bucket"),
+)
 SERVING_TENANT_WAITING = MetricSpec(
-    native="gpuobs_serving_tenant_requests_waiting", kind=MetricKind.GAUGE,
-    help="Requests waiting per tenant.", labels=("model_name", "tenant"))
+    native="gpuobs_serving_tenant_requests_waiting",
+    kind=MetricKind.GAUGE,
+    help="Requests waiting per tenant.",
+    labels=("model_name", "tenant"),
+)
 SERVING_TENANT_RUNNING = MetricSpec(
-    native="gpuobs_serving_tenant_requests_running", kind=MetricKind.GAUGE,
-    help="Requests running per tenant.", labels=("model_name", "tenant"))
+    native="gpuobs_serving_tenant_requests_running",
+    kind=MetricKind.GAUGE,
+    help="Requests running per tenant.",
+    labels=("model_name", "tenant"),
+)
 SERVING_TENANT_REQUESTS = MetricSpec(
-    native="gpuobs_serving_tenant_requests", kind=MetricKind.COUNTER,
+    native="gpuobs_serving_tenant_requests",
+    kind=MetricKind.COUNTER,
     help="Finished requests per tenant and finish reason.",
-    labels=("model_name", "tenant", "finished_reason"))
+    labels=("model_name", "tenant", "finished_reason"),
+)
 SERVING_TENANT_GENERATION_TOKENS = MetricSpec(
-    native="gpuobs_serving_tenant_generation_tokens", kind=MetricKind.COUNTER,
-    help="Generated tokens per tenant.", labels=("model_name", "tenant"))
+    native="gpuobs_serving_tenant_generation_tokens",
+    kind=MetricKind.COUNTER,
+    help="Generated tokens per tenant.",
+    labels=("model_name", "tenant"),
+)
 SERVING_KV_BLOCKS = MetricSpec(
-    native="gpuobs_serving_kv_blocks", kind=MetricKind.GAUGE,
-    help="KV-cache blocks the engine owns (its paged pool size).", labels=("model_name",))
+    native="gpuobs_serving_kv_blocks",
+    kind=MetricKind.GAUGE,
+    help="KV-cache blocks the engine owns (its paged pool size).",
+    labels=("model_name",),
+)
 SERVING_INVALID_REQUESTS = MetricSpec(
-    native="gpuobs_serving_invalid_requests", kind=MetricKind.COUNTER,
+    native="gpuobs_serving_invalid_requests",
+    kind=MetricKind.COUNTER,
     help="Requests refused with a 4xx (HTTP) or INVALID_ARGUMENT-like status (gRPC), by reason.",
-    labels=("api", "reason"))
+    labels=("api", "reason"),
+)
 SERVING_MODEL_SWAPS = MetricSpec(
-    native="gpuobs_serving_model_swaps", kind=MetricKind.COUNTER,
-    help="Model hot-swaps by result (ok, refused, failed).", labels=("result",))
+    native="gpuobs_serving_model_swaps",
+    kind=MetricKind.COUNTER,
+    help="Model hot-swaps by result (ok, refused, failed).",
+    labels=("result",),
+)
 SERVING_READY = MetricSpec(
-    native="gpuobs_serving_ready", kind=MetricKind.GAUGE,
-    help="1 when a model is loaded and warmed and requests are accepted.", labels=("model_name",))
+    native="gpuobs_serving_ready",
+    kind=MetricKind.GAUGE,
+    help="1 when a model is loaded and warmed and requests are accepted.",
+    labels=("model_name",),
+)
 SERVING_WORKER_RESTARTS = MetricSpec(
-    native="gpuobs_serving_worker_restarts", kind=MetricKind.COUNTER,
-    help="Times the supervisor restarted a crashed serving worker (`gpuobs serve --supervise`).")
+    native="gpuobs_serving_worker_restarts",
+    kind=MetricKind.COUNTER,
+    help="Times the supervisor restarted a crashed serving worker (`gpuobs serve --supervise`).",
+)
 
 register(
-    NUM_REQUESTS_RUNNING, NUM_REQUESTS_WAITING, KV_CACHE_USAGE, CACHE_CONFIG_INFO, NUM_PREEMPTIONS,
-    PROMPT_TOKENS, GENERATION_TOKENS, REQUEST_SUCCESS, ADMISSION_REJECTIONS, REQUEST_PROMPT_TOKENS,
-    REQUEST_GENERATION_TOKENS, ITERATION_TOKENS, REQUEST_MAX_NUM_GENERATION_TOKENS, REQUEST_PARAMS_N,
-    REQUEST_PARAMS_MAX_TOKENS, TTFT, INTER_TOKEN_LATENCY, REQUEST_TIME_PER_OUTPUT_TOKEN,
-    E2E_REQUEST_LATENCY, REQUEST_QUEUE_TIME, REQUEST_INFERENCE_TIME, REQUEST_PREFILL_TIME,
-    REQUEST_DECODE_TIME, REQUEST_NUM_PREEMPTIONS, SERVING_BATCH_SIZE, SERVING_BUCKET_QUEUE_DEPTH,
-    SERVING_TENANT_WAITING, SERVING_TENANT_RUNNING, SERVING_TENANT_REQUESTS,
-    SERVING_TENANT_GENERATION_TOKENS, SERVING_KV_BLOCKS, SERVING_INVALID_REQUESTS, SERVING_MODEL_SWAPS,
-    SERVING_READY, SERVING_WORKER_RESTARTS,
+    NUM_REQUESTS_RUNNING,
+    NUM_REQUESTS_WAITING,
+    KV_CACHE_USAGE,
+    CACHE_CONFIG_INFO,
+    NUM_PREEMPTIONS,
+    PROMPT_TOKENS,
+    GENERATION_TOKENS,
+    REQUEST_SUCCESS,
+    ADMISSION_REJECTIONS,
+    REQUEST_PROMPT_TOKENS,
+    REQUEST_GENERATION_TOKENS,
+    ITERATION_TOKENS,
+    REQUEST_MAX_NUM_GENERATION_TOKENS,
+    REQUEST_PARAMS_N,
+    REQUEST_PARAMS_MAX_TOKENS,
+    TTFT,
+    INTER_TOKEN_LATENCY,
+    REQUEST_TIME_PER_OUTPUT_TOKEN,
+    E2E_REQUEST_LATENCY,
+    REQUEST_QUEUE_TIME,
+    REQUEST_INFERENCE_TIME,
+    REQUEST_PREFILL_TIME,
+    REQUEST_DECODE_TIME,
+    REQUEST_NUM_PREEMPTIONS,
+    SERVING_BATCH_SIZE,
+    SERVING_BUCKET_QUEUE_DEPTH,
+    SERVING_TENANT_WAITING,
+    SERVING_TENANT_RUNNING,
+    SERVING_TENANT_REQUESTS,
+    SERVING_TENANT_GENERATION_TOKENS,
+    SERVING_KV_BLOCKS,
+    SERVING_INVALID_REQUESTS,
+    SERVING_MODEL_SWAPS,
+    SERVING_READY,
+    SERVING_WORKER_RESTARTS,
 )

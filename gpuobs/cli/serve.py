@@ -1,0 +1,151 @@
+"""`gpuobs serve`: the reference LLM server (OpenAI-compatible HTTP, gRPC Predict, vLLM metrics)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from gpuobs.config import load_config, resolve
+from gpuobs.errors import InputError
+
+__all__ = ["register"]
+
+_EXAMPLE = """
+Examples:
+
+  gpuobs serve                                   # embedded tiny Llama on 127.0.0.1:8000
+  gpuobs serve --model ./TinyLlama --port 8000 --grpc-port 50051 --supervise
+  curl -s localhost:8000/v1/completions -d '{"model":"tiny-llama","prompt":"Hello","max_tokens":8}'
+
+Exit codes: 0 stopped cleanly, 1 the worker failed, 2 bad flags or input.
+"""
+
+
+def _engine_options(pairs: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--engine-option takes KEY=VALUE, got {pair!r}")
+        value: object = raw
+        for cast in (int, float):
+            try:
+                value = cast(raw)
+                break
+            except ValueError:
+                continue
+        if raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        out[key.strip().replace("-", "_")] = value
+    return out
+
+
+def _serve(
+    model: Path | None = typer.Option(
+        None,
+        "--model",
+        help="Hugging Face Llama directory (default: the embedded tiny model, created on first run).",
+    ),
+    served_model_name: str | None = typer.Option(
+        None, "--served-model-name", help="Name clients pass as `model`."
+    ),
+    address: str | None = typer.Option(None, "--address", help="Listen address [default: 127.0.0.1]."),
+    port: int | None = typer.Option(None, "--port", help="HTTP port [default: 8000]."),
+    grpc_port: int | None = typer.Option(None, "--grpc-port", help="gRPC Predict port (off when unset)."),
+    supervise: bool = typer.Option(
+        False,
+        "--supervise",
+        help="Run the worker as a child process and restart it with backoff when it crashes.",
+    ),
+    enable_fault_injection: bool = typer.Option(
+        False, "--enable-fault-injection", help="Expose /admin/faults (chaos experiments only)."
+    ),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", help="bucketed | fifo_static [default: bucketed]."
+    ),
+    device: str | None = typer.Option(None, "--device", help="cpu | cuda | auto [default: auto]."),
+    memory_budget_bytes: int | None = typer.Option(
+        None,
+        "--memory-budget-bytes",
+        help="Device capacity for hot-swap fit checks on machines without a "
+        "GPU (on CUDA the free memory is read from the device).",
+    ),
+    max_grpc_batch: int = typer.Option(64, "--max-grpc-batch", help="Most sequences in one Predict call."),
+    engine_option: list[str] = typer.Option(
+        [], "--engine-option", "-E", help="KEY=VALUE passed to EngineConfig (repeatable)."
+    ),
+    log_level: str = typer.Option("info", "--log-level", help="debug | info | warning | error."),
+    otlp_endpoint: str | None = typer.Option(
+        None, "--otlp-endpoint", help="Export spans over OTLP/HTTP to this URL."
+    ),
+) -> None:
+    """Serve a Llama model over OpenAI-compatible HTTP (and gRPC Predict with --grpc-port)."""
+    config = load_config()
+    address_v = resolve("serve", "address", address, "127.0.0.1", str, config)
+    port_v = resolve("serve", "port", port, 8000, int, config)
+    grpc_v = resolve("serve", "grpc_port", grpc_port, 0, int, config) or None
+    scheduler_v = resolve("serve", "scheduler", scheduler, "bucketed", str, config)
+    device_v = resolve("serve", "device", device, "auto", str, config)
+    model_v = resolve("serve", "model", str(model) if model else None, "", str, config) or None
+    if scheduler_v not in ("bucketed", "fifo_static"):
+        raise InputError(f"--scheduler must be bucketed or fifo_static, got {scheduler_v!r}")
+    if device_v not in ("cpu", "cuda", "auto"):
+        raise InputError(f"--device must be cpu, cuda or auto, got {device_v!r}")
+    for name, value in (("--port", port_v), ("--grpc-port", grpc_v)):
+        if value is not None and not 0 < value < 65536:
+            raise InputError(f"{name} must be in 1..65535, got {value}")
+    if grpc_v is not None and grpc_v == port_v:
+        raise InputError("--grpc-port must differ from --port")
+    if model_v is not None and not (Path(model_v) / "config.json").is_file():
+        raise InputError(f"--model {model_v}: no config.json there (expected a Hugging Face Llama directory)")
+    if max_grpc_batch < 1:
+        raise InputError("--max-grpc-batch must be at least 1")
+    options = _engine_options(engine_option)
+
+    from gpuobs.jsonlog import setup_logging
+
+    setup_logging(log_level)
+    if supervise:
+        from gpuobs.serving.supervisor import Supervisor
+
+        argv = [a for a in sys.argv[1:] if a != "--supervise"]
+        sup = Supervisor([sys.executable, "-m", "gpuobs", *argv])
+        sup.install_signal_handlers()
+        code = sup.run()
+        raise typer.Exit(code)
+
+    from gpuobs.extras import require
+
+    require("fastapi", "serving")
+    require("uvicorn", "serving")
+    if otlp_endpoint:
+        from gpuobs.telemetry import configure_tracing
+
+        configure_tracing("gpuobs-serve", otlp_endpoint=otlp_endpoint)
+    from gpuobs.serving.http_api import ServerConfig, run_server
+
+    run_server(
+        ServerConfig(
+            model_dir=model_v,
+            served_name=served_model_name,
+            address=address_v,
+            port=port_v,
+            grpc_port=grpc_v,
+            enable_fault_injection=enable_fault_injection,
+            scheduler=scheduler_v,
+            device=device_v,
+            memory_budget_bytes=memory_budget_bytes,
+            max_grpc_batch=max_grpc_batch,
+            engine_options=options,
+            log_level=log_level,
+        )
+    )
+
+
+_serve.__doc__ = (_serve.__doc__ or "") + "\n" + _EXAMPLE
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve", help=(_serve.__doc__ or ""), no_args_is_help=False)(_serve)

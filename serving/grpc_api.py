@@ -1,0 +1,355 @@
+"""gRPC `inference.InferenceService/Predict` of `gpuobs serve`: token ids in, last-position logits out.
+
+The message classes are built at run time from a FileDescriptorProto equal to
+`serving/proto/inference.proto`, so there is no generated code to go stale against the protobuf
+runtime installed (the GPU machine has another protobuf than this one). Deadlines are honoured: a
+request whose deadline passes while the forward pass runs is answered DEADLINE_EXCEEDED at once.
+Bad input (unknown model, empty or oversized batch, ragged masks, ids outside the vocabulary) is
+INVALID_ARGUMENT or NOT_FOUND with a clear message; the server stays healthy.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+__all__ = [
+    "FULL_METHOD",
+    "SERVICE",
+    "PredictClient",
+    "PredictResult",
+    "file_descriptor_proto",
+    "message_classes",
+    "start_grpc_server",
+]
+
+logger = logging.getLogger(__name__)
+tracer = trace.get_tracer("gpuobs.serving.grpc")
+
+SERVICE = "inference.InferenceService"
+FULL_METHOD = f"/{SERVICE}/Predict"
+MAX_MESSAGE_BYTES = 64 << 20
+
+
+def file_descriptor_proto() -> descriptor_pb2.FileDescriptorProto:
+    """The descriptor of `inference.proto`, built in code."""
+    f = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name="inference.proto", package="inference", syntax="proto3")
+
+    def message(name: str, *fields: tuple[str, int, int, int, str | None]) -> None:
+        msg = fdp.message_type.add(name=name)
+        for fname, number, ftype, label, type_name in fields:
+            field = msg.field.add(name=fname, number=number, type=ftype, label=label, json_name=_json(fname))
+            if type_name:
+                field.type_name = type_name
+
+    rep, opt = f.LABEL_REPEATED, f.LABEL_OPTIONAL
+    message("TokenIds", ("ids", 1, f.TYPE_INT64, rep, None))
+    message("Mask", ("values", 1, f.TYPE_INT32, rep, None))
+    message("Logits", ("values", 1, f.TYPE_FLOAT, rep, None))
+    message(
+        "PredictRequest",
+        ("model_name", 1, f.TYPE_STRING, opt, None),
+        ("input_ids", 2, f.TYPE_MESSAGE, rep, ".inference.TokenIds"),
+        ("attention_mask", 3, f.TYPE_MESSAGE, rep, ".inference.Mask"),
+    )
+    message(
+        "PredictResponse",
+        ("model_name", 1, f.TYPE_STRING, opt, None),
+        ("logits", 2, f.TYPE_MESSAGE, rep, ".inference.Logits"),
+        ("latency_ms", 3, f.TYPE_DOUBLE, opt, None),
+    )
+    service = fdp.service.add(name="InferenceService")
+    service.method.add(
+        name="Predict", input_type=".inference.PredictRequest", output_type=".inference.PredictResponse"
+    )
+    return fdp
+
+
+def _json(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+_CLASSES: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def message_classes() -> dict[str, Any]:
+    """Message classes by short name (PredictRequest, PredictResponse, TokenIds, Mask, Logits)."""
+    with _LOCK:
+        if not _CLASSES:
+            pool = descriptor_pool.DescriptorPool()
+            pool.Add(file_descriptor_proto())
+            for name in ("TokenIds", "Mask", "Logits", "PredictRequest", "PredictResponse"):
+                desc = pool.FindMessageTypeByName(f"inference.{name}")
+                get = getattr(message_factory, "GetMessageClass", None)
+                if get is not None:
+                    _CLASSES[name] = get(desc)
+                else:  # protobuf < 4.21
+                    _CLASSES[name] = message_factory.MessageFactory(pool).GetPrototype(desc)
+        return dict(_CLASSES)
+
+
+class _Invalid(Exception):
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.code, self.message, self.reason = code, message, reason
+
+
+class _Servicer:
+    def __init__(self, runtime: Any, max_batch: int, workers: int) -> None:
+        self.runtime = runtime
+        self.max_batch = max_batch
+        self.classes = message_classes()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="predict")
+
+    def _validate(self, request: Any, engine: Any) -> tuple[list[list[int]], list[list[int]]]:
+        from gpuobs.serving.http_api import _max_model_len
+
+        n = len(request.input_ids)
+        if n == 0:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "input_ids is empty: send at least one sequence",
+                "empty_batch",
+            )
+        if n > self.max_batch:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"batch of {n} sequences exceeds the limit of {self.max_batch}",
+                "batch_too_large",
+            )
+        if request.attention_mask and len(request.attention_mask) != n:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"attention_mask has {len(request.attention_mask)} rows for {n} sequences",
+                "mask_shape",
+            )
+        limit = _max_model_len(engine)
+        vocab = int(getattr(engine.tokenizer, "vocab_size", 0) or 0)
+        ids: list[list[int]] = []
+        masks: list[list[int]] = []
+        for i, seq in enumerate(request.input_ids):
+            row = list(seq.ids)
+            if not row:
+                raise _Invalid(grpc.StatusCode.INVALID_ARGUMENT, f"sequence {i} is empty", "empty_sequence")
+            if len(row) > limit:
+                raise _Invalid(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"sequence {i} has {len(row)} tokens; the model takes at most {limit}",
+                    "sequence_too_long",
+                )
+            if vocab and (min(row) < 0 or max(row) >= vocab):
+                raise _Invalid(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"sequence {i} has token ids outside [0, {vocab})",
+                    "invalid_token_id",
+                )
+            mask = list(request.attention_mask[i].values) if request.attention_mask else [1] * len(row)
+            if len(mask) != len(row):
+                raise _Invalid(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"attention_mask {i} has {len(mask)} values for {len(row)} tokens",
+                    "mask_shape",
+                )
+            if any(v not in (0, 1) for v in mask) or not any(mask):
+                raise _Invalid(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"attention_mask {i} must hold 0/1 values with at least one 1",
+                    "mask_values",
+                )
+            ids.append(row)
+            masks.append(mask)
+        return ids, masks
+
+    def predict(self, request: Any, context: grpc.ServicerContext) -> Any:
+        started = time.perf_counter()
+        runtime = self.runtime
+        if runtime.grpc_block.is_set():
+            # Fault: the handler waits on something with no timeout of its own (client deadlines are
+            # ignored), as a handler stuck on a lock or a queue does. Bounded so tests end.
+            logger.warning("gRPC handler blocked by fault injection", extra={"event": "grpc_block"})
+            runtime.grpc_unblock.wait(runtime.grpc_block_s)
+        manager = runtime.manager
+        if not manager.ready:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "model is still loading; retry later")
+        name = request.model_name or manager.served_name
+        try:
+            handle = manager.acquire(name)
+        except Exception:
+            runtime.stats.record_invalid("grpc", "unknown_model")
+            context.abort(
+                grpc.StatusCode.NOT_FOUND,
+                f"model {request.model_name!r} is not served (served: {manager.served_name!r})",
+            )
+        span = tracer.start_span(
+            f"Predict {handle.name}",
+            kind=SpanKind.SERVER,
+            attributes={
+                "rpc.system": "grpc",
+                "rpc.service": SERVICE,
+                "rpc.method": "Predict",
+                "gen_ai.request.model": handle.name,
+                "gen_ai.provider.name": "gpuobs",
+                "gpuobs.batch_size": len(request.input_ids),
+            },
+        )
+        try:
+            try:
+                ids, masks = self._validate(request, handle.engine)
+            except _Invalid as exc:
+                runtime.stats.record_invalid("grpc", exc.reason)
+                span.set_attribute("error.type", exc.reason)
+                context.abort(exc.code, exc.message)
+            remaining = context.time_remaining()
+            if remaining is not None and remaining <= 0:
+                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline already passed")
+            ctx = trace.set_span_in_context(span)
+
+            def run() -> list[list[float]]:
+                from opentelemetry import context as otel_context
+
+                token = otel_context.attach(ctx)
+                try:
+                    return [list(map(float, row)) for row in handle.engine.forward_logits(ids, masks)]
+                finally:
+                    otel_context.detach(token)
+
+            future = self.pool.submit(run)
+            try:
+                logits = future.result(timeout=remaining)
+            except concurrent.futures.TimeoutError:
+                future.cancel()
+                span.set_attribute("error.type", "deadline_exceeded")
+                span.set_status(Status(StatusCode.ERROR, "deadline exceeded"))
+                waited = (time.perf_counter() - started) * 1000
+                logger.warning(
+                    "Predict deadline exceeded after %.1f ms", waited, extra={"model_name": handle.name}
+                )
+                context.abort(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"deadline exceeded after {waited:.1f} ms (forward pass still running)",
+                )
+            except Exception as exc:
+                from gpuobs import cuda_errors
+
+                cuda = cuda_errors.from_text(str(exc))
+                span.set_attribute("error.type", type(exc).__name__)
+                span.set_status(Status(StatusCode.ERROR, str(exc)))
+                logger.error(
+                    "Predict failed: %s",
+                    exc,
+                    extra={
+                        "model_name": handle.name,
+                        "model_id": handle.model_dir or handle.name,
+                        "device_id": str(getattr(handle.engine, "device", "cpu")),
+                        "cuda_error_code": cuda.code if cuda else None,
+                    },
+                )
+                context.abort(grpc.StatusCode.INTERNAL, f"forward pass failed: {type(exc).__name__}: {exc}")
+            latency_ms = (time.perf_counter() - started) * 1000.0
+            c = self.classes
+            response = c["PredictResponse"](model_name=handle.name, latency_ms=latency_ms)
+            for row in logits:
+                response.logits.add().values.extend(row)
+            return response
+        finally:
+            span.end()
+            manager.release(handle)
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        c = self.classes
+        return grpc.method_handlers_generic_handler(
+            SERVICE,
+            {
+                "Predict": grpc.unary_unary_rpc_method_handler(
+                    self.predict,
+                    request_deserializer=c["PredictRequest"].FromString,
+                    response_serializer=c["PredictResponse"].SerializeToString,
+                ),
+            },
+        )
+
+
+def start_grpc_server(runtime: Any, address: str, port: int, workers: int = 8) -> grpc.Server:
+    """Start the Predict server on address:port (port 0 picks one; `server.bound_port` tells it)."""
+    servicer = _Servicer(runtime, getattr(runtime.config, "max_grpc_batch", 64), workers)
+    server = grpc.server(
+        concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpc"),
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    server.add_generic_rpc_handlers((servicer.handler(),))
+    bound = server.add_insecure_port(f"{address}:{port}")
+    if bound == 0:
+        raise OSError(f"cannot bind gRPC on {address}:{port}")
+    server.start()
+    server.bound_port = bound  # type: ignore[attr-defined]
+    logger.info("gRPC Predict listening on %s:%d", address, bound)
+    return server
+
+
+@dataclass(frozen=True)
+class PredictResult:
+    """What Predict returned."""
+
+    model_name: str
+    logits: list[list[float]]
+    latency_ms: float
+
+
+class PredictClient:
+    """A small client for `inference.InferenceService/Predict` (used by tests and the load tester)."""
+
+    def __init__(self, target: str) -> None:
+        c = message_classes()
+        self._request = c["PredictRequest"]
+        self.channel = grpc.insecure_channel(
+            target,
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ],
+        )
+        self._call = self.channel.unary_unary(
+            FULL_METHOD,
+            request_serializer=c["PredictRequest"].SerializeToString,
+            response_deserializer=c["PredictResponse"].FromString,
+        )
+
+    def predict(
+        self,
+        input_ids: list[list[int]],
+        attention_mask: list[list[int]] | None = None,
+        model_name: str = "",
+        timeout: float | None = None,
+    ) -> PredictResult:
+        req = self._request(model_name=model_name)
+        for row in input_ids:
+            req.input_ids.add().ids.extend(row)
+        for row in attention_mask or []:
+            req.attention_mask.add().values.extend(row)
+        resp = self._call(req, timeout=timeout)
+        return PredictResult(resp.model_name, [list(r.values) for r in resp.logits], resp.latency_ms)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> PredictClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,111 @@
+"""A real `gpuobs serve` subprocess on loopback for tests: free ports, readiness wait, logs, clean stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from support.prometheus import free_port
+
+__all__ = ["ServeProcess", "http_json"]
+
+
+def http_json(method: str, url: str, body: Any = None, timeout: float = 30) -> tuple[int, Any]:
+    """(status, parsed JSON body) of one request; HTTP errors are returned, not raised."""
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        raw = exc.read()
+        try:
+            return exc.code, json.loads(raw)
+        except ValueError:
+            return exc.code, raw.decode(errors="replace")
+
+
+class ServeProcess:
+    """`python -m gpuobs serve --port P --grpc-port G ARGS...`, stopped with SIGTERM on exit."""
+
+    def __init__(
+        self, workdir: Path, *args: str, env: dict[str, str] | None = None, grpc: bool = True
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.grpc_port = free_port() if grpc else None
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.grpc_target = f"127.0.0.1:{self.grpc_port}"
+        self.log_path = self.workdir / f"serve-{self.port}.log"
+        argv = [sys.executable, "-m", "gpuobs", "serve", "--address", "127.0.0.1", "--port", str(self.port)]
+        if self.grpc_port:
+            argv += ["--grpc-port", str(self.grpc_port)]
+        self.argv = argv + list(args)
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 120) -> ServeProcess:
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            self.argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir
+        )
+        self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout: float = 120) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gpuobs serve exited {self.proc.returncode}: {self.logs()[-3000:]}")
+            try:
+                status, body = http_json("GET", f"{self.url}/ready", timeout=2)
+                if status == 200:
+                    return dict(body)
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"gpuobs serve not ready after {timeout} s: {self.logs()[-3000:]}")
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def json_logs(self) -> list[dict[str, Any]]:
+        out = []
+        for line in self.logs().splitlines():
+            if line.startswith("{"):
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    continue
+        return out
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as resp:
+            return resp.read().decode()
+
+    def stop(self, timeout: float = 20) -> int:
+        if self.proc is None:
+            return 0
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return int(self.proc.returncode)
+
+    def __enter__(self) -> ServeProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,344 @@
+"""`gpuobs serve` over real HTTP on loopback, driven with the official `openai` client and raw requests.
+
+One server for the module (a real `python -m gpuobs serve` subprocess) exporting spans over OTLP/HTTP
+to a receiver in the test, so the request span and the engine's spans under it are checked as a
+tracing backend would see them.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+from support.otlp import OtlpReceiver
+from support.serve import ServeProcess, http_json
+
+MODEL = "gpuobs-tiny-llama"
+
+
+@pytest.fixture(scope="module")
+def otlp() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, otlp: OtlpReceiver) -> Iterator[ServeProcess]:
+    workdir = tmp_path_factory.mktemp("serve-http")
+    proc = ServeProcess(
+        workdir,
+        "--otlp-endpoint",
+        otlp.url,
+        "-E",
+        "kv_cache_bytes=33554432",
+        env={"OTEL_BSP_SCHEDULE_DELAY": "100"},
+        grpc=False,
+    )
+    with proc:
+        yield proc
+
+
+@pytest.fixture(scope="module")
+def client(server: ServeProcess) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0, timeout=60)
+
+
+def raw_post(
+    server: ServeProcess, path: str, body: bytes, headers: dict[str, str] | None = None
+) -> tuple[int, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        conn.request("POST", path, body=body, headers={"Content-Type": "application/json", **(headers or {})})
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
+def test_health_ready_models(server: ServeProcess) -> None:
+    status, body = http_json("GET", f"{server.url}/health")
+    assert status == 200 and body["status"] == "ok"
+    status, body = http_json("GET", f"{server.url}/ready")
+    assert status == 200 and body == {"ready": True, "model": MODEL}
+    status, body = http_json("GET", f"{server.url}/v1/models")
+    assert status == 200 and [m["id"] for m in body["data"]] == [MODEL]
+    assert body["data"][0]["max_model_len"] == 2048
+
+
+def test_openai_models_list(client: openai.OpenAI) -> None:
+    assert [m.id for m in client.models.list()] == [MODEL]
+
+
+def test_completion_and_stream_agree_greedy(client: openai.OpenAI) -> None:
+    full = client.completions.create(model=MODEL, prompt="The GPU said", max_tokens=12, temperature=0)
+    assert full.object == "text_completion" and full.model == MODEL
+    choice = full.choices[0]
+    assert choice.finish_reason in ("stop", "length")
+    assert full.usage is not None and full.usage.prompt_tokens == len(b"The GPU said")
+    assert 1 <= full.usage.completion_tokens <= 12
+    pieces, finish = [], None
+    for chunk in client.completions.create(
+        model=MODEL, prompt="The GPU said", max_tokens=12, temperature=0, stream=True
+    ):
+        assert chunk.model == MODEL
+        pieces.append(chunk.choices[0].text)
+        finish = chunk.choices[0].finish_reason or finish
+    assert len([p for p in pieces if p]) >= 1
+    assert "".join(pieces) == choice.text
+    assert finish == choice.finish_reason
+
+
+def test_chat_completion_and_stream(client: openai.OpenAI) -> None:
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello there"}]
+    resp = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=8, temperature=0, seed=3)
+    assert resp.object == "chat.completion"
+    assert resp.choices[0].message.role == "assistant"
+    assert isinstance(resp.choices[0].message.content, str)
+    assert resp.usage is not None and resp.usage.completion_tokens <= 8
+    stream = client.chat.completions.create(
+        model=MODEL,
+        messages=messages,
+        max_tokens=8,
+        temperature=0,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    assert chunks[0].choices[0].delta.role == "assistant"
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == resp.choices[0].message.content
+    finals = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert finals == [resp.choices[0].finish_reason]
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == resp.usage.completion_tokens
+
+
+def test_sampling_with_seed_is_reproducible(client: openai.OpenAI) -> None:
+    a = client.completions.create(
+        model=MODEL, prompt="abc", max_tokens=10, temperature=1.0, seed=42, extra_body={"ignore_eos": True}
+    )
+    b = client.completions.create(
+        model=MODEL, prompt="abc", max_tokens=10, temperature=1.0, seed=42, extra_body={"ignore_eos": True}
+    )
+    assert a.choices[0].text == b.choices[0].text
+    assert a.usage.completion_tokens == 10 and a.choices[0].finish_reason == "length"
+
+
+def test_stop_string_truncates(client: openai.OpenAI) -> None:
+    base = (
+        client.completions.create(
+            model=MODEL, prompt="xyz", max_tokens=16, temperature=0, extra_body={"ignore_eos": True}
+        )
+        .choices[0]
+        .text
+    )
+    stop = next((ch for ch in base[2:] if ch.isprintable() and ch != "\ufffd"), None)
+    assert stop is not None, f"no printable character in {base!r}"
+    cut = client.completions.create(
+        model=MODEL, prompt="xyz", max_tokens=16, temperature=0, stop=[stop], extra_body={"ignore_eos": True}
+    ).choices[0]
+    assert cut.finish_reason == "stop"
+    assert cut.text == base[: base.index(stop)]
+
+
+def test_openai_errors_surface_as_exception_types(client: openai.OpenAI) -> None:
+    with pytest.raises(openai.NotFoundError) as nf:
+        client.completions.create(model="no-such-model", prompt="hi", max_tokens=2)
+    assert "no-such-model" in nf.value.message
+    with pytest.raises(openai.BadRequestError) as neg:
+        client.completions.create(model=MODEL, prompt="hi", max_tokens=-5)
+    assert neg.value.body["param"] == "max_tokens"
+    with pytest.raises(openai.BadRequestError) as huge:
+        client.completions.create(model=MODEL, prompt="hi", max_tokens=10**12)
+    assert "maximum context length" in huge.value.message
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(model=MODEL, messages=[], max_tokens=2)
+    with pytest.raises(openai.BadRequestError) as long_prompt:
+        client.completions.create(model=MODEL, prompt="x" * 3000, max_tokens=2)
+    assert long_prompt.value.body["code"] == "context_length_exceeded"
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"{not json", "invalid_json"),
+        (b"", "invalid_json"),
+        (b"[1, 2]", "invalid_json"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": "\xff\xfe bad", "max_tokens": 2}', "invalid_utf8"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": "hi", "max_tokens": "5"}', "invalid_type"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": 12, "max_tokens": 5}', "invalid_type"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": "hi", "temperature": "hot"}', "invalid_type"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": "hi", "temperature": 7}', "invalid_value"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": "hi", "max_tokens": 0}', "invalid_value"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": "", "max_tokens": 2}', "empty_prompt"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": [99999], "max_tokens": 2}', "invalid_token_id"),
+        (b'{"prompt": "no model"}', "invalid_type"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": "hi", "n": 3}', "invalid_value"),
+        (b'{"model": "gpuobs-tiny-llama", "prompt": "\\ud800", "max_tokens": 2}', "invalid_text"),
+    ],
+)
+def test_bad_completion_inputs_get_400(server: ServeProcess, body: bytes, code: str) -> None:
+    status, payload = raw_post(server, "/v1/completions", body)
+    assert status == 400, payload
+    assert payload["error"]["code"] == code, payload
+    assert payload["error"]["type"] == "invalid_request_error"
+    assert payload["error"]["message"]
+
+
+def test_bad_chat_inputs_and_limits(server: ServeProcess) -> None:
+    status, payload = raw_post(
+        server,
+        "/v1/chat/completions",
+        b'{"model": "gpuobs-tiny-llama", "messages": [{"role": "wizard", "content": "x"}]}',
+    )
+    assert status == 400 and payload["error"]["param"] == "messages"
+    status, payload = raw_post(
+        server,
+        "/v1/chat/completions",
+        b'{"model": "gpuobs-tiny-llama", "messages": [{"role": "user", "content": ""}]}',
+    )
+    assert status == 400 and payload["error"]["code"] == "empty_prompt"
+    big = json.dumps({"model": MODEL, "prompt": "x" * (2 << 20)}).encode()
+    status, payload = raw_post(server, "/v1/completions", big)
+    assert status == 413 and payload["error"]["code"] == "body_too_large"
+    status, payload = http_json("GET", f"{server.url}/v1/nothing-here")
+    assert status == 404 and "error" in payload
+
+
+def test_server_stays_healthy_after_bad_inputs(server: ServeProcess, client: openai.OpenAI) -> None:
+    for body in (b"{", b"\xff", b'{"model": 1}', b"null", b'{"model": "x", "prompt": []}'):
+        status, _ = raw_post(server, "/v1/completions", body)
+        assert 400 <= status < 500
+    assert http_json("GET", f"{server.url}/health")[0] == 200
+    ok = client.completions.create(model=MODEL, prompt="still fine", max_tokens=3, temperature=0)
+    assert ok.choices[0].finish_reason in ("stop", "length")
+    assert 'gpuobs_serving_invalid_requests_total{api="http"' in server.metrics()
+
+
+def test_concurrent_streams(server: ServeProcess, client: openai.OpenAI) -> None:
+    results: list[str | BaseException] = []
+
+    def one(i: int) -> None:
+        try:
+            text = "".join(
+                c.choices[0].text
+                for c in client.completions.create(
+                    model=MODEL, prompt=f"request {i}", max_tokens=6, temperature=0, stream=True
+                )
+            )
+            results.append(text)
+        except BaseException as exc:  # collected and asserted below
+            results.append(exc)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(results) == 8
+    assert all(isinstance(r, str) for r in results), results
+
+
+def test_request_span_has_genai_attributes_and_engine_children(
+    client: openai.OpenAI, otlp: OtlpReceiver, server: ServeProcess
+) -> None:
+    resp = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "trace me"}], max_tokens=4, temperature=0
+    )
+
+    def have(spans: list) -> bool:
+        return any(
+            s["attributes"].get("gen_ai.response.id") == resp.id
+            for s in spans
+            if s["name"].startswith("chat")
+        )
+
+    spans = otlp.wait_for(have)
+    root = next(
+        s
+        for s in spans
+        if s["attributes"].get("gen_ai.response.id") == resp.id and s["name"].startswith("chat")
+    )
+    attrs = root["attributes"]
+    assert root["name"] == f"chat {MODEL}"
+    assert attrs["gen_ai.operation.name"] == "chat"
+    assert attrs["gen_ai.request.model"] == MODEL and attrs["gen_ai.response.model"] == MODEL
+    assert attrs["gen_ai.request.max_tokens"] == 4
+    assert attrs["gen_ai.usage.input_tokens"] == resp.usage.prompt_tokens
+    assert attrs["gen_ai.usage.output_tokens"] == resp.usage.completion_tokens
+    assert attrs["gen_ai.response.finish_reasons"] == [resp.choices[0].finish_reason]
+    spans = otlp.wait_for(
+        lambda ss: (
+            any(s["trace_id"] == root["trace_id"] and s["name"] == "queue" for s in ss)
+            and any(
+                s["name"] in ("prefill", "decode_step") and (s["trace_id"] == root["trace_id"]) for s in ss
+            )
+        )
+    )
+    queue = next(s for s in spans if s["trace_id"] == root["trace_id"] and s["name"] == "queue")
+    assert queue["parent_id"] == root["span_id"]
+    steps = [
+        s for s in spans if s["trace_id"] == root["trace_id"] and s["name"] in ("prefill", "decode_step")
+    ]
+    assert any(s["parent_id"] == root["span_id"] for s in steps)
+    # JSON log line of the same request, joined by trace id
+    logs = [r for r in server.json_logs() if r.get("request_id") == resp.id]
+    assert logs and logs[-1]["trace_id"] == root["trace_id"]
+    for key in ("model_id", "input_hash", "device_id", "cuda_error_code"):
+        assert key in logs[-1]
+
+
+def test_no_fault_routes_without_flag(server: ServeProcess) -> None:
+    status, payload = http_json("POST", f"{server.url}/admin/faults/hang", {})
+    assert status == 404 and "error" in payload
+
+
+def test_admission_refusal_is_429_with_retry_after(tmp_path: Path) -> None:
+    with ServeProcess(
+        tmp_path,
+        "-E",
+        "max_queue_len=1",
+        "-E",
+        "max_batch_size=1",
+        "-E",
+        "kv_cache_bytes=16777216",
+        grpc=False,
+    ) as srv:
+        cli = openai.OpenAI(base_url=f"{srv.url}/v1", api_key="unused", max_retries=0, timeout=60)
+        outcomes: list[object] = []
+
+        def one() -> None:
+            try:
+                cli.completions.create(
+                    model=MODEL,
+                    prompt="fill the queue",
+                    max_tokens=64,
+                    temperature=0,
+                    extra_body={"ignore_eos": True},
+                )
+                outcomes.append("ok")
+            except openai.RateLimitError as exc:
+                outcomes.append(exc)
+            except BaseException as exc:  # asserted below
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=one) for _ in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        limited = [o for o in outcomes if isinstance(o, openai.RateLimitError)]
+        assert limited, outcomes
+        assert all(o == "ok" or isinstance(o, openai.RateLimitError) for o in outcomes), outcomes
+        retry_after = limited[0].response.headers.get("retry-after")
+        assert retry_after is not None and int(retry_after) >= 1
+        assert limited[0].body["code"] == "queue_full"
+        metrics = srv.metrics()
+        assert (
+            f'vllm:admission_rejections_total{{model_name="{MODEL}",reason="max_num_queued_reqs"}}' in metrics
+        )
+        assert http_json("GET", f"{srv.url}/health")[0] == 200
