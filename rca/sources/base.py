@@ -11,9 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuobs.rca.sources.text import LinePrefix, split_prefix, strip_decorations
-
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.rca.sources.text import LinePrefix, split_prefix, strip_decorations
 
 __all__ = ["LineParser", "ParseContext", "Trigger"]
 

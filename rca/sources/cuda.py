@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import re
 
+from gpuobs import cuda_errors
 from gpuobs.rca import keys
 from gpuobs.rca.sources.base import ParseContext, Trigger
 from gpuobs.rca.sources.text import LinePrefix
-
-from gpuobs import cuda_errors
 
 __all__ = ["PARSERS", "parse_oom_figures", "parse_size"]
 

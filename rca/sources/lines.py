@@ -10,12 +10,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
 from gpuobs.rca.sources import apps, cuda, kernel, nccl
 from gpuobs.rca.sources.base import LineParser, ParseContext, Trigger
 from gpuobs.rca.sources.text import split_prefix, strip_decorations
-
-from gpuobs.evidence import Evidence
 
 __all__ = ["parse_lines", "parse_text"]
 

@@ -1,0 +1,77 @@
+"""`gpuobs bundle`: collect an incident's logs, metrics, traces and node state into one redacted archive."""
+
+from __future__ import annotations
+
+import time
+
+import typer
+
+from gpuobs.cli.render import console, emit_json, emit_table
+from gpuobs.errors import InputError
+
+__all__ = ["register"]
+
+HELP = """Collect everything `gpuobs diagnose` would read into one .tar.gz: the raw inputs, the parsed
+evidence and a manifest, with secrets (tokens, passwords, API keys, bearer headers, AWS keys, private
+keys) redacted from logs and environment. Replay it anywhere with `gpuobs diagnose --bundle FILE`.
+
+Examples:
+
+  gpuobs bundle --logs /var/log/kern.log --logs vllm.log --exporter http://127.0.0.1:9400 -o node-7.tar.gz
+
+  kubectl logs my-pod --previous | gpuobs bundle --logs - --k8s-namespace serving -o incident.tar.gz
+
+  gpuobs bundle --prometheus http://prom:9090 --since 1h -o fleet.tar.gz
+
+With no input flags it takes the live state of this node (NVML and the kernel log), as --live does.
+
+Exit codes: 0 bundle written (sources that failed are listed in its manifest), 2 usage or input error.
+"""
+
+
+def bundle(
+    output: str = typer.Option(..., "-o", "--output", help="Archive to write (FILE.tar.gz)."),
+    logs: list[str] = typer.Option([], "--logs", help="Log file, folder, .gz or '-' for stdin (repeatable)."),
+    prometheus: str = typer.Option(None, "--prometheus", help="Prometheus base URL."),
+    exporter: str = typer.Option(None, "--exporter", help="Exporter URL (/api/history) or a saved /metrics file."),
+    traces: list[str] = typer.Option([], "--traces", help="OTLP JSON trace file (repeatable)."),
+    k8s_namespace: str = typer.Option(None, "--k8s-namespace", help="Read events and pods of this namespace."),
+    since: str = typer.Option(None, "--since", help="Window back from now, e.g. 30m, 2h."),
+    start: str = typer.Option(None, "--start", help="Window start (ISO 8601 or epoch seconds)."),
+    end: str = typer.Option(None, "--end", help="Window end (ISO 8601 or epoch seconds)."),
+    live: bool = typer.Option(None, "--live/--no-live", help="Add this node's NVML state and kernel log."),
+    json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+) -> None:
+    from gpuobs.cli.diagnose import parse_duration, parse_time
+    from gpuobs.rca.bundle import make_bundle
+
+    if not output.endswith((".tar.gz", ".tgz")):
+        raise InputError(f"-o {output}: the bundle is a gzip tar; name it FILE.tar.gz")
+    if since and (start or end):
+        raise InputError("give either --since or --start/--end, not both")
+    now = time.time()
+    t_start = now - parse_duration(since) if since else (parse_time(start, now) if start else None)
+    t_end = now if since else (parse_time(end, now) if end else None)
+    if t_start is not None and t_end is not None and t_start >= t_end:
+        raise InputError(f"--start ({start}) must be before --end ({end})")
+    nothing_given = not (logs or prometheus or exporter or traces or k8s_namespace)
+    use_live = nothing_given if live is None else live
+    summary = make_bundle(output, logs=logs, prometheus=prometheus, exporter=exporter, traces=traces,
+                          k8s_namespace=k8s_namespace, start=t_start, end=t_end, live=use_live)
+    manifest = summary.manifest
+    if json_out:
+        emit_json(manifest)
+        return
+    rows = [{"source": name, "records": count} for name, count in sorted(manifest["sources"].items())]
+    emit_table(f"bundle {summary.path}", ["source", "records"], rows)
+    console.print(f"{len(manifest['files'])} files, {manifest['evidence']} evidence records, "
+                  f"{sum(manifest['redactions'].values())} secrets redacted")
+    for problem in manifest["problems"]:
+        console.print(f"[yellow]source failed:[/] {problem}", highlight=False)
+    for note in manifest["notes"]:
+        console.print(f"[dim]{note}[/]", highlight=False)
+    console.print(f"replay: gpuobs diagnose --bundle {summary.path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bundle", help=HELP)(bundle)
