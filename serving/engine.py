@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gpuobs import cuda_errors
+from gpuobs.errors import GpuobsError, InputError
 from gpuobs.serving.faults import FaultInjector
 from gpuobs.serving.kv_cache import BlockManager, KVCache
 from gpuobs.serving.scheduler import (
@@ -37,11 +39,9 @@ from gpuobs.serving.scheduler import (
 )
 from gpuobs.serving.stats import EngineStats, RequestMetrics
 
-from gpuobs import cuda_errors
-from gpuobs.errors import GpuobsError, InputError
-
 if TYPE_CHECKING:
     import torch
+
     from gpuobs.serving.model.tokenizer import HFTokenizer
 
 try:  # opentelemetry-api is a core dependency; guarded so the engine also runs where it is absent
@@ -160,8 +160,13 @@ class _FaultyTokenizer:
 class _Tracer:
     """Span creation through opentelemetry-api (no-op without an SDK or without the package)."""
 
-    def __init__(self) -> None:
-        self._tracer = otel_trace.get_tracer("gpuobs.serving.engine") if otel_trace is not None else None
+    def __init__(self, provider: Any = None) -> None:
+        if otel_trace is None:
+            self._tracer = None
+        elif provider is not None:
+            self._tracer = provider.get_tracer("gpuobs.serving.engine")
+        else:
+            self._tracer = otel_trace.get_tracer("gpuobs.serving.engine")
 
     @property
     def on(self) -> bool:
@@ -205,7 +210,8 @@ class _Tracer:
 class Engine:
     """Continuous-batching LLM engine over a paged KV cache, run by one background thread."""
 
-    def __init__(self, config: EngineConfig) -> None:
+    def __init__(self, config: EngineConfig, tracer_provider: Any = None) -> None:
+        """Load the model and size the KV cache; `tracer_provider` defaults to the global one."""
         from gpuobs.serving.model.loader import load_model
 
         self.config = config
@@ -244,7 +250,7 @@ class Engine:
             )
         except ValueError as exc:
             raise InputError(str(exc)) from exc
-        self._tracer = _Tracer()
+        self._tracer = _Tracer(tracer_provider)
         self._cond = threading.Condition()
         self._by_request: dict[str, SequenceState] = {}
         self._aborts: set[str] = set()
