@@ -27,9 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuobs.serving.stats import FaultStats
-
 from gpuobs.errors import GpuobsError
+from gpuobs.serving.stats import FaultStats
 
 __all__ = ["FAULT_KINDS", "FaultInjector", "FaultNotEnabledError", "cuda_oom_message"]
 

@@ -18,9 +18,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuobs.serving.kv_cache import BlockManager, NoFreeBlocksError
-
 from gpuobs.errors import GpuobsError
+from gpuobs.serving.kv_cache import BlockManager, NoFreeBlocksError
 
 if TYPE_CHECKING:
     from gpuobs.serving.engine import GenerationRequest

@@ -78,9 +78,10 @@ def test_greedy_tokens_equal_the_unbatched_forward_pass(make_engine: Any, schedu
                          bucket_wait_s=(0.001, 0.002, 0.004))
     prompts = _prompts(engine, 10)
     greedy = SamplingParams(max_tokens=12, ignore_eos=True)
-    # greedy requests mixed with sampled ones from another tenant, all batched together
-    params = [greedy if i % 3 else SamplingParams(max_tokens=9, temperature=0.8, top_p=0.9, seed=i, ignore_eos=True)
-              for i in range(len(prompts))]
+    sampled = [SamplingParams(max_tokens=9, temperature=0.8, top_p=0.9, seed=i, ignore_eos=True)
+               for i in range(10)]
+    # greedy requests mixed with sampled ones, all batched together
+    params = [greedy if i % 3 else sampled[i] for i in range(len(prompts))]
     results = _run(engine, prompts, params)
     for i, (prompt, c) in enumerate(zip(prompts, results, strict=True)):
         final = c.events[-1]

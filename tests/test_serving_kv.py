@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from gpuobs.serving.kv_cache import BlockManager, KVCache, NoFreeBlocksError
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from gpuobs.serving.kv_cache import BlockManager, KVCache, NoFreeBlocksError
 
 
 def test_allocate_gives_slots_in_owned_blocks_and_free_returns_them() -> None:

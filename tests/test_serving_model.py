@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from gpuobs.serving.kv_cache import BlockManager, KVCache
-from gpuobs.serving.model import TINY_CONFIG, LlamaConfig, load_model, write_random_model
 from support.serving_model import tiny_model_dir
 
 from gpuobs.errors import InputError
+from gpuobs.serving.kv_cache import BlockManager, KVCache
+from gpuobs.serving.model import TINY_CONFIG, LlamaConfig, load_model, write_random_model
 
 
 @pytest.fixture(scope="module")

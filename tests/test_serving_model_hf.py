@@ -8,8 +8,9 @@ from pathlib import Path
 
 import torch
 import transformers  # dev dependency (pyproject [dev]): the independent implementation we compare with
-from gpuobs.serving.model import TINY_CONFIG, load_model, write_random_model
 from safetensors.torch import load_file, save_file
+
+from gpuobs.serving.model import TINY_CONFIG, load_model, write_random_model
 
 
 def _hf_logits(model_dir: Path, ids: list[int]) -> torch.Tensor:

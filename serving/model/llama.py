@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
 from gpuobs.serving.model.config import LlamaConfig
 from gpuobs.serving.model.ops import KernelOps
 

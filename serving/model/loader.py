@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuobs.errors import InputError
+from gpuobs.extras import require
 from gpuobs.serving.model.config import LlamaConfig
 from gpuobs.serving.model.tokenizer import (
     BYTE_SPECIALS,
@@ -19,9 +21,6 @@ from gpuobs.serving.model.tokenizer import (
     byte_level_tokenizer_json,
     load_tokenizer,
 )
-
-from gpuobs.errors import InputError
-from gpuobs.extras import require
 
 __all__ = [
     "TINY_CONFIG",
