@@ -1,0 +1,147 @@
+"""gRPC `inference.InferenceService/Predict` of a real `gpuobs serve` over a real socket."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import descriptor_pb2
+from support.serve import ServeProcess, http_json
+
+from gpuobs.serving.grpc_api import PredictClient, file_descriptor_proto, message_classes
+
+MODEL = "gpuobs-tiny-llama"
+VOCAB = 260
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    workdir = tmp_path_factory.mktemp("serve-grpc")
+    with ServeProcess(
+        workdir, "--enable-fault-injection", "--max-grpc-batch", "8", "-E", "kv_cache_bytes=16777216"
+    ) as proc:
+        yield proc
+
+
+@pytest.fixture(scope="module")
+def client(server: ServeProcess) -> Iterator[PredictClient]:
+    with PredictClient(server.grpc_target) as c:
+        yield c
+
+
+def test_proto_file_matches_runtime_descriptor(repo_root: Path, tmp_path: Path) -> None:
+    proto_dir = repo_root / "serving" / "proto"
+    out = tmp_path / "inference.pb"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{proto_dir}",
+            f"--descriptor_set_out={out}",
+            str(proto_dir / "inference.proto"),
+        ],
+        check=True,
+    )
+    fds = descriptor_pb2.FileDescriptorSet()
+    fds.ParseFromString(out.read_bytes())
+    assert fds.file[0] == file_descriptor_proto()
+
+
+def test_messages_roundtrip_on_the_wire() -> None:
+    c = message_classes()
+    req = c["PredictRequest"](model_name="m")
+    req.input_ids.add().ids.extend([1, 2, 3])
+    again = c["PredictRequest"].FromString(req.SerializeToString())
+    assert list(again.input_ids[0].ids) == [1, 2, 3] and again.model_name == "m"
+
+
+def test_predict_returns_logits_and_latency(client: PredictClient) -> None:
+    result = client.predict([[72, 105], [1, 2, 3, 4]], model_name=MODEL, timeout=30)
+    assert result.model_name == MODEL
+    assert [len(r) for r in result.logits] == [VOCAB, VOCAB]
+    assert result.latency_ms > 0
+    assert result.logits[0] != result.logits[1]
+
+
+def test_padding_with_mask_gives_same_logits(client: PredictClient) -> None:
+    plain = client.predict([[10, 20, 30]], timeout=30).logits[0]
+    padded = client.predict([[0, 0, 10, 20, 30]], [[0, 0, 1, 1, 1]], timeout=30).logits[0]
+    assert max(abs(a - b) for a, b in zip(plain, padded, strict=True)) < 1e-4
+
+
+def test_empty_model_name_means_the_served_model(client: PredictClient) -> None:
+    assert client.predict([[5]], timeout=30).model_name == MODEL
+
+
+@pytest.mark.parametrize(
+    ("ids", "mask", "model", "code", "words"),
+    [
+        ([], None, MODEL, grpc.StatusCode.INVALID_ARGUMENT, "empty"),
+        ([[1]] * 9, None, MODEL, grpc.StatusCode.INVALID_ARGUMENT, "exceeds the limit of 8"),
+        ([[1, 2]], [[1]], MODEL, grpc.StatusCode.INVALID_ARGUMENT, "attention_mask 0 has 1 values"),
+        ([[1, 2]], [[1, 1], [1, 1]], MODEL, grpc.StatusCode.INVALID_ARGUMENT, "2 rows for 1 sequences"),
+        ([[1, 2]], [[0, 0]], MODEL, grpc.StatusCode.INVALID_ARGUMENT, "at least one 1"),
+        ([[1, 2]], [[1, 7]], MODEL, grpc.StatusCode.INVALID_ARGUMENT, "0/1"),
+        ([[1, 99999]], None, MODEL, grpc.StatusCode.INVALID_ARGUMENT, "outside [0, 260)"),
+        ([[-3]], None, MODEL, grpc.StatusCode.INVALID_ARGUMENT, "outside"),
+        ([[]], None, MODEL, grpc.StatusCode.INVALID_ARGUMENT, "sequence 0 is empty"),
+        ([[1] * 3000], None, MODEL, grpc.StatusCode.INVALID_ARGUMENT, "at most 2048"),
+        ([[1]], None, "other-model", grpc.StatusCode.NOT_FOUND, "not served"),
+    ],
+)
+def test_bad_predict_inputs(
+    client: PredictClient,
+    ids: list[list[int]],
+    mask: list[list[int]] | None,
+    model: str,
+    code: grpc.StatusCode,
+    words: str,
+) -> None:
+    with pytest.raises(grpc.RpcError) as err:
+        client.predict(ids, mask, model_name=model, timeout=30)
+    assert err.value.code() == code
+    assert words in (err.value.details() or "")
+
+
+def test_server_healthy_after_bad_predicts(server: ServeProcess, client: PredictClient) -> None:
+    for _ in range(5):
+        with pytest.raises(grpc.RpcError):
+            client.predict([[1]] * 100, timeout=10)
+    assert client.predict([[1, 2]], timeout=30).logits
+    assert http_json("GET", f"{server.url}/health")[0] == 200
+    assert 'gpuobs_serving_invalid_requests_total{api="grpc",reason="batch_too_large"}' in server.metrics()
+
+
+def test_deadline_is_honoured_while_the_forward_pass_runs(client: PredictClient) -> None:
+    # 8 sequences of 2000 tokens take seconds on this CPU; the answer must come at the deadline.
+    big = [[(i * 7 + j) % 256 for j in range(2000)] for i in range(8)]
+    started = time.monotonic()
+    with pytest.raises(grpc.RpcError) as err:
+        client.predict(big, timeout=0.3)
+    elapsed = time.monotonic() - started
+    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert elapsed < 1.5
+    assert client.predict([[1, 2, 3]], timeout=60).logits  # the server still answers
+
+
+def test_grpc_block_fault_ignores_deadlines_until_cleared(
+    server: ServeProcess, client: PredictClient
+) -> None:
+    status, body = http_json("POST", f"{server.url}/admin/faults/grpc_block", {"hang_s": 20})
+    assert status == 200 and body["params"]["hang_s"] == 20
+    assert "grpc_block" in http_json("GET", f"{server.url}/admin/faults")[1]["active"]
+    started = time.monotonic()
+    with pytest.raises(grpc.RpcError) as err:
+        client.predict([[1, 2]], timeout=0.5)
+    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert time.monotonic() - started < 3
+    assert '"event": "grpc_block"' in server.logs()
+    status, body = http_json("DELETE", f"{server.url}/admin/faults/grpc_block")
+    assert status == 200 and body["cleared"] == ["grpc_block"]
+    assert client.predict([[1, 2]], timeout=30).logits
