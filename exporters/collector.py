@@ -11,16 +11,17 @@ writer it keeps DCGM's counter names as they are (no `_total`), as dcgm-exporter
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from gpuobs.exporters.core import ExporterCore, GpuReading, Snapshot
-from gpuobs.exporters.fields import FIELDS
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
-from prometheus_client.utils import floatToGoString
+from prometheus_client.samples import Sample
 
+from gpuobs.exporters.core import ExporterCore, GpuReading, Snapshot
+from gpuobs.exporters.fields import FIELDS
 from gpuobs.names import exporter as ex
 from gpuobs.names import gpu as g
 from gpuobs.names.spec import MetricKind, MetricSpec
@@ -63,6 +64,13 @@ class _Families:
     def __init__(self) -> None:
         self.by_name: dict[str, Metric] = {}
 
+    def family(self, name: str, help: str, kind: MetricKind) -> Metric:
+        fam = self.by_name.get(name)
+        if fam is None:
+            typ = "counter" if kind is MetricKind.COUNTER else "gauge"
+            fam = self.by_name[name] = Metric(name, help, typ)
+        return fam
+
     def add(
         self,
         name: str,
@@ -72,12 +80,7 @@ class _Families:
         value: float,
         sample_name: str | None = None,
     ) -> None:
-        fam = self.by_name.get(name)
-        if fam is None:
-            fam = self.by_name[name] = Metric(
-                name, help, "counter" if kind is MetricKind.COUNTER else "gauge"
-            )
-        fam.add_sample(sample_name or name, labels, value)
+        self.family(name, help, kind).samples.append(Sample(sample_name or name, labels, value))
 
     def native(self, spec: MetricSpec, labels: dict[str, str], value: float) -> None:
         self.add(spec.native, spec.help, spec.kind, labels, value, spec.exposed_native)
@@ -218,21 +221,29 @@ class GpuCollector(Collector):
     def _plain(
         self, fams: _Families, per_gpu: list[tuple[GpuReading, dict[str, str], dict[str, str]]]
     ) -> None:
+        # Field-major: one family lookup per field, then a tight loop over the GPUs.
         native, dcgm = self.native, self.dcgm
-        for r, nl, dl in per_gpu:
-            fast, slow = r.sample, r.slow
-            for f in FIELDS:
-                source = slow if f.slow else fast
+        for f in FIELDS:
+            spec, attr, is_slow = f.spec, f.attr, f.slow
+            emit_native = native or spec.dcgm is None
+            emit_dcgm = dcgm and spec.dcgm is not None
+            nat = dc = None
+            for r, nl, dl in per_gpu:
+                source = r.slow if is_slow else r.sample
                 if source is None:
                     continue
-                value = getattr(source, f.attr)
+                value = getattr(source, attr)
                 if value is None:
                     continue
-                spec = f.spec
-                if native or spec.dcgm is None:
-                    fams.native(spec, nl, value)
-                if dcgm and spec.dcgm is not None:
-                    fams.dcgm(spec, dl, value)
+                if emit_native:
+                    if nat is None:
+                        nat = fams.family(spec.native, spec.help, spec.kind).samples
+                    nat.append(Sample(spec.exposed_native, nl, value))
+                if emit_dcgm:
+                    if dc is None:
+                        dc = fams.family(spec.dcgm or "", spec.help, spec.dcgm_kind or spec.kind).samples
+                    dc.append(Sample(spec.dcgm or "", dl, value * spec.dcgm_scale))
+        for r, nl, _ in per_gpu:
             if r.slow_age_s is not None:
                 fams.native(ex.SLOW_FIELD_AGE, nl, r.slow_age_s)
 
@@ -315,12 +326,28 @@ class GpuCollector(Collector):
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+    if "\\" in value or "\n" in value or '"' in value:
+        return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+    return value
+
+
+def _number(value: float) -> str:
+    """Prometheus text value: repr of a float, with Go's spellings of the non-finite ones."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value))
 
 
 def render(registry: CollectorRegistry) -> bytes:
-    """Text exposition (0.0.4) of every family with samples; counters keep the sample names they have."""
+    """Text exposition (0.0.4) of every family with samples; counters keep the sample names they have.
+
+    Label sets are rendered once per dict object: the collector shares one dict per GPU between that
+    GPU's samples, which makes this several times cheaper than prometheus_client's generate_latest.
+    """
     out: list[str] = []
+    label_text: dict[int, str] = {}
     for metric in registry.collect():
         if not metric.samples:
             continue
@@ -333,12 +360,16 @@ def render(registry: CollectorRegistry) -> bytes:
         elif typ not in ("gauge", "counter", "histogram", "summary"):
             typ = "untyped"
         doc = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
-        out.append(f"# HELP {name} {doc}\n")
-        out.append(f"# TYPE {name} {typ}\n")
+        out.append(f"# HELP {name} {doc}\n# TYPE {name} {typ}\n")
         for s in metric.samples:
-            if s.labels:
-                labels = ",".join(f'{k}="{_escape(v)}"' for k, v in s.labels.items())
-                out.append(f"{s.name}{{{labels}}} {floatToGoString(s.value)}\n")
+            labels = s.labels
+            if labels:
+                text = label_text.get(id(labels))
+                if text is None:
+                    text = label_text[id(labels)] = (
+                        "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "}"
+                    )
+                out.append(f"{s.name}{text} {_number(s.value)}\n")
             else:
-                out.append(f"{s.name} {floatToGoString(s.value)}\n")
+                out.append(f"{s.name} {_number(s.value)}\n")
     return "".join(out).encode("utf-8")
