@@ -109,7 +109,7 @@ def bench_process(backend: str, gpus: int, seconds: float) -> dict[str, Any]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cmd = [
+    cli = [
         sys.executable,
         "-m",
         "gpuobs",
@@ -123,8 +123,16 @@ def bench_process(backend: str, gpus: int, seconds: float) -> dict[str, Any]:
         "--log-level",
         "warning",
     ]
+    # Fallback when the full CLI cannot start here (another verb missing a dependency on this machine).
+    lib = [
+        sys.executable,
+        "-c",
+        "from gpuobs.exporters.service import ExporterConfig, run_until_signal; "
+        f"run_until_signal(ExporterConfig(backend={backend!r}, gpus={gpus}, port={port}))",
+    ]
+    runner = "cli"
     proc = subprocess.Popen(
-        cmd,
+        cli,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env={**os.environ, "GPUOBS_CONFIG": os.devnull},
@@ -134,7 +142,15 @@ def bench_process(backend: str, gpus: int, seconds: float) -> dict[str, Any]:
         deadline = time.monotonic() + 30
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"exporter exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                if runner == "lib":
+                    raise RuntimeError(f"exporter exited: {err}")
+                print(
+                    f"CLI exporter exited ({err.strip()[-300:]}); using the library runner", file=sys.stderr
+                )
+                runner = "lib"
+                proc = subprocess.Popen(lib, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                continue
             try:
                 urllib.request.urlopen(url, timeout=2).read()
                 break

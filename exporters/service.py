@@ -12,14 +12,14 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
+from prometheus_client.registry import CollectorRegistry
+
+from gpuobs.errors import InputError
 from gpuobs.exporters.backend import GpuBackend
 from gpuobs.exporters.collector import NAMINGS, GpuCollector
 from gpuobs.exporters.core import CoreSettings, ExporterCore
 from gpuobs.exporters.fields import FIELDS
 from gpuobs.exporters.server import ExporterHttpServer
-from prometheus_client.registry import CollectorRegistry
-
-from gpuobs.errors import InputError
 
 __all__ = [
     "BACKENDS",
@@ -28,6 +28,7 @@ __all__ = [
     "ExporterConfig",
     "make_backend",
     "otel_points",
+    "run_until_signal",
 ]
 
 logger = logging.getLogger(__name__)
@@ -267,3 +268,27 @@ class Exporter:
                 logger.warning("stopping pod attribution failed", exc_info=True)
         self.core.stop()
         logger.info("gpuobs export stopped", extra={"event": "export_stopped"})
+
+
+def run_until_signal(config: ExporterConfig, backend: GpuBackend | None = None) -> None:
+    """Run the exporter in the foreground until SIGTERM or SIGINT, then stop it cleanly."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        logger.info("received %s, stopping", signal.Signals(signum).name)
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        exporter = Exporter(config, backend).start()
+        try:
+            while not stop.wait(1.0):
+                pass
+        finally:
+            exporter.stop()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 import typer
@@ -68,7 +65,7 @@ def export(
     ),
     json_out: bool = typer.Option(False, "--json", help="With --self-check: print the comparison as JSON."),
 ) -> None:
-    from gpuobs.exporters.service import DEFAULT_POD_RESOURCES_SOCKET, Exporter, ExporterConfig
+    from gpuobs.exporters.service import DEFAULT_POD_RESOURCES_SOCKET, ExporterConfig, run_until_signal
 
     cfg = load_config()
 
@@ -99,21 +96,7 @@ def export(
         ),
         seed=int(r("seed", seed, 0, int)),
     )
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        logger.info("received %s, stopping", signal.Signals(signum).name)
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    exporter = Exporter(config).start()
-    try:
-        while not stop.wait(1.0):
-            pass
-    finally:
-        exporter.stop()
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    run_until_signal(config)
 
 
 def _bool(value: object) -> bool:
