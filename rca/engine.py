@@ -20,12 +20,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX, detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
 from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Report, Symptom, evidence_line
 from gpuobs.rca.signature import Match, Scope, Severity, Signature, precedes
-
-from gpuobs.evidence import Entity, Evidence, EvidenceKind
 
 __all__ = ["EntityIndex", "diagnose", "normalise_pci"]
 
@@ -352,13 +351,16 @@ def _symptoms(
         for c in cand.explained
     ]
     anchors = {pos for _, pos in cand.match.anchors}
+    for child in cand.explained:
+        anchors |= {pos for _, pos in child.match.anchors}
+    quoted = {ev.raw.strip() for ev, _ in cand.match.anchors if ev.raw}
     keys = {k for m in cand.signature.explains for k in m.keys}
     positions = sorted({p for k in keys for p in by_key.get(k, ())}) if keys else range(len(evidence))
     groups: dict[tuple[str, str], list[Item]] = {}
     first = cand.first
     for pos in positions:
         ev = evidence[pos]
-        if pos in anchors or not cand.signature.explains_record(ev):
+        if pos in anchors or ev.raw.strip() in quoted or not cand.signature.explains_record(ev):
             continue
         if not index.complete(pos, ev).overlaps(cand.entity):
             continue
@@ -474,7 +476,7 @@ def diagnose(
     known = {k for s in catalog.signatures for k in s.evidence_keys()}
     sources: dict[str, int] = defaultdict(int)
     for ev in evidence:
-        sources[ev.source.split(":", 1)[0] if ev.source else "unknown"] += 1
+        sources[ev.source or "unknown"] += 1
     times = [ev.time for ev in evidence if ev.time is not None]
     start = window[0] if window[0] is not None else (min(times) if times else None)
     end = window[1] if window[1] is not None else (max(times) if times else None)

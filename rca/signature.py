@@ -182,6 +182,7 @@ class Matcher:
 class Relation(enum.StrEnum):
     BEFORE = "before"
     AFTER = "after"
+    NEAR = "near"
 
 
 @dataclass(frozen=True)
@@ -225,11 +226,14 @@ class Clause:
 
 
 def precedes(a: tuple[Evidence, int], b: tuple[Evidence, int], slack_s: float = 1.0) -> bool | None:
-    """Whether a comes no later than b: by time, else by position in one source; None if unknown."""
+    """Whether a comes no later than b: by time, else by line (or position) in one source; None if unknown."""
     (ea, ia), (eb, ib) = a, b
     if ea.time is not None and eb.time is not None:
         return ea.time <= eb.time + slack_s
     if ea.source == eb.source:
+        la, lb = ea.attrs.get("line"), eb.attrs.get("line")
+        if isinstance(la, int) and isinstance(lb, int):
+            return la <= lb
         return ia <= ib
     return None
 
@@ -363,12 +367,21 @@ class Signature:
         # Some pair of records must satisfy the relation (and the window, when both are timed).
         for a in mine:
             for b in theirs:
-                first, second = (a, b) if clause.relation is Relation.BEFORE else (b, a)
-                order = precedes(first, second, slack_s=0.0)
-                if order is False:
+                ta, tb = a[0].time, b[0].time
+                if clause.relation is Relation.NEAR:
+                    if ta is None or tb is None or clause.within_s is None or abs(ta - tb) <= clause.within_s:
+                        return True
                     continue
-                timed = first[0].time is not None and second[0].time is not None
-                if clause.within_s is not None and timed and second[0].time - first[0].time > clause.within_s:  # type: ignore[operator]
+                first, second = (a, b) if clause.relation is Relation.BEFORE else (b, a)
+                if precedes(first, second, slack_s=0.0) is False:
+                    continue
+                t1, t2 = first[0].time, second[0].time
+                if (
+                    clause.within_s is not None
+                    and t1 is not None
+                    and t2 is not None
+                    and t2 - t1 > clause.within_s
+                ):
                     continue
                 return True
         return False

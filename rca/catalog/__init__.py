@@ -17,7 +17,7 @@ resolved to the native name), `increase` (the same, for the increase of a counte
 (numeric value bounds), `text`/`not_text` (regular expressions over the raw text), `attrs`/
 `not_attrs` (attribute or metric label -> regex), `attr_min`/`attr_max`, and for support `weight`
 and `label`. Clause fields: `name`, `count`, `distinct` (count distinct values of an attribute),
-`sustained_s`, `before`/`after` (another clause's name) and `within_s`.
+`sustained_s`, `before`/`after`/`near` (another clause's name) and `within_s`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuobs.evidence import EvidenceKind
 from gpuobs.rca.anomalies import INCREASE_PREFIX
 from gpuobs.rca.signature import (
     Clause,
@@ -43,8 +44,6 @@ from gpuobs.rca.signature import (
     Variant,
     resolve_metric,
 )
-
-from gpuobs.evidence import EvidenceKind
 
 __all__ = ["CATALOG_DIR", "Catalog", "load_catalog", "parse_signature"]
 
@@ -71,7 +70,7 @@ _MATCHER_FIELDS = {
     "weight",
     "label",
 }
-_CLAUSE_FIELDS = {"name", "any", "count", "distinct", "sustained_s", "before", "after", "within_s"}
+_CLAUSE_FIELDS = {"name", "any", "count", "distinct", "sustained_s", "before", "after", "near", "within_s"}
 _TOP_FIELDS = {
     "id",
     "title",
@@ -199,13 +198,13 @@ def _clause(where: str, index: int, raw: Mapping[str, Any]) -> Clause:
         matchers = (_matcher(f"{where}.{name}", inline),)
     if not matchers:
         raise SignatureError(f"{where}.{name}: a clause needs at least one matcher")
-    relation, other = None, ""
-    if "before" in raw and "after" in raw:
-        raise SignatureError(f"{where}.{name}: give either before or after, not both")
-    if "before" in raw:
-        relation, other = Relation.BEFORE, str(raw["before"])
-    elif "after" in raw:
-        relation, other = Relation.AFTER, str(raw["after"])
+    given = [r for r in ("before", "after", "near") if r in raw]
+    if len(given) > 1:
+        raise SignatureError(f"{where}.{name}: give one of before/after/near, not {given}")
+    relation: Relation | None = None
+    other = ""
+    if given:
+        relation, other = Relation(given[0]), str(raw[given[0]])
     return Clause(
         name=name,
         matchers=matchers,

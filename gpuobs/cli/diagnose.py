@@ -1,0 +1,294 @@
+"""`gpuobs diagnose`: read the telemetry at hand, name the root cause with its evidence and the fix.
+
+Exit codes: 0 a cause was found, 1 no known failure signature matched, 2 a usage or input error.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from gpuobs.cli.render import console, emit_json
+from gpuobs.errors import InputError
+
+__all__ = ["parse_duration", "parse_time", "register"]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$", re.IGNORECASE)
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+DEFAULT_LIVE_WINDOW_S = 1800.0
+_SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
+
+HELP = """Diagnose a GPU inference incident: correlate logs, metrics, traces and Kubernetes state and name the
+root cause with its evidence chain and remediation.
+
+With no input flags it reads this node's live state (NVML, kernel log) over the last 30 minutes.
+
+Examples:
+
+  gpuobs diagnose --logs dmesg.txt --logs vllm.log
+
+  kubectl logs my-pod --previous | gpuobs diagnose --logs - --json
+
+  gpuobs diagnose --prometheus http://prom:9090 --since 1h --markdown incident.md
+
+  gpuobs diagnose --bundle node-7.tar.gz
+
+Exit codes: 0 cause found, 1 no known failure signature, 2 usage or input error.
+"""
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in '30m', '2h', '90s', '1d', '500ms' or a bare number of seconds."""
+    m = _DURATION.match(text)
+    if not m:
+        raise InputError(f"invalid duration {text!r}: use e.g. 30m, 2h, 90s, 1d")
+    value = float(m.group(1)) * _UNIT_S[(m.group(2) or "s").lower()]
+    if value <= 0:
+        raise InputError(f"invalid duration {text!r}: must be positive")
+    return value
+
+
+def parse_time(text: str, now: float | None = None) -> float:
+    """Epoch seconds from ISO-8601 (naive means UTC), epoch seconds, 'now' or 'now-30m'."""
+    raw = text.strip()
+    now = time.time() if now is None else now
+    if raw.lower() == "now":
+        return now
+    if raw.lower().startswith("now-"):
+        return now - parse_duration(raw[4:])
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    try:
+        parsed = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InputError(
+            f"invalid time {text!r}: use ISO 8601 (2026-11-29T21:00:00Z) or epoch seconds"
+        ) from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.timestamp()
+
+
+def _window(
+    since: str | None, start: str | None, end: str | None, live: bool
+) -> tuple[float | None, float | None]:
+    if since and (start or end):
+        raise InputError("give either --since or --start/--end, not both")
+    now = time.time()
+    if since:
+        return now - parse_duration(since), now
+    t_start = parse_time(start, now) if start else None
+    t_end = parse_time(end, now) if end else None
+    if t_start is not None and t_end is not None and t_start >= t_end:
+        raise InputError(f"--start ({start}) must be before --end ({end})")
+    if live and t_start is None and t_end is None:
+        return now - DEFAULT_LIVE_WINDOW_S, now
+    return t_start, t_end
+
+
+def _check_paths(paths: list[str], flag: str) -> None:
+    for p in paths:
+        if p == "-":
+            continue
+        if not Path(p).exists():
+            raise InputError(f"{flag} {p}: no such file or directory")
+
+
+def _collect(
+    logs: list[str],
+    prometheus: str | None,
+    exporter: str | None,
+    traces: list[str],
+    bundle: str | None,
+    k8s_namespace: str | None,
+    window: tuple[float | None, float | None],
+    live: bool,
+) -> tuple[list[Any], list[str]]:
+    from gpuobs.rca.collect import collect_evidence
+
+    evidence: list[Any] = []
+    problems: list[str] = []
+    if bundle:
+        from gpuobs.rca.bundle import load_bundle
+
+        if not Path(bundle).is_file():
+            raise InputError(f"--bundle {bundle}: no such file")
+        loaded = load_bundle(Path(bundle))
+        evidence.extend(loaded.evidence)
+        problems.extend(loaded.problems)
+    if live or logs or prometheus or exporter or traces or k8s_namespace:
+        result = collect_evidence(
+            logs=logs,
+            prometheus=prometheus,
+            exporter=exporter,
+            traces=traces,
+            k8s_namespace=k8s_namespace,
+            start=window[0],
+            end=window[1],
+            live=live,
+        )
+        evidence.extend(result.evidence)
+        problems.extend(result.problems)
+    return evidence, problems
+
+
+def _entity_text(entity: dict[str, Any]) -> str:
+    order = (
+        "host",
+        "gpu_index",
+        "gpu_uuid",
+        "pci_bus_id",
+        "namespace",
+        "pod",
+        "container",
+        "model",
+        "tenant",
+    )
+    names = {"gpu_index": "gpu", "gpu_uuid": "uuid", "pci_bus_id": "pci"}
+    return " ".join(f"{names.get(k, k)}={entity[k]}" for k in order if entity.get(k) is not None) or "-"
+
+
+def _short(source: str) -> str:
+    return Path(source).name if "/" in source else source
+
+
+def _render(report: Any) -> None:
+    data = report.to_dict()
+    sources = ", ".join(f"{_short(k)} ({v})" for k, v in data["sources"].items()) or "no source"
+    header = f"{data['evidence_count']} records from {sources}; {data['signatures_evaluated']} signatures"
+    causes = data["causes"]
+    if not causes:
+        body: list[Any] = [Text("No known failure signature matched.", style="bold green")]
+        if data["anomalies"]:
+            table = Table(title="Strongest anomalies", header_style="bold", expand=True)
+            for column in ("first seen", "key", "count", "source", "example"):
+                table.add_column(column, overflow="fold")
+            for a in data["anomalies"]:
+                table.add_row(
+                    a["first_time_iso"] or "-", a["key"], str(a["count"]), _short(a["source"]), a["text"]
+                )
+            body.append(table)
+        console.print(Panel(Group(*body), title="gpuobs diagnose", subtitle=header))
+    else:
+        top = causes[0]
+        style = _SEVERITY_STYLE.get(top["severity"], "bold")
+        title = Text.assemble(
+            ("TOP CAUSE  ", "bold"),
+            (top["title"], style),
+            (f"  [{top['id']}]", "dim"),
+            (f"  confidence {top['confidence']:.2f}", "bold"),
+            (f"  {top['severity']}", style),
+        )
+        parts: list[Any] = [
+            title,
+            Text(f"entity: {_entity_text(top['entity'])}"),
+            Text(top["explanation"], style="italic"),
+        ]
+        chain = Text("Evidence chain:\n", style="bold")
+        for item in top["evidence"]:
+            chain.append(f"  {item['time_iso'] or 'no time':<24} ", style="cyan")
+            chain.append(f"{_short(item['source'])}  ", style="magenta")
+            entity = _entity_text(item["entity"])
+            if entity != "-":
+                chain.append(f"[{entity}]  ", style="dim")
+            chain.append(f"{item['text']}\n", style="" if item["role"] == "anchor" else "dim")
+        parts.append(chain)
+        if top["explained_symptoms"]:
+            lines = Text("Explained symptoms (not separate causes):\n", style="bold")
+            for s in top["explained_symptoms"]:
+                label = f"{s['id']}: " if s["id"] else ""
+                when = s["time_iso"] or "-"
+                lines.append(f"  - {when}  {label}{s['text']}  (x{s['count']})\n", style="")
+            parts.append(lines)
+        fix = Text("Remediation:\n", style="bold")
+        for n, step in enumerate(top["remediation"], 1):
+            fix.append(f"  {n}. {step}\n", style="")
+        parts.append(fix)
+        console.print(Panel(Group(*parts), title="gpuobs diagnose", subtitle=header))
+        if len(causes) > 1:
+            others = Table(title="Other candidates", header_style="bold")
+            for column in ("#", "id", "title", "confidence", "entity", "first seen"):
+                others.add_column(column)
+            for rank, c in enumerate(causes[1:], 2):
+                others.add_row(
+                    str(rank),
+                    c["id"],
+                    c["title"],
+                    f"{c['confidence']:.2f}",
+                    _entity_text(c["entity"]),
+                    c["first_seen_iso"] or "-",
+                )
+            console.print(others)
+    if data["problems"]:
+        console.print(Text("Problems (the run went on):", style="bold yellow"))
+        for p in data["problems"]:
+            console.print(Text(f"  {p}", style="yellow"))
+
+
+def diagnose_cmd(
+    logs: list[str] = typer.Option(
+        [], "--logs", help="Log file or folder (.gz ok); '-' reads stdin. Repeatable.", show_default=False
+    ),
+    prometheus: str | None = typer.Option(None, "--prometheus", help="Prometheus base URL to query."),
+    exporter: str | None = typer.Option(None, "--exporter", help="gpuobs exporter URL (/api/history)."),
+    traces: list[str] = typer.Option(
+        [], "--traces", help="OTLP JSON trace file (collector file exporter). Repeatable.", show_default=False
+    ),
+    bundle: str | None = typer.Option(None, "--bundle", help="Replay an archive made by `gpuobs bundle`."),
+    k8s_namespace: str | None = typer.Option(
+        None, "--k8s-namespace", help="Read pods and events of this namespace (current kubeconfig context)."
+    ),
+    since: str | None = typer.Option(None, "--since", help="Window ending now, e.g. 30m, 2h."),
+    start: str | None = typer.Option(
+        None, "--start", help="Window start: ISO 8601, epoch seconds or now-1h."
+    ),
+    end: str | None = typer.Option(None, "--end", help="Window end: ISO 8601, epoch seconds or now."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+    markdown: Path | None = typer.Option(
+        None, "--markdown", help="Also write the report as Markdown to FILE."
+    ),
+    catalog_dir: Path | None = typer.Option(
+        None, "--catalog", help="Folder of extra signature TOML files (same id replaces the bundled one)."
+    ),
+) -> None:
+    from gpuobs.rca.catalog import Catalog, load_catalog
+    from gpuobs.rca.engine import diagnose
+
+    _check_paths(logs, "--logs")
+    _check_paths(traces, "--traces")
+    live = not (logs or prometheus or exporter or traces or bundle or k8s_namespace)
+    window = _window(since, start, end, live)
+    catalog = load_catalog()
+    if catalog_dir is not None:
+        if not catalog_dir.is_dir():
+            raise InputError(f"--catalog {catalog_dir}: not a folder")
+        extra = load_catalog(catalog_dir.glob("*.toml"))
+        merged = {s.id: s for s in catalog.signatures} | {s.id: s for s in extra.signatures}
+        catalog = Catalog(signatures=tuple(merged.values()), problems=catalog.problems + extra.problems)
+    evidence, problems = _collect(logs, prometheus, exporter, traces, bundle, k8s_namespace, window, live)
+    report = diagnose(evidence, catalog, problems=problems, window=window)
+    if markdown is not None:
+        try:
+            markdown.write_text(report.to_markdown(), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--markdown {markdown}: cannot write: {exc}") from exc
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        _render(report)
+    raise typer.Exit(0 if report.causes else 1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diagnose", help=HELP)(diagnose_cmd)
