@@ -270,7 +270,7 @@ class ServingRuntime:
             served_name=config.served_name,
             memory_budget_bytes=config.memory_budget_bytes,
             on_swap=self.stats.record_swap,
-            on_model=self.stats.register_model,
+            on_model=self._on_model,
         )
         self.registry.register(
             stat_loggers.EngineStatsCollector(
@@ -282,6 +282,10 @@ class ServingRuntime:
         self.grpc_unblock = threading.Event()
         self.grpc_block_s = 60.0
         self.started = time.time()
+
+    def _on_model(self, name: str) -> None:
+        current = self.manager.current
+        self.stats.register_model(name, _max_model_len(current.engine) if current is not None else 2048)
 
     # --- engine lifecycle --------------------------------------------------------------------
     def _build_engine(self, model_dir: str | None) -> Any:
@@ -969,8 +973,11 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
         def ids(handle: ModelHandle) -> list[int]:
             if isinstance(prompt, str):
                 return encode(handle, prompt, "prompt")
-            return [t for t in prompt if isinstance(t, int)] if len(prompt) == sum(
-                isinstance(t, int) for t in prompt) else []
+            return (
+                [t for t in prompt if isinstance(t, int)]
+                if len(prompt) == sum(isinstance(t, int) for t in prompt)
+                else []
+            )
 
         return await respond(request, "text_completion", body, ids, body.max_tokens)
 

