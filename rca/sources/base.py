@@ -89,6 +89,16 @@ class ParseContext:
             entity=self.entity(prefix, **entity), raw=raw.strip()[:_MAX_RAW], attrs=attrs))
         return len(self.out) - 1
 
+    def emitted_here(self, key: str) -> bool:
+        """True when a record with `key` was already emitted for the current line."""
+        line = self.index + 1
+        for ev in reversed(self.out):
+            if ev.attrs.get("line") != line:
+                return False
+            if ev.key == key:
+                return True
+        return False
+
     def amend(self, index: int, attrs: dict[str, Any] | None = None, **entity: Any) -> None:
         """Merge attrs / entity fields into an already-emitted record (frozen, so it is replaced)."""
         old = self.out[index]

@@ -175,6 +175,8 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if ctx.emitted_here(keys.DRIVER_ERROR):
+        return
     for regex, cls in _DRIVER_PATTERNS:
         if regex.search(msg):
             ctx.emit(keys.DRIVER_ERROR, cls, pre, msg, {"message": msg.strip()[:500]})

@@ -84,7 +84,7 @@ def parse_lines(lines: Iterable[str], source: str = "text", year: int | None = N
 
 
 def _signature(ev: Evidence) -> tuple[object, ...]:
-    ignored = {"line", "time_inferred", "level", "rank"}
+    ignored = {"line", "time_inferred", "level", "rank", "elapsed_ms"}
     if ev.key not in (keys.LOG_LINE, keys.PYTHON_EXCEPTION):
         ignored.add("message")
     attrs = tuple(sorted((k, repr(v)) for k, v in ev.attrs.items() if k not in ignored))

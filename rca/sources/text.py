@@ -46,12 +46,14 @@ _CTIME_RE = re.compile(r"^\[?" + _DOW + r" " + _MON + r" +(?P<d>\d{1,2}) " + _HM
 _FM_RE = re.compile(r"^\[" + _MON + r" +(?P<d>\d{1,2}) (?P<y>\d{4}) " + _HMS + r"\]\s*")
 # syslog / journalctl short: "Oct 16 20:47:19 host proc[pid]: ".
 _SYSLOG_RE = re.compile(r"^" + _MON + r" +(?P<d>\d{1,2}) " + _HMS + r"\s+")
+# TensorRT logger: "[11/29/2026-10:00:00]".
+_TRT_RE = re.compile(r"^\[(?P<mo>\d{2})/(?P<d>\d{2})/(?P<y>\d{4})-" + _HMS + r"\]\s*")
 # dmesg relative "[  123.456]" (no absolute time).
 _REL_RE = re.compile(r"^\[\s*\d+(?:\.\d+)?\]\s*")
 # glog as printed by PyTorch c10d: "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ".
 _RANK_RE = re.compile(r"^\[rank(?P<rank>\d+)\]:")
 _GLOG_RE = re.compile(
-    r"^\[?(?P<lvl>[IWEF])(?:(?P<mo>\d{2})(?P<d>\d{2}) " + _HMS + r")?\s+[^\]\s]*\]\s*")
+    r"^\[?(?P<lvl>[IWEF])(?:(?P<mo>\d{1,2})(?P<d>\d{2}) " + _HMS + r")?\s+[^\]\s]*\]\s*")
 # vLLM / Python: "(APIServer pid=1) ERROR 05-12 01:48:42 [api_router.py:72] ".
 _PROC_TAG_RE = re.compile(r"^\((?P<proc>[\w.-]+)(?: pid=(?P<pid>\d+))?\)\s*")
 _VLLM_RE = re.compile(
@@ -189,6 +191,12 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
             if m:
                 rest = rest[m.end():]
                 continue
+            m = _TRT_RE.match(rest)
+            if m:
+                out.time = _epoch(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
+                                  int(m["s"]), m["frac"], None)
+                rest = rest[m.end():]
+                continue
             m = _GLOG_RE.match(rest[1:]) if len(rest) > 2 and rest[1] in "IWEF" else None
             if m:
                 out.level = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}[m["lvl"]]
@@ -237,6 +245,12 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                     continue
             if first == "k":
                 m = _FACILITY_RE.match(rest)
+                if m:
+                    out.level = _level(m["lvl"])
+                    rest = rest[m.end():]
+                    continue
+            if first in "DIWECFP" and out.level is None:
+                m = _LEVEL_RE.match(rest)
                 if m:
                     out.level = _level(m["lvl"])
                     rest = rest[m.end():]
