@@ -32,6 +32,7 @@ from prometheus_client.registry import CollectorRegistry
 from gpuobs.exporters.backend import GpuBackend
 from gpuobs.exporters.collector import GpuCollector, render
 from gpuobs.exporters.core import CoreSettings, ExporterCore
+from gpuobs.exporters.samples import GpuSample
 
 __all__ = ["main"]
 
@@ -200,6 +201,7 @@ def bench_nvml(runs: int, smi_runs: int) -> dict[str, Any]:
         scrape, scrape_p99 = _median_ms(lambda: render(registry), runs)
         read, _ = _median_ms(core.read, runs)
         nv, h = backend.nv, backend._handle(0)
+        scratch = GpuSample()
         calls: dict[str, Callable[[], Any]] = {
             "sample (all fast fields, 1 GPU)": lambda: backend.sample(0),
             "temperature": lambda: backend._first(
@@ -219,9 +221,7 @@ def bench_nvml(runs: int, smi_runs: int) -> dict[str, Any]:
             "compute processes": lambda: backend.q(0, "p", nv.nvmlDeviceGetComputeRunningProcesses, h),
             "ECC total (1 of 4)": lambda: backend.q(0, "e", nv.nvmlDeviceGetTotalEccErrors, h, 0, 0),
             "remapped rows": lambda: backend.q(0, "r", nv.nvmlDeviceGetRemappedRows, h),
-            "field values (mem temp, replay, nvlink)": lambda: backend._read_fields(
-                0, h, type(backend.sample(0))()
-            ),
+            "field values (mem temp, replay, nvlink)": lambda: backend._read_fields(0, h, scratch),
             "slow sample (energy, GPM or PCIe)": lambda: backend.slow_sample(0),
         }
         per_call = {}
