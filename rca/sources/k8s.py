@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from typing import Any
 
@@ -23,7 +24,7 @@ __all__ = ["evidence_from_objects", "fetch_live", "maybe_k8s_json"]
 logger = logging.getLogger(__name__)
 
 _KINDS = {"List", "EventList", "PodList", "Event", "Pod"}
-_INSUFFICIENT_RE = re.compile(r"Insufficient ([\w./-]+)")
+_INSUFFICIENT_RE = re.compile(r"Insufficient ([\w./-]*\w)")
 _FIELD_CONTAINER_RE = re.compile(r"spec\.(?:init)?[cC]ontainers\{([^}]+)\}")
 
 
@@ -161,18 +162,25 @@ def fetch_live(namespace: str, start: float | None = None, end: float | None = N
     from gpuobs.extras import require
 
     k8s = require("kubernetes", "k8s")
+    cfg = k8s.client.Configuration()
     try:
         try:
-            k8s.config.load_kube_config()
+            # KUBECONFIG read now: the client reads it once at import time.
+            path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+            k8s.config.load_kube_config(config_file=path, client_configuration=cfg)
         except Exception:  # no kubeconfig: maybe we run inside a pod
-            k8s.config.load_incluster_config()
+            k8s.config.load_incluster_config(client_configuration=cfg)
     except Exception as exc:
         raise InputError(f"--k8s-namespace {namespace}: no Kubernetes configuration found ({exc})") from exc
-    api = k8s.client.CoreV1Api()
-    serialize = api.api_client.sanitize_for_serialization
+    cfg.retries = 1
+    api = k8s.client.CoreV1Api(k8s.client.ApiClient(cfg))
     try:
-        events = serialize(api.list_namespaced_event(namespace, _request_timeout=20)).get("items", [])
-        pods = serialize(api.list_namespaced_pod(namespace, _request_timeout=20)).get("items", [])
+        # Raw JSON, not the typed models: the evidence only needs a few fields, and raw parsing does
+        # not break on fields a newer API server adds.
+        raw_events = api.list_namespaced_event(namespace, _preload_content=False, _request_timeout=20)
+        raw_pods = api.list_namespaced_pod(namespace, _preload_content=False, _request_timeout=20)
+        events = json.loads(raw_events.data).get("items", [])
+        pods = json.loads(raw_pods.data).get("items", [])
     except Exception as exc:
         raise InputError(f"Kubernetes API: cannot list events/pods in {namespace} ({exc})") from exc
     for item in events:
