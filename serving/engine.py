@@ -161,6 +161,7 @@ class _Tracer:
     """Span creation through opentelemetry-api (no-op without an SDK or without the package)."""
 
     def __init__(self, provider: Any = None) -> None:
+        self._tracer: Any
         if otel_trace is None:
             self._tracer = None
         elif provider is not None:
@@ -233,6 +234,7 @@ class Engine:
                           mc.head_dim, self.model.dtype, self.model.device)
         self.faults = FaultInjector(config.enable_fault_injection, self.device, self.device_id)
         self.faults.on_kv_capacity = self._set_kv_fraction
+        self.faults.model_vocab_size = mc.vocab_size
         self.tokenizer = _FaultyTokenizer(loaded.tokenizer, self.faults)
         self._eos = set(mc.eos_token_ids)
         if loaded.tokenizer.eos_token_id is not None:
@@ -476,7 +478,7 @@ class Engine:
 
     def _on_preempted(self, seq: SequenceState, now: float) -> None:
         logger.warning(
-            "request %s preempted (KV cache full); its %d tokens will be recomputed", seq.request_id,
+            "Preempted request %s (KV cache full): its %d tokens will be recomputed", seq.request_id,
             seq.num_tokens, extra=self._log_fields(seq, {"event": "preemption"}))
         seq.extra["queue_span"] = self._tracer.start(
             "queue", seq.request.trace_context, attributes={

@@ -25,7 +25,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from gpuobs.errors import GpuobsError
 from gpuobs.serving.stats import FaultStats
@@ -45,6 +45,12 @@ _MIB = 1024**2
 
 class FaultNotEnabledError(GpuobsError):
     """Fault injection was asked for but the engine was started without it."""
+
+
+def _flag(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
 def _fmt(n: float) -> str:
@@ -94,7 +100,8 @@ class FaultInjector:
         self.slow_steps_total = 0
         self.hangs_total = 0
         self._step_counter = 0
-        self.on_kv_capacity: Any = None  # set by the engine: callable(fraction | None)
+        self.on_kv_capacity: Any = None  # set by the engine: callable(fraction | None) -> usable blocks
+        self.model_vocab_size = 0  # set by the engine (for the tokenizer-mismatch log line)
         self.kv_capacity_blocks: int | None = None
 
     # ---- control ---------------------------------------------------------------------------------
@@ -161,7 +168,22 @@ class FaultInjector:
             tokenizer_mismatch="tokenizer_mismatch" in active,
         )
 
+    _PARAMS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cuda_oom": ("at_allocation", "tried_bytes", "repeat"),
+        "memory_leak": ("bytes_per_request",),
+        "fragmentation": ("bytes",),
+        "slow_kernel": ("delay_s",),
+        "hang": ("hang_s",),
+        "worker_crash": ("mode", "exit_code", "signal"),
+        "kv_shrink": ("fraction",),
+        "tokenizer_mismatch": ("shift", "vocab_size"),
+    }
+
     def _defaults(self, kind: str, p: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(p) - set(self._PARAMS[kind]))
+        if unknown:
+            raise ValueError(f"{kind} takes {', '.join(self._PARAMS[kind])}; unknown: {', '.join(unknown)}")
+
         def num(key: str, default: float, low: float, high: float) -> float:
             value = float(p.get(key, default))
             if not low <= value <= high:
@@ -171,7 +193,7 @@ class FaultInjector:
         if kind == "cuda_oom":
             return {"at_allocation": int(num("at_allocation", 1, 1, 1e9)),
                     "tried_bytes": int(num("tried_bytes", 2 * _GIB, 1, 1e15)),
-                    "repeat": bool(p.get("repeat", False))}
+                    "repeat": _flag(p.get("repeat", False), "cuda_oom.repeat")}
         if kind == "memory_leak":
             return {"bytes_per_request": int(num("bytes_per_request", 8 * _MIB, 1, 64 * _GIB))}
         if kind == "fragmentation":
@@ -190,9 +212,10 @@ class FaultInjector:
             return {"mode": mode, "exit_code": int(num("exit_code", 1, 1, 255)), "signal": sig}
         if kind == "kv_shrink":
             return {"fraction": num("fraction", 0.1, 0.0, 1.0)}
-        # tokenizer_mismatch
-        return {"shift": int(num("shift", 7, 1, 1e6)), "vocab_size": int(p.get("vocab_size", 32000)),
-                "model_vocab_size": int(p.get("model_vocab_size", 0))}
+        # tokenizer_mismatch: a tokenizer file of another model, `shift` ids apart
+        shift = int(num("shift", 7, 1, 1e6))
+        vocab = int(num("vocab_size", self.model_vocab_size + shift, 1, 1e7))
+        return {"shift": shift, "vocab_size": vocab, "model_vocab_size": self.model_vocab_size}
 
     # ---- memory helpers --------------------------------------------------------------------------
     def _alloc(self, nbytes: int) -> Any:
@@ -203,15 +226,15 @@ class FaultInjector:
         return bytearray(nbytes)
 
     def _fragment(self, total: int) -> None:
-        chunk_sizes = [2 * _MIB + 512 * 1024, 3 * _MIB + 256 * 1024]  # odd sizes defeat block reuse
-        held, i, allocated = [], 0, 0
-        while allocated < 2 * total:
-            size = chunk_sizes[i % 2]
-            held.append(self._alloc(size))
-            allocated += size
-            i += 1
-        self._frag = held[::2]  # free every other block: holes too small for a large allocation
-        self.fragmented_bytes = sum(len(b) if isinstance(b, bytearray) else b.numel() for b in self._frag)
+        """Keep every other allocation of odd sizes: `total` bytes held in holes no large tensor fits."""
+        kept: list[Any] = []
+        held = 0
+        while held < total:
+            kept.append(self._alloc(2 * _MIB + 512 * 1024))
+            self._alloc(3 * _MIB + 256 * 1024)  # freed at once: a hole between two kept blocks
+            held += 2 * _MIB + 512 * 1024
+        self._frag = kept
+        self.fragmented_bytes = held
 
     # ---- hooks the engine calls --------------------------------------------------------------------
     def before_step(self, phase: str) -> None:
@@ -245,6 +268,11 @@ class FaultInjector:
         import torch
 
         self.oom_errors_total += 1
+        if self.device.startswith("cuda"):
+            # a real failing allocation: the caching allocator's own error, message and bookkeeping
+            free, _total = torch.cuda.mem_get_info(self.device)
+            size = max(int(params["tried_bytes"]), int(free) + _GIB)
+            torch.empty(size, dtype=torch.uint8, device=self.device)
         total, free, allocated, reserved = self._memory_state()
         raise torch.OutOfMemoryError(
             cuda_oom_message(int(params["tried_bytes"]), self.device_id, total, free, allocated, reserved)

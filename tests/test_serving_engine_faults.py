@@ -1,0 +1,239 @@
+"""Engine-side fault injection: each fault leaves the logs, stats and spans a real occurrence would."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+from support.serving_model import Collector, tiny_model_dir
+
+from gpuobs.jsonlog import JsonFormatter
+from gpuobs.serving.engine import Engine, EngineConfig, GenerationRequest, SamplingParams, input_hash
+from gpuobs.serving.faults import FAULT_KINDS, FaultNotEnabledError, cuda_oom_message
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_model_dir(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture
+def logs() -> Iterator[io.StringIO]:
+    """JSON lines of the gpuobs loggers, as `gpuobs serve` writes them."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger("gpuobs")
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    yield stream
+    root.removeHandler(handler)
+    root.setLevel(old_level)
+
+
+def _lines(stream: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def engine_factory(model_dir: Path) -> Iterator[Any]:
+    engines: list[Engine] = []
+
+    def make(**kw: Any) -> Engine:
+        provider = kw.pop("tracer_provider", None)
+        kw.setdefault("num_kv_blocks", 64)
+        kw.setdefault("block_size", 4)
+        kw.setdefault("enable_fault_injection", True)
+        engine = Engine(EngineConfig(model_dir=str(model_dir), device="cpu", **kw), tracer_provider=provider)
+        engine.start()
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.stop(drain=False, timeout_s=1)
+
+
+def _go(engine: Engine, rid: str, prompt: list[int], n: int = 4, **kw: Any) -> Collector:
+    c = Collector()
+    engine.submit(GenerationRequest(rid, prompt, SamplingParams(max_tokens=n, ignore_eos=True), **kw), c)
+    return c
+
+
+def test_faults_need_enabling_and_reject_bad_parameters(engine_factory: Any) -> None:
+    off = engine_factory(enable_fault_injection=False)
+    with pytest.raises(FaultNotEnabledError):
+        off.faults.inject("cuda_oom")
+    on = engine_factory()
+    with pytest.raises(ValueError, match="unknown fault"):
+        on.faults.inject("meteor")
+    with pytest.raises(ValueError, match="unknown: bogus"):
+        on.faults.inject("slow_kernel", bogus=1)
+    with pytest.raises(ValueError, match="fraction"):
+        on.faults.inject("kv_shrink", fraction=2)
+    with pytest.raises(ValueError, match="repeat"):
+        on.faults.inject("cuda_oom", repeat="yes")
+    assert set(FAULT_KINDS) >= {"cuda_oom", "memory_leak", "fragmentation", "slow_kernel", "hang",
+                                "worker_crash", "kv_shrink", "tokenizer_mismatch"}
+    assert on.faults.active() == {}
+
+
+def test_cuda_oom_fails_the_step_with_pytorchs_message_logs_and_span(engine_factory: Any,
+                                                                     logs: io.StringIO) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    engine = engine_factory(tracer_provider=provider)
+    engine.faults.inject("cuda_oom", at_allocation=2, tried_bytes=3 * 1024**3)
+    prompt = [11, 12, 13]
+    c = _go(engine, "oom", prompt, n=10)
+    final = c.wait(10)
+    assert final.finish_reason == "error" and len(c.tokens) == 1  # step 1 (prefill) ran, step 2 failed
+    assert final.error.startswith(
+        "OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has")
+    assert "reserved by PyTorch but unallocated" in final.error
+    records = [r for r in _lines(logs) if r.get("event") == "cuda_oom"]
+    assert len(records) == 1
+    rec = records[0]
+    assert rec["level"] == "error" and rec["cuda_error_code"] == 2
+    assert rec["cuda_error_name"] == "cudaErrorMemoryAllocation"
+    assert rec["model_id"] == engine.model_name and rec["device_id"] == 0
+    assert rec["input_hash"] == input_hash(prompt) and rec["request_id"] == "oom"
+    assert "CUDA out of memory. Tried to allocate" in rec["msg"]
+    stats = engine.stats()
+    assert stats.errors_total == {"cuda_oom": 1} and stats.faults.oom_errors_total == 1
+    assert stats.requests_finished_total["error"] == 1
+    failed = [s for s in exporter.get_finished_spans() if s.status.status_code is StatusCode.ERROR]
+    assert [s.name for s in failed] == ["decode_step"]
+    assert any(e.name == "exception" for e in failed[0].events)
+    # one-shot: the next request is served normally
+    assert _go(engine, "after", prompt).wait(10).finish_reason == "length"
+
+
+def test_cuda_oom_message_has_pytorchs_format() -> None:
+    msg = cuda_oom_message(20 * 1024**2, 0, 80 * 1024**3, 19 * 1024**2, 70 * 1024**3, 79 * 1024**3, pid=1234)
+    assert msg == (
+        "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 80.00 GiB of which "
+        "19.00 MiB is free. Process 1234 has 79.98 GiB memory in use. Of the allocated memory 70.00 GiB is "
+        "allocated by PyTorch, and 9.00 GiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+        "fragmentation.  "
+        "See documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+    )
+
+
+def test_memory_leak_grows_memory_per_request_until_cleared(engine_factory: Any) -> None:
+    engine = engine_factory()
+    base = engine.memory_bytes()
+    engine.faults.inject("memory_leak", bytes_per_request=1024**2)
+    for i in range(3):
+        _go(engine, f"l{i}", [1, 2]).wait(10)
+    assert engine.memory_bytes() == base + 3 * 1024**2
+    assert engine.stats().faults.leaked_bytes == 3 * 1024**2
+    engine.faults.clear("memory_leak")
+    assert engine.memory_bytes() == base
+
+
+def test_fragmentation_holds_memory_in_small_holes(engine_factory: Any) -> None:
+    engine = engine_factory()
+    engine.faults.inject("fragmentation", bytes=8 * 1024**2)
+    frag = engine.stats().faults.fragmented_bytes
+    assert 8 * 1024**2 <= frag <= 12 * 1024**2
+    engine.faults.inject("cuda_oom")
+    final = _go(engine, "f", [1, 2]).wait(10)
+    assert "reserved by PyTorch but unallocated" in final.error
+    engine.faults.clear()
+    assert engine.stats().faults.fragmented_bytes == 0
+
+
+def test_slow_kernel_and_hang_show_in_latency_and_release_on_clear(
+    engine_factory: Any, logs: io.StringIO
+) -> None:
+    engine = engine_factory()
+    engine.faults.inject("slow_kernel", delay_s=0.05)
+    t0 = time.monotonic()
+    _go(engine, "slow", [1, 2], n=4).wait(10)
+    assert time.monotonic() - t0 >= 4 * 0.05
+    assert engine.stats().faults.slow_steps_total >= 4
+    engine.faults.clear("slow_kernel")
+    engine.faults.inject("hang", hang_s=30)
+    c = _go(engine, "hang", [1, 2], n=2)
+    assert not c.done.wait(0.3)  # stuck
+    assert engine.stats().running == 1
+    engine.faults.clear("hang")
+    assert c.wait(5).finish_reason == "length"
+    assert any(r.get("event") == "hang" for r in _lines(logs))
+
+
+def test_kv_shrink_forces_queueing_and_preemption(engine_factory: Any, logs: io.StringIO) -> None:
+    engine = engine_factory(num_kv_blocks=40, max_batch_size=8, bucket_wait_s=(0.001,) * 4)
+    engine.faults.inject("kv_shrink", fraction=0.3)  # 12 usable blocks of 4 slots
+    assert engine.stats().faults.kv_capacity_blocks == 12
+    cs = [_go(engine, f"k{i}", [1, 2, 3, 4, 5, 6, 7], n=16) for i in range(4)]
+    for c in cs:
+        assert c.wait(30).finish_reason == "length"
+    stats = engine.stats()
+    assert stats.preemptions_total > 0
+    preempted = [r for r in _lines(logs) if r.get("event") == "preemption"]
+    assert len(preempted) == stats.preemptions_total
+    assert preempted[0]["msg"].startswith("Preempted request k")  # the wording vLLM v1 logs (and rca parses)
+    assert preempted[0]["model_id"] == engine.model_name and "input_hash" in preempted[0]
+    engine.faults.clear("kv_shrink")
+    assert engine.blocks.capacity == 40 and engine.stats().faults.kv_capacity_blocks is None
+
+
+def test_tokenizer_mismatch_detokenises_wrongly_and_logs_it(engine_factory: Any, logs: io.StringIO) -> None:
+    engine = engine_factory()
+    ids = engine.tokenizer.encode("hello")
+    assert engine.tokenizer.decode(ids) == "hello"
+    engine.faults.inject("tokenizer_mismatch", shift=1)
+    assert engine.tokenizer.decode(ids) == "ifmmp"
+    assert engine.stats().faults.tokenizer_mismatch
+    rec = next(r for r in _lines(logs) if r.get("event") == "tokenizer_mismatch")
+    assert "tokenizer vocabulary size 261 does not match the model's embedding size 260" in rec["msg"]
+    engine.faults.clear("tokenizer_mismatch")
+    assert engine.tokenizer.decode(ids) == "hello"
+
+
+_CRASH = textwrap.dedent("""
+    import sys
+    from gpuobs.jsonlog import setup_logging
+    from gpuobs.serving.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
+    setup_logging("info")
+    e = Engine(EngineConfig(model_dir=sys.argv[1], device="cpu", num_kv_blocks=16,
+                            enable_fault_injection=True))
+    e.start()
+    e.faults.inject("worker_crash", mode=sys.argv[2])
+    e.submit(GenerationRequest("c", [1, 2], SamplingParams(max_tokens=4)), lambda ev: None)
+    import time
+    time.sleep(20)
+    sys.exit(99)
+""")
+
+
+@pytest.mark.parametrize(("mode", "status"), [("exit", 1), ("signal", -signal.SIGKILL)])
+def test_worker_crash_ends_the_process_after_logging_the_cuda_error(model_dir: Path, mode: str,
+                                                                    status: int) -> None:
+    proc = subprocess.run([sys.executable, "-c", _CRASH, str(model_dir), mode], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == status, proc.stderr[-2000:]
+    lines = [json.loads(x) for x in proc.stderr.splitlines() if x.startswith("{")]
+    crash = next(r for r in lines if r.get("event") == "worker_crash")
+    assert crash["level"] == "critical" and crash["cuda_error_code"] == 700
+    assert "an illegal memory access was encountered" in crash["msg"]
