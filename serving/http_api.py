@@ -821,11 +821,15 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
             if not prep.stream:
                 text_parts: list[str] = []
                 outcome: _Outcome | None = None
-                async for text, out in gen:
-                    if out is not None:
-                        outcome = out
-                    else:
-                        text_parts.append(text)
+                try:
+                    async for text, out in gen:
+                        if out is not None:
+                            outcome = out
+                        else:
+                            text_parts.append(text)
+                finally:
+                    await gen.aclose()
+                    release()
                 assert outcome is not None
                 if outcome.finish_reason in ("error", "deadline", "abort"):
                     raise failure(outcome)

@@ -342,3 +342,9 @@ def test_admission_refusal_is_429_with_retry_after(tmp_path: Path) -> None:
             f'vllm:admission_rejections_total{{model_name="{MODEL}",reason="max_num_queued_reqs"}}' in metrics
         )
         assert http_json("GET", f"{srv.url}/health")[0] == 200
+
+
+def test_no_request_holds_the_model_after_it_ended(server: ServeProcess) -> None:
+    # runs last in this module: every request above (ok, refused, streamed, failed) released its lease
+    status, body = http_json("GET", f"{server.url}/admin/models")
+    assert status == 200 and body["current"]["inflight"] == 0, body

@@ -1,0 +1,188 @@
+"""Atomic hot-swap on a real `gpuobs serve`: no request fails while the model changes under load, requests
+in flight finish on the old model, the old one is freed, and a model that would not fit is refused.
+
+`--memory-budget-bytes` stands in for the GPU's free memory on this machine without a GPU (on CUDA the
+server reads it from the device).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+from support.serve import ServeProcess, http_json
+
+from gpuobs.serving.model.loader import TINY_CONFIG, write_random_model
+
+MODEL = "gpuobs-tiny-llama"
+BUDGET = 48 * 2**20  # the tiny model with a 16 MiB KV cache takes ~18 MiB: room for one more of it
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("models")
+    small = write_random_model(root / "tiny-v2", TINY_CONFIG, seed=99)
+    big_cfg = dataclasses.replace(
+        TINY_CONFIG,
+        hidden_size=512,
+        intermediate_size=1024,
+        num_hidden_layers=4,
+        num_attention_heads=8,
+        num_key_value_heads=4,
+        head_dim=0,
+    )
+    big = root / "big"
+    big.mkdir()
+    (big / "config.json").write_text(__import__("json").dumps(big_cfg.to_hf_dict()))  # config is enough
+    return {"small": small, "big": big}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    workdir = tmp_path_factory.mktemp("serve-swap")
+    with ServeProcess(
+        workdir, "--memory-budget-bytes", str(BUDGET), "-E", "kv_cache_bytes=16777216", grpc=False
+    ) as proc:
+        yield proc
+
+
+def greedy(cli: openai.OpenAI, prompt: str, n: int) -> str:
+    return (
+        cli.completions.create(
+            model=MODEL, prompt=prompt, max_tokens=n, temperature=0, extra_body={"ignore_eos": True}
+        )
+        .choices[0]
+        .text
+    )
+
+
+def test_swap_that_does_not_fit_is_refused(server: ServeProcess, models: dict[str, Path]) -> None:
+    status, body = http_json(
+        "POST", f"{server.url}/admin/models/load", {"model": str(models["big"]), "wait": True}
+    )
+    assert status == 409, body
+    assert body["error"]["code"] == "swap_refused"
+    assert "MiB" in body["error"]["message"] and "refused" in body["error"]["message"]
+    status, body = http_json("POST", f"{server.url}/admin/models/load", {"model": "/no/such/dir"})
+    assert status == 409 and "does not exist" in body["error"]["message"]
+    status, body = http_json("POST", f"{server.url}/admin/models/load", {"model": 5})
+    assert status == 400
+    assert http_json("GET", f"{server.url}/ready")[0] == 200
+    assert 'gpuobs_serving_model_swaps_total{result="refused"} 2.0' in server.metrics()
+
+
+def test_swap_under_load_loses_no_request(server: ServeProcess, models: dict[str, Path]) -> None:
+    cli = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0, timeout=120)
+    old_short = greedy(cli, "swap me", 16)
+    old_ref = greedy(cli, "steady", 12)
+    results: list[tuple[str, str | BaseException]] = []
+    stop = threading.Event()
+
+    def load(i: int) -> None:
+        deadline = time.monotonic() + 60
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                if i % 2:
+                    text = "".join(
+                        c.choices[0].text
+                        for c in cli.completions.create(
+                            model=MODEL,
+                            prompt="steady",
+                            max_tokens=12,
+                            temperature=0,
+                            stream=True,
+                            extra_body={"ignore_eos": True},
+                        )
+                    )
+                else:
+                    text = greedy(cli, "steady", 12)
+                results.append(("ok", text))
+            except BaseException as exc:  # every failure is collected and asserted on
+                results.append(("error", exc))
+
+    long_result: dict[str, object] = {}
+
+    def long_request() -> None:
+        try:
+            chunks = []
+            for c in cli.completions.create(
+                model=MODEL,
+                prompt="swap me",
+                max_tokens=1500,
+                temperature=0,
+                stream=True,
+                extra_body={"ignore_eos": True},
+            ):
+                chunks.append(c.choices[0].text)
+                long_result.setdefault("first_chunk", time.monotonic())
+            long_result["text"] = "".join(chunks)
+            long_result["end"] = time.monotonic()
+        except BaseException as exc:  # asserted below
+            long_result["error"] = exc
+
+    threads = [threading.Thread(target=load, args=(i,)) for i in range(4)]
+    long_thread = threading.Thread(target=long_request)
+    long_thread.start()
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while "first_chunk" not in long_result and time.monotonic() < deadline:
+        time.sleep(0.02)
+    status, body = http_json(
+        "POST",
+        f"{server.url}/admin/models/load",
+        {"model": str(models["small"]), "wait": True, "timeout_s": 60},
+        timeout=90,
+    )
+    switched_at = time.monotonic()
+    assert status == 200 and body["state"] == "switched", body
+    time.sleep(1.0)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    long_thread.join(120)
+
+    errors = [r for kind, r in results if kind == "error"]
+    assert not errors, errors[:3]
+    texts = {r for kind, r in results if kind == "ok"}
+    new_ref = greedy(cli, "steady", 12)
+    assert new_ref != old_ref  # the new weights really serve
+    assert texts <= {old_ref, new_ref}, texts
+    assert old_ref in texts and new_ref in texts  # traffic saw both models, none failed
+    # the long request started on the old model and finished there after the switch
+    assert "error" not in long_result, long_result.get("error")
+    assert float(long_result["end"]) > switched_at  # type: ignore[arg-type]
+    assert str(long_result["text"]).startswith(old_short)
+    assert not str(long_result["text"]).startswith(greedy(cli, "swap me", 16))
+
+    # the old engine is freed once its last request ended
+    deadline = time.monotonic() + 30
+    state = http_json("GET", f"{server.url}/admin/models")[1]
+    while state["draining"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+        state = http_json("GET", f"{server.url}/admin/models")[1]
+    assert state["draining"] == []
+    assert state["current"]["generation"] == 2 and state["current"]["model_dir"] == str(models["small"])
+    assert any(r.get("event") == "swap_freed" for r in server.json_logs())
+    metrics = server.metrics()
+    assert 'gpuobs_serving_model_swaps_total{result="ok"} 1.0' in metrics
+    assert f'gpuobs_serving_ready{{model_name="{MODEL}"}} 1.0' in metrics
+
+
+def test_background_swap_reports_progress(server: ServeProcess, models: dict[str, Path]) -> None:
+    status, body = http_json("POST", f"{server.url}/admin/models/load", {"model": None})
+    assert status == 202 and body["state"] in ("loading", "warming", "switched")
+    swap_id = body["swap_id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status, body = http_json("GET", f"{server.url}/admin/models/swaps/{swap_id}")
+        if body["state"] not in ("loading", "warming"):
+            break
+        time.sleep(0.2)
+    assert status == 200 and body["state"] == "switched", body
+    assert http_json("GET", f"{server.url}/admin/models/swaps/nope")[0] == 404
