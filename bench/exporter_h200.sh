@@ -2,10 +2,13 @@
 # One device call on the lent H200: self-check vs nvidia-smi, a /metrics snapshot of the NVML backend, the benchmark.
 # Run from the repository root; writes everything under $OUT (device tool) or ./.device-out.
 set -u
-OUT=${OUT:-.device-out}; mkdir -p "$OUT"
+OUT=$(realpath -m "${OUT:-.device-out}"); mkdir -p "$OUT"
 rm -rf /tmp/pkg && mkdir -p /tmp/pkg && cp -rs "$PWD/gpuobs" /tmp/pkg/gpuobs
 for c in exporters rca chaos serving kernels dashboards; do cp -rs "$PWD/$c" "/tmp/pkg/gpuobs/$c"; done
-export PYTHONPATH="/tmp/pkg:$PWD" PYTHONUNBUFFERED=1 GPUOBS_CONFIG=/dev/null
+cp -rs "$PWD/bench" /tmp/pkg/bench
+# Run from the link tree: `python -m` puts the working directory first on sys.path.
+cd /tmp/pkg
+export PYTHONPATH=/tmp/pkg PYTHONUNBUFFERED=1 GPUOBS_CONFIG=/dev/null
 python3 --version; nvidia-smi -L; python3 -c "import pynvml, prometheus_client; print('nvidia-ml-py', pynvml.__file__)"
 timeout 60 python3 -m gpuobs export --self-check >"$OUT/selfcheck.txt" 2>&1; echo "self-check rc=$?"
 timeout 60 python3 -m gpuobs export --self-check --json >"$OUT/selfcheck.json" 2>/dev/null
