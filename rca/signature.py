@@ -185,6 +185,12 @@ class Relation(enum.StrEnum):
     NEAR = "near"
 
 
+def _repeats(ev: Evidence) -> int:
+    """How many identical lines one record stands for (sources fold repeats into `attrs["repeats"]`)."""
+    value = ev.attrs.get("repeats")
+    return value if isinstance(value, int) and value > 1 else 1
+
+
 @dataclass(frozen=True)
 class Clause:
     """Any of `matchers`, at least `count` records (or `distinct` values of an attribute), over `sustained_s`.
@@ -216,7 +222,7 @@ class Clause:
             }
             if len(seen) < max(self.count, 2):
                 return False
-        elif len(selected) < self.count:
+        elif sum(_repeats(ev) for ev in selected) < self.count:
             return False
         if self.sustained_s > 0:
             times = [ev.time for ev in selected if ev.time is not None]

@@ -1,0 +1,202 @@
+"""Regenerate the incident cases captured from the simulated exporter (`gpuobs export --backend sim`).
+
+Each case starts a fresh exporter with fault injection on loopback, injects faults through
+`POST /api/faults`, waits, and saves the exporter's real `/api/history` JSON and/or `/metrics` text
+into `tests/incidents/<case>/`. Run: `.venv/bin/python tests/support/capture_sim_incidents.py [case ...]`.
+The saved files are committed; tests only read them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+INCIDENTS = ROOT / "tests" / "incidents"
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Exporter:
+    def __init__(self, gpus: int = 4, seed: int = 7, interval: float = 0.5) -> None:
+        self.port = _port()
+        self.log = Path(f"/tmp/sim-exporter-{self.port}.log")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gpuobs",
+                "export",
+                "--backend",
+                "sim",
+                "--gpus",
+                str(gpus),
+                "--enable-fault-injection",
+                "--address",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--history-interval",
+                str(interval),
+                "--slow-interval",
+                "0.5",
+                "--seed",
+                str(seed),
+                "--log-level",
+                "info",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log.open("w"),
+            cwd=ROOT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                self.get("/healthz")
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("exporter did not start")
+
+    def get(self, path: str) -> bytes:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+            return bytes(r.read())
+
+    def fault(self, **body: object) -> None:
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/api/faults",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=5) as r:
+            r.read()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def _save(case: str, name: str, data: bytes | str) -> Path:
+    folder = INCIDENTS / case
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path
+
+
+def _history(exp: Exporter, case: str) -> dict[str, object]:
+    raw = exp.get("/api/history")
+    _save(case, "exporter-history.json", json.dumps(json.loads(raw), indent=1))
+    return json.loads(raw)
+
+
+def thermal(exp: Exporter) -> None:
+    time.sleep(3)
+    exp.fault(fault="temperature_ramp", gpu=2, delta_c=58.0, seconds=2.0)
+    exp.fault(fault="throttle", gpu=2, reason="hw_thermal_slowdown")
+    time.sleep(8)
+    _history(exp, "thermal_throttling")
+
+
+def power(exp: Exporter) -> None:
+    time.sleep(2)
+    exp.fault(fault="throttle", gpu=1, reason="hw_power_brake_slowdown")
+    time.sleep(3)
+    _save("power_throttling", "metrics.prom", exp.get("/metrics"))
+
+
+def fallen(exp: Exporter) -> None:
+    time.sleep(2)
+    exp.fault(fault="fall_off_bus", gpu=3)
+    time.sleep(3)
+    _history(exp, "xid_79_sim_exporter")
+
+
+def dbe(exp: Exporter) -> None:
+    time.sleep(2)
+    exp.fault(fault="ecc", gpu=0, uncorrected=2)
+    time.sleep(3)
+    _history(exp, "xid_48_sim_exporter")
+
+
+def corrected(exp: Exporter) -> None:
+    time.sleep(2)
+    exp.fault(fault="ecc", gpu=1, corrected=1)
+    time.sleep(3)
+    _history(exp, "healthy_single_corrected_ecc")
+
+
+def healthy(exp: Exporter) -> None:
+    time.sleep(6)
+    _history(exp, "healthy_sim_node")
+    _save("healthy_sim_node", "metrics.prom", exp.get("/metrics"))
+
+
+def leak(exp: Exporter) -> None:
+    """A process whose memory grows for 70 s, then the app's OOM (log written in the same timeline)."""
+    for step in range(15):
+        exp.fault(fault="process_start", gpu=0, pid=4242, name="python3", gib=20.0 + 4.0 * step)
+        time.sleep(5)
+    doc = _history(exp, "cuda_oom_leak")
+    last = max(float(s["ts"]) for s in doc["samples"])  # type: ignore[index, union-attr]
+    when = dt.datetime.fromtimestamp(last + 1.5, tz=dt.UTC)
+    stamp = when.strftime("%Y-%m-%d %H:%M:%S,") + f"{when.microsecond // 1000:03d}"
+    _save(
+        "cuda_oom_leak",
+        "server.log",
+        f"{stamp} ERROR request 88120 failed\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 48.00 MiB. GPU 0 has a total capacity "
+        "of 140.04 GiB of which 22.31 MiB is free. Including non-PyTorch memory, this process has 139.90 GiB "
+        "memory in use. Of the allocated memory 138.75 GiB is allocated by PyTorch, and 96.13 MiB is "
+        "reserved "
+        "by PyTorch but unallocated.\n",
+    )
+
+
+def exporter_broken(exp: Exporter) -> None:
+    time.sleep(2)
+    exp.fault(fault="nvml_failure", init_failures=1000)
+    time.sleep(4)
+    _save("telemetry_exporter_failure", "exporter.log", exp.log.read_text())
+    _save("telemetry_exporter_failure", "metrics.prom", exp.get("/metrics"))
+
+
+SETUP: dict[str, dict[str, float]] = {"leak": {"gpus": 1, "interval": 2.0}, "healthy": {"gpus": 2}}
+
+CASES: dict[str, Callable[[Exporter], None]] = {
+    "thermal": thermal,
+    "power": power,
+    "fallen": fallen,
+    "dbe": dbe,
+    "corrected": corrected,
+    "healthy": healthy,
+    "leak": leak,
+    "exporter_broken": exporter_broken,
+}
+
+
+def main(names: list[str]) -> None:
+    for name in names or list(CASES):
+        setup = SETUP.get(name, {})
+        exp = Exporter(gpus=int(setup.get("gpus", 4)), interval=float(setup.get("interval", 0.5)))
+        try:
+            CASES[name](exp)
+        finally:
+            exp.stop()
+        print(f"captured {name}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
