@@ -79,6 +79,19 @@ class _Writer:
         self.files.append(entry)
 
 
+def _redact_input(text: str, r: Redactor) -> bytes:
+    """A raw input, redacted: JSON documents structurally (secret-named fields), anything else as text."""
+    head = text.lstrip()[:1]
+    if head in ("{", "["):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
+        if doc is not None:
+            return json.dumps(r.json(doc), indent=1).encode("utf-8")
+    return r.text(text).encode("utf-8")
+
+
 def _safe_name(path: str, used: set[str]) -> str:
     base = "stdin.log" if path == "-" else Path(path).name or "input"
     base = "".join(c if c.isalnum() or c in "._-" else "_" for c in base).lstrip(".") or "input"
@@ -148,14 +161,14 @@ def make_bundle(
         with tarfile.open(partial, "w:gz") as tar:
             w = _Writer(tar, now)
             for name, text in raw_logs:
-                w.add(f"inputs/logs/{_safe_name(name, used)}", redactor.text(text).encode("utf-8"), original=name)
+                w.add(f"inputs/logs/{_safe_name(name, used)}", _redact_input(text, redactor), original=name)
             for path in traces:
                 item_text = Path(path).read_text(encoding="utf-8", errors="replace") if path != "-" else ""
-                w.add(f"inputs/traces/{_safe_name(path, used)}", redactor.text(item_text).encode("utf-8"),
+                w.add(f"inputs/traces/{_safe_name(path, used)}", _redact_input(item_text, redactor),
                       original=path)
             if exporter and not exporter.startswith(("http://", "https://")) and Path(exporter).is_file():
                 w.add(f"inputs/exporter/{_safe_name(exporter, used)}",
-                      redactor.text(Path(exporter).read_text(encoding="utf-8", errors="replace")).encode("utf-8"),
+                      _redact_input(Path(exporter).read_text(encoding="utf-8", errors="replace"), redactor),
                       original=exporter)
             env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
             w.add("node/env.json", json.dumps(redact_env(env, redactor), indent=2, sort_keys=True).encode())
@@ -174,7 +187,7 @@ def make_bundle(
                 "problems": result.problems,
                 "notes": result.notes,
                 "redactions": dict(sorted(redactor.counts.items())),
-                "files": w.files,
+                "files": list(w.files),
             }
             w.add("manifest.json", json.dumps(manifest, indent=2, default=str).encode("utf-8"))
         partial.replace(out_path)
