@@ -40,6 +40,7 @@ from pydantic import (
     ValidationError,
 )
 
+from gpuobs.errors import InputError
 from gpuobs.serving import stat_loggers
 from gpuobs.serving.hotswap import (
     ModelHandle,
@@ -299,8 +300,6 @@ class ServingRuntime:
         try:
             engine_config = mod.EngineConfig(model_dir=model_dir, **options)
         except TypeError as exc:
-            from gpuobs.errors import InputError
-
             raise InputError(f"bad engine option: {exc}") from None
         engine = mod.Engine(engine_config)
         engine.start()
@@ -1166,9 +1165,13 @@ def run_server(config: ServerConfig) -> None:
     def load() -> None:
         try:
             runtime.load()
+        except InputError as exc:
+            # A bad flag or model directory: restarting cannot help (exit 2 stops the supervisor).
+            logger.error("exiting: %s", exc)
+            os._exit(2)
         except Exception:
-            # A worker that cannot load its model is useless: exit so the supervisor restarts it.
-            logging.getLogger(__name__).error("exiting: the model could not be loaded")
+            # Anything else may be transient (device busy, file system): exit 1 so a supervisor retries.
+            logger.error("exiting: the model could not be loaded")
             os._exit(1)
 
     threading.Thread(target=load, name="model-load", daemon=True).start()

@@ -1,0 +1,158 @@
+"""`gpuobs serve --supervise` as a real process tree: the worker is killed with real signals (and by the
+engine's worker_crash fault) and comes back, restarts are counted and exposed, SIGTERM stops it all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.prometheus import free_port
+from support.serve import ServeProcess, http_json
+
+from gpuobs.serving.supervisor import BackoffPolicy, Supervisor, describe_exit
+
+
+def test_backoff_grows_and_caps() -> None:
+    policy = BackoffPolicy(initial_s=0.5, factor=2, max_s=3)
+    assert [policy.delay(n) for n in range(5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
+
+
+def test_describe_exit() -> None:
+    assert describe_exit(1) == "exit code 1"
+    assert describe_exit(-signal.SIGKILL) == "signal SIGKILL"
+
+
+def test_supervisor_restarts_a_crashing_child_and_gives_up(tmp_path: Path) -> None:
+    marker = tmp_path / "runs"
+    script = (
+        "import os, pathlib\n"
+        f"p = pathlib.Path({str(marker)!r})\n"
+        "p.write_text((p.read_text() if p.exists() else '') + os.environ['GPUOBS_WORKER_RESTARTS'])\n"
+        "raise SystemExit(3)\n"
+    )
+    sup = Supervisor([sys.executable, "-c", script], BackoffPolicy(initial_s=0.05, max_s=0.1, max_restarts=3))
+    started = time.monotonic()
+    assert sup.run() == 1
+    assert time.monotonic() - started < 20
+    assert sup.restarts == 3
+    assert marker.read_text() == "0123"  # each worker saw its restart count
+
+
+def test_supervisor_does_not_restart_a_usage_error(tmp_path: Path) -> None:
+    sup = Supervisor([sys.executable, "-c", "raise SystemExit(2)"], BackoffPolicy(initial_s=0.05))
+    assert sup.run() == 2 and sup.restarts == 0
+
+
+def _worker(proc: ServeProcess) -> dict:
+    status, body = http_json("GET", f"{proc.url}/health", timeout=5)
+    assert status == 200
+    return dict(body)
+
+
+def _wait_new_worker(proc: ServeProcess, old_pid: int, timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            status, _ = http_json("GET", f"{proc.url}/ready", timeout=2)
+            if status == 200:
+                health = _worker(proc)
+                if health["pid"] != old_pid:
+                    return health
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"no new worker after {timeout} s: {proc.logs()[-2000:]}")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); check its state
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_supervised_worker_is_restarted_after_kill_and_crash(tmp_path: Path) -> None:
+    proc = ServeProcess(
+        tmp_path, "--supervise", "--enable-fault-injection", "-E", "kv_cache_bytes=8388608", grpc=False
+    )
+    with proc:
+        first = _worker(proc)
+        assert first["restarts"] == 0 and first["pid"] != proc.proc.pid  # type: ignore[union-attr]
+
+        os.kill(first["pid"], signal.SIGKILL)  # a real crash: the kernel kills the worker
+        second = _wait_new_worker(proc, first["pid"])
+        assert second["restarts"] == 1
+        assert "gpuobs_serving_worker_restarts_total 1.0" in proc.metrics()
+
+        # the engine's own fault: the next model step logs a fatal CUDA error and the process dies
+        status, _ = http_json(
+            "POST", f"{proc.url}/admin/faults/worker_crash", {"mode": "signal", "signal": "SIGSEGV"}
+        )
+        assert status == 200
+        # the connection dies with the worker, as it would with a real crash
+        with contextlib.suppress(OSError):
+            http_json(
+                "POST",
+                f"{proc.url}/v1/completions",
+                {"model": "gpuobs-tiny-llama", "prompt": "boom", "max_tokens": 2},
+                timeout=10,
+            )
+        third = _wait_new_worker(proc, second["pid"])
+        assert third["restarts"] == 2
+        assert "gpuobs_serving_worker_restarts_total 2.0" in proc.metrics()
+
+        logs = proc.json_logs()
+        crashes = [r for r in logs if r.get("event") == "worker_crashed"]
+        assert [r["exit"] for r in crashes] == ["signal SIGKILL", "signal SIGSEGV"]
+        assert any(r.get("event") == "worker_crash" and r.get("cuda_error_code") == 700 for r in logs)
+
+        # SIGTERM to the supervisor stops the worker and exits 0
+        assert proc.stop(timeout=30) == 0
+        assert not _pid_alive(third["pid"])
+
+
+def test_supervise_stops_on_a_usage_error(tmp_path: Path) -> None:
+    port = free_port()
+    started = time.monotonic()
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpuobs",
+            "serve",
+            "--supervise",
+            "--port",
+            str(port),
+            "-E",
+            "no_such_option=1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert "bad engine option" in out.stderr
+    assert "worker_crashed" not in out.stderr
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("flag", [["--scheduler", "lifo"], ["--port", "0"], ["--model", "/nonexistent"]])
+def test_serve_flags_are_validated(flag: list[str]) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "gpuobs", "serve", *flag], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2
+    assert "error" in out.stderr and "Traceback" not in out.stderr
