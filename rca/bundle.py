@@ -248,7 +248,7 @@ def load_bundle(path: str | Path, reparse: bool = False) -> CollectResult:
             raise InputError(f"--bundle {path}: evidence.json is damaged ({exc})") from exc
         if not reparse:
             return stored
-        from gpuobs.rca.sources.lines import parse_lines
+        from gpuobs.rca.collect import evidence_from_input
         from gpuobs.rca.sources.traces import parse_otlp_text
 
         fresh: list[Evidence] = []
@@ -257,7 +257,7 @@ def load_bundle(path: str | Path, reparse: bool = False) -> CollectResult:
             name = entry.get("path", "")
             text = _member(tar, name, path).decode("utf-8", errors="replace")
             if name.startswith("inputs/logs/"):
-                fresh.extend(parse_lines(text.splitlines(), source=entry.get("original", name)))
+                fresh.extend(evidence_from_input(entry.get("original", name), text))
             elif name.startswith("inputs/traces/"):
                 fresh.extend(parse_otlp_text(text, source=entry.get("original", name)))
         kept = [e for e in stored.evidence if e.source not in log_names and not e.source.startswith(

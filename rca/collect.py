@@ -18,7 +18,7 @@ from typing import Any
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 
-__all__ = ["CollectResult", "collect_evidence"]
+__all__ = ["CollectResult", "collect_evidence", "evidence_from_input"]
 
 logger = logging.getLogger(__name__)
 
@@ -124,36 +124,38 @@ def collect_evidence(
 
 def _read_logs(paths: list[str]) -> list[Evidence]:
     """Logs, with saved metrics / history / Kubernetes dumps recognised by content."""
-    import json
-
-    from gpuobs.rca.sources import k8s, metrics
-    from gpuobs.rca.sources.lines import parse_lines
     from gpuobs.rca.sources.logs import iter_log_inputs
 
     out: list[Evidence] = []
     for item in iter_log_inputs(paths):
-        text = item.text
-        objects = k8s.maybe_k8s_json(text)
-        if objects is not None:
-            out.extend(k8s.evidence_from_objects(objects, source=item.name))
-            continue
-        if metrics.looks_like_exposition(text):
-            when = None
-            if item.name != "<stdin>":
-                try:
-                    when = Path(item.name).stat().st_mtime
-                except OSError:
-                    when = None
-            out.extend(metrics.parse_exposition(text, source=item.name, when=when))
-            continue
-        head = text.lstrip()[:1]
-        if head == "{" and '"samples"' in text[:200000] and '"gpus"' in text[:200000]:
+        when = None
+        if item.name != "<stdin>":
             try:
-                doc = json.loads(text)
-            except ValueError:
-                doc = None
-            if isinstance(doc, dict) and isinstance(doc.get("samples"), list):
-                out.extend(metrics.evidence_from_history(doc, source=item.name))
-                continue
-        out.extend(parse_lines(text.splitlines(), source=item.name))
+                when = Path(item.name).stat().st_mtime
+            except OSError:
+                when = None
+        out.extend(evidence_from_input(item.name, item.text, when))
     return out
+
+
+def evidence_from_input(name: str, text: str, mtime: float | None = None) -> list[Evidence]:
+    """Evidence from one input's text: a Kubernetes dump, a saved /metrics (timed at `mtime`), a saved
+    /api/history document, or else log lines."""
+    import json
+
+    from gpuobs.rca.sources import k8s, metrics
+    from gpuobs.rca.sources.lines import parse_lines
+
+    objects = k8s.maybe_k8s_json(text)
+    if objects is not None:
+        return k8s.evidence_from_objects(objects, source=name)
+    if metrics.looks_like_exposition(text):
+        return metrics.parse_exposition(text, source=name, when=mtime)
+    if text.lstrip()[:1] == "{" and '"samples"' in text[:200000] and '"gpus"' in text[:200000]:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("samples"), list):
+            return metrics.evidence_from_history(doc, source=name)
+    return parse_lines(text.splitlines(), source=name)
