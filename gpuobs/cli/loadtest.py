@@ -140,6 +140,8 @@ def register(app: typer.Typer) -> None:
         long_words: str = typer.Option("64-128", "--long-words", help="Long prompt length, words LO-HI."),
         max_tokens: int = typer.Option(16, "--max-tokens", help="max_tokens of every request."),
         ignore_eos: bool = typer.Option(False, "--ignore-eos", help="Send ignore_eos (vLLM extension)."),
+        elasticity_max_s: float = typer.Option(
+            60.0, "--elasticity-max-s", help="Longest extra run at a tenth of the sustainable rate, s."),
         timeout: float = typer.Option(60.0, "--timeout", help="Per-request timeout, seconds."),
         seed: int = typer.Option(0, "--seed", help="Seed of arrivals, prompts and bad requests."),
         json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
@@ -162,7 +164,8 @@ def register(app: typer.Typer) -> None:
                                  mix=mix, seed=seed, request_timeout_s=timeout, drain_timeout_s=timeout)
             config = lt.LoadtestConfig(step=step, p99_target_s=target_ms / 1000.0, step_factor=step_factor,
                                        max_steps=max_steps, gpu_hour_price=price, gpus=gpus,
-                                       robustness_requests=robustness)
+                                       robustness_requests=robustness,
+                                       elasticity_max_duration_s=elasticity_max_s)
             lt.cost_at(1.0, 1.0, price, gpus)
         except ValueError as exc:
             raise InputError(str(exc)) from None

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
 from gpuobs.serving.loadtest.prompts import PlannedRequest
 from gpuobs.serving.loadtest.stats import RequestResult
 

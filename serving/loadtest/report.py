@@ -38,7 +38,8 @@ class LoadtestConfig:
     gpus: int = 1
     robustness_requests: int = 100
     robustness_concurrency: int = 8
-    elasticity_min_requests: int = 20    # an extra run at a tenth of the best rate gets at least this many
+    elasticity_min_requests: int = 20    # an extra run at a tenth of the best rate aims at this many
+    elasticity_max_duration_s: float = 60.0   # ... but lasts no longer than this (or one step)
 
     def __post_init__(self) -> None:
         if not self.p99_target_s > 0:
@@ -47,6 +48,8 @@ class LoadtestConfig:
             raise ValueError("step factor must be > 1 and max steps >= 1")
         if self.robustness_requests < 0:
             raise ValueError("robustness requests must be >= 0")
+        if not self.elasticity_max_duration_s > 0:
+            raise ValueError("the longest elasticity run must be > 0 s")
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ async def run_loadtest_async(
         if report.throughput is not None and elasticity(summaries, config.p99_target_s) is None:
             low = report.throughput.offered_rate / 10.0
             duration = max(config.step.duration_s, config.elasticity_min_requests / low)
-            duration = min(duration, 3 * config.step.duration_s)
+            duration = min(duration, config.elasticity_max_duration_s)
             step = replace(config.step, rate=low, duration_s=duration, seed=config.step.seed + len(runs))
             run = await run_load_async(target, step, client=client,
                                        on_progress=_step_progress(emit, len(runs), len(runs) + 1))

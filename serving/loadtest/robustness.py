@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import httpx
+
 from gpuobs.serving.loadtest.client import Target, error_message
 
 __all__ = [
@@ -226,7 +227,10 @@ async def run_robustness_async(
     requests = bad_requests(n, target.model, seed)
     report = RobustnessReport(total=len(requests))
     own_client = client is None
-    http = client if client is not None else httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0))
+    # A fresh connection per bad request: a dropped connection is then the server's doing, never a race
+    # with its keep-alive timer, and one answer cannot leave the next request on a poisoned connection.
+    http = client if client is not None else httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout_s, connect=10.0), limits=httpx.Limits(max_keepalive_connections=0))
     gate = asyncio.Semaphore(max(1, concurrency))
     done = 0
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
+
 from gpuobs.serving.loadtest.client import Target, stream_request
 from gpuobs.serving.loadtest.prompts import PlannedRequest, PromptMix, plan_requests
 from gpuobs.serving.loadtest.schedule import ArrivalProcess, arrival_times
@@ -74,9 +75,13 @@ class LoadRun:
 
 
 def make_client(timeout_s: float = 60.0) -> httpx.AsyncClient:
-    """An httpx client that never queues requests on its own pool (that would close the loop)."""
+    """An httpx client that never queues requests on its own pool (that would close the loop).
+
+    Idle connections are dropped after 2 s, before servers close them (uvicorn after 5 s): reusing a
+    connection the server is closing at that instant fails with a read error that is not the server's.
+    """
     return httpx.AsyncClient(
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=256, keepalive_expiry=2.0),
         timeout=httpx.Timeout(timeout_s, connect=10.0),
     )
 
@@ -143,7 +148,8 @@ async def run_load_async(
     if on_progress is not None:
         on_progress(snapshot())
     lags = [r.sent - r.scheduled for r in results if r.sent is not None]
-    summary = summarize(results, config.rate)
+    last_arrival = plan[-1].offset_s if plan else 0.0
+    summary = summarize(results, config.rate, min(config.duration_s, last_arrival + 1.0 / config.rate))
     logger.info("load run at %.3g req/s: %d requests, %d ok, p99 e2e %s s", config.rate, summary.requests,
                 summary.completed, summary.e2e.p99)
     return LoadRun(config, results, summary, percentile(lags, 99))

@@ -106,7 +106,7 @@ class RunSummary:
     """One open-loop run at one offered rate: counts, throughput and latency percentiles."""
 
     offered_rate: float
-    duration_s: float                  # wall time from the first arrival to the last answer
+    duration_s: float                  # from the first arrival to the last answer or the window's end
     requests: int                      # arrivals in the run, whatever became of them
     completed: int
     failed: int
@@ -127,8 +127,14 @@ class RunSummary:
         return data
 
 
-def summarize(results: Sequence[RequestResult], offered_rate: float) -> RunSummary:
-    """Reduce per-request results to a RunSummary."""
+def summarize(
+    results: Sequence[RequestResult], offered_rate: float, window_s: float | None = None
+) -> RunSummary:
+    """Reduce per-request results to a RunSummary.
+
+    Throughput divides by the longer of the arrival window (`window_s`, from the first arrival) and the
+    time to the last answer, so a sparse run is not credited with the rate of its few requests.
+    """
     counted = [r for r in results if r.outcome != "pending"]
     ok = [r for r in counted if r.ok]
     outcomes: dict[str, int] = {}
@@ -137,7 +143,7 @@ def summarize(results: Sequence[RequestResult], offered_rate: float) -> RunSumma
     start = min((r.scheduled for r in counted), default=0.0)
     end = max((r.finished for r in ok if r.finished is not None), default=start)
     last_arrival = max((r.scheduled for r in counted), default=start)
-    duration = max(end, last_arrival) - start
+    duration = max(end, last_arrival, start + (window_s or 0.0)) - start
     tokens = sum(r.output_tokens for r in ok)
     ttfts = [r.ttft for r in ok if r.ttft is not None]
     e2es = [r.e2e for r in ok if r.e2e is not None]

@@ -1,0 +1,190 @@
+"""`gpuobs loadtest` and its library against a real `gpuobs serve` subprocess on loopback.
+
+Every figure the load test reports is checked against something independent: the server's own
+Prometheus counters, the schedule it was given, the arithmetic of the cost. The server is the real
+one (tiny embedded model on CPU), started once for the module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from support.serve import ServeProcess
+
+from gpuobs.serving.loadtest import (
+    ArrivalProcess,
+    Endpoint,
+    LoadConfig,
+    PromptMix,
+    resolve_target,
+    run_load,
+    run_robustness,
+)
+from gpuobs.serving.loadtest.runner import Progress, run_load_async
+
+MODEL = "gpuobs-tiny-llama"
+IGNORE_EOS = {"ignore_eos": True}     # fixed output lengths, so token counts are exact
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    proc = ServeProcess(tmp_path_factory.mktemp("serve-loadtest"), "--device", "cpu", "--log-level",
+                        "warning", grpc=False)
+    with proc:
+        yield proc
+
+
+def _counters(server: ServeProcess) -> dict[str, float]:
+    """Sums of the server's request and token counters (all label sets)."""
+    totals: dict[str, float] = {}
+    for family in text_string_to_metric_families(server.metrics()):
+        for sample in family.samples:
+            if sample.name in ("vllm:request_success_total", "vllm:generation_tokens_total",
+                               "vllm:prompt_tokens_total"):
+                totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+    return totals
+
+
+def _loadtest(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpuobs", "loadtest", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_resolve_target_asks_the_server_for_its_model(server: ServeProcess) -> None:
+    target = resolve_target(server.url + "/v1/")
+    assert target.model == MODEL and target.base_url == server.url
+
+
+def test_streamed_run_matches_the_servers_own_counters(server: ServeProcess) -> None:
+    target = resolve_target(server.url, extra_body=IGNORE_EOS)
+    mix = PromptMix(long_fraction=0.3, short_words=(2, 6), long_words=(20, 40), short_max_tokens=4,
+                    long_max_tokens=12)
+    config = LoadConfig(rate=4.0, duration_s=2.0, max_requests=8, arrival=ArrivalProcess.CONSTANT, mix=mix,
+                        seed=3)
+    before = _counters(server)
+    run = run_load(target, config)
+    after = _counters(server)
+    s = run.summary
+    assert s.requests == 8 and s.completed == 8, s.outcomes
+    planned = config.plan()
+    # The server counted exactly the requests and generated tokens the client saw.
+    assert after["vllm:request_success_total"] - before["vllm:request_success_total"] == 8
+    sent_tokens = sum(p.max_tokens for p in planned)
+    assert sum(r.output_tokens for r in run.results) == sent_tokens
+    assert after["vllm:generation_tokens_total"] - before["vllm:generation_tokens_total"] == sent_tokens
+    assert all(r.prompt_tokens and r.prompt_tokens >= len(p.prompt) for r, p in zip(run.results, planned,
+                                                                                   strict=True))
+    for r in run.results:
+        assert r.ttft is not None and r.e2e is not None
+        assert 0 < r.ttft <= r.e2e
+        assert r.chunk_times == sorted(r.chunk_times) and r.chunk_times[0] == r.first_token
+        assert len(r.inter_token) == len(r.chunk_times) - 1
+    assert s.ttft.p50 is not None and s.e2e.p99 is not None and s.ttft.p50 <= s.e2e.p99
+    assert s.throughput_rps > 0 and s.output_tokens_per_s > 0
+
+
+def test_load_is_open_loop_when_the_server_falls_behind(server: ServeProcess) -> None:
+    """Arrivals leave on schedule even with many answers outstanding (a closed loop would wait)."""
+    target = resolve_target(server.url, extra_body=IGNORE_EOS)
+    mix = PromptMix(long_fraction=0.0, short_words=(2, 4), short_max_tokens=48)
+    config = LoadConfig(rate=25.0, duration_s=1.2, arrival=ArrivalProcess.CONSTANT, mix=mix,
+                        request_timeout_s=60, drain_timeout_s=60)
+    peak = 0
+
+    def on_progress(p: Progress) -> None:
+        nonlocal peak
+        peak = max(peak, p.in_flight)
+
+    run = asyncio.run(run_load_async(target, config, on_progress=on_progress, progress_interval_s=0.05))
+    assert run.summary.requests == 30
+    assert peak >= 10, f"only {peak} requests were ever in flight: the load waited for answers"
+    assert run.send_lag_p99_s is not None and run.send_lag_p99_s < 0.25
+    last_sent = max(r.sent for r in run.results if r.sent is not None)
+    first_done = min(r.finished for r in run.results if r.finished is not None)
+    assert last_sent < 1.2 + 0.25 and run.summary.completed == 30
+    # Latency counts from the scheduled arrival: queueing behind earlier requests shows up in it.
+    assert run.summary.e2e.p99 is not None and run.summary.e2e.p99 > first_done
+
+
+def test_chat_endpoint_streams_content_deltas(server: ServeProcess) -> None:
+    target = resolve_target(server.url, endpoint=Endpoint.CHAT, extra_body=IGNORE_EOS)
+    config = LoadConfig(rate=5.0, duration_s=1.0, max_requests=3, arrival=ArrivalProcess.CONSTANT,
+                        mix=PromptMix(long_fraction=0.0, short_max_tokens=5))
+    run = run_load(target, config)
+    assert run.summary.completed == 3 and all(r.output_tokens == 5 for r in run.results)
+    assert all(r.first_token is not None for r in run.results)
+
+
+def test_requests_over_the_timeout_count_as_failures(server: ServeProcess) -> None:
+    target = resolve_target(server.url, extra_body=IGNORE_EOS)
+    config = LoadConfig(rate=5.0, duration_s=1.0, max_requests=3, arrival=ArrivalProcess.CONSTANT,
+                        mix=PromptMix(long_fraction=0.0, short_max_tokens=400), request_timeout_s=0.3,
+                        drain_timeout_s=2.0)
+    run = run_load(target, config)
+    assert run.summary.outcomes == {"timeout": 3}
+    assert run.summary.slo_p99_e2e == float("inf")
+
+
+def test_unknown_model_is_reported_as_http_errors(server: ServeProcess) -> None:
+    target = resolve_target(server.url, model="no-such-model")
+    run = run_load(target, LoadConfig(rate=10.0, duration_s=0.3, max_requests=2))
+    assert run.summary.outcomes == {"http_error": 2}
+    assert all(r.status == 404 or r.status == 400 for r in run.results)
+    assert all(r.error and "no-such-model" in r.error for r in run.results)
+
+
+def test_robustness_bad_requests_get_clear_4xx_and_the_server_stays_up(server: ServeProcess) -> None:
+    report = run_robustness(resolve_target(server.url), 80, seed=21, concurrency=4)
+    assert report.total == 80
+    assert report.clear_4xx + report.unclear_4xx + report.accepted + report.crashes + report.timeouts == 80
+    assert report.healthy_after, report.health_detail
+    assert report.crashes == 0 and report.timeouts == 0, report.failures
+    assert report.clear_4xx == 80, report.failures
+
+
+def test_cli_json_reports_the_four_dimensions(server: ServeProcess) -> None:
+    out = _loadtest(server.url, "--rate", "2", "--duration", "1.5", "--max-steps", "2", "--max-tokens", "4",
+                    "--long-words", "10-20", "--p99-target-ms", "30000", "--gpu-hour-price", "7.2",
+                    "--robustness", "16", "--ignore-eos", "--elasticity-max-s", "4", "--json")
+    assert out.returncode in (0, 1), out.stderr
+    data = json.loads(out.stdout)
+    assert data["target"]["model"] == MODEL
+    ladder = [s for s in data["steps"] if s["purpose"] == "ladder"]
+    assert [round(s["offered_rate"], 3) for s in ladder] == [2.0, round(2 * 10**0.25, 3)]
+    best = data["throughput_at_p99"]
+    assert best is not None and best["offered_rate"] == ladder[-1]["offered_rate"]
+    # The cost is the GPU-second price over the sustained request rate.
+    assert data["cost"]["per_1000_requests"] == pytest.approx(7.2 / 3600 / best["throughput_rps"] * 1000)
+    # Elasticity needed a run at a tenth of the best rate; it was added and compared.
+    el = data["elasticity"]
+    assert el is not None and el["load_factor"] == pytest.approx(10.0)
+    assert any(s["purpose"] == "elasticity" for s in data["steps"])
+    rb = data["robustness"]
+    assert rb["total"] == 16 and rb["healthy_after"]
+    assert out.returncode == (0 if data["passed"] else 1)
+
+
+def test_cli_table_output_and_target_miss_exit_code(server: ServeProcess) -> None:
+    out = _loadtest(server.url, "--rate", "3", "--duration", "1", "--max-steps", "1", "--max-tokens", "24",
+                    "--p99-target-ms", "1", "--robustness", "0")
+    assert out.returncode == 1, out.stderr
+    assert "Four dimensions" in out.stdout and "target missed already at 3 req/s" in out.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["http://127.0.0.1:9"], "cannot reach"),
+    (["127.0.0.1:8000"], "not an http(s) URL"),
+    (["http://127.0.0.1:9", "--arrival", "bursty"], "--arrival"),
+    (["http://127.0.0.1:9", "--long-words", "9"], "--long-words"),
+    (["http://127.0.0.1:9", "--gpu-hour-price", "-1"], "price"),
+])
+def test_cli_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
+    out = _loadtest(*args, timeout=60)
+    assert out.returncode == 2
+    assert message in out.stderr and "Traceback" not in out.stderr
