@@ -164,6 +164,7 @@ class KernelLauncher:
         timing: EventTiming | None = None,
         poll_interval_s: float = 0.005,
         seed: int | None = None,
+        resolver: str = "thread",
     ) -> None:
         if sample_rate is None:
             sample_rate = resolve(
@@ -183,6 +184,9 @@ class KernelLauncher:
         self._resolve_lock = threading.Lock()
         self._wake = threading.Event()
         self._poll_interval_s = poll_interval_s
+        if resolver not in ("thread", "launch"):
+            raise ValueError(f"resolver must be 'thread' or 'launch', got {resolver!r}")
+        self._resolver_mode = resolver
         self._resolver: threading.Thread | None = None
         self._closed = False
         self.spans_started = 0
@@ -335,6 +339,8 @@ class KernelLauncher:
         return len(self._pending)
 
     def _ensure_resolver(self) -> None:
+        if self._resolver_mode != "thread":
+            return  # resolved at the next sampled launch, synchronize() or flush()
         self._wake.set()
         if self._resolver is None or not self._resolver.is_alive():
             self._resolver = threading.Thread(

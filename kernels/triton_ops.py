@@ -1,5 +1,6 @@
 # mypy: disable-error-code="no-untyped-def"
 # Triton JIT kernels take untyped pointer and scalar arguments; the Python wrappers are typed.
+# ruff: noqa: SIM108  (constexpr if-blocks read more plainly in Triton kernels than ternaries)
 """Triton kernels and their launch wrappers; every launch goes through the instrumented launcher.
 
 Imported lazily by gpuobs.kernels (it imports torch and triton). Inputs reaching these wrappers
@@ -14,6 +15,7 @@ from typing import Any
 import torch
 import triton
 import triton.language as tl
+
 from gpuobs.exporters.launcher import default_launcher
 from gpuobs.kernels.validate import KernelInputError
 
@@ -27,6 +29,15 @@ __all__ = [
 
 _LOG2E = 1.4426950408889634
 _MAX_FUSED_COLS = 65536
+
+# Launch configurations used on CUDA (the CPU interpreter uses small fixed tiles). Chosen by the
+# sweep in bench/kernels.py on an H200; a tuning run may overwrite entries before launching.
+TUNING: dict[str, dict[str, Any]] = {
+    "silu_and_mul": {"block": 1024, "num_warps": 4},
+    "paged_attention_decode": {"block_n": 64, "num_warps": 4, "num_stages": 3, "target_programs": 1024,
+                               "head_major": True},
+    "prefill_attention": {"block_m": 128, "block_n": 64, "num_warps": 8, "num_stages": 3},
+}
 
 
 def _precision(dtype: torch.dtype, cuda: bool) -> str:
@@ -152,10 +163,11 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     n_rows = x.numel() // (2 * d)
     if n_rows == 0:
         return out
-    block = min(1024 if x.is_cuda else 64, triton.next_power_of_2(d))
+    tune = TUNING["silu_and_mul"]
+    block = min(tune["block"] if x.is_cuda else 64, triton.next_power_of_2(d))
     default_launcher().launch(
         "silu_and_mul", _silu_mul_kernel, (n_rows, triton.cdiv(d, block)), (x, out, d),
-        num_warps=4, num_stages=1, BLOCK=block,
+        num_warps=tune["num_warps"] if x.is_cuda else 4, num_stages=1, BLOCK=block,
     )
     return out
 
@@ -167,14 +179,20 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
 def _paged_decode_kernel(
     q_ptr, k_cache_ptr, v_cache_ptr, block_tables_ptr, context_lens_ptr,
     out_ptr, m_ptr, l_ptr, acc_ptr,
-    qk_scale, num_blocks, num_parts,
+    qk_scale, num_blocks, num_parts, num_kv_heads,
     stride_qs, stride_qh, stride_cb, stride_ct, stride_ch, stride_bts, stride_os, stride_oh,
     GROUP: tl.constexpr, BLOCK_G: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr, PART: tl.constexpr, SPLIT: tl.constexpr,
-    PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+    HEAD_MAJOR: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
 ):
-    seq = tl.program_id(0)
-    kvh = tl.program_id(1)
+    # HEAD_MAJOR puts the KV heads of one sequence on neighbouring programs, so the interleaved
+    # rows of a cache block ([block_size, num_kv_heads, head_dim]) are read close together in time.
+    if HEAD_MAJOR:
+        kvh = tl.program_id(0)
+        seq = tl.program_id(1)
+    else:
+        seq = tl.program_id(0)
+        kvh = tl.program_id(1)
     part = tl.program_id(2)
     ctx = tl.load(context_lens_ptr + seq)
     start = part * PART
@@ -182,12 +200,13 @@ def _paged_decode_kernel(
     g = tl.arange(0, BLOCK_G)
     d = tl.arange(0, BLOCK_D)
     gmask = g < GROUP
-    dmask = d < HEAD_DIM
     heads = kvh * GROUP + g
-    q = tl.load(
-        q_ptr + seq.to(tl.int64) * stride_qs + heads[:, None] * stride_qh + d[None, :],
-        mask=gmask[:, None] & dmask[None, :], other=0.0,
-    )
+    if BLOCK_D == HEAD_DIM:
+        q_mask = gmask[:, None]
+    else:
+        q_mask = gmask[:, None] & (d < HEAD_DIM)[None, :]
+    q = tl.load(q_ptr + seq.to(tl.int64) * stride_qs + heads[:, None] * stride_qh + d[None, :],
+                mask=q_mask, other=0.0)
     if UPCAST:
         q = q.to(tl.float32)
     m_i = tl.full([BLOCK_G], float("-inf"), dtype=tl.float32)
@@ -201,7 +220,10 @@ def _paged_decode_kernel(
         page = tl.load(table + n // PAGE, mask=nmask, other=0)
         ok = nmask & (page >= 0) & (page < num_blocks)
         offs = page.to(tl.int64) * stride_cb + (n % PAGE) * stride_ct + kvh * stride_ch
-        kv_mask = ok[:, None] & dmask[None, :]
+        if BLOCK_D == HEAD_DIM:
+            kv_mask = ok[:, None]
+        else:
+            kv_mask = ok[:, None] & (d < HEAD_DIM)[None, :]
         k = tl.load(k_cache_ptr + offs[:, None] + d[None, :], mask=kv_mask, other=0.0)
         if UPCAST:
             k = k.to(tl.float32)
@@ -216,16 +238,17 @@ def _paged_decode_kernel(
             v = v.to(tl.float32)
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
         m_i = m_new
+    out_mask = gmask[:, None] & (d < HEAD_DIM)[None, :]
     if SPLIT:
-        row = (seq * (GROUP * tl.num_programs(1)) + heads).to(tl.int64) * num_parts + part
+        row = (seq * (GROUP * num_kv_heads) + heads).to(tl.int64) * num_parts + part
         tl.store(m_ptr + row, m_i, mask=gmask)
         tl.store(l_ptr + row, l_i, mask=gmask)
-        tl.store(acc_ptr + row[:, None] * HEAD_DIM + d[None, :], acc, mask=gmask[:, None] & dmask[None, :])
+        tl.store(acc_ptr + row[:, None] * HEAD_DIM + d[None, :], acc, mask=out_mask)
     else:
         out = acc / l_i[:, None]
         tl.store(
             out_ptr + seq.to(tl.int64) * stride_os + heads[:, None] * stride_oh + d[None, :],
-            out.to(out_ptr.dtype.element_ty), mask=gmask[:, None] & dmask[None, :],
+            out.to(out_ptr.dtype.element_ty), mask=out_mask,
         )
 
 
@@ -254,12 +277,13 @@ def _paged_reduce_kernel(
              mask=dmask)
 
 
-def _decode_partition(num_seqs: int, num_kv_heads: int, max_context: int, block_n: int, cuda: bool) -> int:
-    """Tokens per split: enough programs to fill the GPU (about 8 per SM on an H200), never below a tile."""
+def _decode_partition(num_seqs: int, num_kv_heads: int, max_context: int, block_n: int, cuda: bool,
+                      target_programs: int) -> int:
+    """Tokens per split: enough programs to fill the GPU, never below one tile (CPU: one tile)."""
     if not cuda:
         return block_n
-    part = 1024
-    while part > block_n and num_seqs * num_kv_heads * triton.cdiv(max_context, part) < 1024:
+    part = max(block_n, 2048)
+    while part > block_n and num_seqs * num_kv_heads * triton.cdiv(max_context, part) < target_programs:
         part //= 2
     return part
 
@@ -279,13 +303,17 @@ def paged_attention_decode(
         return out
     group = num_heads // num_kv_heads
     cuda = query.is_cuda
+    tune = TUNING["paged_attention_decode"]
     block_d = max(16, triton.next_power_of_2(head_dim))
     block_g = max(16, triton.next_power_of_2(group))
-    block_n = 64 if cuda else 16
-    if cuda and query.dtype == torch.float32:
-        block_n = 32
+    if cuda:
+        block_n, num_warps, num_stages = tune["block_n"], tune["num_warps"], tune["num_stages"]
+        if query.dtype == torch.float32:
+            block_n, num_stages = min(block_n, 32), min(num_stages, 2)
+    else:
+        block_n, num_warps, num_stages = 16, 4, 1
     max_context = block_tables.shape[1] * page
-    part = _decode_partition(num_seqs, num_kv_heads, max_context, block_n, cuda)
+    part = _decode_partition(num_seqs, num_kv_heads, max_context, block_n, cuda, tune["target_programs"])
     num_parts = triton.cdiv(max_context, part)
     split = num_parts > 1
     if split:
@@ -295,16 +323,19 @@ def paged_attention_decode(
                               device=query.device)
     else:
         m_buf = l_buf = acc_buf = out
+    head_major = bool(tune["head_major"]) if cuda else True
+    grid = (num_kv_heads, num_seqs, num_parts) if head_major else (num_seqs, num_kv_heads, num_parts)
     launcher = default_launcher()
     launcher.launch(
-        "paged_attention_decode", _paged_decode_kernel, (num_seqs, num_kv_heads, num_parts),
+        "paged_attention_decode", _paged_decode_kernel, grid,
         (query, key_cache, value_cache, block_tables, context_lens, out, m_buf, l_buf, acc_buf,
-         float(scale) * _LOG2E, num_blocks, num_parts,
+         float(scale) * _LOG2E, num_blocks, num_parts, num_kv_heads,
          query.stride(0), query.stride(1), key_cache.stride(0), key_cache.stride(1), key_cache.stride(2),
          block_tables.stride(0), out.stride(0), out.stride(1)),
-        num_warps=4, num_stages=3 if cuda else 1,
+        num_warps=num_warps, num_stages=num_stages,
         GROUP=group, BLOCK_G=block_g, HEAD_DIM=head_dim, BLOCK_D=block_d, PAGE=page, BLOCK_N=block_n,
-        PART=part, SPLIT=split, PRECISION=_precision(query.dtype, cuda), UPCAST=_upcast(query.dtype, cuda),
+        PART=part, SPLIT=split, HEAD_MAJOR=head_major, PRECISION=_precision(query.dtype, cuda),
+        UPCAST=_upcast(query.dtype, cuda),
     )
     if split:
         launcher.launch(
@@ -319,6 +350,49 @@ def paged_attention_decode(
 # --------------------------------------------------------------------------------------------------
 # Prefill attention: causal, variable-length packed sequences, online softmax, GQA
 # --------------------------------------------------------------------------------------------------
+@triton.jit
+def _prefill_tile(acc, m_i, l_i, q, k_ptr, v_ptr, rows_n0, n0, offs_m, d, kv_head, length, qk_scale,
+                  stride_kt, stride_kh, stride_vt, stride_vh,
+                  HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_N: tl.constexpr,
+                  MASKED: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
+    offs_n = n0 + tl.arange(0, BLOCK_N)
+    cols = rows_n0 + offs_n.to(tl.int64)
+    if MASKED:
+        nmask = offs_n < length
+        if BLOCK_D == HEAD_DIM:
+            kv_mask = nmask[:, None]
+        else:
+            kv_mask = nmask[:, None] & (d < HEAD_DIM)[None, :]
+        k = tl.load(k_ptr + cols[:, None] * stride_kt + kv_head * stride_kh + d[None, :], mask=kv_mask,
+                    other=0.0)
+    elif BLOCK_D == HEAD_DIM:
+        k = tl.load(k_ptr + cols[:, None] * stride_kt + kv_head * stride_kh + d[None, :])
+    else:
+        k = tl.load(k_ptr + cols[:, None] * stride_kt + kv_head * stride_kh + d[None, :],
+                    mask=(d < HEAD_DIM)[None, :], other=0.0)
+    if UPCAST:
+        k = k.to(tl.float32)
+    s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
+    if MASKED:
+        s = tl.where((offs_m[:, None] >= offs_n[None, :]) & nmask[None, :], s, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    alpha = tl.exp2(m_i - m_new)
+    p = tl.exp2(s - m_new[:, None])
+    l_i = l_i * alpha + tl.sum(p, 1)
+    if MASKED:
+        v = tl.load(v_ptr + cols[:, None] * stride_vt + kv_head * stride_vh + d[None, :], mask=kv_mask,
+                    other=0.0)
+    elif BLOCK_D == HEAD_DIM:
+        v = tl.load(v_ptr + cols[:, None] * stride_vt + kv_head * stride_vh + d[None, :])
+    else:
+        v = tl.load(v_ptr + cols[:, None] * stride_vt + kv_head * stride_vh + d[None, :],
+                    mask=(d < HEAD_DIM)[None, :], other=0.0)
+    if UPCAST:
+        v = v.to(tl.float32)
+    acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+    return acc, m_new, l_i
+
+
 @triton.jit
 def _prefill_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, cu_ptr, qk_scale,
@@ -337,42 +411,32 @@ def _prefill_kernel(
     kv_head = head // GROUP
     offs_m = m0 + tl.arange(0, BLOCK_M)
     d = tl.arange(0, BLOCK_D)
-    dmask = d < HEAD_DIM
     mmask = offs_m < length
-    rows = (start + offs_m).to(tl.int64)
-    q = tl.load(q_ptr + rows[:, None] * stride_qt + head * stride_qh + d[None, :],
-                mask=mmask[:, None] & dmask[None, :], other=0.0)
+    if BLOCK_D == HEAD_DIM:
+        qo_mask = mmask[:, None]
+    else:
+        qo_mask = mmask[:, None] & (d < HEAD_DIM)[None, :]
+    rows = start.to(tl.int64) + offs_m
+    q = tl.load(q_ptr + rows[:, None] * stride_qt + head * stride_qh + d[None, :], mask=qo_mask, other=0.0)
     if UPCAST:
         q = q.to(tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
+    # Keys before this query block are fully visible and in range: no masks (BLOCK_M % BLOCK_N == 0).
+    for n0 in range(0, m0, BLOCK_N):
+        acc, m_i, l_i = _prefill_tile(acc, m_i, l_i, q, k_ptr, v_ptr, start.to(tl.int64), n0, offs_m, d,
+                                      kv_head, length, qk_scale, stride_kt, stride_kh, stride_vt, stride_vh,
+                                      HEAD_DIM, BLOCK_D, BLOCK_N, False, PRECISION, UPCAST)
+    # The diagonal block(s): causal and length masks.
     hi = tl.minimum(length, m0 + BLOCK_M)
-    n_base = tl.arange(0, BLOCK_N)
-    for n0 in range(0, hi, BLOCK_N):
-        offs_n = n0 + n_base
-        nmask = offs_n < length
-        cols = (start + offs_n).to(tl.int64)
-        kv_mask = nmask[:, None] & dmask[None, :]
-        k = tl.load(k_ptr + cols[:, None] * stride_kt + kv_head * stride_kh + d[None, :],
-                    mask=kv_mask, other=0.0)
-        if UPCAST:
-            k = k.to(tl.float32)
-        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * qk_scale
-        s = tl.where((offs_m[:, None] >= offs_n[None, :]) & nmask[None, :], s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        alpha = tl.exp2(m_i - m_new)
-        p = tl.exp2(s - m_new[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        v = tl.load(v_ptr + cols[:, None] * stride_vt + kv_head * stride_vh + d[None, :],
-                    mask=kv_mask, other=0.0)
-        if UPCAST:
-            v = v.to(tl.float32)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
-        m_i = m_new
+    for n0 in range(m0, hi, BLOCK_N):
+        acc, m_i, l_i = _prefill_tile(acc, m_i, l_i, q, k_ptr, v_ptr, start.to(tl.int64), n0, offs_m, d,
+                                      kv_head, length, qk_scale, stride_kt, stride_kh, stride_vt, stride_vh,
+                                      HEAD_DIM, BLOCK_D, BLOCK_N, True, PRECISION, UPCAST)
     out = acc / l_i[:, None]
     tl.store(out_ptr + rows[:, None] * stride_ot + head * stride_oh + d[None, :],
-             out.to(out_ptr.dtype.element_ty), mask=mmask[:, None] & dmask[None, :])
+             out.to(out_ptr.dtype.element_ty), mask=qo_mask)
 
 
 def prefill_attention(
@@ -385,12 +449,16 @@ def prefill_attention(
         return out
     cuda = q.is_cuda
     block_d = max(16, triton.next_power_of_2(head_dim))
+    tune = TUNING["prefill_attention"]
     if not cuda:
         block_m, block_n, num_warps, num_stages = 16, 16, 4, 1
     elif q.dtype == torch.float32 or block_d > 128:
         block_m, block_n, num_warps, num_stages = 64, 32, 4, 2
     else:
-        block_m, block_n, num_warps, num_stages = 128, 64, 8, 3
+        block_m, block_n = tune["block_m"], tune["block_n"]
+        num_warps, num_stages = tune["num_warps"], tune["num_stages"]
+    if block_m % block_n:
+        raise KernelInputError(f"prefill_attention: BLOCK_M {block_m} is not a multiple of BLOCK_N {block_n}")
     grid = (triton.cdiv(max_seqlen, block_m), num_seqs, num_heads)
     default_launcher().launch(
         "prefill_attention", _prefill_kernel, grid,
