@@ -13,10 +13,9 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from gpuobs.rca.signature import SignatureError, resolve_metric
-
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import MetricKind, all_specs
+from gpuobs.rca.signature import SignatureError, resolve_metric
 
 __all__ = [
     "ANOMALY_PREFIX",
@@ -294,7 +293,7 @@ def head_of_line(evidence: Sequence[Evidence]) -> list[Evidence]:
             if abs((q.time or 0.0) + _val(q) - end) <= max(0.05, 0.1 * dur) and _val(q) >= 0.5 * dur
         ]
         if len(blocked) >= 3:
-            tokens = p.attrs.get("prompt_tokens") or p.attrs.get("gen_ai.usage.input_tokens")
+            tokens = p.attrs.get("gpuobs.prefill_tokens") or p.attrs.get("gen_ai.usage.input_tokens")
             out.append(
                 _event(
                     "head_of_line",

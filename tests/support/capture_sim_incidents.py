@@ -8,7 +8,6 @@ The saved files are committed; tests only read them.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import socket
 import subprocess
@@ -144,36 +143,24 @@ def healthy(exp: Exporter) -> None:
     _save("healthy_sim_node", "metrics.prom", exp.get("/metrics"))
 
 
-def leak(exp: Exporter) -> None:
-    """A process whose memory grows for 70 s, then the app's OOM (log written in the same timeline)."""
-    for step in range(15):
-        exp.fault(fault="process_start", gpu=0, pid=4242, name="python3", gib=20.0 + 4.0 * step)
-        time.sleep(5)
-    doc = _history(exp, "cuda_oom_leak")
-    last = max(float(s["ts"]) for s in doc["samples"])  # type: ignore[index, union-attr]
-    when = dt.datetime.fromtimestamp(last + 1.5, tz=dt.UTC)
-    stamp = when.strftime("%Y-%m-%d %H:%M:%S,") + f"{when.microsecond // 1000:03d}"
-    _save(
-        "cuda_oom_leak",
-        "server.log",
-        f"{stamp} ERROR request 88120 failed\n"
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 48.00 MiB. GPU 0 has a total capacity "
-        "of 140.04 GiB of which 22.31 MiB is free. Including non-PyTorch memory, this process has 139.90 GiB "
-        "memory in use. Of the allocated memory 138.75 GiB is allocated by PyTorch, and 96.13 MiB is "
-        "reserved "
-        "by PyTorch but unallocated.\n",
-    )
+def power_cap(exp: Exporter) -> None:
+    """Every GPU at its software power cap under full load: normal for a busy node, no slowdown seen."""
+    time.sleep(1)
+    for gpu in range(4):
+        exp.fault(fault="throttle", gpu=gpu, reason="sw_power_cap")
+    time.sleep(4)
+    _history(exp, "healthy_power_cap_under_load")
 
 
 def exporter_broken(exp: Exporter) -> None:
     time.sleep(2)
     exp.fault(fault="nvml_failure", init_failures=1000)
     time.sleep(4)
-    _save("telemetry_exporter_failure", "exporter.log", exp.log.read_text())
-    _save("telemetry_exporter_failure", "metrics.prom", exp.get("/metrics"))
+    _save("gpu_driver_failure_sim_exporter", "exporter.log", exp.log.read_text())
+    _save("gpu_driver_failure_sim_exporter", "metrics.prom", exp.get("/metrics"))
 
 
-SETUP: dict[str, dict[str, float]] = {"leak": {"gpus": 1, "interval": 2.0}, "healthy": {"gpus": 2}}
+SETUP: dict[str, dict[str, float]] = {"healthy": {"gpus": 2}}
 
 CASES: dict[str, Callable[[Exporter], None]] = {
     "thermal": thermal,
@@ -182,7 +169,7 @@ CASES: dict[str, Callable[[Exporter], None]] = {
     "dbe": dbe,
     "corrected": corrected,
     "healthy": healthy,
-    "leak": leak,
+    "power_cap": power_cap,
     "exporter_broken": exporter_broken,
 }
 

@@ -1,0 +1,275 @@
+"""Write the span- and metric-series incident cases (OTLP JSON traces, timestamped /metrics text).
+
+The spans follow what `gpuobs serve` emits (request > queue, per-batch prefill / decode_step spans with
+`gpuobs.*` attributes; resource `service.name`, `host.name`, `k8s.pod.name`) in the OpenTelemetry
+Collector file-exporter format (one ExportTraceServiceRequest JSON object per line). Deterministic
+(seeded). Run: `.venv/bin/python tests/support/make_trace_incidents.py`; the outputs are committed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+INCIDENTS = ROOT / "tests" / "incidents"
+T0 = 1_795_980_000.0  # 2026-11-29T19:20:00Z
+
+
+def _attr(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": value}}
+    return {"key": key, "value": {"stringValue": str(value)}}
+
+
+class Trace:
+    def __init__(self, seed: int, resource: dict[str, Any]) -> None:
+        self.rng = random.Random(seed)
+        self.resource = resource
+        self.spans: list[dict[str, Any]] = []
+
+    def _id(self, n: int) -> str:
+        return "".join(self.rng.choice("0123456789abcdef") for _ in range(n))
+
+    def span(
+        self, name: str, start: float, dur: float, parent: dict[str, Any] | None = None, **attrs: Any
+    ) -> dict[str, Any]:
+        span = {
+            "traceId": parent["traceId"] if parent else self._id(32),
+            "spanId": self._id(16),
+            "parentSpanId": parent["spanId"] if parent else "",
+            "name": name,
+            "kind": 2 if parent is None else 1,
+            "startTimeUnixNano": str(int(start * 1e9)),
+            "endTimeUnixNano": str(int((start + dur) * 1e9)),
+            "attributes": [_attr(k.replace("__", "."), v) for k, v in attrs.items()],
+            "status": {},
+        }
+        self.spans.append(span)
+        return span
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for chunk in range(0, len(self.spans), 50):
+            lines.append(
+                json.dumps(
+                    {
+                        "resourceSpans": [
+                            {
+                                "resource": {"attributes": [_attr(k, v) for k, v in self.resource.items()]},
+                                "scopeSpans": [
+                                    {
+                                        "scope": {"name": "gpuobs.serving", "version": "0.1.0"},
+                                        "spans": self.spans[chunk : chunk + 50],
+                                    }
+                                ],
+                            }
+                        ]
+                    },
+                    separators=(",", ":"),
+                )
+            )
+        path.write_text("\n".join(lines) + "\n")
+
+
+RES = {
+    "service.name": "gpuobs-serve",
+    "host.name": "gpu-node-09",
+    "k8s.pod.name": "serve-llama-0",
+    "k8s.namespace.name": "serving",
+}
+
+
+def head_of_line() -> None:
+    tr = Trace(1, RES)
+    t = T0
+    # normal traffic: short prompts, prefill ~40 ms, queue ~2 ms
+    for i in range(30):
+        req = tr.span("request", t, 0.9, gen_ai__request__id=f"r{i}", gen_ai__request__model="llama-3-8b")
+        tr.span(
+            "queue",
+            t,
+            0.002 + tr.rng.random() * 0.003,
+            req,
+            gen_ai__request__id=f"r{i}",
+            gpuobs__bucket="short",
+        )
+        tr.span(
+            "prefill",
+            t + 0.005,
+            0.035 + tr.rng.random() * 0.01,
+            req,
+            gpuobs__batch_size=1,
+            gpuobs__prefill_tokens=300 + tr.rng.randrange(200),
+            gpuobs__bucket="short",
+        )
+        t += 0.5
+    # one 7,600-token prompt, prefilled in one piece
+    long_req = tr.span("request", t, 4.1, gen_ai__request__id="r-long", gen_ai__request__model="llama-3-8b")
+    tr.span("queue", t, 0.003, long_req, gen_ai__request__id="r-long", gpuobs__bucket="long")
+    prefill_start, prefill_dur = t + 0.004, 2.4
+    tr.span(
+        "prefill",
+        prefill_start,
+        prefill_dur,
+        long_req,
+        gpuobs__batch_size=1,
+        gpuobs__prefill_tokens=7600,
+        gpuobs__bucket="long",
+    )
+    end = prefill_start + prefill_dur
+    for j in range(8):  # short requests that arrived meanwhile wait until the long prefill ends
+        arrive = t + 0.1 + j * 0.25
+        req = tr.span(
+            "request",
+            arrive,
+            end - arrive + 0.6,
+            gen_ai__request__id=f"s{j}",
+            gen_ai__request__model="llama-3-8b",
+        )
+        tr.span(
+            "queue", arrive, end - arrive + 0.01, req, gen_ai__request__id=f"s{j}", gpuobs__bucket="short"
+        )
+    tr.span(
+        "prefill",
+        end + 0.012,
+        0.06,
+        None,
+        gpuobs__batch_size=8,
+        gpuobs__prefill_tokens=2900,
+        gpuobs__bucket="short",
+    )
+    tr.write(INCIDENTS / "head_of_line_blocking" / "traces" / "otlp-spans.json")
+
+
+def straggler() -> None:
+    res = dict(RES, **{"k8s.pod.name": "serve-llama-70b-0"})
+    tr = Trace(2, res)
+    t = T0
+    for _step in range(40):
+        for gpu in range(8):
+            base = 0.021 + tr.rng.random() * 0.002
+            dur = base * (2.3 if gpu == 5 else 1.0)
+            tr.span("decode_step", t, dur, None, gpuobs__batch_size=48, gpu__index=gpu)
+        t += 0.06
+    tr.write(INCIDENTS / "straggler_gpu" / "traces" / "otlp-spans.json")
+
+
+def noisy_neighbor() -> None:
+    tr = Trace(3, RES)
+    t = T0
+    for i in range(60):
+        slow = i >= 30  # the neighbour's batch job starts half-way
+        dur = (0.11 if slow else 0.045) + tr.rng.random() * 0.01
+        req = tr.span(
+            "request",
+            t,
+            dur,
+            None,
+            gen_ai__request__id=f"q{i}",
+            gen_ai__request__model="llama-3-8b",
+            gpu__index=0,
+        )
+        tr.span("queue", t, 0.002, req, gen_ai__request__id=f"q{i}")
+        t += 1.0
+    tr.write(INCIDENTS / "noisy_neighbor" / "traces" / "otlp-spans.json")
+    uuid = "GPU-1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
+    rows = [
+        "# HELP gpuobs_gpu_process_memory_used_bytes Device memory used by a process.",
+        "# TYPE gpuobs_gpu_process_memory_used_bytes gauge",
+    ]
+    for pod, ns, pid, name, gib in (
+        ("serve-llama-0", "serving", 3111, "python3", 21.5),
+        ("batch-embed-7d5f9", "research", 9120, "python", 30.0),
+    ):
+        ms = int((T0 + 45) * 1000)
+        rows.append(
+            f'gpuobs_gpu_process_memory_used_bytes{{container="main",gpu="0",host="gpu-node-09",'
+            f'model_name="NVIDIA H100 80GB HBM3",namespace="{ns}",pid="{pid}",pod="{pod}",'
+            f'process_name="{name}",uuid="{uuid}"}} {gib * 2**30:.1f} {ms}'
+        )
+    (INCIDENTS / "noisy_neighbor" / "metrics.prom").write_text("\n".join(rows) + "\n")
+
+
+def queue_saturation() -> None:
+    rows = [
+        "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
+        "# TYPE vllm:num_requests_waiting gauge",
+    ]
+    labels = 'engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"'
+    for i in range(16):  # one scrape every 15 s for 4 minutes, waiting climbs from 2 to ~90
+        waiting = 2 + i * 6
+        rows.append(f"vllm:num_requests_waiting{{{labels}}} {float(waiting)} {int((T0 + 15 * i) * 1000)}")
+    rows += [
+        "# HELP vllm:num_requests_running Number of requests in model execution batches.",
+        "# TYPE vllm:num_requests_running gauge",
+    ]
+    for i in range(16):
+        rows.append(f"vllm:num_requests_running{{{labels}}} 256.0 {int((T0 + 15 * i) * 1000)}")
+    rows += [
+        "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
+        "# TYPE vllm:kv_cache_usage_perc gauge",
+    ]
+    for i in range(16):
+        rows.append(
+            f"vllm:kv_cache_usage_perc{{{labels}}} {0.71 + 0.01 * (i % 3):.2f} {int((T0 + 15 * i) * 1000)}"
+        )
+    folder = INCIDENTS / "queue_saturation"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vllm-metrics.prom").write_text("\n".join(rows) + "\n")
+    tr = Trace(4, RES)
+    for i in range(40):
+        start = T0 + 60 + i * 4
+        wait = 1.5 + i * 0.35
+        req = tr.span(
+            "request",
+            start,
+            wait + 2.0,
+            gen_ai__request__id=f"w{i}",
+            gen_ai__request__model="meta-llama/Llama-3.1-8B-Instruct",
+        )
+        tr.span("queue", start, wait, req, gen_ai__request__id=f"w{i}", gpuobs__bucket="medium")
+    tr.write(folder / "traces" / "otlp-spans.json")
+
+
+def leak() -> None:
+    """dcgm-exporter FB_USED (MiB) of one GPU, federated every minute for 3 hours, then the app's OOM."""
+    rng = random.Random(5)
+    labels = (
+        'gpu="0",UUID="GPU-5d1c9a7e-2b3f-4e8d-9c0a-6f7e8d9c0b1a",pci_bus_id="00000000:18:00.0",'
+        'device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-21",container="server",'
+        'namespace="serving",pod="chat-api-6b7c8d9e-lp2xk"'
+    )
+    rows = [
+        "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).",
+        "# TYPE DCGM_FI_DEV_FB_USED gauge",
+    ]
+    start = T0 - 3 * 3600
+    for minute in range(181):
+        mib = 52_000 + minute * 150 + rng.randrange(-120, 120)
+        rows.append(f"DCGM_FI_DEV_FB_USED{{{labels}}} {min(mib, 80_900)} {int((start + 60 * minute) * 1000)}")
+    folder = INCIDENTS / "cuda_oom_leak"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "dcgm-fb-used.prom").write_text("\n".join(rows) + "\n")
+    (folder / "server.log").write_text(
+        "2026-11-29 19:20:31,118 ERROR request 88120 failed\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 48.00 MiB. GPU 0 has a total capacity "
+        "of 79.19 GiB of which 22.31 MiB is free. Including non-PyTorch memory, this process has 79.15 GiB "
+        "memory in use. Of the allocated memory 78.21 GiB is allocated by PyTorch, and 96.13 MiB is "
+        "reserved by PyTorch but unallocated.\n"
+    )
+
+
+if __name__ == "__main__":
+    leak()
+    head_of_line()
+    straggler()
+    noisy_neighbor()
+    queue_saturation()
