@@ -255,6 +255,8 @@ def bench_nvml(runs: int, smi_runs: int) -> dict[str, Any]:
         "speedup_vs_nvidia_smi": (smi_ms / scrape) if smi_ms else None,
         "meets_target": (scrape <= 1.0 and smi_ms is not None and smi_ms / scrape >= 25),
         "per_call_us": per_call,
+        "reader_costs_us": backend.reader_costs_us,
+        "slow_readers": list(backend.slow_readers),
         "gpm": {
             k: getattr(slow, k)
             for k in (
@@ -339,6 +341,16 @@ def main(argv: list[str] | None = None) -> int:
                 "NVML per-call cost (us, median)",
                 [{"call": k, "us": v} for k, v in n["per_call_us"].items()],
                 ["call", "us"],
+            )
+        )
+        print(
+            _table(
+                "NVML readers timed at init (us; over 50 us -> slow poller)",
+                [
+                    {"reader": k, "us": v, "slow": k in n["slow_readers"]}
+                    for k, v in n["reader_costs_us"].items()
+                ],
+                ["reader", "us", "slow"],
             )
         )
         print(

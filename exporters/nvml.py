@@ -19,7 +19,7 @@ from typing import Any
 from gpuobs.exporters.backend import BackendInitError, BackendUnavailableError, GpuBackend, GpuLostError
 from gpuobs.exporters.samples import DeviceInfo, GpuSample, MigSample, ProcessSample, SlowSample, XidEvent
 
-__all__ = ["NvmlBackend", "probe_nvml"]
+__all__ = ["DEFAULT_SLOW_READERS", "READERS", "NvmlBackend", "probe_nvml"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +63,29 @@ _GPM_RATE_FIELDS = {
 }
 _MIB = 1024 * 1024
 
+READERS: tuple[str, ...] = (
+    "clocks",
+    "temperature",
+    "power",
+    "power_limit",
+    "utilization",
+    "codec",
+    "memory",
+    "fields",
+    "ecc_volatile",
+    "ecc_aggregate",
+    "remapped_rows",
+    "state",
+    "fan",
+    "clock_events",
+    "processes",
+    "mig",
+)
+"""Groups of NVML calls; each is on the scrape path unless it is slow."""
+DEFAULT_SLOW_READERS: tuple[str, ...] = ("fields", "ecc_aggregate")
+"""Slow by default: the field-values call (~460 us on an H200 with the PCIe replay and NVLink fields, measured
+2026-11-29) and aggregate ECC (InfoROM). Others move there when init measures them over the budget."""
+
 
 def _import_pynvml() -> ModuleType:
     import pynvml
@@ -101,7 +124,7 @@ class NvmlBackend(GpuBackend):
 
     name = "nvml"
 
-    def __init__(self, nvml: ModuleType | None = None) -> None:
+    def __init__(self, nvml: ModuleType | None = None, fast_budget_us: float = 50.0) -> None:
         self._nv = nvml
         self._handles: list[Any] = []
         self._devices: list[DeviceInfo] = []
@@ -110,7 +133,12 @@ class NvmlBackend(GpuBackend):
         self._gpm_prev: dict[int, Any] = {}
         self._gpm_ok: dict[int, bool] = {}
         self._proc_names: dict[int, str] = {}
+        self._slow_fields: dict[int, dict[str, Any]] = {}
         self.field_errors: dict[str, str] = {}
+        self.fast_budget_us = fast_budget_us
+        self.fast_readers: tuple[str, ...] = tuple(r for r in READERS if r not in DEFAULT_SLOW_READERS)
+        self.slow_readers: tuple[str, ...] = DEFAULT_SLOW_READERS
+        self.reader_costs_us: dict[str, float] = {}
 
     @property
     def nv(self) -> ModuleType:
@@ -192,7 +220,9 @@ class NvmlBackend(GpuBackend):
             self._handles, self._devices = handles, devices
             self._gpm_prev.clear()
             self._gpm_ok.clear()
+            self._slow_fields.clear()
             self._event_set = self._register_xid_events()
+            self._calibrate()
             return list(devices)
 
     def shutdown(self) -> None:
@@ -216,59 +246,120 @@ class NvmlBackend(GpuBackend):
             raise BackendUnavailableError("NVML is not initialised")
         return self._handles[index]
 
-    def sample(self, index: int) -> GpuSample:
-        nv, h, q = self.nv, self._handle(index), self.q
-        s = GpuSample()
-        sm = q(index, "clock_sm", nv.nvmlDeviceGetClockInfo, h, 1)  # NVML_CLOCK_SM, MHz
+    # --- readers: groups of NVML calls, each filling some GpuSample fields ------------------------------
+    def _r_clocks(self, index: int, h: Any, s: GpuSample) -> None:
+        sm = self.q(index, "clock_sm", self.nv.nvmlDeviceGetClockInfo, h, 1)  # NVML_CLOCK_SM, MHz
         s.sm_clock_hz = None if sm is None else sm * 1e6
-        mem_clk = q(index, "clock_mem", nv.nvmlDeviceGetClockInfo, h, 2)
+        mem_clk = self.q(index, "clock_mem", self.nv.nvmlDeviceGetClockInfo, h, 2)
         s.memory_clock_hz = None if mem_clk is None else mem_clk * 1e6
-        temp = self._first(
-            index,
-            "temperature",
-            [("nvmlDeviceGetTemperatureV", (h, 0)), ("nvmlDeviceGetTemperature", (h, 0))],
-        )
+
+    def _r_temperature(self, index: int, h: Any, s: GpuSample) -> None:
+        calls = [("nvmlDeviceGetTemperatureV", (h, 0)), ("nvmlDeviceGetTemperature", (h, 0))]
+        temp = self._first(index, "temperature", calls)
         s.temperature_c = None if temp is None else float(temp)
-        power = q(index, "power", nv.nvmlDeviceGetPowerUsage, h)  # mW
+
+    def _r_power(self, index: int, h: Any, s: GpuSample) -> None:
+        power = self.q(index, "power", self.nv.nvmlDeviceGetPowerUsage, h)  # mW
         s.power_w = None if power is None else power / 1000.0
-        limit = self._first(
-            index,
-            "power_limit",
-            [("nvmlDeviceGetEnforcedPowerLimit", (h,)), ("nvmlDeviceGetPowerManagementLimit", (h,))],
-        )
+
+    def _r_power_limit(self, index: int, h: Any, s: GpuSample) -> None:
+        calls = [("nvmlDeviceGetEnforcedPowerLimit", (h,)), ("nvmlDeviceGetPowerManagementLimit", (h,))]
+        limit = self._first(index, "power_limit", calls)
         s.power_limit_w = None if limit is None else limit / 1000.0
-        util = q(index, "utilization", nv.nvmlDeviceGetUtilizationRates, h)
+
+    def _r_utilization(self, index: int, h: Any, s: GpuSample) -> None:
+        util = self.q(index, "utilization", self.nv.nvmlDeviceGetUtilizationRates, h)
         if util is not None:
             s.utilization_ratio = util.gpu / 100.0
             s.memory_copy_utilization_ratio = util.memory / 100.0
-        enc = q(index, "encoder", self._fn("nvmlDeviceGetEncoderUtilization"), h)
+
+    def _r_codec(self, index: int, h: Any, s: GpuSample) -> None:
+        enc = self.q(index, "encoder", self._fn("nvmlDeviceGetEncoderUtilization"), h)
         s.encoder_utilization_ratio = None if enc is None else enc[0] / 100.0
-        dec = q(index, "decoder", self._fn("nvmlDeviceGetDecoderUtilization"), h)
+        dec = self.q(index, "decoder", self._fn("nvmlDeviceGetDecoderUtilization"), h)
         s.decoder_utilization_ratio = None if dec is None else dec[0] / 100.0
+
+    def _r_memory(self, index: int, h: Any, s: GpuSample) -> None:
         self._read_memory(index, h, s)
+
+    def _r_fields(self, index: int, h: Any, s: GpuSample) -> None:
         self._read_fields(index, h, s)
-        self._read_ecc(index, h, s)
-        rows = q(index, "remapped_rows", self._fn("nvmlDeviceGetRemappedRows"), h)
+
+    def _r_ecc_volatile(self, index: int, h: Any, s: GpuSample) -> None:
+        self._read_ecc(index, h, s, aggregate=False)
+
+    def _r_ecc_aggregate(self, index: int, h: Any, s: GpuSample) -> None:
+        self._read_ecc(index, h, s, aggregate=True)
+
+    def _r_remapped_rows(self, index: int, h: Any, s: GpuSample) -> None:
+        rows = self.q(index, "remapped_rows", self._fn("nvmlDeviceGetRemappedRows"), h)
         if rows is not None:
             s.rows_remapped_correctable, s.rows_remapped_uncorrectable = float(rows[0]), float(rows[1])
             s.row_remap_pending, s.row_remap_failure = float(bool(rows[2])), float(bool(rows[3]))
-        pstate = q(index, "pstate", self._fn("nvmlDeviceGetPerformanceState"), h)
+
+    def _r_state(self, index: int, h: Any, s: GpuSample) -> None:
+        pstate = self.q(index, "pstate", self._fn("nvmlDeviceGetPerformanceState"), h)
         s.pstate = None if pstate is None or pstate > 15 else float(pstate)
-        fan = q(index, "fan", self._fn("nvmlDeviceGetFanSpeed"), h)
-        s.fan_speed_ratio = None if fan is None else fan / 100.0
-        mode = q(index, "compute_mode", self._fn("nvmlDeviceGetComputeMode"), h)
+        mode = self.q(index, "compute_mode", self._fn("nvmlDeviceGetComputeMode"), h)
         s.compute_mode = None if mode is None else float(mode)
-        mask = self._first(
-            index,
-            "clock_events",
-            [
-                ("nvmlDeviceGetCurrentClocksEventReasons", (h,)),
-                ("nvmlDeviceGetCurrentClocksThrottleReasons", (h,)),
-            ],
-        )
+
+    def _r_fan(self, index: int, h: Any, s: GpuSample) -> None:
+        fan = self.q(index, "fan", self._fn("nvmlDeviceGetFanSpeed"), h)
+        s.fan_speed_ratio = None if fan is None else fan / 100.0
+
+    def _r_clock_events(self, index: int, h: Any, s: GpuSample) -> None:
+        calls = [
+            ("nvmlDeviceGetCurrentClocksEventReasons", (h,)),
+            ("nvmlDeviceGetCurrentClocksThrottleReasons", (h,)),
+        ]
+        mask = self._first(index, "clock_events", calls)
         s.clock_event_mask = None if mask is None else int(mask)
+
+    def _r_processes(self, index: int, h: Any, s: GpuSample) -> None:
         s.processes = self._read_processes(index, h)
+
+    def _r_mig(self, index: int, h: Any, s: GpuSample) -> None:
         self._read_mig(index, h, s)
+
+    def _calibrate(self) -> None:
+        """Time each fast reader on the first GPU; any over FAST_BUDGET_US moves to the slow poller."""
+        self.reader_costs_us = {}
+        if not self._handles:
+            return
+        h = self._handles[0]
+        for name in READERS:
+            fn = getattr(self, f"_r_{name}")
+            best = float("inf")
+            try:
+                for _ in range(3):
+                    t0 = time.perf_counter()
+                    fn(0, h, GpuSample())
+                    best = min(best, time.perf_counter() - t0)
+            except (GpuLostError, BackendUnavailableError):
+                return
+            self.reader_costs_us[name] = round(best * 1e6, 1)
+        slow = set(DEFAULT_SLOW_READERS) | {
+            n for n, us in self.reader_costs_us.items() if us > self.fast_budget_us
+        }
+        self.slow_readers = tuple(n for n in READERS if n in slow)
+        self.fast_readers = tuple(n for n in READERS if n not in slow)
+        logger.info(
+            "NVML readers on the scrape path: %s; from the slow poller: %s (costs us: %s)",
+            ",".join(self.fast_readers),
+            ",".join(self.slow_readers),
+            self.reader_costs_us,
+        )
+
+    def sample(self, index: int) -> GpuSample:
+        """The fast readers now, plus the slow readers' last values (refreshed by slow_sample)."""
+        h = self._handle(index)
+        s = GpuSample()
+        for name in self.fast_readers:
+            getattr(self, f"_r_{name}")(index, h, s)
+        cached = self._slow_fields.get(index)
+        if cached:
+            for attr, value in cached.items():
+                setattr(s, attr, value)
         return s
 
     def _read_memory(self, index: int, h: Any, s: GpuSample) -> None:
@@ -311,19 +402,19 @@ class NvmlBackend(GpuBackend):
             replay = self.q(index, "pcie_replay", self._fn("nvmlDeviceGetPcieReplayCounter"), h)
             s.pcie_replays = None if replay is None else float(replay)
 
-    def _read_ecc(self, index: int, h: Any, s: GpuSample) -> None:
+    def _read_ecc(self, index: int, h: Any, s: GpuSample, aggregate: bool) -> None:
         fn = self._fn("nvmlDeviceGetTotalEccErrors")
-        # (error type corrected=0/uncorrected=1) x (volatile=0/aggregate=1)
-        for attr, etype, counter in (
-            ("ecc_sbe_volatile", 0, 0),
-            ("ecc_dbe_volatile", 1, 0),
-            ("ecc_sbe_aggregate", 0, 1),
-            ("ecc_dbe_aggregate", 1, 1),
-        ):
+        counter = 1 if aggregate else 0  # NVML_AGGREGATE_ECC / NVML_VOLATILE_ECC
+        names = (
+            ("ecc_sbe_aggregate", "ecc_dbe_aggregate")
+            if aggregate
+            else ("ecc_sbe_volatile", "ecc_dbe_volatile")
+        )
+        for attr, etype in zip(names, (0, 1), strict=True):  # corrected=0 / uncorrected=1
             value = self.q(index, attr, fn, h, etype, counter)
-            if value is None and attr == "ecc_sbe_volatile":
-                return  # ECC off or unsupported: skip the other three calls
-            setattr(s, attr, None if value is None else float(value))
+            if value is None:
+                return  # ECC off or unsupported: skip the other call
+            setattr(s, attr, float(value))
 
     def _read_processes(self, index: int, h: Any) -> list[ProcessSample] | None:
         procs = self.q(index, "processes", self._fn("nvmlDeviceGetComputeRunningProcesses"), h)
@@ -383,6 +474,11 @@ class NvmlBackend(GpuBackend):
     def slow_sample(self, index: int) -> SlowSample:
         h = self._handle(index)
         s = SlowSample(taken_at=time.monotonic())
+        if self.slow_readers:
+            part = GpuSample()
+            for name in self.slow_readers:
+                getattr(self, f"_r_{name}")(index, h, part)
+            self._slow_fields[index] = {k: v for k, v in vars(part).items() if v is not None}
         energy = self.q(index, "energy", self._fn("nvmlDeviceGetTotalEnergyConsumption"), h)  # mJ
         s.energy_joules = None if energy is None else energy / 1000.0
         self._read_gpm(index, h, s)

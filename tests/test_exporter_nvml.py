@@ -8,11 +8,13 @@ binding is tested too: without a driver it must fail init cleanly.
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 from typing import Any
 
 import pynvml
 import pytest
+
 from gpuobs.exporters.backend import BackendInitError, BackendUnavailableError, GpuLostError
 from gpuobs.exporters.nvml import NvmlBackend, probe_nvml
 
@@ -180,6 +182,12 @@ def test_funnel_none_not_zero_and_fallbacks() -> None:
     assert s.fan_speed_ratio is None and s.compute_mode is None and s.encoder_utilization_ratio is None
     assert s.decoder_utilization_ratio == 0.0
     assert s.memory_used_bytes == 10 * 2**30 and s.memory_reserved_bytes is None
+    # Field values and aggregate ECC are slow readers: absent until the slow poller ran once.
+    assert set(backend.slow_readers) == {"fields", "ecc_aggregate"}
+    assert s.pcie_replays is None and s.ecc_sbe_aggregate is None
+    assert (s.ecc_sbe_volatile, s.ecc_dbe_volatile) == (5, 0)
+    backend.slow_sample(0)
+    s = backend.sample(0)
     assert s.memory_temperature_c is None and s.pcie_replays == 3.0
     assert (s.ecc_sbe_volatile, s.ecc_dbe_volatile, s.ecc_sbe_aggregate, s.ecc_dbe_aggregate) == (5, 0, 50, 1)
     assert s.rows_remapped_uncorrectable == 2.0 and s.mig_mode == 0.0
@@ -191,6 +199,31 @@ def test_funnel_none_not_zero_and_fallbacks() -> None:
     assert slow.energy_joules == 9000.0
     assert (slow.pcie_tx_bytes_per_second, slow.pcie_rx_bytes_per_second) == (1.5e6, 2.5e6)
     assert slow.tensor_active_ratio is None, "no GPM on this fake: None, never 0"
+
+
+class SlowEncoderLibrary(FakeNvmlLibrary):
+    """The same fake, with an encoder query that takes 2 ms (as some NVML calls do on some boards)."""
+
+    calls = 0
+
+    def nvmlDeviceGetEncoderUtilization(self, h: int) -> tuple[int, int]:
+        SlowEncoderLibrary.calls += 1
+        time.sleep(0.002)
+        return (10, 167000)
+
+
+def test_slow_readers_are_measured_at_init_and_leave_the_scrape_path() -> None:
+    backend = _backend(SlowEncoderLibrary())
+    backend.init()
+    assert "codec" in backend.slow_readers and "codec" not in backend.fast_readers
+    assert backend.reader_costs_us["codec"] >= 2000 and backend.reader_costs_us["power"] < 2000
+    before = SlowEncoderLibrary.calls
+    t0 = time.perf_counter()
+    s = backend.sample(0)
+    assert time.perf_counter() - t0 < 0.002 and SlowEncoderLibrary.calls == before
+    assert s.encoder_utilization_ratio is None
+    backend.slow_sample(0)
+    assert backend.sample(0).encoder_utilization_ratio == 0.10, "served from the slow poller's cache"
 
 
 def test_lost_gpu_and_driver_gone_are_typed() -> None:
