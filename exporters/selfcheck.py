@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gpuobs.exporters.samples import DeviceInfo, GpuSample
-
 from gpuobs.errors import InputError
+from gpuobs.exporters.samples import DeviceInfo, GpuSample
 
 __all__ = ["SMI_FIELDS", "CheckRow", "SelfCheckReport", "nvidia_smi_query", "run_self_check"]
 

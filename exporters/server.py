@@ -18,10 +18,10 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from gpuobs.exporters.collector import CONTENT_TYPE, render
-from gpuobs.exporters.history import parse_since
 from prometheus_client.registry import CollectorRegistry
 
+from gpuobs.exporters.collector import CONTENT_TYPE, render
+from gpuobs.exporters.history import parse_since
 from gpuobs.names import exporter as ex
 
 __all__ = ["AuthPolicy", "ExporterHttpServer", "FaultTarget"]

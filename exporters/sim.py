@@ -22,7 +22,6 @@ from typing import Any
 
 from gpuobs.exporters.backend import BackendInitError, BackendUnavailableError, GpuBackend, GpuLostError
 from gpuobs.exporters.samples import DeviceInfo, GpuSample, MigSample, ProcessSample, SlowSample, XidEvent
-
 from gpuobs.names.gpu import CLOCK_EVENT_REASONS
 
 __all__ = ["FAULT_KINDS", "FIELD_ERRORS", "SimBackend", "SimFaultError"]

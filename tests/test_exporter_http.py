@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gpuobs.exporters.service import Exporter, ExporterConfig
 from prometheus_client.parser import text_string_to_metric_families
 
+from gpuobs.exporters.service import Exporter, ExporterConfig
 from gpuobs.names import exporter as ex
 from gpuobs.names import gpu as g
 

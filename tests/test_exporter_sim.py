@@ -6,13 +6,13 @@ import statistics
 import time
 
 import pytest
+from prometheus_client.registry import CollectorRegistry
+
 from gpuobs.exporters.backend import BackendUnavailableError, GpuLostError
 from gpuobs.exporters.collector import GpuCollector, render
 from gpuobs.exporters.core import CoreSettings, ExporterCore
 from gpuobs.exporters.history import FlightRecorder, parse_since
 from gpuobs.exporters.sim import SimBackend, SimFaultError
-from prometheus_client.registry import CollectorRegistry
-
 from gpuobs.names import exporter as ex
 from gpuobs.names import gpu as g
 
