@@ -242,6 +242,13 @@ class EngineStatsCollector(Collector):
         tenant_run = gauge(names.SERVING_TENANT_RUNNING)
         blocks = gauge(names.SERVING_KV_BLOCKS)
         ready = gauge(names.SERVING_READY)
+        memory = gauge(names.SERVING_MEMORY)
+        fault_active = gauge(names.SERVING_FAULT_ACTIVE)
+        errors = CounterMetricFamily(
+            names.SERVING_ENGINE_ERRORS.native,
+            names.SERVING_ENGINE_ERRORS.help,
+            labels=list(names.SERVING_ENGINE_ERRORS.labels),
+        )
         preempt = CounterMetricFamily(
             names.NUM_PREEMPTIONS.native,
             names.NUM_PREEMPTIONS.help,
@@ -274,6 +281,12 @@ class EngineStatsCollector(Collector):
                 depth.add_metric([model_name, str(bucket)], float(n))
             for tenant, n in stats.tenant_waiting.items():
                 tenant_wait.add_metric([model_name, str(tenant)], float(n))
+            memory.add_metric([model_name], float(stats.memory_bytes))
+            for kind, n in stats.errors_total.items():
+                errors.add_metric([model_name, str(kind)], float(n))
+            if stats.faults.enabled:
+                for fault in stats.faults.active:
+                    fault_active.add_metric([model_name, str(fault)], 1.0)
             for tenant, n in stats.tenant_running.items():
                 tenant_run.add_metric([model_name, str(tenant)], float(n))
         for model_name, acc in merged.items():
@@ -308,6 +321,9 @@ class EngineStatsCollector(Collector):
             blocks,
             ready,
             restarts,
+            memory,
+            errors,
+            fault_active,
         )
 
 

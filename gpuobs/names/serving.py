@@ -40,8 +40,11 @@ __all__ = [
     "REQUEST_TIME_PER_OUTPUT_TOKEN",
     "SERVING_BATCH_SIZE",
     "SERVING_BUCKET_QUEUE_DEPTH",
+    "SERVING_ENGINE_ERRORS",
+    "SERVING_FAULT_ACTIVE",
     "SERVING_INVALID_REQUESTS",
     "SERVING_KV_BLOCKS",
+    "SERVING_MEMORY",
     "SERVING_MODEL_SWAPS",
     "SERVING_READY",
     "SERVING_TENANT_GENERATION_TOKENS",
@@ -335,6 +338,25 @@ SERVING_KV_BLOCKS = MetricSpec(
     kind=MetricKind.GAUGE,
     help="KV-cache blocks the engine owns (its paged pool size).",
     labels=("model_name",),
+)
+SERVING_MEMORY = MetricSpec(
+    native="gpuobs_serving_memory_bytes",
+    kind=MetricKind.GAUGE,
+    unit="bytes",
+    help="Device memory the engine holds: weights, KV cache and anything leaked.",
+    labels=("model_name",),
+)
+SERVING_ENGINE_ERRORS = MetricSpec(
+    native="gpuobs_serving_engine_errors",
+    kind=MetricKind.COUNTER,
+    help="Engine step failures by kind (cuda_oom, cuda_error, ...).",
+    labels=("model_name", "kind"),
+)
+SERVING_FAULT_ACTIVE = MetricSpec(
+    native="gpuobs_serving_fault_active",
+    kind=MetricKind.GAUGE,
+    help="1 while an injected fault is active (`--enable-fault-injection` only).",
+    labels=("model_name", "fault"),
 )
 SERVING_INVALID_REQUESTS = MetricSpec(
     native="gpuobs_serving_invalid_requests",

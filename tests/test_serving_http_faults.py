@@ -1,0 +1,178 @@
+"""Fault injection over HTTP (`--enable-fault-injection`): each fault shows in answers, logs and metrics
+the way a real occurrence would; deadlines and client disconnects end requests in the engine.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from collections.abc import Iterator
+
+import openai
+import pytest
+from support.serve import ServeProcess, http_json
+
+MODEL = "gpuobs-tiny-llama"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    workdir = tmp_path_factory.mktemp("serve-faults")
+    with ServeProcess(
+        workdir, "--enable-fault-injection", "-E", "kv_cache_bytes=16777216", grpc=False
+    ) as proc:
+        yield proc
+
+
+@pytest.fixture(scope="module")
+def client(server: ServeProcess) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0, timeout=60)
+
+
+@pytest.fixture(autouse=True)
+def _clear(server: ServeProcess) -> Iterator[None]:
+    yield
+    status, _ = http_json("DELETE", f"{server.url}/admin/faults")
+    assert status == 200
+
+
+def metric_value(text: str, prefix: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{prefix} not in /metrics")
+
+
+def greedy(client: openai.OpenAI, prompt: str = "fault", n: int = 8) -> str:
+    return (
+        client.completions.create(
+            model=MODEL, prompt=prompt, max_tokens=n, temperature=0, extra_body={"ignore_eos": True}
+        )
+        .choices[0]
+        .text
+    )
+
+
+def test_fault_listing_and_bad_fault_requests(server: ServeProcess) -> None:
+    status, body = http_json("GET", f"{server.url}/admin/faults")
+    assert status == 200 and body["enabled"] is True and body["active"] == {}
+    assert {
+        "cuda_oom",
+        "memory_leak",
+        "slow_kernel",
+        "hang",
+        "worker_crash",
+        "kv_shrink",
+        "tokenizer_mismatch",
+        "grpc_block",
+    } <= set(body["kinds"])
+    status, body = http_json("POST", f"{server.url}/admin/faults/melt_gpu", {})
+    assert status == 400 and "unknown fault" in body["error"]["message"]
+    status, body = http_json("POST", f"{server.url}/admin/faults/slow_kernel", {"delay_s": 999})
+    assert status == 400 and "delay_s" in body["error"]["message"]
+    status, body = http_json("POST", f"{server.url}/admin/faults/slow_kernel", b"{oops")
+    assert status == 400
+
+
+def test_cuda_oom_fails_the_request_like_a_real_oom(server: ServeProcess, client: openai.OpenAI) -> None:
+    status, body = http_json("POST", f"{server.url}/admin/faults/cuda_oom", {"at_allocation": 1})
+    assert status == 200 and body["params"]["at_allocation"] == 1
+    with pytest.raises(openai.InternalServerError) as err:
+        client.completions.create(model=MODEL, prompt="oom", max_tokens=4)
+    assert "CUDA out of memory" in err.value.message
+    logs = [r for r in server.json_logs() if r.get("msg") == "request finished" and r.get("error")]
+    assert logs and logs[-1]["cuda_error_code"] == 2 and logs[-1]["finish_reason"] == "error"
+    metrics = server.metrics()
+    assert (
+        metric_value(
+            metrics, f'vllm:request_success_total{{engine="0",finished_reason="error",model_name="{MODEL}"}}'
+        )
+        >= 1
+    )
+    assert 'gpuobs_serving_engine_errors_total{kind="cuda_oom"' in metrics
+    assert greedy(client)  # one-shot: the next request is served
+
+
+def test_slow_kernel_and_deadline(server: ServeProcess, client: openai.OpenAI) -> None:
+    http_json("POST", f"{server.url}/admin/faults/slow_kernel", {"delay_s": 0.05})
+    started = time.monotonic()
+    greedy(client, n=6)
+    assert time.monotonic() - started >= 0.3
+    assert f'gpuobs_serving_fault_active{{fault="slow_kernel",model_name="{MODEL}"}} 1.0' in server.metrics()
+    status, body = http_json(
+        "POST",
+        f"{server.url}/v1/completions",
+        {"model": MODEL, "prompt": "late", "max_tokens": 200, "ignore_eos": True, "deadline_ms": 300},
+    )
+    assert status == 504, body
+    assert body["error"]["code"] == "deadline_exceeded"
+
+
+def test_memory_leak_grows_memory_metric(server: ServeProcess, client: openai.OpenAI) -> None:
+    prefix = f'gpuobs_serving_memory_bytes{{model_name="{MODEL}"}}'
+    before = metric_value(server.metrics(), prefix)
+    http_json("POST", f"{server.url}/admin/faults/memory_leak", {"bytes_per_request": 2 * 2**20})
+    for _ in range(3):
+        greedy(client, n=2)
+    after = metric_value(server.metrics(), prefix)
+    assert after - before >= 6 * 2**20
+
+
+def test_tokenizer_mismatch_changes_text(server: ServeProcess, client: openai.OpenAI) -> None:
+    good = greedy(client, "mismatch", 10)
+    http_json("POST", f"{server.url}/admin/faults/tokenizer_mismatch", {"shift": 3})
+    bad = greedy(client, "mismatch", 10)
+    assert bad != good
+    assert any(r.get("event") == "tokenizer_mismatch" for r in server.json_logs())
+    http_json("DELETE", f"{server.url}/admin/faults/tokenizer_mismatch")
+    assert greedy(client, "mismatch", 10) == good
+
+
+def test_hang_blocks_until_cleared(server: ServeProcess, client: openai.OpenAI) -> None:
+    import threading
+
+    http_json("POST", f"{server.url}/admin/faults/hang", {"hang_s": 30})
+    done: dict[str, float] = {}
+
+    def call() -> None:
+        greedy(client, n=2)
+        done["at"] = time.monotonic()
+
+    t = threading.Thread(target=call)
+    t.start()
+    time.sleep(1.0)
+    assert "at" not in done  # stuck in the engine
+    assert (
+        metric_value(server.metrics(), f'vllm:num_requests_running{{engine="0",model_name="{MODEL}"}}') >= 0
+    )
+    cleared_at = time.monotonic()
+    status, body = http_json("DELETE", f"{server.url}/admin/faults/hang")
+    assert status == 200 and body["cleared"] == ["hang"]
+    t.join(30)
+    assert "at" in done and done["at"] >= cleared_at
+
+
+def test_client_disconnect_aborts_the_engine_request(server: ServeProcess) -> None:
+    http_json("POST", f"{server.url}/admin/faults/slow_kernel", {"delay_s": 0.05})
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    conn.request(
+        "POST",
+        "/v1/completions",
+        body=json.dumps(
+            {"model": MODEL, "prompt": "bye", "max_tokens": 500, "ignore_eos": True, "stream": True}
+        ),
+        headers={"Content-Type": "application/json"},
+    )
+    resp = conn.getresponse()
+    assert resp.status == 200
+    assert resp.read(6) == b"data: "  # the stream has started
+    conn.sock.close()  # type: ignore[union-attr]
+    conn.close()
+    running = f'vllm:num_requests_running{{engine="0",model_name="{MODEL}"}}'
+    deadline = time.monotonic() + 10
+    while metric_value(server.metrics(), running) > 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert metric_value(server.metrics(), running) == 0  # 500 tokens at 50 ms would take 25 s
+    logs = [r for r in server.json_logs() if r.get("error") == "client disconnected"]
+    assert logs and logs[-1]["finish_reason"] == "abort"
