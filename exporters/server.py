@@ -1,7 +1,8 @@
 """The exporter's HTTP server: `/metrics`, `/healthz`, `/api/history` and, only when enabled, `/api/faults`.
 
-Standard-library ThreadingHTTPServer; TLS and basic auth come from a web-config file (Prometheus
-exporter-toolkit format, parsed by gpuobs.exporters.webconfig). A scrape never answers 500: if rendering
+Standard-library ThreadingHTTPServer; TLS, basic auth, headers and rate limits come from a web-config
+file (Prometheus exporter-toolkit format), applied by gpuobs.exporters.webconfig.serve_with_web_config;
+`/healthz` stays open for liveness probes. A scrape never answers 500: if rendering
 fails, the answer is 200 with `gpuobs_collector_success{collector="exposition"} 0`.
 """
 
@@ -24,7 +25,7 @@ from gpuobs.exporters.collector import CONTENT_TYPE, render
 from gpuobs.exporters.history import parse_since
 from gpuobs.names import exporter as ex
 
-__all__ = ["AuthPolicy", "ExporterHttpServer", "FaultTarget"]
+__all__ = ["ExporterHttpServer", "FaultTarget"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,26 +38,10 @@ class FaultTarget(Protocol):
     def inject(self, kind: str, **args: Any) -> dict[str, Any]: ...
 
 
-class AuthPolicy(Protocol):
-    """What the server needs from a web config (gpuobs.exporters.webconfig.WebConfig)."""
-
-    def ssl_context(self) -> ssl.SSLContext | None: ...
-
-    def check_authorization(self, header_value: str | None) -> bool: ...
-
-
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     app: ExporterHttpServer
-    tls: ssl.SSLContext | None = None
-
-    def get_request(self) -> tuple[Any, Any]:
-        sock, addr = super().get_request()
-        if self.tls is not None:
-            # Handshake lazily in the handler thread so one slow client cannot stall accept().
-            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-        return sock, addr
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         logger.debug("connection from %s failed", client_address, exc_info=True)
@@ -74,9 +59,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("http %s " + format, self.address_string(), *args)
 
-    def setup(self) -> None:
-        super().setup()
-        self.connection.settimeout(30)
+    timeout = 30  # seconds a connection may stay silent
 
     def _send(
         self,
@@ -97,15 +80,6 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, data: Any) -> None:
         self._send(status, json.dumps(data, default=str).encode("utf-8"))
 
-    def _authorized(self) -> bool:
-        auth = self.server.app.auth
-        if auth is None or auth.check_authorization(self.headers.get("Authorization")):
-            return True
-        self._send(
-            401, b"unauthorized\n", "text/plain; charset=utf-8", {"WWW-Authenticate": 'Basic realm="gpuobs"'}
-        )
-        return False
-
     def do_GET(self) -> None:
         self._dispatch("GET")
 
@@ -120,8 +94,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         try:
-            if not self._authorized():
-                return
             url = urllib.parse.urlsplit(self.path)
             app = self.server.app
             if url.path == "/metrics" and method == "GET":
@@ -192,17 +164,21 @@ class ExporterHttpServer:
         health: Callable[[], dict[str, Any]] | None = None,
         history: Callable[[float], dict[str, Any]] | None = None,
         faults: FaultTarget | None = None,
-        auth: AuthPolicy | None = None,
+        web_config: Any = None,
     ) -> None:
         self.registry = registry
         self._health = health
         self._history = history
         self.faults = faults
-        self.auth = auth
         server_cls = _Server6 if ":" in address else _Server
         self._httpd = server_cls((address, port), _Handler)
         self._httpd.app = self
-        self._httpd.tls = auth.ssl_context() if auth is not None else None
+        self._tls = False
+        if web_config is not None:
+            from gpuobs.exporters.webconfig import serve_with_web_config
+
+            serve_with_web_config(self._httpd, web_config, unauthenticated_paths={"/healthz"})
+            self._tls = getattr(web_config, "tls", None) is not None
         self._thread: threading.Thread | None = None
 
     @property
@@ -211,7 +187,7 @@ class ExporterHttpServer:
 
     @property
     def scheme(self) -> str:
-        return "https" if self._httpd.tls is not None else "http"
+        return "https" if self._tls else "http"
 
     def metrics_body(self) -> bytes:
         try:

@@ -146,9 +146,9 @@ class Exporter:
         self.host = config.host or socket.gethostname()
         self.pods: Any = None
         self.otlp: Any = None
-        self.auth: Any = None
+        self.web_config: Any = None
         if config.web_config:
-            self.auth = self._load_web_config(config.web_config)
+            self.web_config = self._load_web_config(config.web_config)
         self.core = ExporterCore(
             self.backend,
             CoreSettings(
@@ -199,7 +199,7 @@ class Exporter:
                 health=self._health,
                 history=lambda since: self.core.history.to_json(since, self.host),
                 faults=self.backend if self.config.enable_fault_injection else None,  # type: ignore[arg-type]
-                auth=self.auth,
+                web_config=self.web_config,
             )
         except OSError as exc:
             raise InputError(f"cannot listen on {self.config.address}:{self.config.port}: {exc}") from exc

@@ -1,0 +1,143 @@
+"""`gpuobs export --web-config`: real HTTPS, bcrypt basic auth, a real Prometheus scraping through them."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import ipaddress
+import os
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import bcrypt
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from support.prometheus import PrometheusServer, free_port
+
+from gpuobs.names import exporter as ex
+
+PASSWORD = "s3cret-scraper"
+
+
+def _self_signed(d: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    (d / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (d / "tls.key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return d / "tls.crt", d / "tls.key"
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    cert, key = _self_signed(tmp_path)
+    hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
+    config = tmp_path / "web.yml"
+    config.write_text(
+        f"tls_server_config:\n  cert_file: {cert.name}\n  key_file: {key.name}\n"
+        f"basic_auth_users:\n  prometheus: '{hashed}'\n"
+    )
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gpuobs",
+            "export",
+            "--backend",
+            "sim",
+            "--gpus",
+            "2",
+            "--port",
+            str(port),
+            "--web-config",
+            str(config),
+            "--pod-resources-socket",
+            "none",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "GPUOBS_CONFIG": os.devnull},
+    )
+    ctx = ssl.create_default_context(cafile=str(cert))
+    url = f"https://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "exited"
+            try:
+                urllib.request.urlopen(f"{url}/healthz", timeout=2, context=ctx).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield url, cert
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+
+
+def _get(url: str, cert: Path, user: str | None = None, password: str | None = None) -> tuple[int, bytes]:
+    req = urllib.request.Request(url)
+    if user is not None:
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        req.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(
+            req, timeout=5, context=ssl.create_default_context(cafile=str(cert))
+        ) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+def test_tls_and_basic_auth(
+    secured: tuple[str, Path], prometheus: Callable[..., PrometheusServer], tmp_path: Path
+) -> None:
+    url, cert = secured
+    status, body = _get(f"{url}/metrics", cert, "prometheus", PASSWORD)
+    assert status == 200 and f"{ex.NVML_UP.native} 1.0".encode() in body
+    assert _get(f"{url}/metrics", cert, "prometheus", "wrong")[0] == 401
+    assert _get(f"{url}/metrics", cert)[0] == 401
+    assert _get(f"{url}/api/history", cert, "someone", PASSWORD)[0] == 401
+    assert _get(f"{url}/healthz", cert)[0] == 200, "liveness probes need no password"
+    with pytest.raises(OSError):  # plain HTTP on the TLS port gets no answer
+        urllib.request.urlopen(url.replace("https", "http") + "/metrics", timeout=3).read()
+    # A real Prometheus scrapes through TLS with the password.
+    prom = prometheus(
+        targets=[url.removeprefix("https://")],
+        scheme="https",
+        extra_job_config={
+            "tls_config": {"ca_file": str(cert)},
+            "basic_auth": {"username": "prometheus", "password": PASSWORD},
+        },
+    )
+    prom.wait_for_up(timeout=40)
+    assert prom.wait_for(ex.NVML_UP.native)[0]["value"][1] == "1"
