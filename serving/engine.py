@@ -132,6 +132,9 @@ class EngineConfig:
     tenant_weights: dict[str, float] = field(default_factory=dict)
     enable_fault_injection: bool = False
     seed: int = 0
+    # torch intra-op threads on CPU (process-wide). None: 1 for small models (< 256 MiB of weights), whose
+    # ops are too small to split and suffer badly from thread contention, else torch's default.
+    cpu_threads: int | None = None
 
 
 def input_hash(token_ids: list[int]) -> str:
@@ -223,6 +226,8 @@ class Engine:
         self.model_path = loaded.path
         self.device: str = str(self.model.device)
         self.device_id: int = self.model.device.index or 0 if self.device.startswith("cuda") else 0
+        if self.device == "cpu":
+            self._set_cpu_threads(config.cpu_threads)
         mc = self.model.config
         limit = mc.max_position_embeddings
         self.max_model_len = min(config.max_model_len or limit, limit)
@@ -272,6 +277,16 @@ class Engine:
         self._errors: dict[str, int] = {}
 
     # ---- setup helpers ---------------------------------------------------------------------------
+    def _set_cpu_threads(self, threads: int | None) -> None:
+        import torch
+
+        if threads is None and self.model.parameter_bytes() < 256 * 1024**2:
+            threads = 1
+        if threads is not None:
+            if threads < 1:
+                raise InputError(f"cpu_threads must be >= 1, got {threads}")
+            torch.set_num_threads(threads)
+
     def _auto_num_blocks(self) -> int:
         per_block = self.model.kv_bytes_per_token() * self.config.block_size
         if self.device.startswith("cuda"):

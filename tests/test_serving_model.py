@@ -127,3 +127,18 @@ def test_bad_model_directories_are_input_errors(tmp_path: Path, tiny: Path) -> N
         with pytest.raises(InputError, match="no CUDA GPU"):
             load_model(tiny, device="cuda")
     assert os.environ.get("GPUOBS_CACHE_DIR") != str(tmp_path)
+
+
+def test_batched_cpu_decode_attention_equals_the_per_sequence_reference() -> None:
+    from gpuobs.kernels import reference
+    from gpuobs.serving.model.ops import batched_paged_attention_decode
+
+    gen = torch.Generator().manual_seed(0)
+    kc = torch.randn(10, 4, 2, 8, generator=gen)
+    vc = torch.randn(10, 4, 2, 8, generator=gen)
+    q = torch.randn(3, 6, 8, generator=gen)  # 3 query heads per KV head
+    tables = torch.tensor([[3, 1, 7], [2, 0, 0], [9, 8, 5]], dtype=torch.int32)
+    lens = torch.tensor([11, 2, 12], dtype=torch.int32)
+    ours = batched_paged_attention_decode(q, kc, vc, tables, lens, 0.3)
+    ref = reference.paged_attention_decode(q, kc, vc, tables, lens, 0.3)
+    torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)

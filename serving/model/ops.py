@@ -3,15 +3,18 @@
 Signatures are those of `gpuobs.kernels` (see its module docstring). `backend="kernels"` goes through
 the dispatch functions (Triton on CUDA, and on CPU under `TRITON_INTERPRET=1`); `backend="reference"`
 calls the PyTorch references directly, so CPU serving stays fast even when the Triton interpreter is on.
+On that CPU path, decode attention is one batched gather + masked softmax over all sequences
+(`batched_paged_attention_decode`, the same math as the per-sequence reference) because a decode step's
+cost on CPU is otherwise dominated by per-sequence small-op overhead.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["KernelOps", "get_ops"]
+__all__ = ["KernelOps", "batched_paged_attention_decode", "get_ops"]
 
 
 @dataclass(frozen=True)
@@ -39,10 +42,32 @@ def _from_module(name: str, module: Any) -> KernelOps:
     )
 
 
+def batched_paged_attention_decode(
+    query: Any, key_cache: Any, value_cache: Any, block_tables: Any, context_lens: Any, scale: float
+) -> Any:
+    """Paged decode attention for all sequences at once (PyTorch; signature of gpuobs.kernels')."""
+    import torch
+
+    num_seqs, num_heads, head_dim = query.shape
+    _, block_size, num_kv, _ = key_cache.shape
+    group = num_heads // num_kv
+    tables = block_tables.long()
+    width = tables.shape[1] * block_size
+    keys = key_cache[tables].reshape(num_seqs, width, num_kv, head_dim).float()
+    values = value_cache[tables].reshape(num_seqs, width, num_kv, head_dim).float()
+    q = query.reshape(num_seqs, num_kv, group, head_dim).float()
+    scores = torch.einsum("bkgd,blkd->bkgl", q, keys) * scale
+    valid = torch.arange(width, device=query.device)[None, :] < context_lens.long()[:, None]
+    scores = scores.masked_fill(~valid[:, None, None, :], float("-inf"))
+    out = torch.einsum("bkgl,blkd->bkgd", scores.softmax(dim=-1), values)
+    return out.reshape(num_seqs, num_heads, head_dim).to(query.dtype)
+
+
 def get_ops(backend: str) -> KernelOps:
     """`"kernels"`: gpuobs.kernels dispatch functions; `"reference"`: the PyTorch references."""
     if backend == "kernels":
         return _from_module("kernels", importlib.import_module("gpuobs.kernels"))
     if backend == "reference":
-        return _from_module("reference", importlib.import_module("gpuobs.kernels.reference"))
+        ref = _from_module("reference", importlib.import_module("gpuobs.kernels.reference"))
+        return replace(ref, paged_attention_decode=batched_paged_attention_decode)
     raise ValueError(f"unknown kernel backend {backend!r} (kernels|reference)")
