@@ -126,11 +126,8 @@ def otel_points(core: ExporterCore) -> list[tuple[Any, float, dict[str, Any]]]:
             value = None if source is None else getattr(source, f.attr)
             if value is None:
                 continue
-            attrs = dict(base)
-            attrs.update(
-                {k[len("otel.attr.") :]: v for k, v in f.spec.extra.items() if k.startswith("otel.attr.")}
-            )
-            out.append((f.spec, float(value), attrs))
+            # The pusher adds each spec's fixed attributes (extra["otel.attr.*"], e.g. hw.gpu.task).
+            out.append((f.spec, float(value), dict(base)))
     return out
 
 

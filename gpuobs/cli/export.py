@@ -46,6 +46,9 @@ def export(
         None, "--enable-fault-injection/--no-fault-injection", help="Serve /api/faults (sim backend only)."
     ),
     otlp_endpoint: str = typer.Option(None, "--otlp-endpoint", help="Push hw.gpu.* metrics over OTLP/HTTP."),
+    otlp_interval: float = typer.Option(
+        None, "--otlp-interval", help="Seconds between OTLP pushes (default 10)."
+    ),
     history_minutes: float = typer.Option(
         None, "--history-minutes", help="Flight recorder span (default 30)."
     ),
@@ -88,6 +91,7 @@ def export(
         web_config=r("web_config", web_config, None, str),
         enable_fault_injection=bool(r("enable_fault_injection", enable_fault_injection, False, _bool)),
         otlp_endpoint=r("otlp_endpoint", otlp_endpoint, None, str),
+        otlp_interval_s=float(r("otlp_interval", otlp_interval, 10.0, float)),
         history_minutes=float(r("history_minutes", history_minutes, 30.0, float)),
         history_interval_s=float(r("history_interval", history_interval, 10.0, float)),
         slow_interval_s=float(r("slow_interval", slow_interval, 5.0, float)),

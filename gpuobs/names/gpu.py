@@ -119,8 +119,12 @@ def _gauge(
     otel_unit: str | None = None,
     source: str = "fast",
     labels: tuple[str, ...] = (),
+    otel_instrument: str | None = None,
     **otel_attrs: str,
 ) -> MetricSpec:
+    extra = {"source": source, **_otel_attrs(**otel_attrs)}
+    if otel_instrument:
+        extra["otel.instrument"] = otel_instrument  # semconv's instrument when it is not a gauge
     return MetricSpec(
         native=native,
         kind=MetricKind.GAUGE,
@@ -132,7 +136,7 @@ def _gauge(
         dcgm_scale=dcgm_scale,
         otel=otel,
         otel_unit=otel_unit,
-        extra={"source": source, **_otel_attrs(**otel_attrs)},
+        extra=extra,
     )
 
 
@@ -316,6 +320,7 @@ MEMORY_USED: Final = _gauge(
     _MIB,
     otel="hw.gpu.memory.usage",
     otel_unit="By",
+    otel_instrument="updowncounter",
     hw__type="gpu",
 )
 """Gauge, By. nvidia-smi: memory.used (MiB). DCGM MiB."""
@@ -335,6 +340,7 @@ MEMORY_TOTAL: Final = _gauge(
     _MIB,
     otel="hw.gpu.memory.limit",
     otel_unit="By",
+    otel_instrument="updowncounter",
     hw__type="gpu",
 )
 """Gauge, By. nvidia-smi: memory.total (MiB). DCGM MiB."""
