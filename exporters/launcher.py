@@ -164,7 +164,7 @@ class KernelLauncher:
         timing: EventTiming | None = None,
         poll_interval_s: float = 0.005,
         seed: int | None = None,
-        resolver: str = "thread",
+        resolver: str = "launch",
     ) -> None:
         if sample_rate is None:
             sample_rate = resolve(

@@ -33,10 +33,10 @@ _MAX_FUSED_COLS = 65536
 # Launch configurations used on CUDA (the CPU interpreter uses small fixed tiles). Chosen by the
 # sweep in bench/kernels.py on an H200; a tuning run may overwrite entries before launching.
 TUNING: dict[str, dict[str, Any]] = {
-    "silu_and_mul": {"block": 1024, "num_warps": 4},
-    "paged_attention_decode": {"block_n": 64, "num_warps": 4, "num_stages": 3, "target_programs": 1024,
-                               "head_major": True},
-    "prefill_attention": {"block_m": 128, "block_n": 64, "num_warps": 8, "num_stages": 3},
+    "silu_and_mul": {"block": 2048, "num_warps": 4},
+    "paged_attention_decode": {"block_n": 128, "num_warps": 8, "num_stages": 2, "target_programs": 1024,
+                               "head_major": True, "prefetch_table": False},
+    "prefill_attention": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 3},
 }
 
 
@@ -183,7 +183,7 @@ def _paged_decode_kernel(
     stride_qs, stride_qh, stride_cb, stride_ct, stride_ch, stride_bts, stride_os, stride_oh,
     GROUP: tl.constexpr, BLOCK_G: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr, PART: tl.constexpr, SPLIT: tl.constexpr,
-    HEAD_MAJOR: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+    HEAD_MAJOR: tl.constexpr, PREFETCH_TABLE: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
 ):
     # HEAD_MAJOR puts the KV heads of one sequence on neighbouring programs, so the interleaved
     # rows of a cache block ([block_size, num_kv_heads, head_dim]) are read close together in time.
@@ -214,10 +214,16 @@ def _paged_decode_kernel(
     acc = tl.zeros([BLOCK_G, BLOCK_D], dtype=tl.float32)
     table = block_tables_ptr + seq.to(tl.int64) * stride_bts
     n_base = tl.arange(0, BLOCK_N)
+    if PREFETCH_TABLE:  # block ids of the next tile are loaded one iteration ahead
+        page_next = tl.load(table + (start + n_base) // PAGE, mask=(start + n_base) < end, other=0)
     for n0 in range(start, end, BLOCK_N):
         n = n0 + n_base
         nmask = n < end
-        page = tl.load(table + n // PAGE, mask=nmask, other=0)
+        if PREFETCH_TABLE:
+            page = page_next
+            page_next = tl.load(table + (n + BLOCK_N) // PAGE, mask=(n + BLOCK_N) < end, other=0)
+        else:
+            page = tl.load(table + n // PAGE, mask=nmask, other=0)
         ok = nmask & (page >= 0) & (page < num_blocks)
         offs = page.to(tl.int64) * stride_cb + (n % PAGE) * stride_ct + kvh * stride_ch
         if BLOCK_D == HEAD_DIM:
@@ -334,7 +340,8 @@ def paged_attention_decode(
          block_tables.stride(0), out.stride(0), out.stride(1)),
         num_warps=num_warps, num_stages=num_stages,
         GROUP=group, BLOCK_G=block_g, HEAD_DIM=head_dim, BLOCK_D=block_d, PAGE=page, BLOCK_N=block_n,
-        PART=part, SPLIT=split, HEAD_MAJOR=head_major, PRECISION=_precision(query.dtype, cuda),
+        PART=part, SPLIT=split, HEAD_MAJOR=head_major, PREFETCH_TABLE=bool(tune.get("prefetch_table", False)),
+        PRECISION=_precision(query.dtype, cuda),
         UPCAST=_upcast(query.dtype, cuda),
     )
     if split:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-import gpuobs.kernels as K
 import pytest
 import torch
-from gpuobs.exporters import launcher as L
-from gpuobs.kernels import reference as R
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import gpuobs.kernels as K
+from gpuobs.exporters import launcher as L
+from gpuobs.kernels import reference as R
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # (atol, rtol): outputs are rounded to the dtype, so a couple of ulps apart at most.
@@ -147,8 +148,14 @@ def test_paged_attention_decode(dtype: torch.dtype, seqs: int, kv_heads: int, gr
     close(out, R.paged_attention_decode(q, kc, vc, bt, lens, dim**-0.5), dtype)
 
 
-def test_paged_decode_split_path_and_ragged_lengths(interpreter: L.KernelLauncher) -> None:
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_paged_decode_split_path_and_ragged_lengths(interpreter: L.KernelLauncher, prefetch: bool,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Long contexts take the split-K path (a second, reduce launch); short ones share the batch."""
+    from gpuobs.kernels import triton_ops
+
+    monkeypatch.setitem(triton_ops.TUNING, "paged_attention_decode",
+                        {**triton_ops.TUNING["paged_attention_decode"], "prefetch_table": prefetch})
     gen = torch.Generator().manual_seed(11)
     q, kc, vc, bt, _ = _paged_case(gen, torch.float32, 4, 2, 4, 16, 4, 16, 0)
     lens = torch.tensor([1, 5, 33, 64], dtype=torch.int32)
