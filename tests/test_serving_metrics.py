@@ -31,15 +31,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     with ServeProcess(workdir, "-E", "kv_cache_bytes=16777216", grpc=False) as proc:
         cli = openai.OpenAI(base_url=f"{proc.url}/v1", api_key="unused", max_retries=0, timeout=60)
         for i in range(3):  # traffic before the first scrape: every histogram has observations
-            for _ in cli.completions.create(
+            stream = cli.completions.create(
                 model=MODEL,
                 prompt=f"warm {i}",
                 max_tokens=6,
                 temperature=0,
                 stream=True,
                 extra_body={"ignore_eos": True},
-            ):
-                pass
+            )
+            assert len(list(stream)) >= 2
         yield proc
 
 
@@ -101,6 +101,17 @@ def test_promtool_finds_no_problem_with_gpuobs_names(server: ServeProcess) -> No
     assert not problems, problems
 
 
+def poll(prom: PrometheusServer, expr: str, ok: Callable[[float], bool], timeout: float = 30) -> bool:
+    """True once the first series of `expr` has a value satisfying `ok` (polled until timeout)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = prom.query(expr)
+        if result and ok(float(result[0]["value"][1])):
+            return True
+        time.sleep(0.25)
+    return False
+
+
 def _dashboard_queries(compat_dir: Path) -> list[str]:
     dash = json.loads((compat_dir / "vllm" / "grafana.json").read_text())
     exprs: list[str] = []
@@ -122,19 +133,25 @@ def test_every_vllm_dashboard_query_returns_data(
     stop = threading.Event()
     cli = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0, timeout=60)
 
+    errors: list[BaseException] = []
+
     def traffic() -> None:
         i = 0
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 120
         while not stop.is_set() and time.monotonic() < deadline:
-            for _ in cli.completions.create(
-                model=MODEL,
-                prompt=f"load {i} " * (1 + i % 5),
-                max_tokens=4 + i % 6,
-                temperature=0,
-                stream=True,
-                extra_body={"ignore_eos": True},
-            ):
-                pass
+            try:
+                stream = cli.completions.create(
+                    model=MODEL,
+                    prompt=f"load {i} " * (1 + i % 5),
+                    max_tokens=4 + i % 6,
+                    temperature=0,
+                    stream=True,
+                    extra_body={"ignore_eos": True},
+                )
+                for _ in stream:
+                    pass
+            except BaseException as exc:  # asserted on at the end
+                errors.append(exc)
             i += 1
 
     thread = threading.Thread(target=traffic, daemon=True)
@@ -151,20 +168,15 @@ def test_every_vllm_dashboard_query_returns_data(
                 missing.append(expr)
         assert not missing, missing
         # and the numbers mean something: tokens flow, latency quantiles are finite
-        gen_rate = prom.wait_for(f'rate(vllm:generation_tokens_total{{model_name="{MODEL}"}}[1m])')
-        assert float(gen_rate[0]["value"][1]) > 0
-        p50 = prom.query(
-            f"histogram_quantile(0.5, sum by(le) (rate(vllm:e2e_request_latency_seconds_bucket"
-            f'{{model_name="{MODEL}"}}[1m])))'
-        )
-        assert p50 and math.isfinite(float(p50[0]["value"][1]))
-        itl = prom.query(
-            f"histogram_quantile(0.5, sum by(le) (rate(vllm:inter_token_latency_seconds_bucket"
-            f'{{model_name="{MODEL}"}}[1m])))'
-        )
-        assert itl and 0 < float(itl[0]["value"][1]) < 80
-        reasons = prom.query(f'sum by(finished_reason) (vllm:request_success_total{{model_name="{MODEL}"}})')
+        sel = f'{{model_name="{MODEL}"}}'
+        assert poll(prom, f"rate(vllm:generation_tokens_total{sel}[1m])", lambda v: v > 0)
+        e2e = f"histogram_quantile(0.5, sum by(le) (rate(vllm:e2e_request_latency_seconds_bucket{sel}[1m])))"
+        assert poll(prom, e2e, math.isfinite)
+        itl = f"histogram_quantile(0.5, sum by(le) (rate(vllm:inter_token_latency_seconds_bucket{sel}[1m])))"
+        assert poll(prom, itl, lambda v: 0 < v < 80)
+        reasons = prom.query(f"sum by(finished_reason) (vllm:request_success_total{sel})")
         assert {r["metric"]["finished_reason"] for r in reasons} >= {"length"}
+        assert not errors, errors[:3]
     finally:
         stop.set()
         thread.join(60)
