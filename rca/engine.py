@@ -450,14 +450,15 @@ def diagnose(
     catalog: Catalog | None = None,
     *,
     problems: Sequence[str] = (),
+    notes: Sequence[str] = (),
     window: tuple[float | None, float | None] = (None, None),
     max_causes: int = MAX_CAUSES,
 ) -> Report:
     """Diagnose a set of evidence records against the signature catalog (default: the bundled one)."""
     catalog = catalog if catalog is not None else load_catalog()
-    notes = [*problems, *catalog.problems]
+    issues = [*problems, *catalog.problems]
     records = list(evidence)
-    records.extend(detect_anomalies(records, notes))
+    records.extend(detect_anomalies(records, issues))
     by_key: dict[str, list[int]] = defaultdict(list)
     for pos, ev in enumerate(records):
         by_key[ev.key].append(pos)
@@ -468,7 +469,7 @@ def diagnose(
             cand = _evaluate(signature, records, by_key, index)
         except Exception as exc:  # one broken signature must not stop the diagnosis; it is reported
             logger.warning("signature %s failed: %s", signature.id, exc)
-            notes.append(f"[{signature.id}] {type(exc).__name__}: {exc}")
+            issues.append(f"[{signature.id}] {type(exc).__name__}: {exc}")
             continue
         if cand is not None:
             candidates.append(cand)
@@ -483,9 +484,10 @@ def diagnose(
     return Report(
         causes=tuple(_cause(c, records, index, by_key) for c in causes),
         anomalies=tuple(_anomalies(records, known)),
-        problems=tuple(notes),
+        problems=tuple(issues),
         evidence_count=len(evidence),
         sources=dict(sorted(sources.items())),
         window=(start, end),
         signatures_evaluated=len(catalog.signatures),
+        notes=tuple(notes),
     )

@@ -145,6 +145,7 @@ class Report:
     sources: dict[str, int]
     window: tuple[float | None, float | None] = (None, None)
     signatures_evaluated: int = 0
+    notes: tuple[str, ...] = ()
 
     @property
     def top(self) -> Cause | None:
@@ -162,6 +163,7 @@ class Report:
             "causes": [c.to_dict() for c in self.causes],
             "anomalies": [a.to_dict() for a in self.anomalies],
             "problems": list(self.problems),
+            "notes": list(self.notes),
             "evidence_count": self.evidence_count,
             "sources": dict(self.sources),
             "window": {

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from gpuobs.rca.catalog import Catalog, load_catalog, parse_signature
-from gpuobs.rca.engine import EntityIndex, diagnose, normalise_pci
-from gpuobs.rca.report import NO_CAUSE
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import gpu as gpu_names
 from gpuobs.names import serving as serving_names
+from gpuobs.rca.catalog import Catalog, load_catalog, parse_signature
+from gpuobs.rca.engine import EntityIndex, diagnose, normalise_pci
+from gpuobs.rca.report import NO_CAUSE
 
 T0 = 1_790_000_000.0
 GIB = 2**30

@@ -114,11 +114,12 @@ def _collect(
     k8s_namespace: str | None,
     window: tuple[float | None, float | None],
     live: bool,
-) -> tuple[list[Any], list[str]]:
+) -> tuple[list[Any], list[str], list[str]]:
     from gpuobs.rca.collect import collect_evidence
 
     evidence: list[Any] = []
     problems: list[str] = []
+    notes: list[str] = []
     if bundle:
         from gpuobs.rca.bundle import load_bundle
 
@@ -140,7 +141,8 @@ def _collect(
         )
         evidence.extend(result.evidence)
         problems.extend(result.problems)
-    return evidence, problems
+        notes.extend(getattr(result, "notes", []) or [])
+    return evidence, problems, notes
 
 
 def _entity_text(entity: dict[str, Any]) -> str:
@@ -230,6 +232,8 @@ def _render(report: Any) -> None:
                     c["first_seen_iso"] or "-",
                 )
             console.print(others)
+    for note in data["notes"]:
+        console.print(Text(f"note: {note}", style="dim"))
     if data["problems"]:
         console.print(Text("Problems (the run went on):", style="bold yellow"))
         for p in data["problems"]:
@@ -276,8 +280,10 @@ def diagnose_cmd(
         extra = load_catalog(catalog_dir.glob("*.toml"))
         merged = {s.id: s for s in catalog.signatures} | {s.id: s for s in extra.signatures}
         catalog = Catalog(signatures=tuple(merged.values()), problems=catalog.problems + extra.problems)
-    evidence, problems = _collect(logs, prometheus, exporter, traces, bundle, k8s_namespace, window, live)
-    report = diagnose(evidence, catalog, problems=problems, window=window)
+    evidence, problems, notes = _collect(
+        logs, prometheus, exporter, traces, bundle, k8s_namespace, window, live
+    )
+    report = diagnose(evidence, catalog, problems=problems, notes=notes, window=window)
     if markdown is not None:
         try:
             markdown.write_text(report.to_markdown(), encoding="utf-8")

@@ -1,0 +1,76 @@
+"""The signature catalog as data: every entry loads, reads only known evidence keys, and can be explained."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuobs.names import all_specs
+from gpuobs.rca import keys
+from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
+from gpuobs.rca.catalog import CATALOG_DIR, load_catalog
+from gpuobs.rca.signature import Scope
+
+SPAN_NAMES = {"request", "queue", "prefill", "decode_step", "kernel.launch", "grpc"}
+ANOMALIES = {"memory_growth", "oom_fragmented", "straggler", "head_of_line", "latency_shift", "shared_gpu"}
+
+
+def _known_key(key: str) -> bool:
+    natives = {s.native for s in all_specs()}
+    log_keys = {v for k, v in vars(keys).items() if k.isupper() and isinstance(v, str)}
+    if key.startswith(ANOMALY_PREFIX):
+        return key[len(ANOMALY_PREFIX) :] in ANOMALIES
+    if key.startswith(INCREASE_PREFIX):
+        return key[len(INCREASE_PREFIX) :] in natives
+    return key in log_keys or key in natives or key in SPAN_NAMES
+
+
+def test_every_catalog_file_loads_and_is_named_after_its_id() -> None:
+    catalog = load_catalog()
+    assert catalog.problems == ()
+    files = sorted(p.stem for p in CATALOG_DIR.glob("*.toml"))
+    assert files == sorted(s.id for s in catalog.signatures)
+
+
+@pytest.mark.parametrize("sig", load_catalog().signatures, ids=lambda s: s.id)
+def test_signature_is_complete(sig) -> None:  # type: ignore[no-untyped-def]
+    assert sig.title and len(sig.explanation) > 60 and sig.remediation
+    unknown = sorted(k for k in sig.evidence_keys() if not _known_key(k))
+    assert not unknown, f"{sig.id} reads unknown evidence keys {unknown}"
+    assert all(m.keys for m in sig.matchers()), f"{sig.id}: every matcher must name its evidence keys"
+    for variant in sig.variants:
+        assert 0 < variant.base < 1
+    if sig.scope is Scope.GPU:
+        assert any("{gpu}" in r or "{pci}" in r or "{uuid}" in r for r in sig.remediation), sig.id
+
+
+def test_detectors_and_catalog_agree_on_anomaly_names() -> None:
+    used = {
+        k[len(ANOMALY_PREFIX) :]
+        for s in load_catalog().signatures
+        for k in s.evidence_keys()
+        if k.startswith(ANOMALY_PREFIX)
+    }
+    assert used <= ANOMALIES
+
+
+def test_bad_entries_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "a.toml").write_text(
+        'id = "b"\ntitle="t"\nseverity="high"\nscope="gpu"\nexplanation="e"\n'
+        'remediation=[]\nrequire=[{key="xid"}]\n'
+    )
+    (tmp_path / "c.toml").write_text(
+        'id = "c"\ntitle="t"\nseverity="urgent"\nscope="gpu"\nexplanation="e"\n'
+        'remediation=[]\nrequire=[{key="xid"}]\n'
+    )
+    (tmp_path / "d.toml").write_text(
+        'id = "d"\ntitle="t"\nseverity="high"\nscope="gpu"\nexplanation="e"\n'
+        'remediation=[]\nrequire=[{metric="gpu.NO_SUCH_METRIC"}]\n'
+    )
+    (tmp_path / "e.toml").write_text("not toml [")
+    loaded = load_catalog(tmp_path.glob("*.toml"))
+    assert loaded.signatures == ()
+    text = "\n".join(loaded.problems)
+    assert "differs from the file name" in text and "urgent" in text and "NO_SUCH_METRIC" in text
+    assert len(loaded.problems) == 4
