@@ -1,0 +1,348 @@
+"""The instrumented launcher: counters, sampled spans, GPU timing without sync, CUDA error mapping."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+# No GPU here: the kernel below must be built by the Triton interpreter, decided at decoration time.
+os.environ.setdefault("TRITON_INTERPRET", "1")
+import triton
+import triton.language as tl
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+from prometheus_client import CollectorRegistry, generate_latest
+
+from gpuobs.errors import InputError
+from gpuobs.exporters import launcher as L
+from gpuobs.jsonlog import JsonFormatter
+from gpuobs.names import kernel as names
+
+
+@triton.jit
+def _add_one(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) + 1.0, mask=mask)
+
+
+@pytest.fixture(autouse=True)
+def interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture
+def spans() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider, exporter
+    provider.shutdown()
+
+
+@pytest.fixture
+def json_log() -> Iterator[io.StringIO]:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    log = logging.getLogger("gpuobs.exporters.launcher")
+    log.addHandler(handler)
+    yield stream
+    log.removeHandler(handler)
+
+
+class FakeKernel:
+    """A launchable that fails like a CUDA launch does (stands in for a GPU this machine lacks)."""
+
+    def __init__(self, exc: BaseException | None = None) -> None:
+        self.exc = exc
+        self.calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
+
+    def __getitem__(self, grid: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> str:
+            self.calls.append((grid, args, kwargs))
+            if self.exc is not None:
+                raise self.exc
+            return "launched"
+
+        return run
+
+
+class FakeCudaTensor:
+    """Duck-typed CUDA tensor: only the attributes the launcher reads on the sampled path."""
+
+    is_cuda = True
+    device = "cuda:0"
+    shape = (4, 8)
+    dtype = torch.bfloat16
+
+
+class FakeGpuTiming:
+    """EventTiming of a pretend GPU whose end event completes when the test says so.
+
+    There is no GPU here: this stands at the CUDA-event boundary. It has no blocking wait at all,
+    so a launcher that tried to synchronise on the sampled path could not get a duration.
+    """
+
+    def __init__(self) -> None:
+        self.done = False
+        self.elapsed = 2.5
+        self.error: Exception | None = None
+        self.started = 0
+        self.queries = 0
+
+    def stream_of(self, device: Any) -> str:
+        return "0x7"
+
+    def start(self, device: Any) -> Any:
+        self.started += 1
+        return ["token"]
+
+    def stop(self, token: Any) -> Any:
+        token.append("stopped")
+        return token
+
+    def ready(self, token: Any) -> bool:
+        self.queries += 1
+        if self.error is not None:
+            raise self.error
+        return self.done
+
+    def elapsed_ms(self, token: Any) -> float:
+        assert token == ["token", "stopped"]
+        return self.elapsed
+
+
+def test_counts_every_launch_and_runs_the_kernel() -> None:
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    x = torch.zeros(10)
+    for _ in range(3):
+        launcher.launch("add_one", _add_one, (triton.cdiv(10, 4),), (x, 10), num_warps=1, BLOCK=4)
+    launcher.launch("other", FakeKernel(), (1,), ())
+    assert torch.equal(x, torch.full((10,), 3.0))
+    assert launcher.launch_counts() == {"add_one": 3, "other": 1}
+
+
+def test_sampled_span_is_child_of_current_context(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider)
+    tracer = provider.get_tracer("test")
+    x = torch.zeros(6)
+    with tracer.start_as_current_span("decode_step") as step:
+        launcher.launch("add_one", _add_one, (2,), (x, 6), num_warps=2, num_stages=1, BLOCK=4)
+    finished = {s.name: s for s in exporter.get_finished_spans()}
+    span = finished[names.SPAN_KERNEL_LAUNCH]
+    assert span.parent is not None and span.parent.span_id == step.get_span_context().span_id
+    attrs = dict(span.attributes or {})
+    assert attrs[names.ATTR_KERNEL] == "add_one"
+    assert list(attrs[names.ATTR_GRID]) == [2]
+    assert attrs[names.ATTR_NUM_WARPS] == 2 and attrs[names.ATTR_NUM_STAGES] == 1
+    assert list(attrs[names.ATTR_SHAPES]) == ["6"] and list(attrs[names.ATTR_DTYPES]) == ["float32"]
+    assert attrs[names.ATTR_DEVICE] == "cpu" and attrs[names.ATTR_TIMING] == "host"
+    assert span.end_time is not None and span.start_time is not None and span.end_time >= span.start_time
+    assert torch.equal(x, torch.ones(6))
+
+
+def test_sampling_fraction(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    launcher = L.KernelLauncher(sample_rate=0.05, tracer_provider=provider, seed=3)
+    kernel = FakeKernel()
+    for _ in range(4000):
+        launcher.launch("k", kernel, (1,), ())
+    sampled = len(exporter.get_finished_spans())
+    assert 120 <= sampled <= 290, sampled  # mean 200
+    assert launcher.launch_counts() == {"k": 4000}
+    off = L.KernelLauncher(sample_rate=0.0, tracer_provider=provider)
+    for _ in range(500):
+        off.launch("k", kernel, (1,), ())
+    assert len(exporter.get_finished_spans()) == sampled
+
+
+@pytest.mark.parametrize("resolver", ["launch", "thread"])
+def test_gpu_duration_resolved_later_without_sync(
+    spans: tuple[TracerProvider, InMemorySpanExporter], resolver: str
+) -> None:
+    provider, exporter = spans
+    timing = FakeGpuTiming()
+    launcher = L.KernelLauncher(
+        sample_rate=1.0, tracer_provider=provider, timing=timing, resolver=resolver, poll_interval_s=0.001
+    )
+    result = launcher.launch("paged", FakeKernel(), (8, 2), (FakeCudaTensor(), 3), num_warps=8)
+    # The launch returned while the GPU work is still "running": nothing waited for it.
+    assert result == "launched" and timing.started == 1
+    assert launcher.pending == 1 and exporter.get_finished_spans() == ()
+    time.sleep(0.02)
+    assert launcher.pending == 1  # still not complete: no span invented
+    timing.done = True
+    if resolver == "launch":
+        launcher.launch("next", FakeKernel(), (1,), (FakeCudaTensor(),))  # polled at the next sampled launch
+    deadline = time.monotonic() + 5
+    while not exporter.get_finished_spans() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    launcher.close()
+    span = next(
+        s for s in exporter.get_finished_spans() if (s.attributes or {})[names.ATTR_KERNEL] == "paged"
+    )
+    attrs = dict(span.attributes or {})
+    assert attrs[names.ATTR_TIMING] == "cuda_event" and attrs[names.ATTR_GPU_DURATION_MS] == 2.5
+    assert attrs[names.ATTR_DEVICE] == "cuda:0" and attrs[names.ATTR_STREAM] == "0x7"
+    assert span.end_time - span.start_time == 2_500_000  # type: ignore[operator]
+    assert timing.queries >= 1
+
+
+def test_launch_error_is_mapped_counted_logged_and_reraised(json_log: io.StringIO) -> None:
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    exc = RuntimeError("CUDA error: an illegal memory access was encountered")
+    x = torch.zeros(3)
+    with pytest.raises(RuntimeError) as info:
+        launcher.launch(
+            "rms_norm", FakeKernel(exc), (128,), (x, 3, 1e-6), num_warps=8, num_stages=1, BLOCK=4096
+        )
+    assert info.value is exc
+    assert launcher.error_counts() == {("700", "cudaErrorIllegalAddress", "rms_norm"): 1}
+    line = json.loads(json_log.getvalue().strip().splitlines()[-1])
+    assert line["level"] == "error" and line["event"] == "cuda_error"
+    assert line["kernel"] == "rms_norm" and line["cuda_error_code"] == 700
+    assert (
+        line["cuda_error_name"] == "cudaErrorIllegalAddress"
+        and line["cuda_error_category"] == "application_bug"
+    )
+    assert line["grid"] == [128] and line["num_warps"] == 8 and line["constexprs"] == {"BLOCK": 4096}
+    assert line["input_shapes"] == ["3"] and line["input_dtypes"] == ["float32"]
+
+
+def test_simulated_codes_and_non_cuda_errors() -> None:
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    with pytest.raises(L.LaunchError):
+        launcher.launch("alloc", FakeKernel(L.LaunchError(2)), (1,), ())
+    with pytest.raises(RuntimeError):
+        launcher.launch(
+            "triton", FakeKernel(RuntimeError("Triton Error [CUDA]: misaligned address")), (1,), ()
+        )
+    with pytest.raises(ValueError):
+        launcher.launch("bug", FakeKernel(ValueError("not a CUDA error")), (1,), ())
+    assert launcher.error_counts() == {
+        ("2", "cudaErrorMemoryAllocation", "alloc"): 1,
+        ("716", "cudaErrorMisalignedAddress", "triton"): 1,
+    }
+    assert launcher.launch_counts() == {"alloc": 1, "triton": 1, "bug": 1}
+
+
+def test_error_on_sampled_launch_ends_span_with_error(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, exporter = spans
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=FakeGpuTiming())
+    with pytest.raises(RuntimeError):
+        launcher.launch(
+            "bad",
+            FakeKernel(RuntimeError("CUDA error: unspecified launch failure")),
+            (1,),
+            (FakeCudaTensor(),),
+        )
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})[names.ATTR_ERROR_CODE] == 719
+    assert launcher.pending == 0
+
+
+def test_error_at_later_event_poll_is_attributed_to_the_kernel(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """A sticky error surfacing at the next poll counts against the kernel whose span was pending."""
+    provider, exporter = spans
+    timing = FakeGpuTiming()
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=timing)
+    launcher.launch("paged_attention_decode", FakeKernel(), (1,), (FakeCudaTensor(),))
+    timing.error = RuntimeError("CUDA error: an illegal memory access was encountered")
+    with pytest.raises(RuntimeError):
+        launcher.resolve_ready()
+    assert launcher.error_counts() == {("700", "cudaErrorIllegalAddress", "paged_attention_decode"): 1}
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR and launcher.pending == 0
+
+
+def test_watch_maps_errors_of_any_code() -> None:
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    with pytest.raises(RuntimeError), launcher.watch("matmul"):
+        raise RuntimeError("CUDA error: CUBLAS_STATUS_EXECUTION_FAILED ... cudaErrorLaunchFailure")
+    assert launcher.error_counts() == {("719", "cudaErrorLaunchFailure", "matmul"): 1}
+
+
+def test_collector_exposition_is_promtool_clean() -> None:
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    for _ in range(5):
+        launcher.launch("silu_and_mul", FakeKernel(), (1,), ())
+    with pytest.raises(RuntimeError):
+        launcher.launch("rms_norm", FakeKernel(RuntimeError("CUDA error: out of memory")), (1,), ())
+    registry = CollectorRegistry()
+    registry.register(L.LauncherCollector(launcher))
+    text = generate_latest(registry).decode()
+    assert 'gpuobs_kernel_launches_total{kernel="silu_and_mul"} 5.0' in text
+    assert 'gpuobs_cuda_errors_total{code="2",kernel="rms_norm",name="cudaErrorMemoryAllocation"} 1.0' in text
+    check = subprocess.run(
+        ["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=30
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_sample_rate_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[kernels]\nkernel-span-sample = 0.5\n")
+    monkeypatch.setenv("GPUOBS_CONFIG", str(config))
+    monkeypatch.delenv(names.SPAN_SAMPLE_ENV, raising=False)
+    assert L.KernelLauncher().sample_rate == 0.5  # config file
+    monkeypatch.setenv(names.SPAN_SAMPLE_ENV, "0.25")
+    assert L.KernelLauncher().sample_rate == 0.25  # environment beats the file
+    assert L.KernelLauncher(sample_rate=0.0).sample_rate == 0.0  # argument beats both
+    monkeypatch.setenv(names.SPAN_SAMPLE_ENV, "2")
+    with pytest.raises(InputError, match="GPUOBS_KERNEL_SPAN_SAMPLE"):
+        L.KernelLauncher()
+    config.write_text("")
+    monkeypatch.delenv(names.SPAN_SAMPLE_ENV)
+    assert L.KernelLauncher().sample_rate == names.DEFAULT_SPAN_SAMPLE == 0.01
+
+
+def test_default_launcher_is_used_by_kernels() -> None:
+    import gpuobs.kernels as K
+
+    mine = L.KernelLauncher(sample_rate=0.0)
+    old = L.set_default_launcher(mine)
+    try:
+        K.silu_and_mul(torch.randn(2, 8))
+    finally:
+        L.set_default_launcher(old)
+    assert mine.launch_counts() == {"silu_and_mul": 1}
+
+
+def test_counter_path_host_cost_is_small() -> None:
+    """The always-on path adds well under a microsecond per launch (generous bound for CI noise)."""
+    kernel = FakeKernel()
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    runner = kernel[(1,)]
+    n = 20000
+
+    def per_call(fn: Any) -> float:
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best = min(best, (time.perf_counter() - t0) / n)
+        return best
+
+    kernel.calls = []
+    bare = per_call(lambda: runner(num_warps=4, num_stages=2))
+    counted = per_call(lambda: launcher.launch("k", kernel, (1,), (), num_warps=4, num_stages=2))
+    assert counted - bare < 3e-6, (bare, counted)
