@@ -445,6 +445,47 @@ def host_microbench() -> None:
         f"sampled 1% +{(s - b) * 1e9:.0f} ns")
 
 
+def launch_cost(dev: str) -> None:
+    """Host time per launch of a real (tiny) Triton kernel: direct, through the launcher, 1% spans."""
+    from gpuobs.kernels import triton_ops as T
+
+    x = torch.randn(1, 64, device=dev, dtype=torch.bfloat16)
+    out = torch.empty(1, 32, device=dev, dtype=torch.bfloat16)
+    provider, _ = _tracer_provider()
+    counted = L.KernelLauncher(sample_rate=0.0)
+    sampled = L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=1)
+    n = 5000
+
+    def per_launch(fn: Callable[[], Any]) -> float:
+        best = math.inf
+        for _ in range(5):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best = min(best, (time.perf_counter() - t0) / n)
+            torch.cuda.synchronize()
+        return best
+
+    def direct() -> Any:
+        return T._silu_mul_kernel[(1, 1)](x, out, 32, num_warps=4, num_stages=1, BLOCK=32)
+
+    def via(launcher: L.KernelLauncher) -> Callable[[], Any]:
+        return lambda: launcher.launch("silu_and_mul", T._silu_mul_kernel, (1, 1), (x, out, 32),
+                                       num_warps=4, num_stages=1, BLOCK=32)
+
+    direct()
+    d, c, s = per_launch(direct), per_launch(via(counted)), per_launch(via(sampled))
+    sampled.flush(5.0)
+    NOTES.append(f"Triton launch host time: direct {d * 1e6:.2f} us, via launcher {c * 1e6:.2f} us "
+                 f"(+{(c - d) * 1e9:.0f} ns), with 1% spans {s * 1e6:.2f} us (+{(s - d) * 1e9:.0f} ns)")
+    log(NOTES[-1])
+    RESULTS.append({"kernel": "launcher on a Triton launch", "shape": "silu 1x64, host-bound loop",
+                    "us": (c - d) * 1e6, "GB/s": None, "copy_pct": None, "baseline": "direct launch",
+                    "base_us": d * 1e6, "speedup": None, "TFLOP/s": None, "target": "<=1 us counter",
+                    "met": (c - d) * 1e6 <= 1.0})
+
+
 def decode_loop_overhead(dev: str, quick: bool) -> None:
     """A Llama-8B-shaped decode step (8 layers, batch 64, ctx 1024) with vs without the launcher."""
     bf = torch.bfloat16
@@ -600,7 +641,7 @@ def main() -> int:
     parser.add_argument("--json-out", help="write all figures as JSON here")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
     parser.add_argument("--skip", default="",
-                        help="comma list of parts to skip: host,correctness,tune,speed,loop,error")
+                        help="comma list of parts to skip: host,correctness,tune,speed,launch,loop,error")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
 
@@ -627,6 +668,7 @@ def main() -> int:
         guarded("correctness", lambda: correctness(dev))
         guarded("tune", lambda: tune(dev, args.quick))
         guarded("speed", lambda: speed(dev, args.quick))
+        guarded("launch", lambda: launch_cost(dev))
         guarded("loop", lambda: decode_loop_overhead(dev, args.quick))
         guarded("error", cuda_error_mapping)
     else:
