@@ -408,8 +408,7 @@ def test_kustomization_renders_and_validates(name: str) -> None:
             assert mounts <= set(names), f"{c['name']} mounts undeclared volumes {mounts - set(names)}"
             port_names = {p["name"] for p in c.get("ports", [])}
             for probe in ("livenessProbe", "readinessProbe"):
-                handler = c[probe].get("httpGet") or c[probe]["tcpSocket"]
-                assert handler["port"] in port_names, f"{c['name']} {probe} port"
+                assert c[probe]["httpGet"]["port"] in port_names, f"{c['name']} {probe} port"
             declared = {p["containerPort"] for p in c.get("ports", [])}
             for arg in c["args"]:
                 if arg.startswith(("--port=", "--grpc-port=")):
@@ -553,8 +552,8 @@ def _tls_material(directory: Path, dns_name: str) -> bytes:
 
 def test_tls_overlay_end_to_end(tmp_path: Path, spawn: Any) -> None:
     """The overlay's web-config, laid out as its projected volume, with a certificate for the ServiceMonitor's
-    serverName: the TCP probes connect, the certificate verifies against serverName, Prometheus's credentials
-    (from the scrape-auth Secret) get /metrics, no or wrong credentials get 401."""
+    serverName: the kubelet's HTTPS probes get /healthz without a password, the certificate verifies against
+    serverName, Prometheus's credentials (from the scrape-auth Secret) get /metrics, none or wrong get 401."""
     objs = render(DEPLOY / "exporter/overlays/tls-basic-auth")
     ds = find(objs, "DaemonSet", "gpuobs-exporter")
     c = container(ds, "exporter")
@@ -592,16 +591,14 @@ def test_tls_overlay_end_to_end(tmp_path: Path, spawn: Any) -> None:
     argv = command_line(c, {"--backend=nvml": "--backend=sim", "--address=0.0.0.0": "--address=127.0.0.1",
                             f"--port={c['ports'][0]['containerPort']}": f"--port={port}"})
     proc = spawn(argv, env)
-    any_cert = ssl.create_default_context()
-    any_cert.check_hostname = False
-    any_cert.verify_mode = ssl.CERT_NONE
+    kubelet = ssl.create_default_context()  # the kubelet's HTTPS probes do not verify the certificate
+    kubelet.check_hostname = False
+    kubelet.verify_mode = ssl.CERT_NONE
     url = f"https://127.0.0.1:{port}"
-    wait_until_up(url + "/healthz", proc, any_cert)
+    wait_until_up(url + "/healthz", proc, kubelet)
     for probe in ("livenessProbe", "readinessProbe"):
-        assert "httpGet" not in c[probe], "basic auth covers every path: an httpGet probe would get 401"
-        assert c[probe]["tcpSocket"]["port"] == c["ports"][0]["name"]
-        with socket.create_connection(("127.0.0.1", port), timeout=5):
-            pass
+        assert c[probe]["httpGet"]["scheme"] == "HTTPS"
+        assert http_get(url + c[probe]["httpGet"]["path"], kubelet)[0] == 200, f"{probe} without a password"
     # Prometheus dials the pod IP and checks the certificate against the CA and serverName.
     with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
         strict = ssl.create_default_context(cadata=ca_pem.decode())
