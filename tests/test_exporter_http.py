@@ -246,3 +246,26 @@ def test_clean_shutdown_on_signal(sig: signal.Signals) -> None:
     assert "export_stopped" in stderr and "Traceback" not in stderr
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/healthz", timeout=1)
+
+
+def test_xid_event_is_one_json_log_line() -> None:
+    proc, url = _start_subprocess(
+        "--backend", "sim", "--gpus", "2", "--pod-resources-socket", "none", "--enable-fault-injection"
+    )
+    try:
+        assert _post(f"{url}/api/faults", {"fault": "xid", "gpu": 1, "code": 79})[0] == 200
+        assert _eventually(
+            lambda: _value(_samples(_get(f"{url}/metrics")[1]), g.XID_LAST.native, gpu="1") == 79
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    lines = [
+        json.loads(line)
+        for line in (proc.stderr.read().decode() if proc.stderr else "").splitlines()
+        if line.startswith("{")
+    ]
+    xids = [line for line in lines if line.get("event") == "xid"]
+    assert len(xids) == 1, lines
+    assert xids[0]["xid"] == 79 and xids[0]["gpu"] == 1 and xids[0]["uuid"].startswith("GPU-")
+    assert xids[0]["level"] == "error" and "ts" in xids[0] and xids[0]["pci_bus_id"]
