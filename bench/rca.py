@@ -1,0 +1,108 @@
+"""RCA accuracy over the labelled incident corpus: top-1, top-3 and false causes on healthy baselines.
+
+Runs every case of tests/incidents in this process (collect_evidence + the engine, as `gpuobs
+diagnose` does) and, in the same run, a naive baseline on the same evidence: every catalog
+signature evaluated on all evidence at once (no entity alignment, no symptom nesting), ranked by how
+many records it matched ("the loudest error wins"), which is what grepping for the most frequent
+error does. Prints a table and the failing cases.
+
+    python bench/rca.py [--corpus tests/incidents] [--json]
+
+Targets (RCA issue): top-1 >= 95%, top-3 = 100%, no cause on any healthy baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from gpuobs.rca.catalog import load_catalog
+from gpuobs.rca.corpus import Case, CaseResult, load_cases, run_in_process, score
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _baseline(case: Case) -> CaseResult:
+    """The loudest-signal baseline on the case's evidence."""
+    from gpuobs.rca.anomalies import detect_anomalies
+    from gpuobs.rca.collect import collect_evidence
+    from gpuobs.rca.corpus import _split
+
+    t0 = time.perf_counter()
+    opts = _split(case.cli_args())
+    collected = collect_evidence(
+        logs=opts["logs"],
+        prometheus=None,
+        exporter=None,
+        traces=opts["traces"],
+        k8s_namespace=None,
+        start=None,
+        end=None,
+        live=False,
+    )
+    records = list(collected.evidence)
+    records += detect_anomalies(records)
+    indexed = [(ev, i) for i, ev in enumerate(records)]
+    ranked = []
+    for sig in load_catalog().signatures:
+        match = sig.evaluate(indexed)
+        if match is not None:
+            ranked.append((-len(match.anchors), sig.id))
+    ranked.sort()
+    return CaseResult(case, tuple(sid for _, sid in ranked), time.perf_counter() - t0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / "tests" / "incidents")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    cases = load_cases(args.corpus)
+    t0 = time.perf_counter()
+    engine = [run_in_process(c) for c in cases]
+    engine_s = time.perf_counter() - t0
+    baseline = [_baseline(c) for c in cases]
+    rows = []
+    for name, results in (("gpuobs diagnose engine", engine), ("baseline: loudest signal", baseline)):
+        s = score(results)
+        rows.append(
+            {
+                "method": name,
+                "cases": s.cases,
+                "incidents": s.incident_cases,
+                "healthy": s.healthy_cases,
+                "top1": round(s.top1, 4),
+                "top3": round(s.top3, 4),
+                "false_cause_rate": round(s.false_cause_rate, 4),
+                "median_ms": round(statistics.median(r.seconds for r in results) * 1e3, 1),
+                "max_ms": round(max(r.seconds for r in results) * 1e3, 1),
+                "failures": list(s.failures),
+            }
+        )
+    if args.json:
+        print(json.dumps({"rows": rows, "engine_total_s": round(engine_s, 2)}, indent=2))
+    else:
+        print(
+            f"{'method':<26} {'cases':>5} {'incid.':>6} {'healthy':>7} {'top-1':>7} {'top-3':>7} "
+            f"{'false-cause':>11} {'median ms':>9} {'max ms':>7}"
+        )
+        for r in rows:
+            print(
+                f"{r['method']:<26} {r['cases']:>5} {r['incidents']:>6} {r['healthy']:>7} {r['top1']:>7.1%} "
+                f"{r['top3']:>7.1%} {r['false_cause_rate']:>11.1%} {r['median_ms']:>9} {r['max_ms']:>7}"
+            )
+        print(f"engine: whole corpus in {engine_s:.2f} s (collect + diagnose, one process)")
+        for r in rows:
+            for failure in r["failures"]:
+                print(f"  [{r['method']}] {failure}")
+    top = rows[0]
+    met = top["top1"] >= 0.95 and top["top3"] == 1.0 and top["false_cause_rate"] == 0.0
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
