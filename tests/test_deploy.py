@@ -490,6 +490,11 @@ def test_manifest_flags_exist_in_the_cli() -> None:
         assert names <= flags[verb], f"gpuobs {verb} has no {sorted(names - flags[verb])}"
     # GPUOBS_WEB_CONFIG (tls overlay) is the environment form of --web-config.
     assert "--web-config" in flags["export"]
+    # The README's gpuobs flags too (the others belong to docker and kubectl).
+    text = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    readme = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
+    unknown = readme - flags["export"] - flags["serve"] - {"--target", "--from-file"}
+    assert not unknown, f"deploy/README.md names flags gpuobs does not have: {sorted(unknown)}"
 
 
 def test_exporter_container_runs_and_answers_its_probes(tmp_path: Path, spawn: Any) -> None:
