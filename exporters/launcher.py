@@ -440,6 +440,18 @@ class KernelLauncher:
             raise
         self.resolve_ready(raise_errors=False)
 
+    # -- adapters (engines that launch their own kernels) -----------------------------------------
+    def count(self, kernel: str, n: int = 1) -> None:
+        """Count `n` launches of `kernel` run by someone else (e.g. a TensorRT layer)."""
+        self._counts[kernel] = self._counts.get(kernel, 0) + n
+
+    def record_error(
+        self, exc_or_text: BaseException | str, kernel: str, phase: str
+    ) -> cuda_errors.CudaError | None:
+        """Map, count and log a CUDA error reported outside a launch (e.g. an engine's log line)."""
+        exc = exc_or_text if isinstance(exc_or_text, BaseException) else RuntimeError(exc_or_text)
+        return self._on_error(exc, kernel, phase, None, (), None, None, {})
+
     # -- read-out ---------------------------------------------------------------------------------
     def launch_counts(self) -> dict[str, int]:
         """Launches per kernel since start."""
