@@ -1,8 +1,10 @@
 """Engine-side fault injection (only when enabled): each fault fails the way a real occurrence does.
 
 Faults and what they leave behind:
-- `cuda_oom`: a `torch.OutOfMemoryError` with PyTorch's real message ("CUDA out of memory. Tried to
-  allocate ...") raised at the chosen allocation (the Nth model step from now, or every step); the
+- `cuda_oom`: at the chosen allocation (the activations of the Nth model step from now, or of every
+  step with `repeat`), a `torch.OutOfMemoryError`: on CUDA a real failing allocation (of `tried_bytes`, or
+  more than is free), so the message and allocator state are PyTorch's own; on CPU the same message
+  ("CUDA out of memory. Tried to allocate ...") for an H200-sized device. The
   engine fails that step's requests with finish_reason "error", logs the error as JSON with
   cuda_error_code 2, counts it and marks the step span as an error.
 - `memory_leak`: every finished request leaves `bytes_per_request` allocated on the device.
@@ -54,25 +56,35 @@ def _flag(value: Any, name: str) -> bool:
 
 
 def _fmt(n: float) -> str:
-    if n >= _GIB:
-        return f"{n / _GIB:.2f} GiB"
-    return f"{n / _MIB:.2f} MiB"
+    """PyTorch's format_size: bytes, KiB, MiB or GiB with two decimals."""
+    if n < 1024:
+        return f"{int(n)} bytes"
+    if n < _MIB:
+        return f"{n / 1024:.2f} KiB"
+    if n < _GIB:
+        return f"{n / _MIB:.2f} MiB"
+    return f"{n / _GIB:.2f} GiB"
 
 
 def cuda_oom_message(
     tried: int, device: int, total: int, free: int, allocated: int, reserved: int, pid: int | None = None
 ) -> str:
-    """PyTorch's CUDA caching-allocator OOM message (c10/cuda/CUDACachingAllocator.cpp wording)."""
-    pid = os.getpid() if pid is None else pid
+    """PyTorch's CUDA caching-allocator OOM message, word for word as torch 2.11 raised it on the H200.
+
+    With `pid` the per-process form ("Process N has ... memory in use", used when NVML lists the
+    processes); without it the form "Including non-PyTorch memory, this process has ...".
+    """
     in_use = max(0, total - free)
+    who = (f"Process {pid} has {_fmt(in_use)} memory in use" if pid is not None
+           else f"Including non-PyTorch memory, this process has {_fmt(in_use)} memory in use")
     return (
         f"CUDA out of memory. Tried to allocate {_fmt(tried)}. GPU {device} has a total capacity of "
-        f"{_fmt(total)} of which {_fmt(free)} is free. Process {pid} has {_fmt(in_use)} memory in use. "
-        f"Of the allocated memory {_fmt(allocated)} is allocated by PyTorch, and "
-        f"{_fmt(max(0, reserved - allocated))} is reserved by PyTorch but unallocated. If reserved but "
-        "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
-        "fragmentation.  See documentation for Memory Management  "
-        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+        f"{_fmt(total)} of which {_fmt(free)} is free. {who}. Of the allocated memory {_fmt(allocated)} is "
+        f"allocated by PyTorch, and {_fmt(max(0, reserved - allocated))} is reserved by PyTorch but "
+        "unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
+        "Memory Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html"
+        "#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)"
     )
 
 
