@@ -1,12 +1,13 @@
 """deploy/: every kustomization renders offline into objects the Kubernetes 1.32 schemas accept, and the
 manifests agree with the code they run (CLI flags, probe paths, ports, the pod-resources socket, RSS).
 
-Neither kubectl nor kustomize can be installed here, so `render()` below implements the small subset of
-kustomize the manifests use (`resources`, `namespace`, `patches` with an explicit target, strategic merge
-for built-in kinds and JSON merge for custom resources) and refuses anything else, so a manifest that
-outgrows it fails here instead of being half-rendered. `test_renderer_*` pin its merge semantics to
-kustomize's. The prometheus-operator ServiceMonitor has no schema in kubernetes-validate; it is checked
-against the subset of its CRD that the manifests use.
+kubectl comes with this machine image but no registry the project installs from has it, so the checks
+render with `render()` below: the small subset of kustomize the manifests use (`resources`, `namespace`,
+`patches` with an explicit target, strategic merge for built-in kinds, plain merge for custom resources),
+refusing anything else so that a manifest outgrowing it fails instead of being half-rendered. One test
+compares its output with `kubectl kustomize` object by object; `test_renderer_*` pin its merge semantics.
+The prometheus-operator ServiceMonitor has no schema in kubernetes-validate; it is checked against the
+subset of its CRD that the manifests use.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import copy
 import datetime
 import os
 import re
+import shutil
 import signal
 import socket
 import ssl
@@ -92,14 +94,16 @@ def _merge(base: Any, patch: Any, field: str, strategic: bool) -> Any:
     if strategic and isinstance(base, list) and isinstance(patch, list):
         key = _merge_key(field, base + patch)
         if key is not None and all(isinstance(i, dict) and key in i for i in base + patch):
+            # kustomize (kyaml) puts the patch's new items first, then the base's, merged in place.
             merged = [copy.deepcopy(i) for i in base]
+            new = []
             for item in patch:
                 at = next((n for n, old in enumerate(merged) if old[key] == item[key]), None)
                 if at is None:
-                    merged.append(copy.deepcopy(item))
+                    new.append(copy.deepcopy(item))
                 else:
                     merged[at] = _merge(merged[at], item, field, strategic)
-            return merged
+            return new + merged
     return copy.deepcopy(patch)
 
 
@@ -151,6 +155,10 @@ def render(directory: Path) -> list[dict[str, Any]]:
 
 def kustomization_dirs() -> list[Path]:
     return sorted(p.parent for p in DEPLOY.rglob("kustomization.yaml"))
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
+    return obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
 
 
 def find(objs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
@@ -323,7 +331,8 @@ def flag_names(args: list[str]) -> list[str]:
 
 def test_renderer_merges_like_kustomize() -> None:
     """Strategic merge: containers by name, env by name, volumeMounts by mountPath, container ports by
-    containerPort, Service ports by port; args/tolerations replaced; null deletes; CRDs: lists replaced."""
+    containerPort, Service ports by port, new items first; args/tolerations replaced; null deletes; custom
+    resources: lists replaced."""
     base: dict[str, Any] = {
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "labels": {"a": "1"}},
             "spec": {"template": {"spec": {
@@ -344,16 +353,16 @@ def test_renderer_merges_like_kustomize() -> None:
     spec = out["spec"]["template"]["spec"]
     assert out["metadata"] == {"name": "d", "labels": {"a": "1", "b": "2"}}
     assert spec["tolerations"] == [{"key": "y", "operator": "Exists"}]
-    assert [c["name"] for c in spec["containers"]] == ["app", "side"]
-    app = spec["containers"][0]
+    assert [c["name"] for c in spec["containers"]] == ["side", "app"]
+    app = spec["containers"][1]
     assert app["args"] == ["--b"]
-    assert app["env"] == [{"name": "E", "value": "3"}, {"name": "F", "value": "2"}]
-    assert app["ports"] == [{"containerPort": 80}, {"containerPort": 81}]
+    assert app["env"] == [{"name": "F", "value": "2"}, {"name": "E", "value": "3"}]
+    assert app["ports"] == [{"containerPort": 81}, {"containerPort": 80}]
     assert app["volumeMounts"] == [{"name": "w", "mountPath": "/v", "readOnly": True}]
     svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
            "spec": {"ports": [{"name": "a", "port": 1}], "clusterIP": "None"}}
     out = apply_patch(svc, {"spec": {"ports": [{"name": "b", "port": 2}], "clusterIP": None}})
-    assert out["spec"] == {"ports": [{"name": "a", "port": 1}, {"name": "b", "port": 2}]}
+    assert out["spec"] == {"ports": [{"name": "b", "port": 2}, {"name": "a", "port": 1}]}
     crd = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": {"name": "m"},
            "spec": {"endpoints": [{"port": "a", "path": "/x"}], "selector": {}}}
     out = apply_patch(crd, {"spec": {"endpoints": [{"port": "a", "scheme": "https"}]}})
@@ -371,7 +380,7 @@ def test_renderer_refuses_what_it_does_not_implement(tmp_path: Path) -> None:
 
 
 def test_every_kustomization_is_known_and_documented() -> None:
-    found = {str(p.relative_to(DEPLOY)) for p in kustomization_dirs()}
+    found = {str(p.relative_to(DEPLOY)) for p in kustomization_dirs() if p.name != "base"}
     assert found >= EXPECTED_KUSTOMIZATIONS, f"missing: {EXPECTED_KUSTOMIZATIONS - found}"
     readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
     applied = set(re.findall(r"kubectl apply -k deploy/([\w./-]+)", readme))
@@ -380,7 +389,25 @@ def test_every_kustomization_is_known_and_documented() -> None:
         assert (DEPLOY / path / "kustomization.yaml").is_file(), f"README: no kustomization in deploy/{path}"
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_KUSTOMIZATIONS))
+def test_renderer_agrees_with_kubectl_kustomize() -> None:
+    """The renderer's output equals kustomize's own for every kustomization (kubectl is part of this
+    machine image; `kubectl kustomize` needs no cluster). This is also what refuses layouts kustomize
+    refuses, such as an overlay inside its base's folder."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.fail("kubectl not found: tests/test_deploy.py checks its renderer against `kubectl kustomize`")
+    for directory in kustomization_dirs():
+        out = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True,
+                             timeout=60, check=False)
+        assert out.returncode == 0, f"kubectl kustomize {directory}: {out.stderr.strip()}"
+        real = {_key(o): o for o in yaml.safe_load_all(out.stdout) if o}
+        mine = {_key(o): o for o in render(directory)}
+        assert mine.keys() == real.keys(), directory
+        for key, obj in mine.items():
+            assert obj == real[key], f"{directory}: {key} differs from kubectl kustomize"
+
+
+@pytest.mark.parametrize("name", sorted(str(p.relative_to(DEPLOY)) for p in kustomization_dirs()))
 def test_kustomization_renders_and_validates(name: str) -> None:
     objs = render(DEPLOY / name)
     assert objs
@@ -656,7 +683,10 @@ def test_sidecar_adds_the_exporter_to_the_inference_pod() -> None:
     objs = render(DEPLOY / "sidecar")
     dep = find(objs, "Deployment", "gpuobs-serve")
     names = [c["name"] for c in pod_spec(dep)["containers"]]
-    assert names == ["server", "gpuobs-exporter"]
+    assert sorted(names) == ["gpuobs-exporter", "server"]
+    # kustomize puts the added container first; `kubectl logs/exec` must still pick the server.
+    annotations = dep["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["kubectl.kubernetes.io/default-container"] == "server"
     assert container(dep, "server") == container(serving, "server"), "the patch leaves the server alone"
     side = container(dep, "gpuobs-exporter")
     daemon = container(find(render(DEPLOY / "exporter"), "DaemonSet", "gpuobs-exporter"), "exporter")
