@@ -58,6 +58,9 @@ def gpu_labels(reading: GpuReading, host: str, dcgm: bool) -> dict[str, str]:
     return labels
 
 
+_VALIDATED: set[str] = set()
+
+
 class _Families:
     """Metric families of one scrape, created on first use."""
 
@@ -68,7 +71,14 @@ class _Families:
         fam = self.by_name.get(name)
         if fam is None:
             typ = "counter" if kind is MetricKind.COUNTER else "gauge"
-            fam = self.by_name[name] = Metric(name, help, typ)
+            if name in _VALIDATED:
+                # Same fields as Metric.__init__ sets, without re-validating a name checked before.
+                fam = Metric.__new__(Metric)
+                fam.name, fam.documentation, fam.unit, fam.type, fam.samples = name, help, "", typ, []
+            else:
+                fam = Metric(name, help, typ)
+                _VALIDATED.add(name)
+            self.by_name[name] = fam
         return fam
 
     def add(
@@ -333,11 +343,11 @@ def _escape(value: str) -> str:
 
 def _number(value: float) -> str:
     """Prometheus text value: repr of a float, with Go's spellings of the non-finite ones."""
+    if -math.inf < value < math.inf:
+        return repr(value)
     if value != value:
         return "NaN"
-    if value in (math.inf, -math.inf):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value))
+    return "+Inf" if value > 0 else "-Inf"
 
 
 def render(registry: CollectorRegistry) -> bytes:
