@@ -17,20 +17,20 @@ __all__ = ["register"]
 
 logger = logging.getLogger(__name__)
 
-_HELP = """Serve GPU metrics for Prometheus (native or DCGM-compatible names) and, optionally, push OTLP.
-
-Backends: nvml (the NVIDIA driver), sim (a simulated node of --gpus H200-like GPUs), auto (NVML when a
-driver answers, else exit 2). Endpoints: /metrics, /healthz, /api/history?since=5m (flight recorder),
-and /api/faults (POST {"fault": "xid", "gpu": 0, "code": 79}) only with --enable-fault-injection.
-Settings: flag > GPUOBS_<NAME> environment > [export] table of the config file.
-
-Example: gpuobs export --backend sim --gpus 8 --naming dcgm --port 9400
-
-Self-check on a GPU machine (exporter values beside nvidia-smi's): gpuobs export --self-check
-
-Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or self-check agreed, 1 self-check disagreed,
-2 bad input, no driver for --backend auto, or port in use.
-"""
+_HELP = "\n\n".join(
+    [
+        "Serve GPU metrics for Prometheus (native or DCGM-compatible names) and, optionally, push OTLP.",
+        "Backends: nvml (the NVIDIA driver), sim (a simulated node of --gpus H200-like GPUs), "
+        "auto (NVML when a driver answers, else exit 2). Endpoints: /metrics, /healthz, "
+        "/api/history?since=5m (flight recorder), and "
+        '/api/faults (POST {"fault": "xid", "gpu": 0, "code": 79}) only with --enable-fault-injection.',
+        "Settings: flag > GPUOBS_<NAME> environment > the export table of the config file.",
+        "Example: gpuobs export --backend sim --gpus 8 --naming dcgm --port 9400",
+        "Self-check on a GPU machine (exporter values beside nvidia-smi's): gpuobs export --self-check",
+        "Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or self-check agreed, 1 self-check disagreed, "
+        "2 bad input, no driver for --backend auto, or port in use.",
+    ]
+)
 
 
 def export(
