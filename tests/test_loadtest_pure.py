@@ -131,6 +131,12 @@ def test_summarize_counts_throughput_and_latencies() -> None:
     assert s.by_kind["long"]["requests"] == 25
 
 
+def test_sparse_run_throughput_counts_the_whole_arrival_window() -> None:
+    one = _results(1, e2e=0.2, rate=1.0)
+    assert summarize(one, 0.1).throughput_rps == pytest.approx(1 / 0.2)        # no window: makespan only
+    assert summarize(one, 0.1, window_s=10.0).throughput_rps == pytest.approx(0.1)
+
+
 def test_failures_count_as_infinitely_slow_for_the_target() -> None:
     one_pct = summarize(_results(200, e2e=0.1, rate=10.0, failed=1), 10.0)
     assert step_verdict(one_pct, 0.2)[0]            # 0.5% failed: P99 still a real latency
