@@ -101,6 +101,7 @@ class ApiError(Exception):
         headers: dict[str, str] | None = None,
         reason: str | None = None,
     ) -> None:
+        message = message.encode("utf-8", "replace").decode("utf-8")  # never echo lone surrogates back
         super().__init__(message)
         self.status, self.message, self.type, self.param = status, message, type_, param
         self.code = code
@@ -513,6 +514,13 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
             ) from None
         if not isinstance(data, dict):
             raise ApiError(400, "request body must be a JSON object", code="invalid_json")
+        try:  # JSON escapes can smuggle in lone surrogates, which are not text
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ApiError(
+                400, f"request contains invalid Unicode: {exc.reason} (lone surrogate escape)",
+                code="invalid_text",
+            ) from None
         return data
 
     def parse(model_cls: type[BaseModel], data: dict[str, Any]) -> Any:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.otlp import OtlpReceiver
 from support.serve import ServeProcess, http_json
 
@@ -342,6 +344,71 @@ def test_admission_refusal_is_429_with_retry_after(tmp_path: Path) -> None:
             f'vllm:admission_rejections_total{{model_name="{MODEL}",reason="max_num_queued_reqs"}}' in metrics
         )
         assert http_json("GET", f"{srv.url}/health")[0] == 200
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=40),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=8,
+)
+_FIELDS = [
+    "model",
+    "prompt",
+    "messages",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "n",
+    "seed",
+    "stop",
+    "stream",
+    "stream_options",
+    "user",
+    "priority",
+    "ignore_eos",
+    "deadline_ms",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chat=st.booleans(), overrides=st.dictionaries(st.sampled_from(_FIELDS), _JSON_VALUES, max_size=3))
+def test_random_bodies_never_get_a_5xx(server: ServeProcess, chat: bool, overrides: dict) -> None:
+    body: dict = {"model": MODEL, "max_tokens": 2}
+    if chat:
+        body["messages"] = [{"role": "user", "content": "hi"}]
+    else:
+        body["prompt"] = "hi"
+    body.update(overrides)
+    if body.get("deadline_ms") is not None:
+        body.pop("deadline_ms")  # an honoured deadline that expires is a 504 by design
+    raw = json.dumps(body, allow_nan=True).encode("utf-8", "surrogatepass")
+    status, payload = raw_post(server, "/v1/chat/completions" if chat else "/v1/completions", raw)
+    assert status < 500, (body, payload)
+    if status >= 400:
+        assert payload["error"]["message"] and payload["error"]["type"]
+
+
+def test_tenant_header_is_counted(server: ServeProcess, client: openai.OpenAI) -> None:
+    client.completions.create(model=MODEL, prompt="tenant", max_tokens=2, extra_headers={"x-tenant": "acme"})
+    assert (
+        f'gpuobs_serving_tenant_requests_total{{finished_reason="length",model_name="{MODEL}",tenant="acme"}}'
+        in server.metrics()
+        or 'tenant="acme"' in server.metrics()
+    )
+    status, payload = raw_post(
+        server,
+        "/v1/completions",
+        json.dumps({"model": MODEL, "prompt": "x"}).encode(),
+        headers={"x-tenant": "t" * 100},
+    )
+    assert status == 400 and "tenant" in payload["error"]["message"]
 
 
 def test_no_request_holds_the_model_after_it_ended(server: ServeProcess) -> None:
