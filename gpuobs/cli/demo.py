@@ -21,8 +21,8 @@ __all__ = ["register"]
 _HELP = "\n\n".join(
     [
         "Start `gpuobs export` on a simulated 8-GPU node on a free loopback port, inject a few faults "
-        "(XID 13 on GPU 5, a hot GPU 3, a memory hog on GPU 1), scrape /metrics a few times over HTTP and show what the "
-        "exporter sees per GPU. Stops by itself within about 10 seconds.",
+        "(XID 13 on GPU 5, a hot GPU 3, a memory hog on GPU 1), scrape /metrics a few times over HTTP "
+        "and show what the exporter sees per GPU. Stops by itself within about 10 seconds.",
         "Example: gpuobs demo --scrapes 3 --json",
         "Exit codes: 0 the exporter answered every scrape, 1 a scrape failed, 2 bad input.",
     ]
