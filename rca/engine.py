@@ -24,7 +24,7 @@ from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX, detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
 from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Report, Symptom, evidence_line
-from gpuobs.rca.signature import Match, Scope, Severity, Signature, precedes
+from gpuobs.rca.signature import Match, Scope, Severity, Signature, clear_text_cache, precedes
 
 __all__ = ["EntityIndex", "diagnose", "normalise_pci"]
 
@@ -36,6 +36,7 @@ _PLACEHOLDER = re.compile(r"\{(gpu|uuid|pci|host|pod|namespace|container|model)\
 # An explained symptom may precede its cause by this much (clocks of dmesg and app logs differ).
 CLOCK_SLACK_S = 2.0
 MAX_CAUSES = 5
+_IDENTITY_ATTRS = frozenset({"gpu_index", "uuid", "UUID", "gpu_uuid", "pci", "pci_bus_id"})
 MAX_EVIDENCE_ITEMS = 12
 
 
@@ -65,21 +66,45 @@ class EntityIndex:
         hosts = {ev.entity.host for ev in evidence if ev.entity.host}
         self.only_host = next(iter(hosts)) if len(hosts) == 1 else None
         self._parent: dict[str, str] = {}
-        self._nodes: list[list[str]] = []
+        self._nodes: list[tuple[str, ...]] = []
+        # Many records share one identity (every metric sample of a GPU): resolve each identity once.
+        seen: dict[tuple[object, ...], tuple[tuple[str, ...], Entity]] = {}
         for ev in evidence:
-            nodes = self._identity_nodes(ev)
-            self._nodes.append(nodes)
-            for other in nodes[1:]:
-                self._union(nodes[0], other)
+            ident = self._identity(ev)
+            if ident not in seen:
+                gpu = self._gpu_entity(ev)
+                nodes = self._identity_nodes(gpu)
+                seen[ident] = (nodes, gpu)
+                for other in nodes[1:]:
+                    self._union(nodes[0], other)
+            self._nodes.append(seen[ident][0])
         self._group_entity: dict[str, Entity] = {}
-        for ev, nodes in zip(evidence, self._nodes, strict=True):
+        for nodes, gpu in seen.values():
             if nodes:
                 root = self._find(nodes[0])
-                known = self._group_entity.get(root, Entity())
-                self._group_entity[root] = known.merged(self._gpu_entity(ev))
+                self._group_entity[root] = self._group_entity.get(root, Entity()).merged(gpu)
+        self._root: dict[tuple[str, ...], str] = {}
 
     def host(self, ev: Evidence) -> str | None:
         return ev.entity.host or self.only_host
+
+    @staticmethod
+    def _identity(ev: Evidence) -> tuple[object, ...]:
+        e = ev.entity
+        extra: tuple[object, ...] = ()
+        attrs = ev.attrs
+        # A UUID names its GPU on its own; the first record of each identity links the rest.
+        if (
+            e.gpu_uuid is None
+            and (e.gpu_index is None or e.pci_bus_id is None)
+            and attrs
+            and ("labels" in attrs or not _IDENTITY_ATTRS.isdisjoint(attrs))
+        ):
+            extra = tuple(
+                None if (v := _label(ev, n)) is None else str(v)
+                for n in ("gpu_index", "uuid", "UUID", "gpu_uuid", "pci", "pci_bus_id")
+            )
+        return (e.host, e.gpu_uuid, e.gpu_index, e.pci_bus_id, extra)
 
     def _gpu_entity(self, ev: Evidence) -> Entity:
         e = ev.entity
@@ -96,8 +121,8 @@ class EntityIndex:
             pci_bus_id=str(pci) if pci else None,
         )
 
-    def _identity_nodes(self, ev: Evidence) -> list[str]:
-        gpu = self._gpu_entity(ev)
+    @staticmethod
+    def _identity_nodes(gpu: Entity) -> tuple[str, ...]:
         host = gpu.host or ""
         nodes = []
         if gpu.gpu_uuid:
@@ -107,7 +132,7 @@ class EntityIndex:
             nodes.append(f"p:{host}|{pci}")
         if gpu.gpu_index is not None:
             nodes.append(f"i:{host}|{gpu.gpu_index}")
-        return nodes
+        return tuple(nodes)
 
     def _find(self, node: str) -> str:
         parent = self._parent.setdefault(node, node)
@@ -122,7 +147,12 @@ class EntityIndex:
 
     def gpu_group(self, position: int) -> str | None:
         nodes = self._nodes[position]
-        return self._find(nodes[0]) if nodes else None
+        if not nodes:
+            return None
+        root = self._root.get(nodes)
+        if root is None:
+            root = self._root[nodes] = self._find(nodes[0])
+        return root
 
     def group_entity(self, group: str) -> Entity:
         return self._group_entity.get(group, Entity())
@@ -215,11 +245,12 @@ class _Candidate:
 def _evaluate(
     signature: Signature, evidence: Sequence[Evidence], by_key: dict[str, list[int]], index: EntityIndex
 ) -> _Candidate | None:
-    keys = signature.evidence_keys()
+    keys = signature.match_keys()
     if any(not m.keys for m in signature.matchers()):
         positions: Iterable[int] = range(len(evidence))
     else:
-        positions = sorted({p for k in keys for p in by_key.get(k, ())})
+        lists = [by_key[k] for k in keys if k in by_key]
+        positions = lists[0] if len(lists) == 1 else sorted(p for lst in lists for p in lst)
     items = [(evidence[p], p) for p in positions]
     if not items:
         return None
@@ -362,7 +393,10 @@ def _symptoms(
         ev = evidence[pos]
         if pos in anchors or ev.raw.strip() in quoted or not cand.signature.explains_record(ev):
             continue
-        if not index.complete(pos, ev).overlaps(cand.entity):
+        group = index.gpu_group(pos)
+        if not ev.entity.overlaps(cand.entity) or (
+            group is not None and not index.group_entity(group).overlaps(cand.entity)
+        ):
             continue
         if (
             precedes((ev, pos), first, slack_s=0.0) is True
@@ -481,9 +515,12 @@ def diagnose(
     times = [ev.time for ev in evidence if ev.time is not None]
     start = window[0] if window[0] is not None else (min(times) if times else None)
     end = window[1] if window[1] is not None else (max(times) if times else None)
+    built = tuple(_cause(c, records, index, by_key) for c in causes)
+    anomalies = tuple(_anomalies(records, known))
+    clear_text_cache()
     return Report(
-        causes=tuple(_cause(c, records, index, by_key) for c in causes),
-        anomalies=tuple(_anomalies(records, known)),
+        causes=built,
+        anomalies=anomalies,
         problems=tuple(issues),
         evidence_count=len(evidence),
         sources=dict(sorted(sources.items())),

@@ -14,7 +14,7 @@ import enum
 import importlib
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "Signature",
     "SignatureError",
     "Variant",
+    "clear_text_cache",
     "evidence_text",
     "precedes",
     "resolve_metric",
@@ -73,8 +74,28 @@ def resolve_metric(ref: str) -> str:
     return native
 
 
+_TEXT_CACHE: dict[int, tuple[Evidence, str]] = {}
+_TEXT_CACHE_MAX = 500_000
+
+
 def evidence_text(ev: Evidence) -> str:
     """The text a `text` pattern is searched in: the raw line plus the message-like attributes."""
+    hit = _TEXT_CACHE.get(id(ev))
+    if hit is not None and hit[0] is ev:
+        return hit[1]
+    text = _evidence_text(ev)
+    if len(_TEXT_CACHE) >= _TEXT_CACHE_MAX:
+        _TEXT_CACHE.clear()
+    _TEXT_CACHE[id(ev)] = (ev, text)
+    return text
+
+
+def clear_text_cache() -> None:
+    """Forget cached texts (the engine calls it after each diagnosis so records can be freed)."""
+    _TEXT_CACHE.clear()
+
+
+def _evidence_text(ev: Evidence) -> str:
     parts = [ev.raw]
     for name in ("message", "process", "reason", "method", "model"):
         value = ev.attrs.get(name)
@@ -294,14 +315,12 @@ class Signature:
     tags: tuple[str, ...] = field(default_factory=tuple)
 
     def evidence_keys(self) -> set[str]:
-        """Every evidence key the signature reads (empty keys in a matcher mean any key)."""
-        out: set[str] = set()
-        for variant in self.variants:
-            for clause in variant.require:
-                out |= clause.keys()
-        for matcher in (*self.support, *self.rule_out, *self.explains):
-            out |= set(matcher.keys)
-        return out
+        """Every evidence key the signature reads, the symptoms it explains included."""
+        return self.match_keys() | {k for m in self.explains for k in m.keys}
+
+    def match_keys(self) -> set[str]:
+        """The evidence keys that decide whether the signature holds (require, support, rule-out)."""
+        return {k for m in self.matchers() for k in m.keys}
 
     def explains_record(self, ev: Evidence) -> bool:
         return any(m.matches(ev) for m in self.explains)
@@ -318,13 +337,22 @@ class Signature:
         The holding variant with the highest base gives the anchors and base confidence; any rule-out record
         drops the signature; each support matcher with a hit adds its weight.
         """
-        records = [ev for ev, _ in indexed]
+        by_key: dict[str, list[tuple[Evidence, int]]] = {}
+        for it in indexed:
+            by_key.setdefault(it[0].key, []).append(it)
+
+        def candidates(matchers: Sequence[Matcher]) -> list[tuple[Evidence, int]]:
+            keys = {k for m in matchers for k in m.keys}
+            if any(not m.keys for m in matchers):
+                return list(indexed)
+            return sorted((it for k in keys for it in by_key.get(k, ())), key=lambda it: it[1])
+
         for matcher in self.rule_out:
-            if any(matcher.matches(ev) for ev in records):
+            if any(matcher.matches(ev) for ev, _ in candidates([matcher])):
                 return None
         best: tuple[Variant, list[tuple[Evidence, int]]] | None = None
         for variant in self.variants:
-            anchors = self._variant_anchors(variant, indexed)
+            anchors = self._variant_anchors(variant, candidates)
             if anchors is not None and (best is None or variant.base > best[0].base):
                 best = (variant, anchors)
         if best is None:
@@ -334,7 +362,7 @@ class Signature:
         supporting: list[tuple[Evidence, int]] = []
         matched: list[str] = []
         for matcher in self.support:
-            hits = [it for it in indexed if matcher.matches(it[0])]
+            hits = [it for it in candidates([matcher]) if matcher.matches(it[0])]
             if hits:
                 confidence += matcher.weight
                 supporting.extend(hits[:5])
@@ -349,11 +377,15 @@ class Signature:
         )
 
     def _variant_anchors(
-        self, variant: Variant, indexed: Sequence[tuple[Evidence, int]]
+        self,
+        variant: Variant,
+        candidates: Callable[[Sequence[Matcher]], list[tuple[Evidence, int]]],
     ) -> list[tuple[Evidence, int]] | None:
         chosen: dict[str, list[tuple[Evidence, int]]] = {}
         for clause in variant.require:
-            selected = [it for it in indexed if any(m.matches(it[0]) for m in clause.matchers)]
+            selected = [
+                it for it in candidates(clause.matchers) if any(m.matches(it[0]) for m in clause.matchers)
+            ]
             if not selected or not clause.holds([ev for ev, _ in selected]):
                 return None
             chosen[clause.name] = selected
