@@ -90,8 +90,13 @@ class SwapStatus:
         }
 
 
-def estimate_model_bytes(model_dir: str | Path, kv_cache_bytes: int = 0) -> int | None:
-    """Weights bytes of a Hugging Face Llama directory from its config.json (None if unreadable)."""
+def estimate_model_bytes(
+    model_dir: str | Path, kv_cache_bytes: int = 0, dtype_bytes: int | None = None
+) -> int | None:
+    """Weights bytes of a Hugging Face Llama directory from its config.json (None if unreadable).
+
+    `dtype_bytes` overrides the checkpoint's `torch_dtype` (the CPU engine loads float32 weights).
+    """
     path = Path(model_dir) / "config.json"
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -100,7 +105,8 @@ def estimate_model_bytes(model_dir: str | Path, kv_cache_bytes: int = 0) -> int 
         heads = int(raw["num_attention_heads"])
         kv_heads = int(raw.get("num_key_value_heads") or heads)
         head_dim = int(raw.get("head_dim") or hidden // heads)
-        dtype_bytes = _DTYPE_BYTES.get(str(raw.get("torch_dtype", "float32")), 4)
+        if dtype_bytes is None:
+            dtype_bytes = _DTYPE_BYTES.get(str(raw.get("torch_dtype", "float32")), 4)
     except (OSError, ValueError, KeyError, TypeError):
         return None
     attn = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
@@ -232,12 +238,19 @@ class ModelManager:
         current_bytes = int(current.engine.memory_bytes()) if current is not None else None
         if model_dir is None:
             return current_bytes
-        weights = estimate_model_bytes(model_dir)
+        dtype_bytes = None
+        if current is not None and not str(getattr(current.engine, "device", "cpu")).startswith("cuda"):
+            # on CPU every checkpoint is loaded in the engine's dtype, whatever config.json says
+            itemsize = getattr(
+                getattr(getattr(current.engine, "model", None), "dtype", None), "itemsize", None
+            )
+            dtype_bytes = int(itemsize) if isinstance(itemsize, int) else None
+        weights = estimate_model_bytes(model_dir, dtype_bytes=dtype_bytes)
         if weights is None:
             return current_bytes
         kv = 0
         if current is not None and current.model_dir is not None:
-            cur_weights = estimate_model_bytes(current.model_dir)
+            cur_weights = estimate_model_bytes(current.model_dir, dtype_bytes=dtype_bytes)
             if cur_weights is not None and current_bytes is not None:
                 kv = max(0, current_bytes - cur_weights)
         return weights + kv

@@ -171,6 +171,13 @@ def test_swap_under_load_loses_no_request(server: ServeProcess, models: dict[str
     assert any(r.get("event") == "swap_freed" for r in server.json_logs())
     metrics = server.metrics()
     assert 'gpuobs_serving_model_swaps_total{result="ok"} 1.0' in metrics
+    # the fit check's estimate (from config.json, before loading) is close to what the engine holds
+    held = next(
+        float(ln.split()[-1])
+        for ln in metrics.splitlines()
+        if ln.startswith(f'gpuobs_serving_memory_bytes{{model_name="{MODEL}"}}')
+    )
+    assert abs(body["estimated_bytes"] - held) / held < 0.1, (body["estimated_bytes"], held)
     assert f'gpuobs_serving_ready{{model_name="{MODEL}"}} 1.0' in metrics
 
 
