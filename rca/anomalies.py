@@ -115,7 +115,7 @@ def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
                 key=INCREASE_PREFIX + key,
                 value=delta,
                 source=ENGINE_SOURCE,
-                time=samples[0].time if len(samples) == 1 else _first_rise(samples),
+                time=None if len(samples) == 1 else _first_rise(samples),  # one reading: onset unknown
                 entity=last.entity,
                 raw=f"{key} increased by {delta:g} in the window",
                 attrs={"labels": last.attrs.get("labels", {})},

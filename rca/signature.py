@@ -252,9 +252,18 @@ class Clause:
         return True
 
 
+_STATE_KINDS = (EvidenceKind.METRIC, EvidenceKind.STATE)
+
+
 def precedes(a: tuple[Evidence, int], b: tuple[Evidence, int], slack_s: float = 1.0) -> bool | None:
-    """Whether a comes no later than b: by time, else by line (or position) in one source; None if unknown."""
+    """Whether a comes no later than b: by time, else by line (or position) in one source; None if unknown.
+
+    Metric and state readings say what held when they were read (a snapshot, a window summary), not
+    when it began: they are never ordered against other records.
+    """
     (ea, ia), (eb, ib) = a, b
+    if ea.kind in _STATE_KINDS or eb.kind in _STATE_KINDS:
+        return None
     if ea.time is not None and eb.time is not None:
         return ea.time <= eb.time + slack_s
     if ea.source == eb.source:
