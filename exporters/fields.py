@@ -67,6 +67,7 @@ FIELDS: tuple[Field, ...] = (
     Field(g.DRAM_ACTIVE, "dram_active_ratio", slow=True),
     Field(g.NVLINK_TX_RATE, "nvlink_tx_bytes_per_second", slow=True),
     Field(g.NVLINK_RX_RATE, "nvlink_rx_bytes_per_second", slow=True),
+    Field(g.NVLINK_RATE, "nvlink_bytes_per_second", slow=True),
 )
 
 

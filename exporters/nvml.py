@@ -523,6 +523,8 @@ class NvmlBackend(GpuBackend):
                         continue
                     value = float(m.value)
                     setattr(s, attr, value * _MIB if attr in _GPM_RATE_FIELDS else value / 100.0)
+            if s.nvlink_tx_bytes_per_second is not None and s.nvlink_rx_bytes_per_second is not None:
+                s.nvlink_bytes_per_second = s.nvlink_tx_bytes_per_second + s.nvlink_rx_bytes_per_second
         finally:
             self.q(index, "gpm_free", self._fn("nvmlGpmSampleFree"), prev)
 

@@ -102,6 +102,7 @@ class SlowSample:
     dram_active_ratio: float | None = None
     nvlink_tx_bytes_per_second: float | None = None
     nvlink_rx_bytes_per_second: float | None = None
+    nvlink_bytes_per_second: float | None = None
     errors: dict[str, str] = field(default_factory=dict)
 
 

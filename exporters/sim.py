@@ -195,6 +195,7 @@ class SimBackend(GpuBackend):
                 dram_active_ratio=0.55 * u,
                 nvlink_tx_bytes_per_second=60e9 * u,
                 nvlink_rx_bytes_per_second=58e9 * u,
+                nvlink_bytes_per_second=118e9 * u,
             )
             for name in list(g.field_errors):
                 if hasattr(s, name):

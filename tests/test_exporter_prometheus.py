@@ -21,22 +21,65 @@ pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
 
 # Native names, one query per metric family the exporter serves on a simulated node.
 NATIVE_QUERIES = [
-    *(f"{spec.native}" for spec in (
-        g.SM_CLOCK, g.MEMORY_CLOCK, g.GPU_TEMPERATURE, g.MEMORY_TEMPERATURE, g.POWER_USAGE, g.POWER_LIMIT,
-        g.PCIE_TX_RATE, g.PCIE_RX_RATE, g.GPU_UTILIZATION, g.MEMORY_COPY_UTILIZATION, g.ENCODER_UTILIZATION,
-        g.DECODER_UTILIZATION, g.MEMORY_FREE, g.MEMORY_USED, g.MEMORY_RESERVED, g.MEMORY_TOTAL,
-        g.ROW_REMAP_PENDING, g.ROW_REMAP_FAILURE, g.NVLINK_TX_RATE, g.NVLINK_RX_RATE, g.PSTATE, g.FAN_SPEED,
-        g.COMPUTE_MODE, g.XID_LAST, g.PROCESS_MEMORY_USED, g.MIG_MODE, g.GR_ENGINE_ACTIVE, g.SM_ACTIVE,
-        g.SM_OCCUPANCY, g.TENSOR_ACTIVE, g.DRAM_ACTIVE, g.GPU_INFO, ex.NVML_UP, ex.GPU_UP, ex.SLOW_FIELD_AGE,
-        ex.HISTORY_SAMPLES,
-    )),
-    *(f"rate({spec.exposed_native}[5s])" for spec in (
-        g.ENERGY, g.PCIE_REPLAYS, g.ECC_SBE_VOLATILE, g.ECC_DBE_VOLATILE, g.ECC_SBE_AGGREGATE,
-        g.ECC_DBE_AGGREGATE, g.ROWS_REMAPPED_CORRECTABLE, g.ROWS_REMAPPED_UNCORRECTABLE, g.NVLINK_BANDWIDTH,
-    )),
+    *(
+        f"{spec.native}"
+        for spec in (
+            g.SM_CLOCK,
+            g.MEMORY_CLOCK,
+            g.GPU_TEMPERATURE,
+            g.MEMORY_TEMPERATURE,
+            g.POWER_USAGE,
+            g.POWER_LIMIT,
+            g.PCIE_TX_RATE,
+            g.PCIE_RX_RATE,
+            g.GPU_UTILIZATION,
+            g.MEMORY_COPY_UTILIZATION,
+            g.ENCODER_UTILIZATION,
+            g.DECODER_UTILIZATION,
+            g.MEMORY_FREE,
+            g.MEMORY_USED,
+            g.MEMORY_RESERVED,
+            g.MEMORY_TOTAL,
+            g.ROW_REMAP_PENDING,
+            g.ROW_REMAP_FAILURE,
+            g.NVLINK_TX_RATE,
+            g.NVLINK_RX_RATE,
+            g.NVLINK_RATE,
+            g.PSTATE,
+            g.FAN_SPEED,
+            g.COMPUTE_MODE,
+            g.XID_LAST,
+            g.PROCESS_MEMORY_USED,
+            g.MIG_MODE,
+            g.GR_ENGINE_ACTIVE,
+            g.SM_ACTIVE,
+            g.SM_OCCUPANCY,
+            g.TENSOR_ACTIVE,
+            g.DRAM_ACTIVE,
+            g.GPU_INFO,
+            ex.NVML_UP,
+            ex.GPU_UP,
+            ex.SLOW_FIELD_AGE,
+            ex.HISTORY_SAMPLES,
+        )
+    ),
+    *(
+        f"rate({spec.exposed_native}[5s])"
+        for spec in (
+            g.ENERGY,
+            g.PCIE_REPLAYS,
+            g.ECC_SBE_VOLATILE,
+            g.ECC_DBE_VOLATILE,
+            g.ECC_SBE_AGGREGATE,
+            g.ECC_DBE_AGGREGATE,
+            g.ROWS_REMAPPED_CORRECTABLE,
+            g.ROWS_REMAPPED_UNCORRECTABLE,
+            g.NVLINK_BANDWIDTH,
+        )
+    ),
     f'{g.CLOCK_EVENT_ACTIVE.native}{{reason="sw_thermal_slowdown"}} == 1',
     f'{g.XID_ERRORS.exposed_native}{{code="13"}}',
-    f'{g.MIG_DEVICE_MEMORY_TOTAL.native}',
+    f"{g.MIG_DEVICE_MEMORY_TOTAL.native}",
     f'{ex.COLLECTOR_SUCCESS.native}{{collector="gpu"}} == 1',
     f'{ex.SCRAPE_DURATION.native}{{collector="total"}} < 0.5',
     f"sum by (host) ({g.POWER_USAGE.native})",
@@ -64,9 +107,27 @@ def _dashboard_queries(compat_dir: Path) -> list[str]:
 def _start_exporter(*args: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuobs", "export", "--backend", "sim", "--gpus", "8", "--port", str(port),
-         "--pod-resources-socket", "none", "--slow-interval", "0.5", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "GPUOBS_CONFIG": os.devnull})
+        [
+            sys.executable,
+            "-m",
+            "gpuobs",
+            "export",
+            "--backend",
+            "sim",
+            "--gpus",
+            "8",
+            "--port",
+            str(port),
+            "--pod-resources-socket",
+            "none",
+            "--slow-interval",
+            "0.5",
+            *args,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "GPUOBS_CONFIG": os.devnull},
+    )
     target = f"127.0.0.1:{port}"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

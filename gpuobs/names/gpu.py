@@ -13,6 +13,7 @@ poller, served from cache with its age), `event` (XID event thread).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Final
 
 from gpuobs.names.spec import MetricKind, MetricSpec, register
@@ -48,6 +49,7 @@ __all__ = [
     "MIG_LABELS",
     "MIG_MODE",
     "NVLINK_BANDWIDTH",
+    "NVLINK_RATE",
     "NVLINK_RX_RATE",
     "NVLINK_TX_RATE",
     "PCIE_REPLAYS",
@@ -413,9 +415,22 @@ NVLINK_BANDWIDTH: Final = _counter(
     "gpuobs_gpu_nvlink_traffic_bytes",
     "NVLink bytes sent and received over all links, headers included.",
     "bytes",
-    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+    source="slow",
 )
 """Counter, By. NVML fields NVLINK_THROUGHPUT_RAW_TX/RX (KiB)."""
+NVLINK_RATE: Final = dataclasses.replace(
+    _gauge(
+        "gpuobs_gpu_nvlink_bytes_per_second",
+        "NVLink rate over all links, both directions (GPM).",
+        "bytes_per_second",
+        "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+        1.0 / 1024,
+        source="slow",
+    ),
+    dcgm_kind=MetricKind.COUNTER,
+)
+"""Gauge, By/s. DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL is a rate in KiB/s that dcgm-exporter declares a counter
+(NVIDIA/deepops#810, dcgm-exporter#472); DCGM naming keeps both quirks so its dashboards read it right."""
 NVLINK_TX_RATE: Final = _gauge(
     "gpuobs_gpu_nvlink_transmit_bytes_per_second",
     "NVLink transmit rate (GPM).",
@@ -570,6 +585,7 @@ register(
     NVLINK_BANDWIDTH,
     NVLINK_TX_RATE,
     NVLINK_RX_RATE,
+    NVLINK_RATE,
     PSTATE,
     FAN_SPEED,
     COMPUTE_MODE,
