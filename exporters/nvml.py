@@ -130,6 +130,7 @@ class NvmlBackend(GpuBackend):
         self._devices: list[DeviceInfo] = []
         self._lock = threading.Lock()
         self._event_set: Any = None
+        self._event_lock = threading.Lock()
         self._gpm_prev: dict[int, Any] = {}
         self._gpm_ok: dict[int, bool] = {}
         self._proc_names: dict[int, str] = {}
@@ -232,9 +233,10 @@ class NvmlBackend(GpuBackend):
             for sample in self._gpm_prev.values():
                 self.q(-1, "gpm_free", self._fn("nvmlGpmSampleFree"), sample)
             self._gpm_prev.clear()
-            if self._event_set is not None:
-                self.q(-1, "event_free", self._fn("nvmlEventSetFree"), self._event_set)
-                self._event_set = None
+            with self._event_lock:  # never free the set under a thread waiting on it
+                if self._event_set is not None:
+                    self.q(-1, "event_free", self._fn("nvmlEventSetFree"), self._event_set)
+                    self._event_set = None
             try:
                 self.nv.nvmlShutdown()
             except Exception:
@@ -556,7 +558,10 @@ class NvmlBackend(GpuBackend):
             time.sleep(timeout_s)
             return None
         try:
-            data = fn(event_set, int(timeout_s * 1000))
+            with self._event_lock:
+                if self._event_set is not event_set:
+                    return None  # freed by shutdown meanwhile
+                data = fn(event_set, int(timeout_s * 1000))
         except Exception as exc:
             code = self._code(exc)
             if code == _TIMEOUT:
