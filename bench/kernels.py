@@ -486,6 +486,44 @@ def launch_cost(dev: str) -> None:
                     "met": (c - d) * 1e6 <= 1.0})
 
 
+def event_costs(dev: str) -> None:
+    """Host cost of the CUDA-event steps of a sampled launch: fresh vs pooled events, query, elapsed."""
+    timing = L.CudaEventTiming()
+    x = torch.randn(1024, device=dev)
+    n = 2000
+
+    def timed(fn: Callable[[], Any]) -> float:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / n * 1e6
+
+    def fresh() -> None:
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        x.add_(1)
+        end.record()
+
+    def pooled() -> None:
+        token = timing.stop(timing.start(x.device))
+        x.add_(1)
+        timing.release(token)
+
+    def plain() -> None:
+        x.add_(1)
+
+    token = timing.stop(timing.start(x.device))
+    torch.cuda.synchronize()
+    costs = {"torch op alone": timed(plain), "fresh event pair + op": timed(fresh),
+             "pooled event pair + op": timed(pooled), "event query": timed(lambda: timing.ready(token)),
+             "elapsed_time": timed(lambda: timing.elapsed_ms(token)),
+             "stream_of": timed(lambda: timing.stream_of(x.device))}
+    NOTES.append("CUDA event host costs (us): " + ", ".join(f"{k} {v:.2f}" for k, v in costs.items()))
+    log(NOTES[-1])
+
+
 def decode_loop_overhead(dev: str, quick: bool) -> None:
     """A Llama-8B-shaped decode step (8 layers, batch 64, ctx 1024) with vs without the launcher."""
     bf = torch.bfloat16
@@ -640,8 +678,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json-out", help="write all figures as JSON here")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
-    parser.add_argument("--skip", default="",
-                        help="comma list of parts to skip: host,correctness,tune,speed,launch,loop,error")
+    parser.add_argument("--skip", default="", help="parts to skip, comma-separated: "
+                        "host,correctness,tune,speed,launch,events,loop,error")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
 
@@ -669,6 +707,7 @@ def main() -> int:
         guarded("tune", lambda: tune(dev, args.quick))
         guarded("speed", lambda: speed(dev, args.quick))
         guarded("launch", lambda: launch_cost(dev))
+        guarded("events", lambda: event_costs(dev))
         guarded("loop", lambda: decode_loop_overhead(dev, args.quick))
         guarded("error", cuda_error_mapping)
     else:

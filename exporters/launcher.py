@@ -82,7 +82,10 @@ class LaunchError(RuntimeError):
 
 
 class EventTiming(Protocol):
-    """GPU timing of one launch: two events recorded on the launch stream, polled later."""
+    """GPU timing of one launch: two events recorded on the launch stream, polled later.
+
+    Implementations may also define `release(token)`, called once a token is no longer needed.
+    """
 
     def stream_of(self, device: Any) -> str: ...
 
@@ -96,7 +99,17 @@ class EventTiming(Protocol):
 
 
 class CudaEventTiming:
-    """EventTiming on torch.cuda events of the current stream (never synchronises)."""
+    """EventTiming on torch.cuda events of the current stream (never synchronises).
+
+    Event pairs are pooled: creating and destroying CUDA events costs driver calls on every
+    sampled launch otherwise.
+    """
+
+    _POOL_MAX = 64
+
+    def __init__(self) -> None:
+        self._pool: list[tuple[Any, Any]] = []
+        self._lock = threading.Lock()
 
     def _torch(self) -> Any:
         return sys.modules["torch"]
@@ -108,9 +121,12 @@ class CudaEventTiming:
     def start(self, device: Any) -> Any:
         cuda = self._torch().cuda
         stream = cuda.current_stream(device)
-        begin, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
-        begin.record(stream)
-        return (begin, end, stream)
+        with self._lock:
+            pair = self._pool.pop() if self._pool else None
+        if pair is None:
+            pair = (cuda.Event(enable_timing=True), cuda.Event(enable_timing=True))
+        pair[0].record(stream)
+        return (pair[0], pair[1], stream)
 
     def stop(self, token: Any) -> Any:
         token[1].record(token[2])
@@ -122,6 +138,11 @@ class CudaEventTiming:
     def elapsed_ms(self, token: Any) -> float:
         return float(token[0].elapsed_time(token[1]))
 
+    def release(self, token: Any) -> None:
+        with self._lock:
+            if len(self._pool) < self._POOL_MAX:
+                self._pool.append((token[0], token[1]))
+
 
 @dataclass
 class _Pending:
@@ -131,21 +152,33 @@ class _Pending:
     kernel: str
 
 
+_DTYPE_NAMES: dict[Any, str] = {}
+
+
 def _describe_args(args: Iterable[Any]) -> tuple[list[str], list[str], Any]:
     """Shapes and dtypes of the tensor arguments, and the device of the first CUDA tensor."""
     shapes: list[str] = []
     dtypes: list[str] = []
     cuda_device = None
     for arg in args:
-        shape = getattr(arg, "shape", None)
         dtype = getattr(arg, "dtype", None)
-        if shape is None or dtype is None:
+        if dtype is None or not hasattr(arg, "shape"):
             continue
-        shapes.append("x".join(str(int(d)) for d in shape) or "scalar")
-        dtypes.append(str(dtype).removeprefix("torch."))
+        shapes.append("x".join(map(str, arg.shape)) or "scalar")
+        name = _DTYPE_NAMES.get(dtype)
+        if name is None:
+            name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+        dtypes.append(name)
         if cuda_device is None and getattr(arg, "is_cuda", False):
             cuda_device = arg.device
     return shapes, dtypes, cuda_device
+
+
+def _grid_text(grid: Any) -> str:
+    """`8x64x2` for a grid tuple (span attributes are plain strings: cheaper to record than lists)."""
+    if isinstance(grid, tuple | list):
+        return "x".join(map(str, grid))
+    return repr(grid)
 
 
 def _grid_attr(grid: Any) -> list[int] | str:
@@ -253,15 +286,20 @@ class KernelLauncher:
         if self._pending:
             self.resolve_ready()
         shapes, dtypes, cuda_device = _describe_args(args)
+        # Plain string and int values: the SDK validates sequence attributes element by element.
         attributes: dict[str, Any] = {
             names.ATTR_KERNEL: name,
-            names.ATTR_GRID: _grid_attr(grid),
+            names.ATTR_GRID: _grid_text(grid),
             names.ATTR_NUM_WARPS: num_warps,
             names.ATTR_NUM_STAGES: num_stages,
-            names.ATTR_SHAPES: shapes,
-            names.ATTR_DTYPES: dtypes,
+            names.ATTR_SHAPES: ",".join(shapes),
+            names.ATTR_DTYPES: ",".join(dtypes),
             names.ATTR_DEVICE: str(cuda_device) if cuda_device is not None else "cpu",
         }
+        if cuda_device is not None:
+            attributes[names.ATTR_STREAM] = self._timing.stream_of(cuda_device)
+        else:
+            attributes[names.ATTR_TIMING] = "host"
         tracer = self._get_tracer()
         start_ns = time.time_ns()
         span = tracer.start_span(names.SPAN_KERNEL_LAUNCH, start_time=start_ns, attributes=attributes)
@@ -269,7 +307,6 @@ class KernelLauncher:
         token = None
         try:
             if cuda_device is not None:
-                span.set_attribute(names.ATTR_STREAM, self._timing.stream_of(cuda_device))
                 token = self._timing.start(cuda_device)
             result = kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **meta)
             if token is not None:
@@ -279,7 +316,6 @@ class KernelLauncher:
             self._end_span_error(span, exc, error)
             raise
         if token is None:
-            span.set_attribute(names.ATTR_TIMING, "host")
             span.end()
             self.spans_ended += 1
         else:
@@ -322,8 +358,12 @@ class KernelLauncher:
                         raise
                     return ended
                 self._pending.popleft()
-                item.span.set_attribute(names.ATTR_GPU_DURATION_MS, elapsed_ms)
-                item.span.set_attribute(names.ATTR_TIMING, "cuda_event")
+                release = getattr(self._timing, "release", None)
+                if release is not None:
+                    release(item.token)
+                item.span.set_attributes(
+                    {names.ATTR_GPU_DURATION_MS: elapsed_ms, names.ATTR_TIMING: "cuda_event"}
+                )
                 item.span.end(end_time=item.start_ns + int(elapsed_ms * 1e6))
                 self.spans_ended += 1
                 ended += 1

@@ -33,10 +33,10 @@ _MAX_FUSED_COLS = 65536
 # Launch configurations used on CUDA (the CPU interpreter uses small fixed tiles). Chosen by the
 # sweep in bench/kernels.py on an H200; a tuning run may overwrite entries before launching.
 TUNING: dict[str, dict[str, Any]] = {
-    "silu_and_mul": {"block": 2048, "num_warps": 4},
-    "paged_attention_decode": {"block_n": 128, "num_warps": 8, "num_stages": 2, "target_programs": 1024,
+    "silu_and_mul": {"block": 8192, "num_warps": 8},
+    "paged_attention_decode": {"block_n": 128, "num_warps": 4, "num_stages": 2, "target_programs": 256,
                                "head_major": True, "prefetch_table": False},
-    "prefill_attention": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 3},
+    "prefill_attention": {"block_m": 128, "block_n": 64, "num_warps": 8, "num_stages": 3},
 }
 
 
