@@ -828,13 +828,32 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
             if not prep.stream:
                 text_parts: list[str] = []
                 outcome: _Outcome | None = None
-                try:
+
+                async def collect() -> _Outcome | None:
+                    final = None
                     async for text, out in gen:
                         if out is not None:
-                            outcome = out
+                            final = out
                         else:
                             text_parts.append(text)
+                    return final
+
+                task = asyncio.ensure_future(collect())
+                try:
+                    # a client that hangs up stops its generation (as the streaming path does)
+                    while not task.done():
+                        await asyncio.wait({task}, timeout=0.25)
+                        if not task.done() and await request.is_disconnected():
+                            task.cancel()
+                            with contextlib.suppress(asyncio.CancelledError):
+                                await task
+                            return Response(status_code=499)
+                    outcome = task.result()
                 finally:
+                    if not task.done():
+                        task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await task
                     await gen.aclose()
                     release()
                 assert outcome is not None

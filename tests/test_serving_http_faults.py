@@ -176,3 +176,28 @@ def test_client_disconnect_aborts_the_engine_request(server: ServeProcess) -> No
     assert metric_value(server.metrics(), running) == 0  # 500 tokens at 50 ms would take 25 s
     logs = [r for r in server.json_logs() if r.get("error") == "client disconnected"]
     assert logs and logs[-1]["finish_reason"] == "abort"
+
+
+def test_client_disconnect_aborts_a_non_streamed_request(server: ServeProcess) -> None:
+    import socket
+
+    http_json("POST", f"{server.url}/admin/faults/slow_kernel", {"delay_s": 0.05})
+    body = json.dumps({"model": MODEL, "prompt": "gone", "max_tokens": 500, "ignore_eos": True}).encode()
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    sock.sendall(
+        b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    running = f'vllm:num_requests_running{{engine="0",model_name="{MODEL}"}}'
+    deadline = time.monotonic() + 10
+    while metric_value(server.metrics(), running) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert metric_value(server.metrics(), running) == 1
+    sock.close()
+    deadline = time.monotonic() + 10
+    while metric_value(server.metrics(), running) > 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert metric_value(server.metrics(), running) == 0  # 500 tokens at 50 ms each would take 25 s
+    body_ = http_json("GET", f"{server.url}/admin/models")[1]
+    assert body_["current"]["inflight"] == 0
