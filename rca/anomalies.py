@@ -89,15 +89,19 @@ def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
     """
     counters = {spec.native for spec in all_specs() if spec.kind is MetricKind.COUNTER}
     series: dict[tuple[str, tuple[tuple[str, str], ...]], list[Evidence]] = defaultdict(list)
+    names: dict[str, str] = {}
     for ev in evidence:
-        if (
-            ev.kind in (EvidenceKind.METRIC, EvidenceKind.STATE)
-            and ev.key in counters
-            and _numeric(ev) is not None
-        ):
-            series[_series_key(ev)].append(ev)
+        if ev.kind not in (EvidenceKind.METRIC, EvidenceKind.STATE) or _numeric(ev) is None:
+            continue
+        # Exposition names counters with `_total`; the registry holds them without it.
+        native = ev.key if ev.key in counters else ev.key.removesuffix("_total")
+        if native in counters:
+            key = _series_key(ev)
+            series[key].append(ev)
+            names[key[0]] = native
     out = []
-    for (key, _), samples in series.items():
+    for (raw_key, _), samples in series.items():
+        key = names[raw_key]
         samples.sort(key=lambda e: e.time if e.time is not None else 0.0)
         values = [_val(e) for e in samples]
         if len(values) == 1:

@@ -190,3 +190,15 @@ def test_duration_and_time_parsing() -> None:
             parse_duration(bad)
     with pytest.raises(InputError):
         parse_time("yesterday")
+
+
+def test_bundle_replays_to_the_same_diagnosis(tmp_path: Path) -> None:
+    archive = tmp_path / "incident.tar.gz"
+    case = CASES / "oom_killed_container"
+    made = CliRunner().invoke(app, ["bundle", "--logs", str(case / "pods.json"), "-o", str(archive)])
+    assert made.exit_code == 0, made.stdout
+    direct = CliRunner().invoke(app, ["diagnose", "--json", "--logs", str(case / "pods.json")])
+    replay = CliRunner().invoke(app, ["diagnose", "--json", "--bundle", str(archive)])
+    assert replay.exit_code == direct.exit_code == 0
+    ids = [c["id"] for c in json.loads(replay.stdout)["causes"]]
+    assert ids == [c["id"] for c in json.loads(direct.stdout)["causes"]] and ids[0] == "oom_killed_container"

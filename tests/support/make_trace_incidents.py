@@ -267,7 +267,61 @@ def leak() -> None:
     )
 
 
+def thermal_straggler() -> None:
+    """Straggler spans on GPU 5 and, in the same window, GPU 5's thermal slowdown from the exporter."""
+    res = dict(RES, **{"k8s.pod.name": "serve-llama-70b-1", "host.name": "gpu-node-12"})
+    tr = Trace(6, res)
+    t = T0
+    for _step in range(40):
+        for gpu in range(8):
+            dur = (0.021 + tr.rng.random() * 0.002) * (1.9 if gpu == 5 else 1.0)
+            tr.span("decode_step", t, dur, None, gpuobs__batch_size=48, gpu__index=gpu)
+        t += 0.06
+    folder = INCIDENTS / "thermal_throttling_straggler"
+    tr.write(folder / "traces" / "otlp-spans.json")
+    rows = [
+        "# HELP gpuobs_gpu_clock_event_active 1 while the clock-event reason is active.",
+        "# TYPE gpuobs_gpu_clock_event_active gauge",
+    ]
+    temps = [
+        "# HELP gpuobs_gpu_temperature_celsius GPU die temperature.",
+        "# TYPE gpuobs_gpu_temperature_celsius gauge",
+    ]
+    for k in range(5):
+        ms = int((T0 - 60 + 15 * k) * 1000)
+        for gpu in range(8):
+            labels = (
+                f'gpu="{gpu}",host="gpu-node-12",model_name="NVIDIA H100 80GB HBM3",'
+                + f'uuid="GPU-0c{gpu:02d}-77aa"'
+            )
+            hot = gpu == 5
+            reason = f'{{{labels},reason="hw_thermal_slowdown"}}'
+            rows.append(f"gpuobs_gpu_clock_event_active{reason} {1 if hot else 0} {ms}")
+            temps.append(f"gpuobs_gpu_temperature_celsius{{{labels}}} {89.0 + k if hot else 61.0} {ms}")
+    (folder / "exporter-metrics.prom").write_text("\n".join(rows + temps) + "\n")
+
+
+def kv_metrics_only() -> None:
+    """vLLM metrics only: KV cache full for 5 minutes, preemptions climbing, the queue growing."""
+    labels = 'engine="0",model_name="Qwen/Qwen2.5-32B-Instruct"'
+    rows = []
+    for name, kind, fn in (
+        ("vllm:kv_cache_usage_perc", "gauge", lambda i: 0.97 + 0.002 * (i % 10)),
+        ("vllm:num_preemptions_total", "counter", lambda i: 1200.0 + 31.0 * i),
+        ("vllm:num_requests_waiting", "gauge", lambda i: 4.0 + 2.5 * i),
+        ("vllm:num_requests_running", "gauge", lambda i: 40.0 - (i % 4)),
+    ):
+        rows.append(f"# TYPE {name.removesuffix('_total')} {kind}")
+        for i in range(21):
+            rows.append(f"{name}{{{labels}}} {fn(i):.3f} {int((T0 + 15 * i) * 1000)}")
+    folder = INCIDENTS / "kv_cache_exhausted_metrics_only"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vllm-metrics.prom").write_text("\n".join(rows) + "\n")
+
+
 if __name__ == "__main__":
+    thermal_straggler()
+    kv_metrics_only()
     leak()
     head_of_line()
     straggler()
