@@ -438,6 +438,7 @@ class Engine:
             for rid in self._by_request:
                 self._aborts.add(rid)
             self._cond.notify_all()
+        self.faults.clear("hang")  # a step blocked by the hang fault must not hold up the shutdown
         if self._thread is not None:
             # one more loop turn delivers the aborts, then the thread ends
             end = time.monotonic() + 5.0
@@ -479,7 +480,12 @@ class Engine:
             for seq, reason, error in finals:
                 self._emit_final(seq, reason, error, time.monotonic())
             if out.prefill or out.decode:
-                self._step(out.prefill, out.decode, out.copies)
+                try:
+                    self._step(out.prefill, out.decode, out.copies)
+                except Exception as exc:  # a bug outside the model call: fail the batch, keep serving
+                    logger.exception("engine step failed",
+                                     extra=self._log_fields(None, {"event": "engine_error"}))
+                    self._finish_step([], [(out.prefill + out.decode, exc)], time.monotonic())
 
     def _take_aborts(self) -> list[tuple[SequenceState, str, str | None]]:
         finals: list[tuple[SequenceState, str, str | None]] = []

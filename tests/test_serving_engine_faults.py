@@ -246,3 +246,14 @@ def test_worker_crash_ends_the_process_after_logging_the_cuda_error(model_dir: P
     crash = next(r for r in lines if r.get("event") == "worker_crash")
     assert crash["level"] == "critical" and crash["cuda_error_code"] == 700
     assert "an illegal memory access was encountered" in crash["msg"]
+
+
+def test_stop_is_not_held_up_by_a_hung_step(engine_factory: Any) -> None:
+    engine = engine_factory()
+    engine.faults.inject("hang", hang_s=60)
+    c = _go(engine, "stuck", [1, 2], n=2)
+    assert not c.done.wait(0.2)
+    t0 = time.monotonic()
+    engine.stop(drain=True, timeout_s=0.5)
+    assert time.monotonic() - t0 < 5
+    assert c.wait(1).finish_reason in ("abort", "length")
