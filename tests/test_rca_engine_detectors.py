@@ -1,0 +1,205 @@
+"""Derived anomalies (peers, trends, overlaps) and the matcher semantics the catalog relies on."""
+
+from __future__ import annotations
+
+from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.names import gpu as g
+from gpuobs.names import serving as s
+from gpuobs.rca.anomalies import (
+    head_of_line,
+    latency_shift,
+    memory_growth,
+    metric_increases,
+    oom_fragmented,
+    shared_gpu,
+    straggler,
+)
+from gpuobs.rca.catalog import parse_signature
+from gpuobs.rca.engine import diagnose
+
+T0 = 1_790_000_000.0
+GIB = 2**30
+
+
+def span(name: str, t: float, dur: float, **attrs: object) -> Evidence:
+    return Evidence(
+        kind=EvidenceKind.SPAN,
+        key=name,
+        value=dur,
+        source="traces.json",
+        time=t,
+        entity=Entity(host="h1"),
+        raw=f"span {name}",
+        attrs=dict(attrs),
+    )
+
+
+def metric(key: str, value: float, t: float | None, entity: Entity, **labels: str) -> Evidence:
+    return Evidence(
+        kind=EvidenceKind.METRIC,
+        key=key,
+        value=value,
+        source="m.prom",
+        time=t,
+        entity=entity,
+        attrs={"labels": labels},
+    )
+
+
+def test_straggler_needs_peers_and_names_the_slow_gpu() -> None:
+    spans = [
+        span("decode_step", T0 + k, 0.020 * (2.2 if gpu == 6 else 1.0), gpu=gpu)
+        for k in range(10)
+        for gpu in range(8)
+    ]
+    found = straggler(spans)
+    assert [e.attrs["gpu"] for e in found] == ["6"] and 2.1 < float(found[0].value) < 2.3  # type: ignore[arg-type]
+    assert straggler([e for e in spans if e.attrs["gpu"] in (0, 6)]) == []  # two GPUs are no peer group
+    uniform = [span("decode_step", T0 + k, 0.020, gpu=gpu) for k in range(10) for gpu in range(8)]
+    assert straggler(uniform) == []
+
+
+def test_head_of_line_finds_the_long_prefill_that_short_requests_wait_for() -> None:
+    spans = [span("prefill", T0 + i, 0.04) for i in range(10)]
+    spans += [span("queue", T0 + i, 0.002) for i in range(10)]
+    spans.append(span("prefill", T0 + 20, 2.0, **{"gpuobs.prefill_tokens": 7000}))
+    spans += [span("queue", T0 + 20.1 + j * 0.1, 2.0 - 0.1 - j * 0.1 + 0.01) for j in range(5)]
+    found = head_of_line(spans)
+    assert len(found) == 1 and found[0].value == 5.0 and "7000 prompt tokens" in found[0].raw
+    assert head_of_line(spans[:-5]) == []  # nobody waited: a long prefill alone is not blocking
+
+
+def test_latency_shift_and_shared_gpu() -> None:
+    reqs = [span("request", T0 + i, 0.05 if i < 10 else 0.13) for i in range(20)]
+    assert latency_shift(reqs)[0].value > 2.0
+    assert latency_shift([span("request", T0 + i, 0.05) for i in range(20)]) == []
+    proc = g.PROCESS_MEMORY_USED.native
+    a = metric(proc, 10 * GIB, T0, Entity(gpu_uuid="GPU-1", gpu_index=0, pod="a", namespace="x"))
+    b = metric(proc, 20 * GIB, T0, Entity(gpu_uuid="GPU-1", gpu_index=0, pod="b", namespace="y"))
+    c = metric(proc, 20 * GIB, T0, Entity(gpu_uuid="GPU-2", gpu_index=1, pod="c", namespace="y"))
+    found = shared_gpu([a, b, c])
+    assert (
+        len(found) == 1 and found[0].attrs["pods"] == ["x/a", "y/b"] and found[0].entity.gpu_uuid == "GPU-1"
+    )
+
+
+def test_memory_growth_from_series_and_from_repeated_ooms() -> None:
+    used = g.MEMORY_USED.native
+    rising = [metric(used, (30 + 4 * i) * GIB, T0 + 30 * i, Entity(gpu_index=0)) for i in range(12)]
+    assert len(memory_growth(rising)) == 1
+    flat = [metric(used, 60 * GIB, T0 + 30 * i, Entity(gpu_index=0)) for i in range(12)]
+    assert memory_growth(flat) == []
+    short = rising[:2]
+    assert memory_growth(short) == []
+    ooms = [
+        Evidence(
+            kind=EvidenceKind.LOG,
+            key="cuda_oom",
+            value=None,
+            source="a.log",
+            time=T0 + i,
+            attrs={"allocated": (70 + i) * GIB},
+        )
+        for i in range(3)
+    ]
+    assert len(memory_growth(ooms)) == 1
+    assert memory_growth(ooms[:2]) == []
+
+
+def test_oom_fragmented_thresholds() -> None:
+    def oom(tried: float, spare: float) -> Evidence:
+        return Evidence(
+            kind=EvidenceKind.LOG,
+            key="cuda_oom",
+            value=None,
+            source="a",
+            time=T0,
+            attrs={"tried": tried, "reserved_unallocated": spare, "total": 80 * GIB},
+        )
+
+    assert len(oom_fragmented([oom(20 * 2**20, 5 * GIB)])) == 1
+    assert oom_fragmented([oom(20 * 2**20, 100 * 2**20)]) == []  # a small spare pool is not fragmentation
+    assert oom_fragmented([oom(8 * GIB, 5 * GIB)]) == []  # the request would not fit anyway
+
+
+def test_counter_increase_handles_resets_total_suffix_and_single_readings() -> None:
+    pre = s.NUM_PREEMPTIONS.native
+    e = Entity(model="m")
+    series = [metric(pre + "_total", v, T0 + i, e, model_name="m") for i, v in enumerate([10, 30, 5, 25])]
+    found = metric_increases(series)
+    assert len(found) == 1 and found[0].key == f"increase:{pre}" and found[0].value == 45.0
+    single = metric_increases([metric(g.PCIE_REPLAYS.native, 12, T0, Entity(gpu_index=1), gpu="1")])
+    assert single[0].value == 12.0 and single[0].time is None  # one reading: when it rose is unknown
+    assert metric_increases([metric(g.GPU_TEMPERATURE.native, 80, T0, Entity(gpu_index=1))]) == []
+
+
+def _sig(**fields: object):  # type: ignore[no-untyped-def]
+    base = {
+        "id": "t",
+        "title": "t",
+        "severity": "high",
+        "scope": "global",
+        "explanation": "e",
+        "remediation": ["r"],
+    }
+    return parse_signature({**base, **fields})
+
+
+def _log(key: str, t: float | None, line: int, **attrs: object) -> tuple[Evidence, int]:
+    ev = Evidence(
+        kind=EvidenceKind.LOG,
+        key=key,
+        value=None,
+        source="x.log",
+        time=t,
+        raw=key,
+        attrs={"line": line, **attrs},
+    )
+    return ev, line
+
+
+def test_time_relations_counts_and_variants() -> None:
+    near = _sig(require=[{"name": "a", "key": "a"}, {"name": "b", "key": "b", "near": "a", "within_s": 60}])
+    assert near.evaluate([_log("a", T0, 1), _log("b", T0 - 30, 2)]) is not None
+    assert near.evaluate([_log("a", T0, 1), _log("b", T0 + 120, 2)]) is None
+    after = _sig(require=[{"name": "a", "key": "a"}, {"name": "b", "key": "b", "after": "a"}])
+    assert after.evaluate([_log("a", T0, 1), _log("b", T0 + 1, 2)]) is not None
+    assert after.evaluate([_log("a", T0, 1), _log("b", T0 - 1, 2)]) is None
+    assert after.evaluate([_log("a", None, 5), _log("b", None, 2)]) is None  # untimed: line order decides
+    counted = _sig(require=[{"key": "a", "count": 3}])
+    assert counted.evaluate([_log("a", T0, 1, repeats=3)]) is not None  # folded repeats count
+    assert counted.evaluate([_log("a", T0, 1), _log("a", T0, 2)]) is None
+    distinct = _sig(require=[{"key": "a", "distinct": "model", "count": 2}])
+    assert distinct.evaluate([_log("a", T0, 1, model="x"), _log("a", T0, 2, model="x")]) is None
+    assert distinct.evaluate([_log("a", T0, 1, model="x"), _log("a", T0, 2, model="y")]) is not None
+    variants = _sig(
+        variants=[
+            {"name": "weak", "base": 0.5, "require": [{"key": "a"}]},
+            {"name": "strong", "base": 0.8, "require": [{"key": "a"}, {"key": "b"}]},
+        ],
+        rule_out=[{"key": "c"}],
+    )
+    assert variants.evaluate([_log("a", T0, 1)]).variant == "weak"  # type: ignore[union-attr]
+    both = variants.evaluate([_log("a", T0, 1), _log("b", T0, 2)])
+    assert both is not None and both.variant == "strong" and both.confidence == 0.8
+    assert variants.evaluate([_log("a", T0, 1), _log("c", T0, 3)]) is None
+
+
+def test_metric_snapshots_are_not_ordered_against_events() -> None:
+    # A /metrics snapshot taken after the Xid still shows the GPU's state; it neither precedes nor
+    # follows the log line, so the Xid explains the pending remap it causes.
+    evs = [
+        Evidence(
+            kind=EvidenceKind.LOG,
+            key="xid",
+            value=48,
+            source="dmesg",
+            time=T0 + 100,
+            raw="Xid 48",
+            attrs={"pci": "0000:3b:00"},
+        ),
+        metric(g.ROW_REMAP_PENDING.native, 1, T0, Entity(pci_bus_id="00000000:3B:00.0", gpu_index=0)),
+    ]
+    report = diagnose(evs)
+    assert [c.id for c in report.causes] == ["xid_48_double_bit_ecc"]
+    assert [x.id for x in report.causes[0].explained_symptoms if x.id] == ["gpu_reset_required"]
