@@ -142,3 +142,28 @@ def test_batched_cpu_decode_attention_equals_the_per_sequence_reference() -> Non
     ours = batched_paged_attention_decode(q, kc, vc, tables, lens, 0.3)
     ref = reference.paged_attention_decode(q, kc, vc, tables, lens, 0.3)
     torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_forked_sequences_diverge_correctly_through_copy_on_write(tiny: Path) -> None:
+    model = load_model(tiny, device="cpu").model
+    cfg = model.config
+    bm = BlockManager(16, 4)
+    kv = KVCache(cfg.num_hidden_layers, 16, 4, cfg.num_key_value_heads, cfg.head_dim, torch.float32, "cpu")
+    prompt = [72, 101, 108, 108, 111, 33]  # 6 tokens: one full block and a half-full shared one
+    logits = model.prefill([prompt], kv, torch.tensor(bm.allocate("parent", len(prompt))))
+    bm.fork("parent", "child")
+    first, second = (int(t) for t in logits[0].topk(2).indices)
+    slot_p, copy_p = bm.append_slot("parent")
+    slot_c, copy_c = bm.append_slot("child")
+    assert copy_p is not None and copy_c is None  # the first writer copies, the last owner writes in place
+    kv.copy_blocks([copy_p])
+    tables = [bm.block_table("parent"), bm.block_table("child")]
+    assert tables[0][0] == tables[1][0] and tables[0][1] != tables[1][1]
+    out = model.decode([first, second], [6, 6], kv, torch.tensor([slot_p, slot_c]),
+                       torch.tensor(tables, dtype=torch.int32), torch.tensor([7, 7], dtype=torch.int32))
+    torch.testing.assert_close(out[0], model.forward_dense([*prompt, first])[-1], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(out[1], model.forward_dense([*prompt, second])[-1], rtol=1e-4, atol=1e-4)
+    bm.free("parent")
+    bm.free("child")
+    bm.check()
+    assert bm.num_used == 0
