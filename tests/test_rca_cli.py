@@ -202,3 +202,10 @@ def test_bundle_replays_to_the_same_diagnosis(tmp_path: Path) -> None:
     assert replay.exit_code == direct.exit_code == 0
     ids = [c["id"] for c in json.loads(replay.stdout)["causes"]]
     assert ids == [c["id"] for c in json.loads(direct.stdout)["causes"]] and ids[0] == "oom_killed_container"
+
+
+def test_list_signatures() -> None:
+    run = CliRunner().invoke(app, ["diagnose", "--list-signatures", "--json"])
+    assert run.exit_code == 0
+    ids = [row["id"] for row in json.loads(run.stdout)["signatures"]]
+    assert "xid_79_fallen_off_bus" in ids and ids == sorted(ids) and len(ids) >= 44

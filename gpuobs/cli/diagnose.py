@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpuobs.cli.render import console, emit_json
+from gpuobs.cli.render import console, emit_json, emit_table
 from gpuobs.errors import InputError
 
 __all__ = ["parse_duration", "parse_time", "register"]
@@ -265,6 +265,9 @@ def diagnose_cmd(
     catalog_dir: Path | None = typer.Option(
         None, "--catalog", help="Folder of extra signature TOML files (same id replaces the bundled one)."
     ),
+    list_signatures: bool = typer.Option(
+        False, "--list-signatures", help="Print the signature catalog (id, severity, scope, title) and exit."
+    ),
 ) -> None:
     from gpuobs.rca.catalog import Catalog, load_catalog
     from gpuobs.rca.engine import diagnose
@@ -280,6 +283,16 @@ def diagnose_cmd(
         extra = load_catalog(catalog_dir.glob("*.toml"))
         merged = {s.id: s for s in catalog.signatures} | {s.id: s for s in extra.signatures}
         catalog = Catalog(signatures=tuple(merged.values()), problems=catalog.problems + extra.problems)
+    if list_signatures:
+        rows = [
+            {"id": sig.id, "severity": sig.severity.value, "scope": sig.scope.value, "title": sig.title}
+            for sig in sorted(catalog.signatures, key=lambda x: x.id)
+        ]
+        if as_json:
+            emit_json({"signatures": rows, "problems": list(catalog.problems)})
+        else:
+            emit_table(f"{len(rows)} failure signatures", ["id", "severity", "scope", "title"], rows)
+        raise typer.Exit(0)
     evidence, problems, notes = _collect(
         logs, prometheus, exporter, traces, bundle, k8s_namespace, window, live
     )
