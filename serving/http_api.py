@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import math
@@ -58,7 +57,6 @@ __all__ = [
     "ServerConfig",
     "ServingRuntime",
     "create_app",
-    "input_hash",
     "run_server",
 ]
 
@@ -110,11 +108,6 @@ class ApiError(Exception):
 
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
-
-
-def input_hash(token_ids: list[int]) -> str:
-    """A short stable hash of the prompt tokens for logs (the prompt itself is never logged)."""
-    return hashlib.sha256(",".join(map(str, token_ids)).encode()).hexdigest()[:16]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -188,13 +181,8 @@ def _engine_module() -> Any:
 
 
 def _max_model_len(engine: Any) -> int:
-    for attr in ("max_model_len", "max_seq_len"):
-        value = getattr(engine, attr, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    cfg = getattr(engine, "model_config", None) or getattr(getattr(engine, "model", None), "config", None)
-    value = getattr(cfg, "max_position_embeddings", None)
-    return int(value) if isinstance(value, int) else 2048
+    """Prompt + completion tokens the engine accepts (its max_model_len)."""
+    return int(engine.max_model_len)
 
 
 def _device_id(engine: Any) -> str:
@@ -518,7 +506,8 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as exc:
             raise ApiError(
-                400, f"request contains invalid Unicode: {exc.reason} (lone surrogate escape)",
+                400,
+                f"request contains invalid Unicode: {exc.reason} (lone surrogate escape)",
                 code="invalid_text",
             ) from None
         return data
@@ -704,7 +693,7 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
                 "request_id": request_id,
                 "model_name": handle.name,
                 "model_id": handle.model_dir or handle.name,
-                "input_hash": input_hash(prep.prompt_ids),
+                "input_hash": _engine_module().input_hash(prep.prompt_ids),
                 "device_id": _device_id(handle.engine),
                 "cuda_error_code": cuda.code if cuda else None,
                 "cuda_error_name": cuda.name if cuda else None,
