@@ -10,7 +10,6 @@ never raises for a device fault (a lost GPU is `up=False`, the others keep repor
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 import time
 from collections import deque
@@ -20,6 +19,7 @@ from typing import Any, Protocol
 from gpuobs.exporters.backend import BackendInitError, BackendUnavailableError, GpuBackend, GpuLostError
 from gpuobs.exporters.history import FlightRecorder
 from gpuobs.exporters.samples import DeviceInfo, GpuSample, SlowSample, XidEvent
+from gpuobs.telemetry import node_name
 
 __all__ = ["CoreSettings", "ExporterCore", "GpuReading", "PodLookup", "Snapshot"]
 
@@ -83,7 +83,7 @@ class ExporterCore:
     ) -> None:
         self.backend = backend
         self.settings = settings or CoreSettings()
-        self.host = host or socket.gethostname()
+        self.host = host or node_name()
         self.pods = pods
         self.history = FlightRecorder(self.settings.history_minutes * 60, self.settings.history_interval_s)
         self._lock = threading.Lock()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ from gpuobs.exporters.collector import NAMINGS, GpuCollector
 from gpuobs.exporters.core import CoreSettings, ExporterCore
 from gpuobs.exporters.fields import FIELDS
 from gpuobs.exporters.server import ExporterHttpServer
+from gpuobs.telemetry import node_name
 
 __all__ = [
     "BACKENDS",
@@ -140,7 +140,7 @@ class Exporter:
         self.backend = backend or make_backend(config)
         if config.enable_fault_injection and not hasattr(self.backend, "inject"):
             raise InputError("--enable-fault-injection needs --backend sim (NVML faults cannot be injected)")
-        self.host = config.host or socket.gethostname()
+        self.host = config.host or node_name()
         self.pods: Any = None
         self.otlp: Any = None
         self.web_config: Any = None

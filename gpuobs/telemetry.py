@@ -9,17 +9,24 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
 
-__all__ = ["configure_tracing", "resource_attributes"]
+__all__ = ["configure_tracing", "node_name", "resource_attributes"]
 
 logger = logging.getLogger(__name__)
+
+
+def node_name() -> str:
+    """The node name: `NODE_NAME` (downward API; in a pod the hostname is the pod name) or the hostname."""
+    import os
+    import socket
+
+    return os.environ.get("NODE_NAME") or socket.gethostname()
 
 
 def resource_attributes(service_name: str) -> dict[str, str]:
     """Resource attributes with `host.name` and, inside Kubernetes, pod and namespace."""
     import os
-    import socket
 
-    attrs = {"service.name": service_name, "host.name": socket.gethostname()}
+    attrs = {"service.name": service_name, "host.name": node_name()}
     pod = os.environ.get("POD_NAME") or os.environ.get("HOSTNAME")
     namespace = os.environ.get("POD_NAMESPACE")
     if os.environ.get("KUBERNETES_SERVICE_HOST") and pod:

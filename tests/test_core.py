@@ -44,3 +44,13 @@ def test_json_log_line_carries_entity_fields() -> None:
     record.gpu = 3
     line = json.loads(JsonFormatter().format(record))
     assert line["msg"] == "xid 79" and line["level"] == "warning" and line["gpu"] == 3 and "ts" in line
+
+
+def test_node_name_prefers_downward_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuobs.telemetry import node_name, resource_attributes
+
+    monkeypatch.setenv("NODE_NAME", "gpu-node-7")
+    assert node_name() == "gpu-node-7"
+    assert resource_attributes("x")["host.name"] == "gpu-node-7"
+    monkeypatch.delenv("NODE_NAME")
+    assert node_name()  # falls back to the hostname
