@@ -167,3 +167,17 @@ def test_forked_sequences_diverge_correctly_through_copy_on_write(tiny: Path) ->
     bm.free("child")
     bm.check()
     assert bm.num_used == 0
+
+
+def test_generation_config_adds_eos_and_biased_variants_are_refused(tmp_path: Path, tiny: Path) -> None:
+    import shutil
+
+    model_dir = tmp_path / "instruct"
+    shutil.copytree(tiny, model_dir)
+    (model_dir / "generation_config.json").write_text(json.dumps({"eos_token_id": [257, 258]}))
+    assert LlamaConfig.from_dir(model_dir).eos_token_ids == (257, 258)
+    raw = json.loads((tiny / "config.json").read_text())
+    raw["attention_bias"] = True
+    (model_dir / "config.json").write_text(json.dumps(raw))
+    with pytest.raises(InputError, match="biases"):
+        LlamaConfig.from_dir(model_dir)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,8 @@ class LlamaConfig:
     @classmethod
     def from_hf_dict(cls, raw: dict[str, Any]) -> LlamaConfig:
         """Build from a parsed `config.json` (architecture Llama, Mistral-like without sliding window)."""
+        if raw.get("attention_bias") or raw.get("mlp_bias"):
+            raise InputError("Llama variants with attention or MLP biases are not supported")
         try:
             eos = raw.get("eos_token_id")
             eos_ids: tuple[int, ...] = (
@@ -82,7 +84,20 @@ class LlamaConfig:
         archs = raw.get("architectures") or ["LlamaForCausalLM"]
         if not any(a in ("LlamaForCausalLM", "MistralForCausalLM") for a in archs):
             raise InputError(f"{path}: architecture {archs} is not supported (Llama only)")
-        return cls.from_hf_dict(raw)
+        if raw.get("sliding_window"):
+            raise InputError(f"{path}: sliding-window attention is not supported")
+        config = cls.from_hf_dict(raw)
+        # generation_config.json may name more end-of-sequence tokens (Llama 3 instruct models do)
+        gen_path = model_dir / "generation_config.json"
+        if gen_path.is_file():
+            try:
+                eos = json.loads(gen_path.read_text(encoding="utf-8")).get("eos_token_id")
+            except (OSError, json.JSONDecodeError) as exc:
+                raise InputError(f"cannot read {gen_path}: {exc}") from exc
+            extra = [eos] if isinstance(eos, int) else [e for e in eos or [] if isinstance(e, int)]
+            merged = tuple(dict.fromkeys([*config.eos_token_ids, *extra]))
+            config = replace(config, eos_token_ids=merged)
+        return config
 
     def to_hf_dict(self) -> dict[str, Any]:
         """The `config.json` content for this configuration."""
