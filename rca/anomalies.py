@@ -96,12 +96,12 @@ def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
         # Exposition names counters with `_total`; the registry holds them without it.
         native = ev.key if ev.key in counters else ev.key.removesuffix("_total")
         if native in counters:
-            key = _series_key(ev)
-            series[key].append(ev)
-            names[key[0]] = native
+            series_key = _series_key(ev)
+            series[series_key].append(ev)
+            names[series_key[0]] = native
     out = []
     for (raw_key, _), samples in series.items():
-        key = names[raw_key]
+        name = names[raw_key]
         samples.sort(key=lambda e: e.time if e.time is not None else 0.0)
         values = [_val(e) for e in samples]
         if len(values) == 1:
@@ -116,12 +116,12 @@ def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
         out.append(
             Evidence(
                 kind=EvidenceKind.EVENT,
-                key=INCREASE_PREFIX + key,
+                key=INCREASE_PREFIX + name,
                 value=delta,
                 source=ENGINE_SOURCE,
                 time=None if len(samples) == 1 else _first_rise(samples),  # one reading: onset unknown
                 entity=last.entity,
-                raw=f"{key} increased by {delta:g} in the window",
+                raw=f"{name} increased by {delta:g} in the window",
                 attrs={"labels": last.attrs.get("labels", {})},
             )
         )
