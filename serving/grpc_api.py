@@ -89,7 +89,7 @@ def message_classes() -> dict[str, Any]:
     with _LOCK:
         if not _CLASSES:
             pool = descriptor_pool.DescriptorPool()
-            pool.Add(file_descriptor_proto())
+            pool.AddSerializedFile(file_descriptor_proto().SerializeToString())
             for name in ("TokenIds", "Mask", "Logits", "PredictRequest", "PredictResponse"):
                 desc = pool.FindMessageTypeByName(f"inference.{name}")
                 get = getattr(message_factory, "GetMessageClass", None)
