@@ -240,6 +240,7 @@ class Engine:
         self.faults = FaultInjector(config.enable_fault_injection, self.device, self.device_id)
         self.faults.on_kv_capacity = self._set_kv_fraction
         self.faults.model_vocab_size = mc.vocab_size
+        self.faults.model_id = self.model_name
         self.tokenizer = _FaultyTokenizer(loaded.tokenizer, self.faults)
         self._eos = set(mc.eos_token_ids)
         if loaded.tokenizer.eos_token_id is not None:

@@ -114,7 +114,11 @@ class FaultInjector:
         self._step_counter = 0
         self.on_kv_capacity: Any = None  # set by the engine: callable(fraction | None) -> usable blocks
         self.model_vocab_size = 0  # set by the engine (for the tokenizer-mismatch log line)
+        self.model_id = ""  # set by the engine (for every log line)
         self.kv_capacity_blocks: int | None = None
+
+    def _fields(self, event: str, **more: Any) -> dict[str, Any]:
+        return {"event": event, "model_id": self.model_id, "device_id": self.device_id, **more}
 
     # ---- control ---------------------------------------------------------------------------------
     def inject(self, kind: str, **params: Any) -> dict[str, Any]:
@@ -138,10 +142,9 @@ class FaultInjector:
             logger.error(
                 "tokenizer vocabulary size %d does not match the model's embedding size %d: detokenised "
                 "text will be wrong", eff["vocab_size"], eff["model_vocab_size"],
-                extra={"event": "tokenizer_mismatch", "device_id": self.device_id},
+                extra=self._fields("tokenizer_mismatch"),
             )
-        logger.warning("fault injected: %s %s", kind, eff, extra={"event": "fault_injected",
-                                                                    "device_id": self.device_id})
+        logger.warning("fault injected: %s %s", kind, eff, extra=self._fields("fault_injected"))
         return eff
 
     def clear(self, kind: str | None = None) -> list[str]:
@@ -259,7 +262,7 @@ class FaultInjector:
         if "hang" in active:
             self.hangs_total += 1
             logger.warning("%s step blocked (hang fault) for up to %.1fs", phase, active["hang"]["hang_s"],
-                           extra={"event": "hang", "device_id": self.device_id})
+                           extra=self._fields("hang"))
             self._release.wait(timeout=float(active["hang"]["hang_s"]))
             with self._lock:
                 self._active.pop("hang", None)
@@ -306,8 +309,8 @@ class FaultInjector:
     def _crash(self, params: dict[str, Any]) -> None:
         logger.critical(
             "CUDA error: an illegal memory access was encountered (cudaErrorIllegalAddress); worker exiting",
-            extra={"event": "worker_crash", "cuda_error_code": 700,
-                   "cuda_error_name": "cudaErrorIllegalAddress", "device_id": self.device_id},
+            extra=self._fields("worker_crash", cuda_error_code=700,
+                               cuda_error_name="cudaErrorIllegalAddress"),
         )
         for handler in logging.getLogger("gpuobs").handlers:
             handler.flush()

@@ -216,6 +216,7 @@ def test_tokenizer_mismatch_detokenises_wrongly_and_logs_it(engine_factory: Any,
     assert engine.stats().faults.tokenizer_mismatch
     rec = next(r for r in _lines(logs) if r.get("event") == "tokenizer_mismatch")
     assert "tokenizer vocabulary size 261 does not match the model's embedding size 260" in rec["msg"]
+    assert rec["model_id"] == engine.model_name and rec["device_id"] == 0
     engine.faults.clear("tokenizer_mismatch")
     assert engine.tokenizer.decode(ids) == "hello"
 
