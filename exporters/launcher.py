@@ -246,6 +246,12 @@ class KernelLauncher:
         self._countdown -= 1
         if self._countdown > 0:
             try:
+                # Triton's `kernel[grid](...)` is a lambda around `kernel.run(..., grid=, warmup=False)`:
+                # calling run directly saves that layer on the hot path.
+                run = getattr(kernel, "run", None)
+                if run is not None:
+                    return run(*args, grid=grid, warmup=False, num_warps=num_warps, num_stages=num_stages,
+                               **meta)
                 return kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **meta)
             except Exception as exc:
                 self._on_error(exc, name, "launch", grid, args, num_warps, num_stages, meta)
