@@ -114,8 +114,6 @@ class _Servicer:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="predict")
 
     def _validate(self, request: Any, engine: Any) -> tuple[list[list[int]], list[list[int]]]:
-        from gpuobs.serving.http_api import _max_model_len
-
         n = len(request.input_ids)
         if n == 0:
             raise _Invalid(
@@ -135,7 +133,7 @@ class _Servicer:
                 f"attention_mask has {len(request.attention_mask)} rows for {n} sequences",
                 "mask_shape",
             )
-        limit = _max_model_len(engine)
+        limit = int(engine.max_model_len)
         vocab = int(getattr(engine.tokenizer, "vocab_size", 0) or 0)
         ids: list[list[int]] = []
         masks: list[list[int]] = []
