@@ -262,9 +262,10 @@ class ModelManager:
                 raise SwapInProgressError(f"swap {self._swap.swap_id} is still {self._swap.state}")
             if self._closed:
                 raise SwapRefusedError("server is shutting down")
-        if model_dir is not None and not Path(model_dir).is_dir():
+        if model_dir is not None and not (Path(model_dir) / "config.json").is_file():
             self._on_swap("refused")
-            raise SwapRefusedError(f"model directory {model_dir} does not exist")
+            what = "has no config.json" if Path(model_dir).is_dir() else "does not exist"
+            raise SwapRefusedError(f"model directory {model_dir} {what}")
         status = SwapStatus(uuid.uuid4().hex[:12], model_dir, name or self.served_name)
         status.estimated_bytes = self.estimate_bytes(model_dir)
         status.free_bytes = self.free_bytes()

@@ -91,6 +91,10 @@ def test_every_serving_spec_is_exposed(server: ServeProcess) -> None:
     assert f'vllm:num_requests_running{{engine="0",model_name="{MODEL}"}}' in text
     assert f'gpuobs_serving_ready{{model_name="{MODEL}"}} 1.0' in text
     assert "gpuobs_serving_worker_restarts_total 0.0" in text
+    depth = [ln for ln in text.splitlines() if ln.startswith("gpuobs_serving_bucket_queue_depth{")]
+    assert len(depth) >= 2, depth  # one series per prompt-length bucket
+    assert f'gpuobs_serving_batch_size{{model_name="{MODEL}"}}' in text
+    assert f'gpuobs_serving_kv_blocks{{model_name="{MODEL}"}}' in text
     assert 'gpuobs_serving_tenant_requests_total{finished_reason="length",model_name="' in text
 
 
