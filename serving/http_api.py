@@ -675,6 +675,12 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
         if ttfc is not None:
             span.set_attribute("gen_ai.response.time_to_first_chunk", ttfc)
         if error_type:
+            from gpuobs import cuda_errors
+
+            cuda = cuda_errors.from_text(outcome.error) if outcome.error else None
+            if cuda is not None:  # low-cardinality and specific: the CUDA error name
+                error_type = cuda.name
+                span.set_attribute("gpuobs.cuda_error_code", cuda.code)
             span.set_attribute("error.type", error_type)
             span.set_status(Status(StatusCode.ERROR, outcome.error or error_type))
         span.end()

@@ -11,16 +11,30 @@ from collections.abc import Iterator
 
 import openai
 import pytest
+from support.otlp import OtlpReceiver
 from support.serve import ServeProcess, http_json
 
 MODEL = "gpuobs-tiny-llama"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+def otlp() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, otlp: OtlpReceiver) -> Iterator[ServeProcess]:
     workdir = tmp_path_factory.mktemp("serve-faults")
     with ServeProcess(
-        workdir, "--enable-fault-injection", "-E", "kv_cache_bytes=16777216", grpc=False
+        workdir,
+        "--enable-fault-injection",
+        "-E",
+        "kv_cache_bytes=16777216",
+        "--otlp-endpoint",
+        otlp.url,
+        env={"OTEL_BSP_SCHEDULE_DELAY": "100"},
+        grpc=False,
     ) as proc:
         yield proc
 
@@ -75,7 +89,9 @@ def test_fault_listing_and_bad_fault_requests(server: ServeProcess) -> None:
     assert status == 400
 
 
-def test_cuda_oom_fails_the_request_like_a_real_oom(server: ServeProcess, client: openai.OpenAI) -> None:
+def test_cuda_oom_fails_the_request_like_a_real_oom(
+    server: ServeProcess, client: openai.OpenAI, otlp: OtlpReceiver
+) -> None:
     status, body = http_json("POST", f"{server.url}/admin/faults/cuda_oom", {"at_allocation": 1})
     assert status == 200 and body["params"]["at_allocation"] == 1
     with pytest.raises(openai.InternalServerError) as err:
@@ -91,6 +107,13 @@ def test_cuda_oom_fails_the_request_like_a_real_oom(server: ServeProcess, client
         >= 1
     )
     assert 'gpuobs_serving_engine_errors_total{kind="cuda_oom"' in metrics
+    request_id = logs[-1]["request_id"]
+    spans = otlp.wait_for(lambda ss: any(x["attributes"].get("gen_ai.response.id") == request_id for x in ss))
+    span = next(x for x in spans if x["attributes"].get("gen_ai.response.id") == request_id)
+    assert span["attributes"]["error.type"] == "cudaErrorMemoryAllocation"
+    assert span["attributes"]["gpuobs.cuda_error_code"] == 2
+    assert span["status"] == 2  # STATUS_CODE_ERROR
+    assert span["attributes"]["gen_ai.response.finish_reasons"] == ["error"]
     assert greedy(client)  # one-shot: the next request is served
 
 
