@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -51,6 +52,19 @@ def describe_exit(returncode: int) -> str:
     return f"exit code {returncode}"
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM if the supervisor dies, so no worker is orphaned (Linux)."""
+    if sys.platform != "linux":
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+
+
 class Supervisor:
     """Runs `argv` as the worker and restarts it on crashes until stopped."""
 
@@ -68,7 +82,7 @@ class Supervisor:
     def _spawn(self) -> subprocess.Popen[bytes]:
         env = dict(self.env)
         env[RESTARTS_ENV] = str(self.restarts)
-        child = subprocess.Popen(self.argv, env=env)
+        child = subprocess.Popen(self.argv, env=env, preexec_fn=_die_with_parent)
         logger.info(
             "worker started", extra={"event": "worker_started", "pid": child.pid, "restarts": self.restarts}
         )

@@ -156,3 +156,36 @@ def test_serve_flags_are_validated(flag: list[str]) -> None:
     )
     assert out.returncode == 2
     assert "error" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_worker_does_not_outlive_a_killed_supervisor(tmp_path: Path) -> None:
+    sup = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys; from gpuobs.serving.supervisor import Supervisor; "
+                "Supervisor([sys.executable, '-c', 'import time; time.sleep(120)']).run()"
+            ),
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        children: list[int] = []
+        while not children and time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                children = [
+                    int(p) for p in Path(f"/proc/{sup.pid}/task/{sup.pid}/children").read_text().split()
+                ]
+            time.sleep(0.1)
+        assert children, "the supervisor started no worker"
+        os.kill(sup.pid, signal.SIGKILL)
+        sup.wait(10)
+        deadline = time.monotonic() + 10
+        while _pid_alive(children[0]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _pid_alive(children[0])
+    finally:
+        if sup.poll() is None:
+            sup.kill()
+            sup.wait()
