@@ -9,6 +9,8 @@ layout or block id raises `KernelInputError` (a `ValueError`) naming the argumen
 torch and triton are imported lazily: `import gpuobs.kernels` works without them, and calling a
 kernel without them raises `MissingExtraError` saying to `pip install 'gpuobs[kernels]'`.
 
+CUDA tensors may live on any GPU: the call makes their device current for the launch.
+
 Supported dtypes: float32, float16, bfloat16 (all tensors of one call share the activation dtype;
 accumulation is float32). Shapes and layouts, exactly:
 
@@ -53,12 +55,12 @@ accumulation is float32). Shapes and layouts, exactly:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from gpuobs.kernels.validate import KernelInputError
-
 from gpuobs.extras import require
+from gpuobs.kernels.validate import KernelInputError
 
 if TYPE_CHECKING:
     import torch
@@ -78,6 +80,16 @@ __all__ = [
 def _use_triton(tensor: Any) -> bool:
     """CUDA tensors always run Triton; CPU tensors only under the Triton interpreter (tests)."""
     return bool(tensor.is_cuda) or os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def _device_of(tensor: Any) -> Any:
+    """A context that makes the tensor's GPU current: Triton launches on the current device."""
+    if tensor.is_cuda:
+        torch = _torch()
+        index = tensor.device.index
+        if index is not None and index != torch.cuda.current_device():
+            return torch.cuda.device(index)
+    return contextlib.nullcontext()
 
 
 def _torch() -> Any:
@@ -108,7 +120,8 @@ def rms_norm(
     _torch()
     validate.rms_norm(x, residual, weight, eps)
     if _use_triton(x):
-        return _impl().rms_norm(x, residual, weight, eps)  # type: ignore[no-any-return]
+        with _device_of(x):
+            return _impl().rms_norm(x, residual, weight, eps)  # type: ignore[no-any-return]
     return _ref().rms_norm(x, residual, weight, eps)  # type: ignore[no-any-return]
 
 
@@ -129,7 +142,8 @@ def rotary_embedding(
     _torch()
     validate.rotary_embedding(q, k, positions, cos, sin)
     if _use_triton(q):
-        _impl().rotary_embedding(q, k, positions, cos, sin)
+        with _device_of(q):
+            _impl().rotary_embedding(q, k, positions, cos, sin)
     else:
         _ref().rotary_embedding(q, k, positions, cos, sin)
 
@@ -141,7 +155,8 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     _torch()
     validate.silu_and_mul(x)
     if _use_triton(x):
-        return _impl().silu_and_mul(x)  # type: ignore[no-any-return]
+        with _device_of(x):
+            return _impl().silu_and_mul(x)  # type: ignore[no-any-return]
     return _ref().silu_and_mul(x)  # type: ignore[no-any-return]
 
 
@@ -162,9 +177,10 @@ def paged_attention_decode(
         query, key_cache, value_cache, block_tables, context_lens, scale, check_bounds
     )
     if _use_triton(query):
-        return _impl().paged_attention_decode(  # type: ignore[no-any-return]
-            query, key_cache, value_cache, block_tables, context_lens, scale
-        )
+        with _device_of(query):
+            return _impl().paged_attention_decode(  # type: ignore[no-any-return]
+                query, key_cache, value_cache, block_tables, context_lens, scale
+            )
     return _ref().paged_attention_decode(  # type: ignore[no-any-return]
         query, key_cache, value_cache, block_tables, context_lens, scale
     )
@@ -199,5 +215,6 @@ def prefill_attention(
     _torch()
     max_seqlen = validate.prefill_attention(q, k, v, cu_seqlens, scale, max_seqlen)
     if _use_triton(q):
-        return _impl().prefill_attention(q, k, v, cu_seqlens, scale, max_seqlen)  # type: ignore[no-any-return]
+        with _device_of(q):
+            return _impl().prefill_attention(q, k, v, cu_seqlens, scale, max_seqlen)  # type: ignore[no-any-return]
     return _ref().prefill_attention(q, k, v, cu_seqlens, scale)  # type: ignore[no-any-return]

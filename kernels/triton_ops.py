@@ -29,6 +29,7 @@ __all__ = [
 
 _LOG2E = 1.4426950408889634
 _MAX_FUSED_COLS = 65536
+_SMEM_BUDGET = 160 * 1024  # bytes of pipelined K/V tiles per program, leaving room for the rest
 
 # Launch configurations used on CUDA (the CPU interpreter uses small fixed tiles). Chosen by the
 # sweep in bench/kernels.py on an H200; a tuning run may overwrite entries before launching.
@@ -316,6 +317,9 @@ def paged_attention_decode(
         block_n, num_warps, num_stages = tune["block_n"], tune["num_warps"], tune["num_stages"]
         if query.dtype == torch.float32:
             block_n, num_stages = min(block_n, 32), min(num_stages, 2)
+        # K and V tiles of every pipeline stage live in shared memory (228 KB per SM on Hopper).
+        while block_n > 16 and num_stages * 2 * block_n * block_d * query.element_size() > _SMEM_BUDGET:
+            block_n //= 2
     else:
         block_n, num_warps, num_stages = 16, 4, 1
     max_context = block_tables.shape[1] * page
