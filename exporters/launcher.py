@@ -17,6 +17,18 @@ What it adds to a launch:
 
 Library code here depends on opentelemetry-api only; torch is imported only on the sampled CUDA
 path (it is already loaded there).
+
+Use from a serving process:
+
+    from gpuobs.exporters.launcher import LauncherCollector, default_launcher
+    registry.register(LauncherCollector(default_launcher))   # counters on its /metrics
+    ...
+    default_launcher().synchronize()   # where the step synchronises anyway: maps late CUDA errors
+
+Spans are resolved at the next sampled launch (`resolver="launch"`, the default: no extra thread
+competing for the GIL), at `synchronize()` and at `flush()`; `resolver="thread"` adds a polling
+thread for processes that go idle with spans pending. Counts are plain dict increments under the
+GIL, so concurrent launchers on a free-threaded build could lose an occasional increment.
 """
 
 from __future__ import annotations
