@@ -90,26 +90,26 @@ def test_streamed_run_matches_the_servers_own_counters(server: ServeProcess) -> 
 
 
 def test_load_is_open_loop_when_the_server_falls_behind(server: ServeProcess) -> None:
-    """Arrivals leave on schedule even with many answers outstanding (a closed loop would wait)."""
+    """Every arrival leaves on schedule before the first answer is complete (a closed loop would wait)."""
     target = resolve_target(server.url, extra_body=IGNORE_EOS)
-    mix = PromptMix(long_fraction=0.0, short_words=(2, 4), short_max_tokens=48)
-    config = LoadConfig(rate=25.0, duration_s=1.2, arrival=ArrivalProcess.CONSTANT, mix=mix,
-                        request_timeout_s=60, drain_timeout_s=60)
+    mix = PromptMix(long_fraction=0.0, short_words=(2, 4), short_max_tokens=256)
+    config = LoadConfig(rate=30.0, duration_s=0.5, arrival=ArrivalProcess.CONSTANT, mix=mix,
+                        request_timeout_s=90, drain_timeout_s=90)
     peak = 0
 
     def on_progress(p: Progress) -> None:
         nonlocal peak
         peak = max(peak, p.in_flight)
 
-    run = asyncio.run(run_load_async(target, config, on_progress=on_progress, progress_interval_s=0.05))
-    assert run.summary.requests == 30
-    assert peak >= 10, f"only {peak} requests were ever in flight: the load waited for answers"
-    assert run.send_lag_p99_s is not None and run.send_lag_p99_s < 0.25
+    run = asyncio.run(run_load_async(target, config, on_progress=on_progress, progress_interval_s=0.02))
+    assert run.summary.requests == 15 and run.summary.completed == 15, run.summary.outcomes
     last_sent = max(r.sent for r in run.results if r.sent is not None)
     first_done = min(r.finished for r in run.results if r.finished is not None)
-    assert last_sent < 1.2 + 0.25 and run.summary.completed == 30
-    # Latency counts from the scheduled arrival: queueing behind earlier requests shows up in it.
-    assert run.summary.e2e.p99 is not None and run.summary.e2e.p99 > first_done
+    assert last_sent < first_done, "an arrival waited for an answer"
+    assert peak == 15, f"only {peak} requests were ever in flight together"
+    assert run.send_lag_p99_s is not None and run.send_lag_p99_s < 0.25
+    # Latency counts from the scheduled arrival, so the last arrivals carry the queueing they met.
+    assert all(r.e2e is not None and r.e2e > 0 for r in run.results)
 
 
 def test_chat_endpoint_streams_content_deltas(server: ServeProcess) -> None:
