@@ -1,16 +1,16 @@
 """The instrumented kernel launcher: every Triton launch of gpuobs.kernels goes through it.
 
 What it adds to a launch:
-- an always-on launch counter per kernel (a plain dict increment, a few tens of nanoseconds),
+- an always-on launch counter per kernel (a plain dict increment; the counted launch costs about
+  the host time of a plain `kernel[grid](...)` call because it calls `kernel.run` directly),
   exposed as `gpuobs_kernel_launches_total{kernel}` by `LauncherCollector`;
 - for a sampled fraction of launches (`GPUOBS_KERNEL_SPAN_SAMPLE`, default 1%, drawn as a
   geometric countdown so unsampled launches pay no random draw) an OpenTelemetry span
   `kernel.launch`, child of the current context, with the kernel name, grid, num_warps,
   num_stages, input shapes and dtypes, device and stream. On CUDA, two timing events bracket the
-  launch; the GPU duration is resolved later without synchronising (events are polled by a
-  background resolver thread and at the next sampled launch) and the span is ended with an
-  explicit end time = start + GPU duration. On the CPU (Triton interpreter) the span is the host
-  duration;
+  launch; the GPU duration is resolved later without synchronising (the end event is polled,
+  never waited on) and the span is ended with an explicit end time = start + GPU duration. On
+  the CPU (Triton interpreter) the span is the host duration;
 - CUDA error mapping: an exception at launch, at a later event poll or at `synchronize()` that
   names a CUDA error becomes `gpuobs_cuda_errors_total{code,name,kernel}` plus one JSON log line
   with the launch configuration, then is re-raised.
