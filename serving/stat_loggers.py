@@ -244,6 +244,11 @@ class EngineStatsCollector(Collector):
         ready = gauge(names.SERVING_READY)
         memory = gauge(names.SERVING_MEMORY)
         fault_active = gauge(names.SERVING_FAULT_ACTIVE)
+        steps = CounterMetricFamily(
+            names.SERVING_ENGINE_STEPS.native,
+            names.SERVING_ENGINE_STEPS.help,
+            labels=list(names.SERVING_ENGINE_STEPS.labels),
+        )
         errors = CounterMetricFamily(
             names.SERVING_ENGINE_ERRORS.native,
             names.SERVING_ENGINE_ERRORS.help,
@@ -282,6 +287,7 @@ class EngineStatsCollector(Collector):
             for tenant, n in stats.tenant_waiting.items():
                 tenant_wait.add_metric([model_name, str(tenant)], float(n))
             memory.add_metric([model_name], float(stats.memory_bytes))
+            steps.add_metric([model_name], float(stats.steps_total))
             for kind, n in stats.errors_total.items():
                 errors.add_metric([model_name, str(kind)], float(n))
             if stats.faults.enabled:
@@ -324,6 +330,7 @@ class EngineStatsCollector(Collector):
             memory,
             errors,
             fault_active,
+            steps,
         )
 
 

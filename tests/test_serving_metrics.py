@@ -19,7 +19,7 @@ from support.prometheus import PrometheusServer
 from support.serve import ServeProcess
 
 from gpuobs.names import serving as names
-from gpuobs.names.spec import MetricKind, all_specs
+from gpuobs.names.spec import MetricKind, MetricSpec, all_specs
 
 MODEL = "gpuobs-tiny-llama"
 MAX_MODEL_LEN = 2048
@@ -80,6 +80,15 @@ def test_names_labels_and_buckets_match_real_vllm(server: ServeProcess, compat_d
             else:  # token counts: 1-2-5 up to max_model_len (the real scrape ran with 128)
                 assert ours[name]["buckets"] == set(names.token_buckets(MAX_MODEL_LEN)), name
                 assert real[name]["buckets"] == set(names.token_buckets(128)), name
+
+
+def test_every_serving_name_is_exported_and_registered() -> None:
+    constants = [getattr(names, n) for n in names.__all__ if isinstance(getattr(names, n), MetricSpec)]
+    registered = {s.native for s in all_specs()}
+    assert len(constants) >= 35
+    assert all(spec.native in registered for spec in constants)
+    defined = [v for v in vars(names).values() if isinstance(v, MetricSpec)]
+    assert {s.native for s in defined} == {s.native for s in constants}  # none missing from __all__
 
 
 def test_every_serving_spec_is_exposed(server: ServeProcess) -> None:

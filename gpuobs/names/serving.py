@@ -41,6 +41,7 @@ __all__ = [
     "SERVING_BATCH_SIZE",
     "SERVING_BUCKET_QUEUE_DEPTH",
     "SERVING_ENGINE_ERRORS",
+    "SERVING_ENGINE_STEPS",
     "SERVING_FAULT_ACTIVE",
     "SERVING_INVALID_REQUESTS",
     "SERVING_KV_BLOCKS",
@@ -352,6 +353,12 @@ SERVING_ENGINE_ERRORS = MetricSpec(
     help="Engine step failures by kind (cuda_oom, cuda_error, ...).",
     labels=("model_name", "kind"),
 )
+SERVING_ENGINE_STEPS = MetricSpec(
+    native="gpuobs_serving_engine_steps",
+    kind=MetricKind.COUNTER,
+    help="Model steps (prefill or decode batches) the engine ran; flat while requests run means a hang.",
+    labels=("model_name",),
+)
 SERVING_FAULT_ACTIVE = MetricSpec(
     native="gpuobs_serving_fault_active",
     kind=MetricKind.GAUGE,
@@ -382,40 +389,5 @@ SERVING_WORKER_RESTARTS = MetricSpec(
     help="Times the supervisor restarted a crashed serving worker (`gpuobs serve --supervise`).",
 )
 
-register(
-    NUM_REQUESTS_RUNNING,
-    NUM_REQUESTS_WAITING,
-    KV_CACHE_USAGE,
-    CACHE_CONFIG_INFO,
-    NUM_PREEMPTIONS,
-    PROMPT_TOKENS,
-    GENERATION_TOKENS,
-    REQUEST_SUCCESS,
-    ADMISSION_REJECTIONS,
-    REQUEST_PROMPT_TOKENS,
-    REQUEST_GENERATION_TOKENS,
-    ITERATION_TOKENS,
-    REQUEST_MAX_NUM_GENERATION_TOKENS,
-    REQUEST_PARAMS_N,
-    REQUEST_PARAMS_MAX_TOKENS,
-    TTFT,
-    INTER_TOKEN_LATENCY,
-    REQUEST_TIME_PER_OUTPUT_TOKEN,
-    E2E_REQUEST_LATENCY,
-    REQUEST_QUEUE_TIME,
-    REQUEST_INFERENCE_TIME,
-    REQUEST_PREFILL_TIME,
-    REQUEST_DECODE_TIME,
-    REQUEST_NUM_PREEMPTIONS,
-    SERVING_BATCH_SIZE,
-    SERVING_BUCKET_QUEUE_DEPTH,
-    SERVING_TENANT_WAITING,
-    SERVING_TENANT_RUNNING,
-    SERVING_TENANT_REQUESTS,
-    SERVING_TENANT_GENERATION_TOKENS,
-    SERVING_KV_BLOCKS,
-    SERVING_INVALID_REQUESTS,
-    SERVING_MODEL_SWAPS,
-    SERVING_READY,
-    SERVING_WORKER_RESTARTS,
-)
+# Every spec above, so that none can be defined and forgotten.
+register(*(value for value in list(globals().values()) if isinstance(value, MetricSpec)))
