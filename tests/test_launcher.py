@@ -346,3 +346,53 @@ def test_counter_path_host_cost_is_small() -> None:
     bare = per_call(lambda: runner(num_warps=4, num_stages=2))
     counted = per_call(lambda: launcher.launch("k", kernel, (1,), (), num_warps=4, num_stages=2))
     assert counted - bare < 3e-6, (bare, counted)
+
+
+class _FakeCudaEvent:
+    """Stands in for torch.cuda.Event (no GPU here): counts records, completes at once."""
+
+    created = 0
+
+    def __init__(self, enable_timing: bool = False) -> None:
+        assert enable_timing
+        type(self).created += 1
+        self.records = 0
+
+    def record(self, stream: Any) -> None:
+        self.records += 1
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, other: Any) -> float:
+        return 1.5
+
+
+class _FakeCuda:
+    Event = _FakeCudaEvent
+
+    class _Stream:
+        cuda_stream = 0x10
+
+    def current_stream(self, device: Any) -> Any:
+        return self._Stream()
+
+
+class _FakeTorch:
+    cuda = _FakeCuda()
+
+
+def test_cuda_event_timing_pools_event_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Event pairs are reused after their span resolved instead of being created per sampled launch."""
+    timing = L.CudaEventTiming()
+    monkeypatch.setattr(timing, "_torch", lambda: _FakeTorch())
+    _FakeCudaEvent.created = 0
+    for _ in range(5):
+        token = timing.stop(timing.start("cuda:0"))
+        assert timing.ready(token) and timing.elapsed_ms(token) == 1.5
+        timing.release(token)
+    assert _FakeCudaEvent.created == 2  # one pair, recorded five times
+    assert token[0].records == 5 and token[1].records == 5
+    tokens = [timing.start("cuda:0") for _ in range(3)]  # in flight together: distinct pairs
+    assert len({id(t[0]) for t in tokens}) == 3
+    assert timing.stream_of("cuda:0") == "0x10"
