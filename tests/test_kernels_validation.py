@@ -7,9 +7,10 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import gpuobs.kernels as K
 import pytest
 import torch
+
+import gpuobs.kernels as K
 from gpuobs.exporters import launcher as L
 
 
