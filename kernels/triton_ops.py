@@ -264,22 +264,34 @@ def _paged_reduce_kernel(
     m_ptr, l_ptr, acc_ptr, out_ptr, context_lens_ptr, num_parts, stride_os, stride_oh,
     PART: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_P: tl.constexpr,
 ):
+    # Combines the per-split (max, sum, unnormalised acc) of one (sequence, head), BLOCK_P splits
+    # at a time so long contexts never hold all splits in registers.
     seq = tl.program_id(0)
     head = tl.program_id(1)
     ctx = tl.load(context_lens_ptr + seq)
     used = tl.cdiv(ctx, PART)
-    p = tl.arange(0, BLOCK_P)
-    pmask = p < used
+    base = (seq * tl.num_programs(1) + head).to(tl.int64) * num_parts
     d = tl.arange(0, BLOCK_D)
     dmask = d < HEAD_DIM
-    row = (seq * tl.num_programs(1) + head).to(tl.int64) * num_parts + p
-    m = tl.load(m_ptr + row, mask=pmask, other=float("-inf"))
-    m_max = tl.max(m, 0)
-    w = tl.where(pmask, tl.exp2(m - m_max), 0.0)
-    l_sum = tl.sum(tl.load(l_ptr + row, mask=pmask, other=0.0) * w, 0)
-    acc = tl.load(acc_ptr + row[:, None] * HEAD_DIM + d[None, :], mask=pmask[:, None] & dmask[None, :],
-                  other=0.0)
-    out = tl.sum(acc * w[:, None], 0) / l_sum
+    p_base = tl.arange(0, BLOCK_P)
+    m_max = tl.max(tl.full([BLOCK_P], float("-inf"), dtype=tl.float32), 0)
+    for p0 in range(0, used, BLOCK_P):
+        p = p0 + p_base
+        m = tl.load(m_ptr + base + p, mask=p < used, other=float("-inf"))
+        m_max = tl.maximum(m_max, tl.max(m, 0))
+    l_sum = tl.sum(tl.zeros([BLOCK_P], dtype=tl.float32), 0)
+    acc = tl.zeros([BLOCK_D], dtype=tl.float32)
+    for p0 in range(0, used, BLOCK_P):
+        p = p0 + p_base
+        pmask = p < used
+        row = base + p
+        m = tl.load(m_ptr + row, mask=pmask, other=float("-inf"))
+        w = tl.where(pmask, tl.exp2(m - m_max), 0.0)
+        l_sum += tl.sum(tl.load(l_ptr + row, mask=pmask, other=0.0) * w, 0)
+        part_acc = tl.load(acc_ptr + row[:, None] * HEAD_DIM + d[None, :],
+                           mask=pmask[:, None] & dmask[None, :], other=0.0)
+        acc += tl.sum(part_acc * w[:, None], 0)
+    out = acc / l_sum
     tl.store(out_ptr + seq.to(tl.int64) * stride_os + head * stride_oh + d, out.to(out_ptr.dtype.element_ty),
              mask=dmask)
 
@@ -353,7 +365,8 @@ def paged_attention_decode(
             "paged_attention_reduce", _paged_reduce_kernel, (num_seqs, num_heads),
             (m_buf, l_buf, acc_buf, out, context_lens, num_parts, out.stride(0), out.stride(1)),
             num_warps=4, num_stages=1,
-            PART=part, HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_P=triton.next_power_of_2(num_parts),
+            PART=part, HEAD_DIM=head_dim, BLOCK_D=block_d,
+            BLOCK_P=min(triton.next_power_of_2(num_parts), 32 if cuda else 2),
         )
     return out
 
