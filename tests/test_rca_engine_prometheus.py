@@ -47,7 +47,7 @@ def _openmetrics() -> str:
                 samples[power].append(f"{power}{{{base}}} {520.0 + (k % 11)} {t:.0f}")
                 if (host, i) == LOST:
                     fell = 1 if t >= END - 600 else 0
-                    samples[xid].append(f'{xid}_total{{{base},code="79"}} {fell} {t:.0f}')
+                    samples[xid].append(f'{g.XID_ERRORS.exposed_native}{{{base},code="79"}} {fell} {t:.0f}')
     for name, kind in ((temp, "gauge"), (clock, "gauge"), (power, "gauge"), (xid, "counter")):
         lines.append(f"# TYPE {name} {kind}")
         lines.extend(samples[name])

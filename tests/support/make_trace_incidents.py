@@ -13,6 +13,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+from gpuobs.names import gpu as g
+from gpuobs.names import serving as s
+
 ROOT = Path(__file__).resolve().parents[2]
 INCIDENTS = ROOT / "tests" / "incidents"
 T0 = 1_795_980_000.0  # 2026-11-29T19:20:00Z
@@ -77,6 +80,10 @@ class Trace:
                 )
             )
         path.write_text("\n".join(lines) + "\n")
+
+
+def _header(name: str, kind: str, help_text: str) -> list[str]:
+    return [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
 
 
 RES = {
@@ -181,17 +188,15 @@ def noisy_neighbor() -> None:
         t += 1.0
     tr.write(INCIDENTS / "noisy_neighbor" / "traces" / "otlp-spans.json")
     uuid = "GPU-1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
-    rows = [
-        "# HELP gpuobs_gpu_process_memory_used_bytes Device memory used by a process.",
-        "# TYPE gpuobs_gpu_process_memory_used_bytes gauge",
-    ]
+    proc = g.PROCESS_MEMORY_USED.native
+    rows = _header(proc, "gauge", "Device memory used by a process.")
     for pod, ns, pid, name, gib in (
         ("serve-llama-0", "serving", 3111, "python3", 21.5),
         ("batch-embed-7d5f9", "research", 9120, "python", 30.0),
     ):
         ms = int((T0 + 45) * 1000)
         rows.append(
-            f'gpuobs_gpu_process_memory_used_bytes{{container="main",gpu="0",host="gpu-node-09",'
+            f'{proc}{{container="main",gpu="0",host="gpu-node-09",'
             f'model_name="NVIDIA H100 80GB HBM3",namespace="{ns}",pid="{pid}",pod="{pod}",'
             f'process_name="{name}",uuid="{uuid}"}} {gib * 2**30:.1f} {ms}'
         )
@@ -199,28 +204,22 @@ def noisy_neighbor() -> None:
 
 
 def queue_saturation() -> None:
-    rows = [
-        "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
-        "# TYPE vllm:num_requests_waiting gauge",
-    ]
+    waiting_name, running_name, usage_name = (
+        s.NUM_REQUESTS_WAITING.native,
+        s.NUM_REQUESTS_RUNNING.native,
+        s.KV_CACHE_USAGE.native,
+    )
+    rows = _header(waiting_name, "gauge", "Number of requests waiting to be processed.")
     labels = 'engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"'
     for i in range(16):  # one scrape every 15 s for 4 minutes, waiting climbs from 2 to ~90
         waiting = 2 + i * 6
-        rows.append(f"vllm:num_requests_waiting{{{labels}}} {float(waiting)} {int((T0 + 15 * i) * 1000)}")
-    rows += [
-        "# HELP vllm:num_requests_running Number of requests in model execution batches.",
-        "# TYPE vllm:num_requests_running gauge",
-    ]
+        rows.append(f"{waiting_name}{{{labels}}} {float(waiting)} {int((T0 + 15 * i) * 1000)}")
+    rows += _header(running_name, "gauge", "Number of requests in model execution batches.")
     for i in range(16):
-        rows.append(f"vllm:num_requests_running{{{labels}}} 256.0 {int((T0 + 15 * i) * 1000)}")
-    rows += [
-        "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
-        "# TYPE vllm:kv_cache_usage_perc gauge",
-    ]
+        rows.append(f"{running_name}{{{labels}}} 256.0 {int((T0 + 15 * i) * 1000)}")
+    rows += _header(usage_name, "gauge", "KV-cache usage. 1 means 100 percent usage.")
     for i in range(16):
-        rows.append(
-            f"vllm:kv_cache_usage_perc{{{labels}}} {0.71 + 0.01 * (i % 3):.2f} {int((T0 + 15 * i) * 1000)}"
-        )
+        rows.append(f"{usage_name}{{{labels}}} {0.71 + 0.01 * (i % 3):.2f} {int((T0 + 15 * i) * 1000)}")
     folder = INCIDENTS / "queue_saturation"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "vllm-metrics.prom").write_text("\n".join(rows) + "\n")
@@ -247,14 +246,13 @@ def leak() -> None:
         'device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-21",container="server",'
         'namespace="serving",pod="chat-api-6b7c8d9e-lp2xk"'
     )
-    rows = [
-        "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).",
-        "# TYPE DCGM_FI_DEV_FB_USED gauge",
-    ]
+    fb_used = g.MEMORY_USED.dcgm
+    assert fb_used is not None
+    rows = _header(fb_used, "gauge", "Framebuffer memory used (in MiB).")
     start = T0 - 3 * 3600
     for minute in range(181):
         mib = 52_000 + minute * 150 + rng.randrange(-120, 120)
-        rows.append(f"DCGM_FI_DEV_FB_USED{{{labels}}} {min(mib, 80_900)} {int((start + 60 * minute) * 1000)}")
+        rows.append(f"{fb_used}{{{labels}}} {min(mib, 80_900)} {int((start + 60 * minute) * 1000)}")
     folder = INCIDENTS / "cuda_oom_leak"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "dcgm-fb-used.prom").write_text("\n".join(rows) + "\n")
@@ -279,14 +277,9 @@ def thermal_straggler() -> None:
         t += 0.06
     folder = INCIDENTS / "thermal_throttling_straggler"
     tr.write(folder / "traces" / "otlp-spans.json")
-    rows = [
-        "# HELP gpuobs_gpu_clock_event_active 1 while the clock-event reason is active.",
-        "# TYPE gpuobs_gpu_clock_event_active gauge",
-    ]
-    temps = [
-        "# HELP gpuobs_gpu_temperature_celsius GPU die temperature.",
-        "# TYPE gpuobs_gpu_temperature_celsius gauge",
-    ]
+    clock, temp = g.CLOCK_EVENT_ACTIVE.native, g.GPU_TEMPERATURE.native
+    rows = _header(clock, "gauge", "1 while the clock-event reason is active.")
+    temps = _header(temp, "gauge", "GPU die temperature.")
     for k in range(5):
         ms = int((T0 - 60 + 15 * k) * 1000)
         for gpu in range(8):
@@ -296,8 +289,8 @@ def thermal_straggler() -> None:
             )
             hot = gpu == 5
             reason = f'{{{labels},reason="hw_thermal_slowdown"}}'
-            rows.append(f"gpuobs_gpu_clock_event_active{reason} {1 if hot else 0} {ms}")
-            temps.append(f"gpuobs_gpu_temperature_celsius{{{labels}}} {89.0 + k if hot else 61.0} {ms}")
+            rows.append(f"{clock}{reason} {1 if hot else 0} {ms}")
+            temps.append(f"{temp}{{{labels}}} {89.0 + k if hot else 61.0} {ms}")
     (folder / "exporter-metrics.prom").write_text("\n".join(rows + temps) + "\n")
 
 
@@ -306,10 +299,10 @@ def kv_metrics_only() -> None:
     labels = 'engine="0",model_name="Qwen/Qwen2.5-32B-Instruct"'
     rows = []
     for name, kind, fn in (
-        ("vllm:kv_cache_usage_perc", "gauge", lambda i: 0.97 + 0.002 * (i % 10)),
-        ("vllm:num_preemptions_total", "counter", lambda i: 1200.0 + 31.0 * i),
-        ("vllm:num_requests_waiting", "gauge", lambda i: 4.0 + 2.5 * i),
-        ("vllm:num_requests_running", "gauge", lambda i: 40.0 - (i % 4)),
+        (s.KV_CACHE_USAGE.native, "gauge", lambda i: 0.97 + 0.002 * (i % 10)),
+        (s.NUM_PREEMPTIONS.exposed_native, "counter", lambda i: 1200.0 + 31.0 * i),
+        (s.NUM_REQUESTS_WAITING.native, "gauge", lambda i: 4.0 + 2.5 * i),
+        (s.NUM_REQUESTS_RUNNING.native, "gauge", lambda i: 40.0 - (i % 4)),
     ):
         rows.append(f"# TYPE {name.removesuffix('_total')} {kind}")
         for i in range(21):
