@@ -57,7 +57,12 @@ def raw_post(
     try:
         conn.request("POST", path, body=body, headers={"Content-Type": "application/json", **(headers or {})})
         resp = conn.getresponse()
-        return resp.status, json.loads(resp.read())
+        raw = resp.read()
+        if resp.headers.get("content-type", "").startswith("text/event-stream"):
+            events = [line[6:] for line in raw.decode().splitlines() if line.startswith("data: ")]
+            assert events and events[-1] == "[DONE]", raw[-300:]
+            return resp.status, {"events": events}
+        return resp.status, json.loads(raw)
     finally:
         conn.close()
 
