@@ -14,6 +14,7 @@ a cause. Deterministic: same evidence, same report.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections import defaultdict
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX, detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
-from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Report, Symptom, evidence_line
+from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Report, Symptom, evidence_line, format_time
 from gpuobs.rca.signature import Match, Scope, Severity, Signature, clear_text_cache, precedes
 
 __all__ = ["EntityIndex", "diagnose", "normalise_pci"]
@@ -410,17 +411,47 @@ def _symptoms(
     return out
 
 
+def _series_item(samples: list[Evidence], role: str) -> EvidenceItem:
+    first = min(samples, key=lambda e: e.time if e.time is not None else float("inf"))
+    item = EvidenceItem.of(first, role)
+    if len(samples) == 1:
+        return item
+    numbers = [float(e.value) for e in samples if isinstance(e.value, int | float)]
+    times = [e.time for e in samples if e.time is not None]
+    head = item.text.rsplit(" ", 1)[0] if " " in item.text else item.text
+    span = f" from {format_time(min(times))} to {format_time(max(times))}" if len(times) > 1 else ""
+    if not numbers:
+        values = "?"
+    elif min(numbers) == max(numbers):
+        values = f"{numbers[0]:g}"
+    else:
+        values = f"{min(numbers):g}..{max(numbers):g}"
+    text = f"{head} = {values} ({len(samples)} samples{span})"
+    return EvidenceItem(
+        time=item.time, source=item.source, text=text, key=item.key, role=role, entity=item.entity
+    )
+
+
 def _cause(
     cand: _Candidate, evidence: Sequence[Evidence], index: EntityIndex, by_key: dict[str, list[int]]
 ) -> Cause:
     items: list[EvidenceItem] = []
     seen: set[int] = set()
+    series: dict[tuple[str, str, str], list[Evidence]] = {}
     for role, records in (("anchor", cand.match.anchors), ("support", cand.match.supporting)):
         for ev, pos in records:
             if pos in seen:
                 continue
             seen.add(pos)
-            items.append(EvidenceItem.of(ev, role))
+            if ev.kind in (EvidenceKind.METRIC, EvidenceKind.STATE):
+                labels = ev.attrs.get("labels")
+                ident = json.dumps(labels, sort_keys=True, default=str) if isinstance(labels, dict) else ""
+                series.setdefault((role, ev.key, ident or repr(ev.entity)), []).append(ev)
+            else:
+                items.append(EvidenceItem.of(ev, role))
+    # A metric series is one line of the chain (first sample's time, range of values), not one per sample.
+    for (role, _, _), samples in series.items():
+        items.append(_series_item(samples, role))
     items.sort(key=lambda e: (e.time is None, e.time or 0.0))
     if len(items) > MAX_EVIDENCE_ITEMS:
         items = [*items[: MAX_EVIDENCE_ITEMS - 1], items[-1]]
