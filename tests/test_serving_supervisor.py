@@ -189,3 +189,31 @@ def test_worker_does_not_outlive_a_killed_supervisor(tmp_path: Path) -> None:
         if sup.poll() is None:
             sup.kill()
             sup.wait()
+
+
+def test_ready_is_false_until_the_model_is_loaded_and_warmed(tmp_path: Path) -> None:
+    proc = ServeProcess(tmp_path, grpc=False)
+    assert proc.log_path.parent.is_dir()
+    log = proc.log_path.open("ab")
+    proc.proc = subprocess.Popen(proc.argv, stdout=log, stderr=subprocess.STDOUT, env=proc.env)
+    try:
+        seen: list[tuple[int, int]] = []  # (/health status, /ready status) while starting
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                health = http_json("GET", f"{proc.url}/health", timeout=2)[0]
+                ready, body = http_json("GET", f"{proc.url}/ready", timeout=2)
+            except OSError:
+                time.sleep(0.02)
+                continue
+            seen.append((health, ready))
+            if ready == 200:
+                break
+            assert body["ready"] is False
+            time.sleep(0.02)
+        assert seen and seen[-1] == (200, 200)
+        assert (200, 503) in seen  # alive but not ready while the model loads and warms up
+        warmed = [r for r in proc.json_logs() if r.get("msg") == "model loaded and warmed"]
+        assert len(warmed) == 1
+    finally:
+        proc.stop()
