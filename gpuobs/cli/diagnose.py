@@ -177,8 +177,9 @@ def _render(report: Any) -> None:
             for column in ("first seen", "key", "count", "source", "example"):
                 table.add_column(column, overflow="fold")
             for a in data["anomalies"]:
+                key = a["key"] if a["value"] in (None, "") else f"{a['key']}={a['value']}"
                 table.add_row(
-                    a["first_time_iso"] or "-", a["key"], str(a["count"]), _short(a["source"]), a["text"]
+                    a["first_time_iso"] or "-", key, str(a["count"]), _short(a["source"]), a["text"]
                 )
             body.append(table)
         console.print(Panel(Group(*body), title="gpuobs diagnose", subtitle=header))
