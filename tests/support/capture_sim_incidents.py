@@ -143,6 +143,14 @@ def healthy(exp: Exporter) -> None:
     _save("healthy_sim_node", "metrics.prom", exp.get("/metrics"))
 
 
+def clock_drop(exp: Exporter) -> None:
+    """The board's hardware slowdown signal holds GPU 1 at 600 MHz (no thermal or power-brake reason)."""
+    time.sleep(2)
+    exp.fault(fault="clock_drop", gpu=1, mhz=600.0)
+    time.sleep(4)
+    _history(exp, "hw_slowdown")
+
+
 def power_cap(exp: Exporter) -> None:
     """Every GPU at its software power cap under full load: normal for a busy node, no slowdown seen."""
     time.sleep(1)
@@ -170,6 +178,7 @@ CASES: dict[str, Callable[[Exporter], None]] = {
     "corrected": corrected,
     "healthy": healthy,
     "power_cap": power_cap,
+    "clock_drop": clock_drop,
     "exporter_broken": exporter_broken,
 }
 
