@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import logging
 import math
@@ -84,6 +85,10 @@ class ServerConfig:
     memory_budget_bytes: int | None = None  # simulated device capacity for the hot-swap fit check
     engine_options: dict[str, Any] = field(default_factory=dict)
     log_level: str = "info"
+    api_key: str | None = (
+        None  # when set, /v1/* needs `Authorization: Bearer <api_key>` (as vLLM's --api-key)
+    )
+    admin_token: str | None = None  # when set, /admin/* needs `Authorization: Bearer <admin_token>`
 
 
 class ApiError(Exception):
@@ -440,6 +445,28 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
 
     app = FastAPI(title="gpuobs serve", version="1", docs_url=None, redoc_url=None, openapi_url=None)
     cfg = runtime.config
+
+    @app.middleware("http")
+    async def _auth(request: Request, call_next: Callable[[Request], Any]) -> Response:
+        path = request.url.path
+        secret = (
+            cfg.api_key if path.startswith("/v1/") else cfg.admin_token if path.startswith("/admin") else None
+        )
+        if secret:
+            given = request.headers.get("authorization", "")
+            token = given[7:] if given.lower().startswith("bearer ") else ""
+            if not hmac.compare_digest(token.encode(), secret.encode()):
+                return error_response(
+                    ApiError(
+                        401,
+                        "missing or wrong bearer token",
+                        type_="authentication_error",
+                        code="invalid_api_key",
+                        reason="unauthorized",
+                    )
+                )
+        response: Response = await call_next(request)
+        return response
 
     def error_response(err: ApiError, api: str = "http") -> JSONResponse:
         if err.status < 500 and err.status != 429:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -419,3 +420,22 @@ def test_no_request_holds_the_model_after_it_ended(server: ServeProcess) -> None
     # runs last in this module: every request above (ok, refused, streamed, failed) released its lease
     status, body = http_json("GET", f"{server.url}/admin/models")
     assert status == 200 and body["current"]["inflight"] == 0, body
+
+
+def test_api_key_and_admin_token(tmp_path: Path) -> None:
+    env = {"GPUOBS_API_KEY": "sk-test-key", "GPUOBS_ADMIN_TOKEN": "admin-secret"}
+    with ServeProcess(tmp_path, "-E", "kv_cache_bytes=8388608", env=env, grpc=False) as srv:
+        wrong = openai.OpenAI(base_url=f"{srv.url}/v1", api_key="sk-wrong", max_retries=0, timeout=30)
+        with pytest.raises(openai.AuthenticationError):
+            wrong.completions.create(model=MODEL, prompt="hi", max_tokens=2)
+        right = openai.OpenAI(base_url=f"{srv.url}/v1", api_key="sk-test-key", max_retries=0, timeout=30)
+        assert right.completions.create(model=MODEL, prompt="hi", max_tokens=2).choices
+        status, body = http_json("GET", f"{srv.url}/admin/models")
+        assert status == 401 and body["error"]["type"] == "authentication_error"
+        req = urllib.request.Request(
+            f"{srv.url}/admin/models", headers={"Authorization": "Bearer admin-secret"}
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert resp.status == 200 and json.loads(resp.read())["current"]["name"] == MODEL
+        assert http_json("GET", f"{srv.url}/health")[0] == 200  # probes and metrics stay open
+        assert "vllm:num_requests_running" in srv.metrics()

@@ -77,6 +77,20 @@ def _serve(
         [], "--engine-option", "-E", help="KEY=VALUE passed to EngineConfig (repeatable)."
     ),
     log_level: str = typer.Option("info", "--log-level", help="debug | info | warning | error."),
+    api_key: str | None = typer.Option(
+        None,
+        "--api-key",
+        envvar="GPUOBS_API_KEY",
+        show_envvar=True,
+        help="Require `Authorization: Bearer KEY` on /v1/* (as vLLM's --api-key).",
+    ),
+    admin_token: str | None = typer.Option(
+        None,
+        "--admin-token",
+        envvar="GPUOBS_ADMIN_TOKEN",
+        show_envvar=True,
+        help="Require `Authorization: Bearer TOKEN` on /admin/* (hot-swap, faults).",
+    ),
     otlp_endpoint: str | None = typer.Option(
         None, "--otlp-endpoint", help="Export spans over OTLP/HTTP to this URL."
     ),
@@ -140,6 +154,8 @@ def _serve(
             max_grpc_batch=max_grpc_batch,
             engine_options=options,
             log_level=log_level,
+            api_key=api_key,
+            admin_token=admin_token,
         )
     )
 
