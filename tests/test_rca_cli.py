@@ -209,3 +209,14 @@ def test_list_signatures() -> None:
     assert run.exit_code == 0
     ids = [row["id"] for row in json.loads(run.stdout)["signatures"]]
     assert "xid_79_fallen_off_bus" in ids and ids == sorted(ids) and len(ids) >= 44
+
+
+def test_one_cause_on_several_gpus_is_reported_once_with_every_entity(tmp_path: Path) -> None:
+    log = tmp_path / "dmesg.txt"
+    line = "[Sun Nov 29 21:0{m}:52 2026] NVRM: Xid (PCI:0000:{bus}:00): 79, GPU has fallen off the bus.\n"
+    log.write_text(line.format(m=4, bus="3b") + line.format(m=5, bus="5e"))
+    run = CliRunner().invoke(app, ["diagnose", "--logs", str(log)], env={"COLUMNS": "160"})
+    assert run.exit_code == 0 and "also on: pci=0000:5e:00" in run.stdout
+    data = json.loads(CliRunner().invoke(app, ["diagnose", "--json", "--logs", str(log)]).stdout)
+    assert [c["id"] for c in data["causes"]] == ["xid_79_fallen_off_bus"]
+    assert [e["pci_bus_id"] for e in data["causes"][0]["entities"]] == ["0000:3b:00", "0000:5e:00"]

@@ -196,6 +196,16 @@ def _render(report: Any) -> None:
         parts: list[Any] = [
             title,
             Text(f"entity: {_entity_text(top['entity'])}"),
+            *(
+                [
+                    Text(
+                        "also on: "
+                        + "; ".join(_entity_text(e) for e in top["entities"] if e != top["entity"])
+                    )
+                ]
+                if len(top["entities"]) > 1
+                else []
+            ),
             Text(top["explanation"], style="italic"),
         ]
         chain = Text("Evidence chain:\n", style="bold")
