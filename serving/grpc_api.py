@@ -279,7 +279,9 @@ class _Servicer:
         )
 
 
-def start_grpc_server(runtime: Any, address: str, port: int, workers: int = 8) -> grpc.Server:
+def start_grpc_server(
+    runtime: Any, address: str, port: int, workers: int = 8, max_concurrent: int = 64
+) -> grpc.Server:
     """Start the Predict server on address:port (port 0 picks one; `server.bound_port` tells it)."""
     servicer = _Servicer(runtime, getattr(runtime.config, "max_grpc_batch", 64), workers)
     server = grpc.server(
@@ -289,6 +291,8 @@ def start_grpc_server(runtime: Any, address: str, port: int, workers: int = 8) -
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.so_reuseport", 0),
         ],
+        # beyond this many calls in flight gRPC answers RESOURCE_EXHAUSTED at once (HTTP's 429)
+        maximum_concurrent_rpcs=max_concurrent,
     )
     server.add_generic_rpc_handlers((servicer.handler(),))
     bound = server.add_insecure_port(f"{address}:{port}")

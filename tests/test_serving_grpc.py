@@ -145,3 +145,30 @@ def test_grpc_block_fault_ignores_deadlines_until_cleared(
     status, body = http_json("DELETE", f"{server.url}/admin/faults/grpc_block")
     assert status == 200 and body["cleared"] == ["grpc_block"]
     assert client.predict([[1, 2]], timeout=30).logits
+
+
+def test_overload_is_resource_exhausted(server: ServeProcess, client: PredictClient) -> None:
+    import threading
+
+    http_json("POST", f"{server.url}/admin/faults/grpc_block", {"hang_s": 20})
+    codes: list[grpc.StatusCode] = []
+
+    def call() -> None:
+        try:
+            client.predict([[1]], timeout=3)
+            codes.append(grpc.StatusCode.OK)
+        except grpc.RpcError as exc:
+            codes.append(exc.code())
+
+    threads = [threading.Thread(target=call) for _ in range(80)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        http_json("DELETE", f"{server.url}/admin/faults/grpc_block")
+    assert len(codes) == 80
+    assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) >= 10, codes
+    assert set(codes) <= {grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.DEADLINE_EXCEEDED}
+    assert client.predict([[1, 2]], timeout=30).logits  # healthy again once the fault is cleared
