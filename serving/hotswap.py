@@ -209,6 +209,7 @@ class ModelManager:
         with self._lock:
             handle.inflight -= 1
             if handle.retired and handle.inflight <= 0 and not handle.freed.is_set():
+                handle.freed.set()  # claimed under the lock: exactly one thread frees it
                 free = True
         if free:
             self._free(handle)
@@ -313,7 +314,9 @@ class ModelManager:
                 if old is not None:
                     old.retired = True
                     self._retired.append(old)
-                    free_old = old.inflight <= 0
+                    free_old = old.inflight <= 0 and not old.freed.is_set()
+                    if free_old:
+                        old.freed.set()
             self._on_model(new.name)
             status.state = "switched"
             self._on_swap("ok")
@@ -337,9 +340,7 @@ class ModelManager:
             status.done.set()
 
     def _free(self, handle: ModelHandle) -> None:
-        if handle.freed.is_set():
-            return
-        handle.freed.set()
+        """Stop and drop a retired engine in the background (the caller claimed it by setting `freed`)."""
 
         def stop() -> None:
             try:
