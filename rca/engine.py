@@ -261,9 +261,7 @@ def _evaluate(
         match = signature.evaluate(sliced)
         if match is None:
             continue
-        anchored = entity
-        for ev, pos in match.anchors:
-            anchored = anchored.merged(index.complete(pos, ev))
+        anchored = _common(entity, [index.complete(pos, ev) for ev, pos in match.anchors])
         entities.append(anchored)
         if best is None or (match.confidence, -(match.first[0].time or 0.0)) > (
             best[0].confidence,
@@ -277,13 +275,30 @@ def _evaluate(
     )
 
 
+def _common(base: Entity, entities: Sequence[Entity]) -> Entity:
+    """`base` filled with the fields on which all the given entities that know them agree."""
+    values: dict[str, object] = {}
+    conflicting: set[str] = set()
+    for e in entities:
+        for name, value in e.to_dict().items():
+            if name in values and values[name] != value:
+                conflicting.add(name)
+            values.setdefault(name, value)
+    agreed = {k: v for k, v in values.items() if k not in conflicting}
+    return base.merged(Entity.from_dict(agreed))
+
+
 def _explains(a: _Candidate, b: _Candidate, index: EntityIndex) -> bool:
-    """Whether candidate a accounts for all of b's anchor records, on the same entity, not after them."""
+    """Whether candidate a accounts for all of b's anchor records, on the same entity, not after them.
+
+    A job-wide symptom (global scope: NCCL timeouts, engine death, deadline errors) may be explained by a
+    cause on any one of the job's hosts or GPUs: one failed rank stalls every collective.
+    """
     if not a.signature.explains:
         return False
     if not all(a.signature.explains_record(ev) for ev, _ in b.match.anchors):
         return False
-    if not a.entity.overlaps(b.entity):
+    if b.signature.scope is not Scope.GLOBAL and not a.entity.overlaps(b.entity):
         return False
     b_first, a_first = b.first, a.first
     b_before = precedes(b_first, a_first, slack_s=0.0)

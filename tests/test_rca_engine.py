@@ -353,3 +353,34 @@ def test_report_is_json_and_deterministic(catalog: Catalog) -> None:
     assert cause["remediation"] and cause["explained_symptoms"][0]["key"] == "cuda_error"
     markdown = diagnose(evidence, catalog).to_markdown()
     assert "xid_94_contained_ecc" in markdown and "Remediation" in markdown
+
+
+def test_a_fault_on_one_host_explains_the_job_wide_timeouts_on_the_others(catalog: Catalog) -> None:
+    evidence = [
+        log(
+            "xid",
+            48,
+            T0,
+            "NVRM: Xid (PCI:0000:bb:00): 48, An uncorrectable double bit error",
+            entity=Entity(host="node-a"),
+            pci="0000:bb:00",
+        )
+    ]
+    for rank, host in enumerate(("node-b", "node-c", "node-d")):
+        evidence.append(
+            log(
+                "nccl_timeout",
+                None,
+                T0 + 600,
+                f"[Rank {rank}] Watchdog caught collective operation timeout",
+                source=f"rank{rank}.log",
+                entity=Entity(host=host),
+            )
+        )
+    report = diagnose(evidence, catalog)
+    assert [c.id for c in report.causes] == ["xid_48_double_bit_ecc"]
+    assert report.top is not None and report.top.entity["host"] == "node-a"
+    assert [s.id for s in report.top.explained_symptoms if s.id] == ["nccl_timeout"]
+    # the timeouts' own entity keeps only what all ranks agree on: no host
+    only_timeouts = diagnose(evidence[1:], catalog)
+    assert only_timeouts.top is not None and "host" not in only_timeouts.top.entity
