@@ -220,3 +220,16 @@ def test_one_cause_on_several_gpus_is_reported_once_with_every_entity(tmp_path: 
     data = json.loads(CliRunner().invoke(app, ["diagnose", "--json", "--logs", str(log)]).stdout)
     assert [c["id"] for c in data["causes"]] == ["xid_79_fallen_off_bus"]
     assert [e["pci_bus_id"] for e in data["causes"][0]["entities"]] == ["0000:3b:00", "0000:5e:00"]
+
+
+def test_an_unreachable_only_source_is_an_input_error_but_not_when_others_answer() -> None:
+    down = _cli("--prometheus", "http://127.0.0.1:1")
+    assert (
+        down.returncode == 2 and "no evidence could be read" in down.stderr and "Traceback" not in down.stderr
+    )
+    mixed = CliRunner().invoke(
+        app, ["diagnose", "--json", "--prometheus", "http://127.0.0.1:1", "--logs", str(XID79)]
+    )
+    assert mixed.exit_code == 0
+    data = json.loads(mixed.stdout)
+    assert data["top_cause"] == "xid_79_fallen_off_bus" and data["problems"][0].startswith("[prometheus]")

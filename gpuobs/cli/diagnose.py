@@ -307,6 +307,12 @@ def diagnose_cmd(
     evidence, problems, notes = _collect(
         logs, prometheus, exporter, traces, bundle, k8s_namespace, window, live
     )
+    if not evidence and problems and not live:
+        # Every source that was asked for failed: that is an input error, not a healthy verdict.
+        # (plain "name: message" text: the error line is printed with rich markup, which eats "[name]")
+        raise InputError(
+            "no evidence could be read: " + "; ".join(re.sub(r"^\[([^]]+)\] ", r"\1: ", p) for p in problems)
+        )
     report = diagnose(evidence, catalog, problems=problems, notes=notes, window=window)
     if markdown is not None:
         try:
