@@ -138,14 +138,11 @@ _EXC_RE = re.compile(
 def _traceback(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if "Traceback (most recent call last)" in msg:
         ctx.state["tb"] = ctx.index
-        ctx.state["tb_frames"] = 0
 
 
 def _exception(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     text = msg.rstrip()
     if not text or text[0].isspace() or text.startswith(("File ", "During handling", "The above exception")):
-        if text.lstrip().startswith("File \"") and "tb" in ctx.state:
-            ctx.state["tb_frames"] = ctx.state.get("tb_frames", 0) + 1
         return
     m = _EXC_RE.match(text)
     if not m:
@@ -158,7 +155,7 @@ def _exception(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     attrs: dict[str, object] = {"message": (m["msg"] or "").strip()[:500], "type": etype.rsplit(".", 1)[-1]}
     if in_tb:
-        attrs["frames"] = ctx.state.get("tb_frames", 0)
+        attrs["traceback"] = True
         ctx.state.pop("tb", None)
     ctx.emit(keys.PYTHON_EXCEPTION, etype, pre, msg, attrs)
 
@@ -260,18 +257,18 @@ def _fallback(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 PARSERS: list[Trigger] = [
     (("EngineDead", "EngineCore", "Engine loop", "Engine core", "Engine process", "Background loop", "preempted",
-      "Preempt", "KV cache", "cache blocks"), _vllm),
+      "Preempt", "stored in KV cache", "KV cache is needed", "cache blocks", "nsufficient KV cache"), _vllm),
     (("ModelImporter", "onnx2trt", "parsing node", "UNSUPPORTED_NODE", "ONNX", "onnx", "engine plan",
       "Version tag", "deserializeCudaEngine", "Serialization assertion", "TensorRT", "magicTagRead",
       "parser->parse"), _tensorrt),
     (("StatusCode.", "rpc error: code", "grpc_status"), _grpc),
     (("Traceback (most recent call last)",), _traceback),
-    (("Error", "Exception", "Exit", "Interrupt", "Timeout", "Fault", "Warning", "File \""), _exception),
+    (("Error", "Exception", "Exit", "Interrupt", "Timeout", "Fault", "Warning"), _exception),
     (("running low on memory", "killed due to memory pressure"), _ray),
-    (("ocab", "oken", "okenizer"), _tokenizer),
-    (("took", "loaded in", "oading model"), _model_load),
+    (("ocab", "okenizer", "oken id"), _tokenizer),
+    (("weights took", "loading took", "loaded in", "oading model"), _model_load),
     (("dcgm", "DCGM", "hostengine", "gpuobs.exporters", "watch metrics", "watching fields"), _exporter),
 ]
 
-FALLBACK: Trigger = (("ERROR", "FATAL", "CRITICAL", "level=error", "level=fatal", "\"level\"", "[E", "err ",
-                      "error", "fatal"), _fallback)
+FALLBACK: Trigger = (("ERROR", "FATAL", "CRITICAL", "level=error", "level=fatal", "\"error\"", "\"fatal\"",
+                      "\"critical\"", "[E", ":err ", "[error]", "[fatal]"), _fallback)

@@ -33,8 +33,20 @@ class ParseContext:
     index: int = 0
     out: list[Evidence] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
-    last_time: float | None = None
-    last_time_index: int = -1
+    _time_cache: dict[int, float | None] = field(default_factory=dict)
+
+    def inherited_time(self) -> float | None:
+        """The time of the nearest timestamped line above the current one (at most _INHERIT_LINES up)."""
+        for i in range(self.index - 1, max(-1, self.index - 1 - _INHERIT_LINES), -1):
+            if i in self._time_cache:
+                t = self._time_cache[i]
+            else:
+                raw = self.lines[i]
+                t = split_prefix(strip_decorations(raw[:300]), self.year).time if raw.strip() else None
+                self._time_cache[i] = t
+            if t is not None:
+                return t
+        return None
 
     def lookahead(self, count: int = 3) -> str:
         """The messages of the next `count` lines joined by spaces (for wrapped lines)."""
@@ -76,9 +88,10 @@ class ParseContext:
         """Append one Evidence for the current line; returns its index in `out` (to amend it later)."""
         attrs = dict(attrs or {})
         when = prefix.time
-        if when is None and self.last_time is not None and self.index - self.last_time_index <= _INHERIT_LINES:
-            when = self.last_time
-            attrs["time_inferred"] = True
+        if when is None:
+            when = self.inherited_time()
+            if when is not None:
+                attrs["time_inferred"] = True
         if prefix.level and "level" not in attrs:
             attrs["level"] = prefix.level
         if prefix.rank is not None and "rank" not in attrs:
