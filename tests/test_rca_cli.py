@@ -90,11 +90,11 @@ def test_json_shape_and_exit_zero() -> None:
 
 def test_no_known_signature_exits_one_and_shows_anomalies(tmp_path: Path) -> None:
     log = tmp_path / "app.log"
-    log.write_text("2026-11-29 10:00:00,000 ERROR payment backend returned 502\n" * 3)
+    log.write_text("2026-11-29 10:00:00,000 ERROR [rank0]:[/x] payment backend returned 502\n" * 3)
     run = CliRunner().invoke(app, ["diagnose", "--logs", str(log)], env={"COLUMNS": "160"})
     assert run.exit_code == 1
     assert "No known failure signature" in run.stdout and "Strongest anomalies" in run.stdout
-    assert "payment backend returned 502" in run.stdout
+    assert "[rank0]:[/x] payment backend returned 502" in run.stdout  # log text is never rich markup
 
 
 def test_markdown_file(tmp_path: Path) -> None:

@@ -168,7 +168,9 @@ def _short(source: str) -> str:
 def _render(report: Any) -> None:
     data = report.to_dict()
     sources = ", ".join(f"{_short(k)} ({v})" for k, v in data["sources"].items()) or "no source"
-    header = f"{data['evidence_count']} records from {sources}; {data['signatures_evaluated']} signatures"
+    header = Text(
+        f"{data['evidence_count']} records from {sources}; {data['signatures_evaluated']} signatures"
+    )
     causes = data["causes"]
     if not causes:
         body: list[Any] = [Text("No known failure signature matched.", style="bold green")]
@@ -178,9 +180,8 @@ def _render(report: Any) -> None:
                 table.add_column(column, overflow="fold")
             for a in data["anomalies"]:
                 key = a["key"] if a["value"] in (None, "") else f"{a['key']}={a['value']}"
-                table.add_row(
-                    a["first_time_iso"] or "-", key, str(a["count"]), _short(a["source"]), a["text"]
-                )
+                cells = (a["first_time_iso"] or "-", key, str(a["count"]), _short(a["source"]), a["text"])
+                table.add_row(*(Text(c) for c in cells))  # Text: log lines hold "[rank0]" and the like
             body.append(table)
         console.print(Panel(Group(*body), title="gpuobs diagnose", subtitle=header))
     else:
@@ -234,7 +235,7 @@ def _render(report: Any) -> None:
             for column in ("#", "id", "title", "confidence", "entity", "first seen"):
                 others.add_column(column)
             for rank, c in enumerate(causes[1:], 2):
-                others.add_row(
+                cells = (
                     str(rank),
                     c["id"],
                     c["title"],
@@ -242,6 +243,7 @@ def _render(report: Any) -> None:
                     _entity_text(c["entity"]),
                     c["first_seen_iso"] or "-",
                 )
+                others.add_row(*(Text(x) for x in cells))
             console.print(others)
     for note in data["notes"]:
         console.print(Text(f"note: {note}", style="dim"))
