@@ -253,3 +253,49 @@ def test_xid_events() -> None:
     lib.events.append(SimpleNamespace(device=0, eventData=79, eventType=8))
     event = backend.wait_xid(0.01)
     assert event is not None and (event.gpu, event.code) == (0, 79)
+
+
+def test_self_check_covers_fields_served_from_the_slow_poller(tmp_path: Any) -> None:
+    """Readers moved off the scrape path must still be compared (they once read N/A on the H200).
+
+    nvidia-smi is a real executable script here that prints what the fake library reports, in
+    nvidia-smi's own spellings; NVML is the named fake of the module boundary above.
+    """
+    import json
+    import stat
+    import sys
+
+    from gpuobs.exporters.selfcheck import _CHECKS, run_self_check
+
+    lib = FakeNvmlLibrary()
+    lib.lost = set()
+    reference = NvmlBackend(lib, fast_budget_us=1e9)  # every reader on the scrape path
+    devices = reference.init()
+    spellings = {"pstate": lambda v: f"P{int(v)}", "compute_mode": lambda v: "Default",
+                 "mig.mode.current": lambda v: "Enabled" if v else "Disabled",
+                 "clocks_event_reasons.active": lambda v: f"0x{int(v):016x}"}
+    rows = []
+    for d in devices:
+        s = reference.sample(d.index)
+        row = {}
+        for name, get, _tol in _CHECKS:
+            value = get(d, s)
+            row[name] = "[N/A]" if value is None else spellings.get(name, str)(value)
+        rows.append(row)
+    reference.shutdown()
+    (tmp_path / "rows.json").write_text(json.dumps(rows))
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"rows = json.load(open({str(tmp_path / 'rows.json')!r}))\n"
+        "fields = sys.argv[1].split('=', 1)[1].split(',')\n"
+        "for r in rows: print(', '.join(r[f] for f in fields))\n"
+    )
+    smi.chmod(smi.stat().st_mode | stat.S_IEXEC)
+
+    report = run_self_check(smi=str(smi), backend=NvmlBackend(lib, fast_budget_us=0.0))
+    compared = [r for r in report.rows if r.smi != "[N/A]"]
+    assert len(compared) >= 15
+    missing = [r.field for r in compared if r.ours == "N/A"]
+    assert not missing, f"fields read N/A although the fake reports them: {missing}"
+    assert all(r.agree for r in compared), [r for r in compared if not r.agree]
