@@ -59,6 +59,12 @@ def _baseline(case: Case) -> CaseResult:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=ROOT / "tests" / "incidents")
+    parser.add_argument(
+        "--heldout",
+        type=Path,
+        default=ROOT / "tests" / "incidents_heldout",
+        help="cases written after the catalog was frozen, never tuned against (reported separately)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     cases = load_cases(args.corpus)
@@ -66,8 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     engine = [run_in_process(c) for c in cases]
     engine_s = time.perf_counter() - t0
     baseline = [_baseline(c) for c in cases]
+    heldout_cases = load_cases(args.heldout) if args.heldout.is_dir() else []
+    heldout = [run_in_process(c) for c in heldout_cases]
+    runs = [("gpuobs diagnose engine", engine), ("baseline: loudest signal", baseline)]
+    if heldout:
+        runs.append(("engine, held-out cases", heldout))
+        runs.append(("baseline, held-out cases", [_baseline(c) for c in heldout_cases]))
     rows = []
-    for name, results in (("gpuobs diagnose engine", engine), ("baseline: loudest signal", baseline)):
+    for name, results in runs:
         s = score(results)
         rows.append(
             {
