@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from support.prometheus import free_port
+from support.rca_corpus import fleet_openmetrics
 
 from gpuobs.exporters.service import Exporter, ExporterConfig
 from gpuobs.names import exporter as x
@@ -119,55 +120,10 @@ def test_vllm_scrape_keeps_vllm_names(compat_dir: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------ Prometheus
-def _openmetrics(end: float, native: bool = True) -> str:
-    """64 GPUs x 1 hour at 30 s: GPU 7 overheats in the last 10 minutes, GPU 13 logs Xid 79 at 40 min,
-    GPU 21 is power-throttled throughout."""
-    step, points = 30, 120
-    times = [end - (points - 1 - i) * step for i in range(points)]
-    out: list[str] = []
-
-    def labels(i: int) -> str:
-        if native:
-            return f'gpu="{i}",uuid="GPU-{i:08d}",host="node-{i // 8}",model_name="NVIDIA H200"'
-        return f'gpu="{i}",UUID="GPU-{i:08d}",hostname="node-{i // 8}",modelName="NVIDIA H200"'
-
-    temp = g.GPU_TEMPERATURE.native if native else "DCGM_FI_DEV_GPU_TEMP"
-    out.append(f"# TYPE {temp} gauge")
-    for i in range(GPUS):
-        for k, t in enumerate(times):
-            v = 92.0 if (i == 7 and k >= points - 20) else 55.0 + (i % 5)
-            out.append(f"{temp}{{{labels(i)}}} {v} {t:.3f}")
-    power = g.POWER_USAGE.native if native else "DCGM_FI_DEV_POWER_USAGE"
-    out.append(f"# TYPE {power} gauge")
-    for i in range(GPUS):
-        for t in times:
-            out.append(f"{power}{{{labels(i)}}} {400.0 + i} {t:.3f}")
-    if native:
-        fam = g.XID_ERRORS.native
-        out.append(f"# TYPE {fam} counter")
-        for i in (13, 14):
-            for k, t in enumerate(times):
-                v = 1.0 if (i == 13 and k >= 80) else 0.0
-                out.append(f'{fam}_total{{{labels(i)},code="79"}} {v} {t:.3f}')
-        fam = g.CLOCK_EVENT_ACTIVE.native
-        out.append(f"# TYPE {fam} gauge")
-        for i in range(GPUS):
-            for t in times:
-                out.append(f'{fam}{{{labels(i)},reason="sw_power_cap"}} {1.0 if i == 21 else 0.0} {t:.3f}')
-    else:
-        fam = "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
-        out.append(f"# TYPE {fam} gauge")
-        for i in range(GPUS):
-            for t in times:
-                out.append(f"{fam}{{{labels(i)}}} {4.0 if i == 21 else 0.0} {t:.3f}")
-    out.append("# EOF")
-    return "\n".join(out) + "\n"
-
-
 def _prom_with_history(tmp_path: Path, prometheus: Callable[..., Any], native: bool) -> tuple[Any, float]:
     end = float(int(time.time()) - 120)
     data = tmp_path / "data.om"
-    data.write_text(_openmetrics(end, native))
+    data.write_text(fleet_openmetrics(end, GPUS, native))
     store = tmp_path / "tsdb"
     subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(data), str(store)],
                    check=True, capture_output=True, timeout=120)

@@ -60,6 +60,13 @@ class ParseContext:
 
     def entity(self, prefix: LinePrefix, **known: Any) -> Entity:
         fields_ = prefix.fields
+        if not fields_:
+            host = prefix.host or self.host
+            if not known:
+                return Entity(host=host) if host else _EMPTY
+            values = {k: v for k, v in known.items() if v is not None}
+            values.setdefault("host", host)
+            return Entity(**values)
         values: dict[str, Any] = {
             "host": prefix.host or _str(fields_.get("host")) or self.host,
             "pod": _str(fields_.get("pod") or fields_.get("k8s.pod.name")),
@@ -122,6 +129,9 @@ class ParseContext:
             new_entity = Entity(**{**old.entity.to_dict(), **{k: v for k, v in entity.items() if v is not None}})
         self.out[index] = Evidence(kind=old.kind, key=old.key, value=old.value, source=old.source,
                                    time=old.time, entity=new_entity, raw=old.raw, attrs=new_attrs)
+
+
+_EMPTY = Entity()
 
 
 def _str(value: Any) -> str | None:

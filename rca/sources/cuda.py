@@ -29,18 +29,19 @@ def parse_size(text: str) -> int | None:
     return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
 
+# (attribute, keyword that must be in the text, regex): the keyword check keeps regexes off lines without it.
 _OOM_FIELDS = (
-    ("tried", re.compile(r"Tried to allocate " + _SIZE)),
-    ("total", re.compile(r"(?:total capacity|total capacty) of " + _SIZE)),
-    ("total", re.compile(_SIZE + r" total capacity")),
-    ("free", re.compile(r"of which " + _SIZE + r" is free")),
-    ("free", re.compile(_SIZE + r" free\b")),
-    ("process_in_use", re.compile(r"this process has " + _SIZE + r" memory in use")),
-    ("allocated", re.compile(_SIZE + r" is allocated by PyTorch")),
-    ("allocated", re.compile(_SIZE + r" already allocated")),
-    ("reserved_unallocated", re.compile(_SIZE + r" is reserved by PyTorch but unallocated")),
-    ("reserved", re.compile(_SIZE + r" reserved in total by PyTorch")),
-    ("reserved", re.compile(_SIZE + r" cached\b")),
+    ("tried", "Tried to allocate", re.compile(r"Tried to allocate " + _SIZE)),
+    ("total", "total capac", re.compile(r"(?:total capacity|total capacty) of " + _SIZE)),
+    ("total", "total capacity", re.compile(_SIZE + r" total capacity")),
+    ("free", "is free", re.compile(r"of which " + _SIZE + r" is free")),
+    ("free", " free", re.compile(_SIZE + r" free\b")),
+    ("process_in_use", "this process has", re.compile(r"this process has " + _SIZE + r" memory in use")),
+    ("allocated", "allocated by PyTorch", re.compile(_SIZE + r" is allocated by PyTorch")),
+    ("allocated", "already allocated", re.compile(_SIZE + r" already allocated")),
+    ("reserved_unallocated", "but unallocated", re.compile(_SIZE + r" is reserved by PyTorch but unallocated")),
+    ("reserved", "reserved in total", re.compile(_SIZE + r" reserved in total by PyTorch")),
+    ("reserved", " cached", re.compile(_SIZE + r" cached\b")),
 )
 _GPU_RE = re.compile(r"\(?GPU (\d+)[;\s]")
 _OTHER_PROC_RE = re.compile(r"Process (\d+) has " + _SIZE + r" memory in use")
@@ -49,8 +50,8 @@ _OTHER_PROC_RE = re.compile(r"Process (\d+) has " + _SIZE + r" memory in use")
 def parse_oom_figures(text: str) -> dict[str, object]:
     """The byte figures of a PyTorch 'CUDA out of memory' message (old and new formats)."""
     out: dict[str, object] = {}
-    for name, regex in _OOM_FIELDS:
-        if name in out:
+    for name, keyword, regex in _OOM_FIELDS:
+        if name in out or keyword not in text:
             continue
         m = regex.search(text)
         if m:
@@ -62,7 +63,8 @@ def parse_oom_figures(text: str) -> dict[str, object]:
     gpu = _GPU_RE.search(text)
     if gpu:
         out["gpu_index"] = int(gpu.group(1))
-    others = [(int(p), int(float(v) * _UNITS[u.lower()])) for p, v, u in _OTHER_PROC_RE.findall(text)]
+    others = [(int(p), int(float(v) * _UNITS[u.lower()])) for p, v, u in _OTHER_PROC_RE.findall(text)] \
+        if "Process " in text else []
     if others:
         out["other_processes"] = [{"pid": p, "bytes": b} for p, b in others]
     return out

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["FAILURE_LINES", "NOISE_LINES", "make_log"]
+from gpuobs.names import gpu as g
+
+__all__ = ["FAILURE_LINES", "NOISE_LINES", "fleet_openmetrics", "make_log"]
 
 FAILURE_LINES = (
     "[Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s "
@@ -62,4 +64,51 @@ def make_log(lines: int, failure_ratio: float = 0.02, seed: int = 0) -> str:
     for _ in range(lines):
         pool = FAILURE_LINES if rng.random() < failure_ratio else NOISE_LINES
         out.append(pool[rng.randrange(len(pool))])
+    return "\n".join(out) + "\n"
+
+
+def fleet_openmetrics(end: float, gpus: int = 64, native: bool = True) -> str:
+    """`gpus` GPUs x 1 hour at 30 s ending at `end`, as OpenMetrics for `promtool tsdb create-blocks-from`.
+
+    GPU 7 overheats in the last 10 minutes, GPU 13 logs Xid 79 at 40 min, GPU 21 is power-throttled.
+    """
+    step, points = 30, 120
+    times = [end - (points - 1 - i) * step for i in range(points)]
+    out: list[str] = []
+
+    def labels(i: int) -> str:
+        if native:
+            return f'gpu="{i}",uuid="GPU-{i:08d}",host="node-{i // 8}",model_name="NVIDIA H200"'
+        return f'gpu="{i}",UUID="GPU-{i:08d}",hostname="node-{i // 8}",modelName="NVIDIA H200"'
+
+    temp = g.GPU_TEMPERATURE.native if native else "DCGM_FI_DEV_GPU_TEMP"
+    out.append(f"# TYPE {temp} gauge")
+    for i in range(gpus):
+        for k, t in enumerate(times):
+            v = 92.0 if (i == 7 and k >= points - 20) else 55.0 + (i % 5)
+            out.append(f"{temp}{{{labels(i)}}} {v} {t:.3f}")
+    power = g.POWER_USAGE.native if native else "DCGM_FI_DEV_POWER_USAGE"
+    out.append(f"# TYPE {power} gauge")
+    for i in range(gpus):
+        for t in times:
+            out.append(f"{power}{{{labels(i)}}} {400.0 + i} {t:.3f}")
+    if native:
+        fam = g.XID_ERRORS.native
+        out.append(f"# TYPE {fam} counter")
+        for i in (13, 14):
+            for k, t in enumerate(times):
+                v = 1.0 if (i == 13 and k >= 80) else 0.0
+                out.append(f'{fam}_total{{{labels(i)},code="79"}} {v} {t:.3f}')
+        fam = g.CLOCK_EVENT_ACTIVE.native
+        out.append(f"# TYPE {fam} gauge")
+        for i in range(gpus):
+            for t in times:
+                out.append(f'{fam}{{{labels(i)},reason="sw_power_cap"}} {1.0 if i == 21 else 0.0} {t:.3f}')
+    else:
+        fam = "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
+        out.append(f"# TYPE {fam} gauge")
+        for i in range(gpus):
+            for t in times:
+                out.append(f"{fam}{{{labels(i)}}} {4.0 if i == 21 else 0.0} {t:.3f}")
+    out.append("# EOF")
     return "\n".join(out) + "\n"

@@ -1,0 +1,121 @@
+"""Benchmark of the RCA sources: log-parser throughput, parser fuzzing, and a Prometheus window fetch.
+
+Usage: `python bench/rca_parsers.py [--lines 100000] [--fuzz 10000] [--no-prometheus]`
+
+Parsers: 100,000 log lines (noise with 0 %, 2 % and 20 % failure lines, tests/support/rca_corpus.py)
+through `parse_text`, beside two baselines measured in the same run: the floor (split lines and one
+substring check per line) and the naive prefilter (every trigger substring checked on every line,
+what the parser did before the anchor scan). Fuzz: hypothesis feeds random and mutated lines to the
+parsers in strict mode (a parser exception fails). Prometheus: the real server filled with a 64-GPU,
+one-hour window via promtool, summarised by `fetch_prometheus`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.rca_corpus import fleet_openmetrics, make_log  # noqa: E402
+
+from gpuobs.rca.sources import parse_text  # noqa: E402
+from gpuobs.rca.sources.lines import _FALLBACK_NEEDLES, _NEEDLES  # noqa: E402
+
+
+def _best(fn, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def bench_parsers(lines: int) -> None:
+    needles = [n for n, _ in _NEEDLES] + list(_FALLBACK_NEEDLES)
+    print(f"\n## log parsers: {lines:,} lines (best of 3)")
+    print(f"{'failure lines':>14} | {'floor: 1 check/line':>20} | {'naive: all needles/line':>24} | "
+          f"{'parse_text':>11} | {'lines/s':>10} | records")
+    for ratio in (0.0, 0.02, 0.2):
+        text = make_log(lines, ratio)
+
+        def floor() -> None:
+            sum(1 for line in text.splitlines() if "Xid" in line)
+
+        def naive() -> None:
+            for line in text.splitlines():
+                for n in needles:
+                    if n in line:
+                        break
+
+        records = len(parse_text(text))
+        t_floor, t_naive, t_parse = _best(floor), _best(naive), _best(lambda: parse_text(text))  # noqa: B023
+        print(f"{ratio:>13.0%} | {t_floor:>19.3f}s | {t_naive:>23.3f}s | {t_parse:>10.3f}s | "
+              f"{lines / t_parse:>10,.0f} | {records}")
+
+
+def bench_fuzz(examples: int) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from test_rca_sources_fuzz import mutated_lines, random_lines, structured_noise
+
+    count = {"n": 0, "records": 0}
+
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.one_of(mutated_lines, random_lines, structured_noise), min_size=1, max_size=8))
+    def run(lines: list[str]) -> None:
+        count["n"] += 1
+        count["records"] += len(parse_text("\n".join(lines), source="fuzz", year=2026, strict=True))
+
+    t0 = time.perf_counter()
+    run()
+    print(f"\n## fuzz: {count['n']:,} random/mutated inputs in {time.perf_counter() - t0:.1f} s, 0 crashes, "
+          f"{count['records']:,} records")
+
+
+def bench_prometheus(gpus: int = 64) -> None:
+    from support.prometheus import PrometheusServer, free_port, prometheus_available
+
+    from gpuobs.rca.sources.metrics import fetch_prometheus
+
+    if not prometheus_available():
+        print("\n## prometheus: skipped (prometheus/promtool not installed)")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        end = float(int(time.time()) - 120)
+        data = Path(tmp) / "data.om"
+        data.write_text(fleet_openmetrics(end, gpus))
+        t0 = time.perf_counter()
+        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(data), f"{tmp}/tsdb"],
+                       check=True, capture_output=True, timeout=300)
+        t_blocks = time.perf_counter() - t0
+        with PrometheusServer(Path(tmp) / "w", [f"127.0.0.1:{free_port()}"], storage=Path(tmp) / "tsdb") as prom:
+            fetch_prometheus(prom.url, end - 3600, end)  # warm the server's caches once
+            t_fetch = _best(lambda: fetch_prometheus(prom.url, end - 3600, end))
+            records = len(fetch_prometheus(prom.url, end - 3600, end))
+    print(f"\n## prometheus: {gpus} GPUs x 1 h (blocks built in {t_blocks:.1f} s)")
+    print(f"fetch_prometheus over the window: {t_fetch:.3f} s, {records} records (target < 3 s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--fuzz", type=int, default=10_000)
+    parser.add_argument("--no-prometheus", action="store_true")
+    args = parser.parse_args()
+    bench_parsers(args.lines)
+    if args.fuzz:
+        bench_fuzz(args.fuzz)
+    if not args.no_prometheus:
+        bench_prometheus()
+
+
+if __name__ == "__main__":
+    main()
