@@ -30,10 +30,10 @@ def _baseline(case: Case) -> CaseResult:
     """The loudest-signal baseline on the case's evidence."""
     from gpuobs.rca.anomalies import detect_anomalies
     from gpuobs.rca.collect import collect_evidence
-    from gpuobs.rca.corpus import _split
+    from gpuobs.rca.corpus import cli_options
 
     t0 = time.perf_counter()
-    opts = _split(case.cli_args())
+    opts = cli_options(case.cli_args())
     collected = collect_evidence(
         logs=opts["logs"],
         prometheus=None,

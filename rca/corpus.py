@@ -18,7 +18,7 @@ from typing import Any
 
 from gpuobs.errors import InputError
 
-__all__ = ["Case", "CaseResult", "Score", "load_cases", "run_in_process", "score"]
+__all__ = ["Case", "CaseResult", "Score", "cli_options", "load_cases", "run_in_process", "score"]
 
 EXPECTED = "expected.json"
 
@@ -110,7 +110,8 @@ def load_cases(root: Path) -> list[Case]:
     return cases
 
 
-def _split(args: Sequence[str]) -> dict[str, Any]:
+def cli_options(args: Sequence[str]) -> dict[str, Any]:
+    """The input options of a diagnose argument list (--logs, --traces, --prometheus, --exporter)."""
     opts: dict[str, Any] = {"logs": [], "traces": [], "prometheus": None, "exporter": None}
     it = iter(args)
     for flag in it:
@@ -133,7 +134,7 @@ def run_in_process(case: Case) -> CaseResult:
 
     t0 = time.perf_counter()
     try:
-        opts = _split(case.cli_args())
+        opts = cli_options(case.cli_args())
         collected = collect_evidence(
             logs=opts["logs"],
             prometheus=opts["prometheus"],

@@ -235,7 +235,7 @@ def _render(report: Any) -> None:
             for column in ("#", "id", "title", "confidence", "entity", "first seen"):
                 others.add_column(column)
             for rank, c in enumerate(causes[1:], 2):
-                cells = (
+                row = (
                     str(rank),
                     c["id"],
                     c["title"],
@@ -243,7 +243,7 @@ def _render(report: Any) -> None:
                     _entity_text(c["entity"]),
                     c["first_seen_iso"] or "-",
                 )
-                others.add_row(*(Text(x) for x in cells))
+                others.add_row(*(Text(x) for x in row))
             console.print(others)
     for note in data["notes"]:
         console.print(Text(f"note: {note}", style="dim"))
