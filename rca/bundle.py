@@ -40,9 +40,32 @@ BUNDLE_FORMAT = "gpuobs-bundle"
 BUNDLE_VERSION = 1
 _ROOT = "gpuobs-bundle"
 _MAX_MEMBER_BYTES = 1 << 30
-_ENV_PREFIXES = ("CUDA_", "NCCL_", "NVIDIA_", "PYTORCH_", "TORCH_", "VLLM_", "HF_", "TRANSFORMERS_", "TRITON_",
-                 "GPUOBS_", "OMP_", "LD_LIBRARY_PATH", "KUBERNETES_", "POD_", "NODE_", "RAY_", "TENSORRT_",
-                 "TRT_", "UCX_", "FI_", "MASTER_", "WORLD_SIZE", "RANK", "LOCAL_RANK")
+_ENV_PREFIXES = (
+    "CUDA_",
+    "NCCL_",
+    "NVIDIA_",
+    "PYTORCH_",
+    "TORCH_",
+    "VLLM_",
+    "HF_",
+    "TRANSFORMERS_",
+    "TRITON_",
+    "GPUOBS_",
+    "OMP_",
+    "LD_LIBRARY_PATH",
+    "KUBERNETES_",
+    "POD_",
+    "NODE_",
+    "RAY_",
+    "TENSORRT_",
+    "TRT_",
+    "UCX_",
+    "FI_",
+    "MASTER_",
+    "WORLD_SIZE",
+    "RANK",
+    "LOCAL_RANK",
+)
 
 
 @dataclass
@@ -57,8 +80,16 @@ class BundleSummary:
 
 def _redact_evidence(ev: Evidence, r: Redactor) -> Evidence:
     attrs = r.json(ev.attrs)
-    return Evidence(kind=ev.kind, key=ev.key, value=r.text(ev.value) if isinstance(ev.value, str) else ev.value,
-                    source=ev.source, time=ev.time, entity=ev.entity, raw=r.text(ev.raw), attrs=attrs)
+    return Evidence(
+        kind=ev.kind,
+        key=ev.key,
+        value=r.text(ev.value) if isinstance(ev.value, str) else ev.value,
+        source=ev.source,
+        time=ev.time,
+        entity=ev.entity,
+        raw=r.text(ev.raw),
+        attrs=attrs,
+    )
 
 
 class _Writer:
@@ -152,8 +183,9 @@ def make_bundle(
             Path(tmp).unlink(missing_ok=True)
     stdin_tmp = set(tmp_paths)
     result.evidence = [_redact_evidence(e, redactor) for e in result.evidence]
-    result.evidence = [dataclasses.replace(e, source="<stdin>") if e.source in stdin_tmp else e
-                       for e in result.evidence]
+    result.evidence = [
+        dataclasses.replace(e, source="<stdin>") if e.source in stdin_tmp else e for e in result.evidence
+    ]
 
     used: set[str] = set()
     partial = out_path.with_name(out_path.name + ".partial")
@@ -164,12 +196,17 @@ def make_bundle(
                 w.add(f"inputs/logs/{_safe_name(name, used)}", _redact_input(text, redactor), original=name)
             for path in traces:
                 item_text = Path(path).read_text(encoding="utf-8", errors="replace") if path != "-" else ""
-                w.add(f"inputs/traces/{_safe_name(path, used)}", _redact_input(item_text, redactor),
-                      original=path)
+                w.add(
+                    f"inputs/traces/{_safe_name(path, used)}",
+                    _redact_input(item_text, redactor),
+                    original=path,
+                )
             if exporter and not exporter.startswith(("http://", "https://")) and Path(exporter).is_file():
-                w.add(f"inputs/exporter/{_safe_name(exporter, used)}",
-                      _redact_input(Path(exporter).read_text(encoding="utf-8", errors="replace"), redactor),
-                      original=exporter)
+                w.add(
+                    f"inputs/exporter/{_safe_name(exporter, used)}",
+                    _redact_input(Path(exporter).read_text(encoding="utf-8", errors="replace"), redactor),
+                    original=exporter,
+                )
             env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
             w.add("node/env.json", json.dumps(redact_env(env, redactor), indent=2, sort_keys=True).encode())
             w.add("evidence.json", json.dumps(result.to_dict(), default=str).encode("utf-8"))
@@ -180,8 +217,14 @@ def make_bundle(
                 "gpuobs_version": __version__,
                 "host": socket.gethostname(),
                 "window": {"start": start, "end": end},
-                "inputs": {"logs": [n for n, _ in raw_logs], "prometheus": prometheus, "exporter": exporter,
-                           "traces": traces, "k8s_namespace": k8s_namespace, "live": live},
+                "inputs": {
+                    "logs": [n for n, _ in raw_logs],
+                    "prometheus": prometheus,
+                    "exporter": exporter,
+                    "traces": traces,
+                    "k8s_namespace": k8s_namespace,
+                    "live": live,
+                },
                 "sources": result.sources,
                 "evidence": len(result.evidence),
                 "problems": result.problems,
@@ -194,8 +237,13 @@ def make_bundle(
     except OSError as exc:
         partial.unlink(missing_ok=True)
         raise InputError(f"-o {output}: cannot write the bundle ({exc.strerror or exc})") from exc
-    logger.info("bundle %s: %d records, %d files, %d redactions", out_path, len(result.evidence),
-                len(w.files), redactor.total)
+    logger.info(
+        "bundle %s: %d records, %d files, %d redactions",
+        out_path,
+        len(result.evidence),
+        len(w.files),
+        redactor.total,
+    )
     return BundleSummary(path=out_path, manifest=manifest, result=result, files=[f["path"] for f in w.files])
 
 
@@ -232,8 +280,10 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         raise InputError(f"--bundle {path}: not a gpuobs bundle (manifest format is not {BUNDLE_FORMAT!r})")
     if int(manifest.get("version", 0)) > BUNDLE_VERSION:
-        raise InputError(f"--bundle {path}: bundle version {manifest.get('version')} is newer than this gpuobs "
-                         f"understands ({BUNDLE_VERSION}); upgrade gpuobs")
+        raise InputError(
+            f"--bundle {path}: bundle version {manifest.get('version')} is newer than this gpuobs "
+            f"understands ({BUNDLE_VERSION}); upgrade gpuobs"
+        )
     return manifest
 
 
@@ -260,7 +310,11 @@ def load_bundle(path: str | Path, reparse: bool = False) -> CollectResult:
                 fresh.extend(evidence_from_input(entry.get("original", name), text))
             elif name.startswith("inputs/traces/"):
                 fresh.extend(parse_otlp_text(text, source=entry.get("original", name)))
-        kept = [e for e in stored.evidence if e.source not in log_names and not e.source.startswith(
-            tuple(manifest.get("inputs", {}).get("traces", [])) or ("\0",))]
+        kept = [
+            e
+            for e in stored.evidence
+            if e.source not in log_names
+            and not e.source.startswith(tuple(manifest.get("inputs", {}).get("traces", [])) or ("\0",))
+        ]
         stored.evidence = sorted(kept + fresh, key=lambda e: (e.time is None, e.time or 0.0))
         return stored

@@ -33,15 +33,21 @@ class CollectResult:
     sources: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"evidence": [e.to_dict() for e in self.evidence], "problems": list(self.problems),
-                "notes": list(self.notes), "sources": dict(self.sources)}
+        return {
+            "evidence": [e.to_dict() for e in self.evidence],
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "sources": dict(self.sources),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CollectResult:
-        return cls(evidence=[Evidence.from_dict(e) for e in data.get("evidence", [])],
-                   problems=[str(p) for p in data.get("problems", [])],
-                   notes=[str(n) for n in data.get("notes", [])],
-                   sources={str(k): int(v) for k, v in (data.get("sources") or {}).items()})
+        return cls(
+            evidence=[Evidence.from_dict(e) for e in data.get("evidence", [])],
+            problems=[str(p) for p in data.get("problems", [])],
+            notes=[str(n) for n in data.get("notes", [])],
+            sources={str(k): int(v) for k, v in (data.get("sources") or {}).items()},
+        )
 
 
 def _in_window(ev: Evidence, start: float | None, end: float | None) -> bool:
@@ -67,7 +73,6 @@ def collect_evidence(
     exporter URL or a saved /metrics or /api/history file.
     """
     from gpuobs.rca.sources import k8s, metrics, node
-    from gpuobs.rca.sources import logs as log_source
     from gpuobs.rca.sources import traces as trace_source
 
     result = CollectResult(evidence=[], problems=[])
@@ -89,8 +94,13 @@ def collect_evidence(
         kept = [e for e in found if _in_window(e, start, end)]
         result.sources[name] = result.sources.get(name, 0) + len(kept)
         result.evidence.extend(kept)
-        logger.info("source %s: %d records (%d in window) in %.3f s", name, len(found), len(kept),
-                    time.perf_counter() - t0)
+        logger.info(
+            "source %s: %d records (%d in window) in %.3f s",
+            name,
+            len(found),
+            len(kept),
+            time.perf_counter() - t0,
+        )
 
     if logs:
         run("logs", lambda: _read_logs(logs), fatal_inputs=True)
@@ -106,6 +116,7 @@ def collect_evidence(
     if k8s_namespace:
         run("kubernetes", lambda: k8s.fetch_live(k8s_namespace, start, end))
     if live:
+
         def nvml() -> list[Evidence]:
             found, notes = node.live_nvml_state()
             result.notes.extend(notes)

@@ -98,14 +98,29 @@ NCCL_TIMEOUT: Final = "nccl_timeout"
 """Collective watchdog timeout; attrs: op, seq, timeout_ms, rank, elapsed_ms."""
 NCCL_ERROR: Final = "nccl_error"
 """value=class in NCCL_ERROR_CLASSES; attrs: message, rank, host."""
-NCCL_ERROR_CLASSES: Final = ("network", "shm", "p2p", "internal", "segfault", "unhandled_system",
-                             "unhandled_cuda", "invalid_usage", "remote")
+NCCL_ERROR_CLASSES: Final = (
+    "network",
+    "shm",
+    "p2p",
+    "internal",
+    "segfault",
+    "unhandled_system",
+    "unhandled_cuda",
+    "invalid_usage",
+    "remote",
+)
 
 # --- NVML / nvidia-smi ------------------------------------------------------------------------------
 NVML_ERROR: Final = "nvml_error"
 """value=class in NVML_ERROR_CLASSES; attrs: message."""
-NVML_ERROR_CLASSES: Final = ("driver_library_mismatch", "no_devices", "init_failed", "gpu_lost",
-                             "library_not_found", "unknown")
+NVML_ERROR_CLASSES: Final = (
+    "driver_library_mismatch",
+    "no_devices",
+    "init_failed",
+    "gpu_lost",
+    "library_not_found",
+    "unknown",
+)
 
 # --- serving engines --------------------------------------------------------------------------------
 VLLM_ENGINE_DEAD: Final = "vllm_engine_dead"
@@ -164,9 +179,33 @@ LOG_LINE: Final = "log_line"
 """Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""
 
 ALL_LOG_KEYS: Final = (
-    XID, SXID, GPU_FALLEN_OFF_BUS, GPU_RESET_REQUIRED, PCIE_AER, KERNEL_PANIC, HUNG_TASK, SOFT_LOCKUP,
-    HOST_OOM_KILL, CUDA_ERROR, CUDA_OOM, DRIVER_ERROR, NCCL_TIMEOUT, NCCL_ERROR, NVML_ERROR,
-    VLLM_ENGINE_DEAD, VLLM_PREEMPTION, KV_CACHE_INSUFFICIENT, TENSORRT_PARSE_ERROR,
-    TENSORRT_ENGINE_INCOMPATIBLE, GRPC_STATUS, PYTHON_EXCEPTION, RAY_OOM_KILL, MODEL_LOAD,
-    TOKENIZER_MISMATCH, K8S_POD_STATUS, K8S_EVENT, EXPORTER_ERROR, LOG_LINE,
+    XID,
+    SXID,
+    GPU_FALLEN_OFF_BUS,
+    GPU_RESET_REQUIRED,
+    PCIE_AER,
+    KERNEL_PANIC,
+    HUNG_TASK,
+    SOFT_LOCKUP,
+    HOST_OOM_KILL,
+    CUDA_ERROR,
+    CUDA_OOM,
+    DRIVER_ERROR,
+    NCCL_TIMEOUT,
+    NCCL_ERROR,
+    NVML_ERROR,
+    VLLM_ENGINE_DEAD,
+    VLLM_PREEMPTION,
+    KV_CACHE_INSUFFICIENT,
+    TENSORRT_PARSE_ERROR,
+    TENSORRT_ENGINE_INCOMPATIBLE,
+    GRPC_STATUS,
+    PYTHON_EXCEPTION,
+    RAY_OOM_KILL,
+    MODEL_LOAD,
+    TOKENIZER_MISMATCH,
+    K8S_POD_STATUS,
+    K8S_EVENT,
+    EXPORTER_ERROR,
+    LOG_LINE,
 )

@@ -20,19 +20,35 @@ MASK = "[REDACTED]"
 _SECRET_NAME = re.compile(
     r"(?i)(pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
     r"client[_-]?secret|credential|auth(?:orization)?|cookie|session[_-]?id|signature|sas|dsn|"
-    r"webhook)(?:$|[_\-.]|s\b)|^(?:.*[_\-.])?(?:key|pat)$")
+    r"webhook)(?:$|[_\-.]|s\b)|^(?:.*[_\-.])?(?:key|pat)$"
+)
 # Names that contain a secret word but are not secrets.
-_NOT_SECRET_NAME = re.compile(r"(?i)^(?:.*_)?(?:token_?(?:s|count|ids?|len(?:gth)?|budget|limit)|max_tokens|"
-                              r"num_tokens|tokens_per_\w+|tokenizer\w*|\w*_tokens?_total|auth_?(?:type|mode)|"
-                              r"keyboard|key_?(?:id|name|path|file))$")
+_NOT_SECRET_NAME = re.compile(
+    r"(?i)^(?:.*_)?(?:token_?(?:s|count|ids?|len(?:gth)?|budget|limit)|max_tokens|"
+    r"num_tokens|tokens_per_\w+|tokenizer\w*|\w*_tokens?_total|auth_?(?:type|mode)|"
+    r"keyboard|key_?(?:id|name|path|file))$"
+)
 
 _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("private_key", re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END \1PRIVATE KEY-----|$)"),
-     r"-----BEGIN \1PRIVATE KEY-----" + MASK + r"-----END \1PRIVATE KEY-----"),
-    ("auth_header", re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*\"?)(bearer|basic|token|digest|apikey)?"
-                               r"(\s*)([^\s\"',;]+)"), r"\1\2\3" + MASK),
+    (
+        "private_key",
+        re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END \1PRIVATE KEY-----|$)"),
+        r"-----BEGIN \1PRIVATE KEY-----" + MASK + r"-----END \1PRIVATE KEY-----",
+    ),
+    (
+        "auth_header",
+        re.compile(
+            r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*\"?)(bearer|basic|token|digest|apikey)?"
+            r"(\s*)([^\s\"',;]+)"
+        ),
+        r"\1\2\3" + MASK,
+    ),
     ("bearer", re.compile(r"(?i)\b(bearer\s+)(?!\[REDACTED\])[A-Za-z0-9\-._~+/]{8,}=*"), r"\1" + MASK),
-    ("url_credentials", re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]+:)([^\s/@]+)(@)"), r"\1" + MASK + r"\3"),
+    (
+        "url_credentials",
+        re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]+:)([^\s/@]+)(@)"),
+        r"\1" + MASK + r"\3",
+    ),
     ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"), MASK),
     ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b"), MASK),
     ("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), MASK),
@@ -41,14 +57,24 @@ _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), MASK),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"), MASK),
     # "password": "x" / 'token': 'x' (JSON, Python reprs)
-    ("quoted_pair", re.compile(
-        r"""(?i)(["'])([\w.-]*(?:pass(?:word|wd)?|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"""
-        r"""credential|auth)[\w.-]*)\1(\s*:\s*)(["'])(?!\[REDACTED\])([^"']+)\4"""), r"\1\2\1\3\4" + MASK + r"\4"),
+    (
+        "quoted_pair",
+        re.compile(
+            r"""(?i)(["'])([\w.-]*(?:pass(?:word|wd)?|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"""
+            r"""credential|auth)[\w.-]*)\1(\s*:\s*)(["'])(?!\[REDACTED\])([^"']+)\4"""
+        ),
+        r"\1\2\1\3\4" + MASK + r"\4",
+    ),
     # password=x, --api-key x, AWS_SECRET_ACCESS_KEY=x, token: x
-    ("key_value", re.compile(
-        r"(?i)(?<![\w-])((?:--)?[\w.-]*(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
-        r"private[_-]?key|client[_-]?secret|credential)[\w.-]*)(\s*[=:]\s*|\s+(?=\S*\d)(?=\S{12,}))"
-        r"(\"?)(?!\[REDACTED\])([^\s\"',;&)]+)"), r"\1\2\3" + MASK),
+    (
+        "key_value",
+        re.compile(
+            r"(?i)(?<![\w-])((?:--)?[\w.-]*(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+            r"private[_-]?key|client[_-]?secret|credential)[\w.-]*)(\s*[=:]\s*|\s+(?=\S*\d)(?=\S{12,}))"
+            r"(\"?)(?!\[REDACTED\])([^\s\"',;&)]+)"
+        ),
+        r"\1\2\3" + MASK,
+    ),
 )
 
 
@@ -77,7 +103,7 @@ class Redactor:
     @staticmethod
     def _key_value(m: re.Match[str]) -> str:
         name = m.group(1).lstrip("-")
-        if _NOT_SECRET_NAME.match(name) or m.group(4).isdigit() and len(m.group(4)) < 6:
+        if _NOT_SECRET_NAME.match(name) or (m.group(4).isdigit() and len(m.group(4)) < 6):
             return m.group(0)
         return f"{m.group(1)}{m.group(2)}{m.group(3)}{MASK}"
 
@@ -87,7 +113,13 @@ class Redactor:
             name = value.get("name")
             out = {}
             for k, v in value.items():
-                if k == "value" and isinstance(name, str) and is_secret_name(name) and isinstance(v, str) and v:
+                if (
+                    k == "value"
+                    and isinstance(name, str)
+                    and is_secret_name(name)
+                    and isinstance(v, str)
+                    and v
+                ):
                     out[k] = MASK
                     self.counts["named_value"] = self.counts.get("named_value", 0) + 1
                 else:

@@ -19,6 +19,8 @@ the handler) and the row counts as applied. The test fails if any applied row fa
 rows apply than the floor below (so a silent routing change cannot hide rows).
 """
 
+# ruff: noqa: E501  (real log lines and Kubernetes messages are longer than the code line limit)
+
 from __future__ import annotations
 
 import calendar
@@ -60,13 +62,18 @@ NOT_APPLICABLE: dict[str, str] = {
 }
 # Single rows that assert catalog policy on a line we do parse.
 NOT_APPLICABLE_CASES: dict[tuple[str, str], str] = {
-    ("xid.Match", "NVRM: Xid (PCI:0000:05:00): 99999, unknown error"):
-        "gpud drops codes missing from its catalog; we report every Xid code",
-    ("sxid.Match", "[131453.740758] nvidia-nvswitch0: SXid (PCI:0000:a9:00.0): 11111, Data {0x50610002, "
-                   "0x10100030}"): "gpud drops SXid codes missing from its catalog; we report every code",
-    ("SXIDHandler.ProcessLine (no NVLink topology available in test)",
-     "[123] nvidia-nvswitch3: SXid (PCI:0000:c1:00.0): 28006, Non-fatal, Link 46 MC TS crumbstore MCTO (First)"):
-        "NVSentinel maps SXid links to GPUs through the NVLink topology; no topology here",
+    (
+        "xid.Match",
+        "NVRM: Xid (PCI:0000:05:00): 99999, unknown error",
+    ): "gpud drops codes missing from its catalog; we report every Xid code",
+    (
+        "sxid.Match",
+        "[131453.740758] nvidia-nvswitch0: SXid (PCI:0000:a9:00.0): 11111, Data {0x50610002, 0x10100030}",
+    ): "gpud drops SXid codes missing from its catalog; we report every code",
+    (
+        "SXIDHandler.ProcessLine (no NVLink topology available in test)",
+        "[123] nvidia-nvswitch3: SXid (PCI:0000:c1:00.0): 28006, Non-fatal, Link 46 MC TS crumbstore MCTO (First)",
+    ): "NVSentinel maps SXid links to GPUs through the NVLink topology; no topology here",
 }
 MIN_APPLIED = 400
 
@@ -100,8 +107,15 @@ def _load_rows(compat: Path) -> list[Row]:
         with (compat / project / "expected.tsv").open(encoding="utf-8", newline="") as fh:
             reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
             for raw in reader:
-                rows.append(Row(project, raw["under_test"], raw.get("case_name") or raw.get("test_func") or "",
-                                _unescape(raw["input_line"] or ""), raw["expected"] or ""))
+                rows.append(
+                    Row(
+                        project,
+                        raw["under_test"],
+                        raw.get("case_name") or raw.get("test_func") or "",
+                        _unescape(raw["input_line"] or ""),
+                        raw["expected"] or "",
+                    )
+                )
     return rows
 
 
@@ -154,7 +168,7 @@ def check_xid(row: Row, exp: dict[str, Any], compat: Path) -> None:
         return
     xids = _evidence(row.input, keys.XID)
     fallen = _evidence(row.input, keys.GPU_FALLEN_OFF_BUS)
-    if exp.get("match") in ("nil", "none") or exp.get("xid") == 0 or exp.get("device") == "" and not xids:
+    if exp.get("match") in ("nil", "none") or exp.get("xid") == 0 or (exp.get("device") == "" and not xids):
         assert not xids and not fallen, (xids, fallen)
         return
     if row.under_test.startswith("xid.ExtractNVRMXidInfoExtended") and exp.get("match") == "nil":
@@ -177,9 +191,15 @@ def check_xid(row: Row, exp: dict[str, Any], compat: Path) -> None:
             assert ev.entity.pci_bus_id == normalize_pci(exp["device"]), (ev.entity, exp["device"])
             if ev.key == keys.XID and row.under_test.startswith("xid.ExtractNVRMXidInfo[device]"):
                 assert ev.attrs["device"] == exp["device"]
-    for ours, theirs in (("subcode", "subcode"), ("subcode_name", "subcode_name"),
-                         ("subcode_name", "subcode_description"), ("severity", "severity"), ("link", "link"),
-                         ("intrinfo", "intrinfo"), ("error_status", "error_status")):
+    for ours, theirs in (
+        ("subcode", "subcode"),
+        ("subcode_name", "subcode_name"),
+        ("subcode_name", "subcode_description"),
+        ("severity", "severity"),
+        ("link", "link"),
+        ("intrinfo", "intrinfo"),
+        ("error_status", "error_status"),
+    ):
         if theirs in exp:
             assert ev.attrs.get(ours) == exp[theirs], (ours, ev.attrs, exp)
     # event_type / repair_actions_include / detail / inject_priority: gpud policy, not checked.
@@ -240,16 +260,21 @@ def _presence(key: str, value: str | None = None) -> Callable[[Row, dict[str, An
             want = exp["event"] != ""
         if "is_nvswitch" in exp:
             want = exp["is_nvswitch"]
-        assert bool(found) == _truthy(want) if not isinstance(want, bool) else bool(found) == want, \
-            (found, exp)
+        assert bool(found) == _truthy(want) if not isinstance(want, bool) else bool(found) == want, (
+            found,
+            exp,
+        )
+
     return check
 
 
 def check_infiniband(row: Row, exp: dict[str, Any], compat: Path) -> None:
     found = _evidence(row.input, keys.INFINIBAND_ERROR)
-    kind = {"infiniband.HasPCIPowerInsufficient": "pci_power_insufficient",
-            "infiniband.HasPortModuleHighTemperature": "port_module_high_temperature",
-            "infiniband.HasAccessRegFailed": "access_reg_failed"}.get(row.under_test)
+    kind = {
+        "infiniband.HasPCIPowerInsufficient": "pci_power_insufficient",
+        "infiniband.HasPortModuleHighTemperature": "port_module_high_temperature",
+        "infiniband.HasAccessRegFailed": "access_reg_failed",
+    }.get(row.under_test)
     if row.under_test == "infiniband.accessRegFailedMessage":
         assert len(found) == 1 and found[0].value == "access_reg_failed"
         m = re.search(r"PCI device (\S+)\)", exp["message"])
@@ -274,21 +299,30 @@ def check_fabric(row: Row, exp: dict[str, Any], compat: Path) -> None:
     classes = []
     for e in evs:
         if e.key == keys.SXID:
-            classes.append("fabricmanager_nvswitch_fatal_error" if e.attrs.get("fatal")
-                           else "fabricmanager_nvswitch_non_fatal_error")
+            classes.append(
+                "fabricmanager_nvswitch_fatal_error"
+                if e.attrs.get("fatal")
+                else "fabricmanager_nvswitch_non_fatal_error"
+            )
         elif e.key == keys.FABRIC_MANAGER_ERROR:
-            classes.append({"multicast_gpu_handle": "fabricmanager_nvswitch_nvlink_failure",
-                            "topology_mismatch": "fabricmanager_nvswitch_topology_mismatch",
-                            "nothing_to_do": "fabricmanager_nvswitch_nothing_to_do"}[str(e.value)])
+            classes.append(
+                {
+                    "multicast_gpu_handle": "fabricmanager_nvswitch_nvlink_failure",
+                    "topology_mismatch": "fabricmanager_nvswitch_topology_mismatch",
+                    "nothing_to_do": "fabricmanager_nvswitch_nothing_to_do",
+                }[str(e.value)]
+            )
     if row.under_test == "fabricmanager.Match":
         event = exp.get("event", "")
         assert classes == ([event] if event else []), (classes, exp)
         return
-    target = {"fabricmanager.HasNVSwitchFatalSXid": "fabricmanager_nvswitch_fatal_error",
-              "fabricmanager.HasNVSwitchNonFatalSXid": "fabricmanager_nvswitch_non_fatal_error",
-              "fabricmanager.HasNVSwitchNVLinkFailure": "fabricmanager_nvswitch_nvlink_failure",
-              "fabricmanager.HasNVSwitchTopologyMismatch": "fabricmanager_nvswitch_topology_mismatch",
-              "fabricmanager.HasNVSwitchNothingToDo": "fabricmanager_nvswitch_nothing_to_do"}[row.under_test]
+    target = {
+        "fabricmanager.HasNVSwitchFatalSXid": "fabricmanager_nvswitch_fatal_error",
+        "fabricmanager.HasNVSwitchNonFatalSXid": "fabricmanager_nvswitch_non_fatal_error",
+        "fabricmanager.HasNVSwitchNVLinkFailure": "fabricmanager_nvswitch_nvlink_failure",
+        "fabricmanager.HasNVSwitchTopologyMismatch": "fabricmanager_nvswitch_topology_mismatch",
+        "fabricmanager.HasNVSwitchNothingToDo": "fabricmanager_nvswitch_nothing_to_do",
+    }[row.under_test]
     assert (target in classes) == _truthy(exp["match"]), (classes, exp)
 
 
@@ -387,8 +421,11 @@ def check_lockup(row: Row, exp: dict[str, Any], compat: Path) -> None:
 
 def check_cpu_match(row: Row, exp: dict[str, Any], compat: Path) -> None:
     evs = parse_text(row.input, source="fixture", year=2025)
-    names = [{keys.HUNG_TASK: "cpu_blocked_too_long", keys.SOFT_LOCKUP: "cpu_soft_lockup"}[e.key]
-             for e in evs if e.key in (keys.HUNG_TASK, keys.SOFT_LOCKUP)]
+    names = [
+        {keys.HUNG_TASK: "cpu_blocked_too_long", keys.SOFT_LOCKUP: "cpu_soft_lockup"}[e.key]
+        for e in evs
+        if e.key in (keys.HUNG_TASK, keys.SOFT_LOCKUP)
+    ]
     assert names == ([exp["event"]] if exp["event"] else [])
 
 
@@ -519,8 +556,10 @@ def test_peer_expected_rows(compat_dir: Path) -> None:
         try:
             route(row, parse_expected(row.expected), compat_dir)
         except AssertionError as exc:
-            failures.append(f"[{row.project}] {row.under_test} / {row.case}: {row.input[:120]!r} -> "
-                            f"{row.expected[:160]} :: {str(exc)[:300]}")
+            failures.append(
+                f"[{row.project}] {row.under_test} / {row.case}: {row.input[:120]!r} -> "
+                f"{row.expected[:160]} :: {str(exc)[:300]}"
+            )
     print(f"\npeer rows: {applied} applied, {sum(skipped.values())} not applicable")
     for reason, n in sorted(skipped.items(), key=lambda kv: -kv[1]):
         print(f"  {n:4d}  {reason}")
@@ -531,7 +570,9 @@ def test_peer_expected_rows(compat_dir: Path) -> None:
 def test_peer_fixture_files(compat_dir: Path) -> None:
     """Whole fixture logs: what each tool's suite asserts about them, through our parsers."""
     gpud = compat_dir / "gpud"
-    nccl = parse_text((gpud / "components__accelerator__nvidia__nccl__testdata__dmesg.decode.iso.log").read_text())
+    nccl = parse_text(
+        (gpud / "components__accelerator__nvidia__nccl__testdata__dmesg.decode.iso.log").read_text()
+    )
     segv = [e for e in nccl if e.key == keys.NCCL_ERROR and e.value == "segfault"]
     assert segv and all(e.time is not None and e.time > 1.7e9 for e in segv)
     assert segv[0].attrs["process"] == "pt_main_thread"
@@ -549,8 +590,9 @@ def test_peer_fixture_files(compat_dir: Path) -> None:
     hw = parse_text((npd / "test__kernel_log_generator__problems__hardware_error").read_text())
     assert [e.value for e in hw if e.key == keys.MACHINE_CHECK] == ["fatal"]
     oom = parse_text((npd / "test__kernel_log_generator__problems__oom_kill").read_text())
-    assert [(e.attrs["process"], e.attrs["pid"], e.attrs["rss_bytes"]) for e in oom
-            if e.key == keys.HOST_OOM_KILL] == [("heapster", 1012, (306328 + 11132 + 12345) * 1024)]
+    assert [
+        (e.attrs["process"], e.attrs["pid"], e.attrs["rss_bytes"]) for e in oom if e.key == keys.HOST_OOM_KILL
+    ] == [("heapster", 1012, (306328 + 11132 + 12345) * 1024)]
     ro = parse_text((npd / "test__kernel_log_generator__problems__readonly_filesystem").read_text())
     assert [e.value for e in ro if e.key == keys.FILESYSTEM_READONLY] == ["sda1"]
 
@@ -559,7 +601,9 @@ def test_peer_fixture_files(compat_dir: Path) -> None:
     day = calendar.timegm((2025, 8, 17, 0, 0, 0, 0, 0, 0))
     in_window = [e for e in flaps if e.key == keys.LINK_FLAP and day <= (e.time or 0) < day + 86400]
     assert [e.value for e in in_window] == ["ib6"] * 6
-    next_day = [e for e in flaps if e.key == keys.LINK_FLAP and day + 86400 <= (e.time or 0) < day + 2 * 86400]
+    next_day = [
+        e for e in flaps if e.key == keys.LINK_FLAP and day + 86400 <= (e.time or 0) < day + 2 * 86400
+    ]
     assert next_day == []
     quiet = parse_text((az / "test__data__0flap_syslog").read_text(), year=2025)
     assert [e for e in quiet if e.key == keys.LINK_FLAP] == []

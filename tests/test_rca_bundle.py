@@ -1,5 +1,7 @@
 """`gpuobs bundle`: one redacted archive with raw inputs, evidence and manifest; `load_bundle` replays it."""
 
+# ruff: noqa: E501  (real log lines and Kubernetes messages are longer than the code line limit)
+
 from __future__ import annotations
 
 import hashlib
@@ -34,23 +36,54 @@ SECRETS = {
 
 LOG = f"""\
 [Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 79, pid=2024380, name=python3, GPU has fallen off the bus.
-2025-02-23T16:24:19Z INFO calling https://hub.internal/api with header Authorization: Bearer {SECRETS['bearer']}
-2025-02-23T16:24:19Z INFO env HF_TOKEN={SECRETS['hf']} OPENAI_API_KEY={SECRETS['openai']}
-2025-02-23T16:24:20Z ERROR db login failed for postgres://svc:{SECRETS['password']}@db:5432/x password={SECRETS['password']}
-aws_access_key_id = {SECRETS['aws_id']}
-aws_secret_access_key = {SECRETS['aws_secret']}
+2025-02-23T16:24:19Z INFO calling https://hub.internal/api with header Authorization: Bearer {SECRETS["bearer"]}
+2025-02-23T16:24:19Z INFO env HF_TOKEN={SECRETS["hf"]} OPENAI_API_KEY={SECRETS["openai"]}
+2025-02-23T16:24:20Z ERROR db login failed for postgres://svc:{SECRETS["password"]}@db:5432/x password={SECRETS["password"]}
+aws_access_key_id = {SECRETS["aws_id"]}
+aws_secret_access_key = {SECRETS["aws_secret"]}
 -----BEGIN RSA PRIVATE KEY-----
-{SECRETS['pem_body']}
+{SECRETS["pem_body"]}
 -----END RSA PRIVATE KEY-----
 RuntimeError: CUDA error: an illegal memory access was encountered
 """
 
-PODS = {"apiVersion": "v1", "kind": "List", "items": [{
-    "kind": "Pod", "metadata": {"name": "vllm-0", "namespace": "serving"},
-    "spec": {"nodeName": "n1", "containers": [{"name": "vllm", "env": [
-        {"name": "API_KEY", "value": SECRETS["pod_env"]}, {"name": "NCCL_DEBUG", "value": "INFO"}]}]},
-    "status": {"phase": "Running", "containerStatuses": [{"name": "vllm", "restartCount": 3, "state": {
-        "waiting": {"reason": "CrashLoopBackOff", "message": f"startup failed: token={SECRETS['pod_env']}"}}}]}}]}
+PODS = {
+    "apiVersion": "v1",
+    "kind": "List",
+    "items": [
+        {
+            "kind": "Pod",
+            "metadata": {"name": "vllm-0", "namespace": "serving"},
+            "spec": {
+                "nodeName": "n1",
+                "containers": [
+                    {
+                        "name": "vllm",
+                        "env": [
+                            {"name": "API_KEY", "value": SECRETS["pod_env"]},
+                            {"name": "NCCL_DEBUG", "value": "INFO"},
+                        ],
+                    }
+                ],
+            },
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": "vllm",
+                        "restartCount": 3,
+                        "state": {
+                            "waiting": {
+                                "reason": "CrashLoopBackOff",
+                                "message": f"startup failed: token={SECRETS['pod_env']}",
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+    ],
+}
 
 
 def _all_bytes(path: Path) -> dict[str, bytes]:
@@ -79,9 +112,13 @@ def test_bundle_round_trip_and_redaction(tmp_path: Path, inputs: dict[str, Path]
     out = tmp_path / "incident.tar.gz"
     summary = make_bundle(str(out), logs=[str(inputs["logs"])], start=None, end=None)
     members = _all_bytes(out)
-    assert set(members) >= {"gpuobs-bundle/manifest.json", "gpuobs-bundle/evidence.json",
-                            "gpuobs-bundle/node/env.json", "gpuobs-bundle/inputs/logs/node.log",
-                            "gpuobs-bundle/inputs/logs/pods.json"}
+    assert set(members) >= {
+        "gpuobs-bundle/manifest.json",
+        "gpuobs-bundle/evidence.json",
+        "gpuobs-bundle/node/env.json",
+        "gpuobs-bundle/inputs/logs/node.log",
+        "gpuobs-bundle/inputs/logs/pods.json",
+    }
     blob = b"".join(members.values())
     for name, secret in SECRETS.items():
         assert secret.encode() not in blob, f"secret {name} leaked into the bundle"
@@ -107,7 +144,9 @@ def test_bundle_round_trip_and_redaction(tmp_path: Path, inputs: dict[str, Path]
 def test_bundle_records_failed_sources(tmp_path: Path, inputs: dict[str, Path]) -> None:
     out = tmp_path / "b.tar.gz"
     summary = make_bundle(str(out), logs=[str(inputs["logs"] / "node.log")], prometheus="http://127.0.0.1:1")
-    assert len(summary.manifest["problems"]) == 1 and summary.manifest["problems"][0].startswith("[prometheus]")
+    assert len(summary.manifest["problems"]) == 1 and summary.manifest["problems"][0].startswith(
+        "[prometheus]"
+    )
     assert load_bundle(out).problems == summary.manifest["problems"]
 
 
@@ -121,7 +160,7 @@ def test_load_bundle_rejects_what_is_not_a_bundle(tmp_path: Path) -> None:
         info = tarfile.TarInfo("other/file.txt")
         info.size = 2
         tar.addfile(info, io.BytesIO(b"hi"))
-    with pytest.raises(InputError, match="manifest.json missing"):
+    with pytest.raises(InputError, match=r"manifest.json missing"):
         load_bundle(empty)
     future = tmp_path / "future.tar.gz"
     with tarfile.open(future, "w:gz") as tar:
@@ -144,8 +183,13 @@ def test_cli_bundle_then_diagnose_replays_it(tmp_path: Path, inputs: dict[str, P
     assert manifest["format"] == "gpuobs-bundle" and manifest["sources"]["logs"] == manifest["evidence"]
     for secret in SECRETS.values():
         assert secret not in res.output
-    diag = subprocess.run([sys.executable, "-m", "gpuobs", "diagnose", "--bundle", str(out), "--json"],
-                          capture_output=True, timeout=120, check=False, env={**os.environ, "COLUMNS": "200"})
+    diag = subprocess.run(
+        [sys.executable, "-m", "gpuobs", "diagnose", "--bundle", str(out), "--json"],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert diag.returncode in (0, 1), diag.stderr.decode()
     report = json.loads(diag.stdout)
     assert "causes" in report
@@ -156,14 +200,28 @@ def test_cli_bundle_then_diagnose_replays_it(tmp_path: Path, inputs: dict[str, P
 def test_redaction_rules() -> None:
     r = Redactor()
     assert r.text("Authorization: Basic dXNlcjpwYXNz") == f"Authorization: Basic {MASK}"
-    assert r.text("max_tokens=128 token_count=5 tokenizer=llama") == "max_tokens=128 token_count=5 tokenizer=llama"
+    assert (
+        r.text("max_tokens=128 token_count=5 tokenizer=llama")
+        == "max_tokens=128 token_count=5 tokenizer=llama"
+    )
     assert r.text('{"api_key": "abc123def456"}') == f'{{"api_key": "{MASK}"}}'
     assert r.text("ghp_" + "a" * 36) == MASK
     assert redact_text("nothing to hide: loss=0.5 step=10") == "nothing to hide: loss=0.5 step=10"
-    doc = redact_json({"env": [{"name": "DB_PASSWORD", "value": "x1"}, {"name": "MODEL", "value": "llama"}],
-                       "client_secret": "abc", "note": "Bearer abcdefghijklmnop"})
-    assert doc == {"env": [{"name": "DB_PASSWORD", "value": MASK}, {"name": "MODEL", "value": "llama"}],
-                   "client_secret": MASK, "note": f"Bearer {MASK}"}
-    assert redact_env({"AWS_SECRET_ACCESS_KEY": "x", "PATH": "/bin"}) == {"AWS_SECRET_ACCESS_KEY": MASK, "PATH": "/bin"}
+    doc = redact_json(
+        {
+            "env": [{"name": "DB_PASSWORD", "value": "x1"}, {"name": "MODEL", "value": "llama"}],
+            "client_secret": "abc",
+            "note": "Bearer abcdefghijklmnop",
+        }
+    )
+    assert doc == {
+        "env": [{"name": "DB_PASSWORD", "value": MASK}, {"name": "MODEL", "value": "llama"}],
+        "client_secret": MASK,
+        "note": f"Bearer {MASK}",
+    }
+    assert redact_env({"AWS_SECRET_ACCESS_KEY": "x", "PATH": "/bin"}) == {
+        "AWS_SECRET_ACCESS_KEY": MASK,
+        "PATH": "/bin",
+    }
     assert is_secret_name("HF_TOKEN") and is_secret_name("x-api-key") and not is_secret_name("max_tokens")
     assert r.total >= 4

@@ -2,6 +2,8 @@
 lets a parser exception through) and every record is well formed. The suite runs a few hundred examples;
 `bench/rca_parsers.py --fuzz 10000` runs ten thousand."""
 
+# ruff: noqa: E501  (real log lines and Kubernetes messages are longer than the code line limit)
+
 from __future__ import annotations
 
 import json
@@ -16,16 +18,20 @@ from gpuobs.rca import keys
 from gpuobs.rca.sources import parse_text
 from gpuobs.rca.sources.text import split_prefix
 
-SEEDS = FAILURE_LINES + NOISE_LINES + (
-    "6,2565,102258085667,-;NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
-    "NVRM: The NVIDIA GPU 0000:18:00.0\nNVRM: (PCI ID: 10de:2901) installed in this system has\n"
-    "NVRM: fallen off the bus and is not responding to commands.",
-    "python3 invoked oom-killer: gfp_mask=0x280da\noom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,"
-    "mems_allowed=0,oom_memcg=/docker/c,task_memcg=/docker/c,task=postgres,pid=12345,uid=1000",
-    "[0.1] Kernel panic - not syncing: Fatal Machine check\n[0.2] CPU: 3 PID: 1234 Comm: systemd Tainted: G",
-    "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad",
-    "nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 28 sourcetrack timeout error (First)",
-    "NVRM: Xid (PCI:0018:01:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 08 (0x004505c6 0x00000000 0x00000000)",
+SEEDS = (
+    FAILURE_LINES
+    + NOISE_LINES
+    + (
+        "6,2565,102258085667,-;NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+        "NVRM: The NVIDIA GPU 0000:18:00.0\nNVRM: (PCI ID: 10de:2901) installed in this system has\n"
+        "NVRM: fallen off the bus and is not responding to commands.",
+        "python3 invoked oom-killer: gfp_mask=0x280da\noom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,"
+        "mems_allowed=0,oom_memcg=/docker/c,task_memcg=/docker/c,task=postgres,pid=12345,uid=1000",
+        "[0.1] Kernel panic - not syncing: Fatal Machine check\n[0.2] CPU: 3 PID: 1234 Comm: systemd Tainted: G",
+        'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: bad',
+        "nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 28 sourcetrack timeout error (First)",
+        "NVRM: Xid (PCI:0018:01:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 08 (0x004505c6 0x00000000 0x00000000)",
+    )
 )
 
 _ALLOWED_KEYS = set(keys.ALL_LOG_KEYS)
@@ -41,27 +47,43 @@ def _mutate(seed: str, ops: list[tuple[int, int, str]]) -> str:
         if kind == 0:
             text = text[:p] + chunk + text[p:]
         elif kind == 1:
-            text = text[:p] + text[p + len(chunk) + 1:]
+            text = text[:p] + text[p + len(chunk) + 1 :]
         elif kind == 2:
             text = text[:p]
         else:
-            text = text[:p] + chunk + text[p + len(chunk):]
+            text = text[:p] + chunk + text[p + len(chunk) :]
     return text
 
 
 mutated_lines = st.builds(
     _mutate,
     st.sampled_from(SEEDS),
-    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 400),
-                       st.text(alphabet=st.characters(codec="utf-8"), max_size=12)), max_size=6),
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.integers(0, 400),
+            st.text(alphabet=st.characters(codec="utf-8"), max_size=12),
+        ),
+        max_size=6,
+    ),
 )
 random_lines = st.text(alphabet=st.characters(codec="utf-8"), max_size=300)
 structured_noise = st.one_of(
-    st.dictionaries(st.sampled_from(["ts", "level", "msg", "cuda_error_code", "device_id", "model_id", "time"]),
-                    st.one_of(st.integers(-2**63, 2**63), st.floats(allow_nan=True), st.text(max_size=20),
-                              st.none(), st.booleans()), max_size=6).map(json.dumps),
-    st.from_regex(r"\[?\d{1,4}[-/ ]\d{1,2}[-/ ]\d{1,4}[T ]\d{1,2}:\d{1,2}:\d{1,2}[.,]?\d{0,9}[Z+-]?\d{0,4}\]? .{0,40}",
-                  fullmatch=True),
+    st.dictionaries(
+        st.sampled_from(["ts", "level", "msg", "cuda_error_code", "device_id", "model_id", "time"]),
+        st.one_of(
+            st.integers(-(2**63), 2**63),
+            st.floats(allow_nan=True),
+            st.text(max_size=20),
+            st.none(),
+            st.booleans(),
+        ),
+        max_size=6,
+    ).map(json.dumps),
+    st.from_regex(
+        r"\[?\d{1,4}[-/ ]\d{1,2}[-/ ]\d{1,4}[T ]\d{1,2}:\d{1,2}:\d{1,2}[.,]?\d{0,9}[Z+-]?\d{0,4}\]? .{0,40}",
+        fullmatch=True,
+    ),
 )
 
 

@@ -2,6 +2,8 @@
 NCCL, Ray, TensorRT, the NVIDIA container toolkit and dcgm-exporter), pasted the way people paste
 them: quote markers, ANSI colours, wrapped lines, noise, with and without timestamps."""
 
+# ruff: noqa: E501  (real log lines and Kubernetes messages are longer than the code line limit)
+
 from __future__ import annotations
 
 import calendar
@@ -37,25 +39,47 @@ def keys_of(text: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------- prefixes
-@pytest.mark.parametrize(("line", "epoch", "message"), [
-    ("2026-11-29T10:00:01.500Z hello", calendar.timegm((2026, 11, 29, 10, 0, 1)) + 0.5, "hello"),
-    ("kern  :warn  : 2025-01-21T04:41:44,283302+00:00 NVRM: x", calendar.timegm((2025, 1, 21, 4, 41, 44)) + 0.283302,
-     "NVRM: x"),
-    ("[Sun Feb 23 16:24:18 2025] NVRM: y", calendar.timegm((2025, 2, 23, 16, 24, 18)), "NVRM: y"),
-    ("[Feb 27 2025 15:10:02] [ERROR] [tid 12727] z", calendar.timegm((2025, 2, 27, 15, 10, 2)),
-     "[tid 12727] z"),
-    ("Oct 16 20:47:19 V09 kernel: Kernel panic", calendar.timegm((2026, 10, 16, 20, 47, 19)), "Kernel panic"),
-    ("2025-01-21T05:41:44+01:00 node1 kernel: msg", calendar.timegm((2025, 1, 21, 4, 41, 44)), "msg"),
-    ("6,2565,102258085667,-;docker0: port 2", None, "docker0: port 2"),
-    ("<4>[2315424.099010] CPU: 24 PID: 1364", None, "CPU: 24 PID: 1364"),
-    ("(APIServer pid=1) ERROR 05-12 01:48:42 [api_router.py:72] boom", calendar.timegm((2026, 5, 12, 1, 48, 42)),
-     "boom"),
-    ("[rank3]:[E1206 18:44:13.275158817 ProcessGroupNCCL.cpp:607] [Rank 3] w",
-     calendar.timegm((2026, 12, 6, 18, 44, 13)) + 0.275158817, "[Rank 3] w"),
-    ("2026-01-02T03:04:05.123456789Z stderr F container says hi", calendar.timegm((2026, 1, 2, 3, 4, 5)) + 0.123456789,
-     "container says hi"),
-    ("no timestamp at all", None, "no timestamp at all"),
-])
+@pytest.mark.parametrize(
+    ("line", "epoch", "message"),
+    [
+        ("2026-11-29T10:00:01.500Z hello", calendar.timegm((2026, 11, 29, 10, 0, 1)) + 0.5, "hello"),
+        (
+            "kern  :warn  : 2025-01-21T04:41:44,283302+00:00 NVRM: x",
+            calendar.timegm((2025, 1, 21, 4, 41, 44)) + 0.283302,
+            "NVRM: x",
+        ),
+        ("[Sun Feb 23 16:24:18 2025] NVRM: y", calendar.timegm((2025, 2, 23, 16, 24, 18)), "NVRM: y"),
+        (
+            "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] z",
+            calendar.timegm((2025, 2, 27, 15, 10, 2)),
+            "[tid 12727] z",
+        ),
+        (
+            "Oct 16 20:47:19 V09 kernel: Kernel panic",
+            calendar.timegm((2026, 10, 16, 20, 47, 19)),
+            "Kernel panic",
+        ),
+        ("2025-01-21T05:41:44+01:00 node1 kernel: msg", calendar.timegm((2025, 1, 21, 4, 41, 44)), "msg"),
+        ("6,2565,102258085667,-;docker0: port 2", None, "docker0: port 2"),
+        ("<4>[2315424.099010] CPU: 24 PID: 1364", None, "CPU: 24 PID: 1364"),
+        (
+            "(APIServer pid=1) ERROR 05-12 01:48:42 [api_router.py:72] boom",
+            calendar.timegm((2026, 5, 12, 1, 48, 42)),
+            "boom",
+        ),
+        (
+            "[rank3]:[E1206 18:44:13.275158817 ProcessGroupNCCL.cpp:607] [Rank 3] w",
+            calendar.timegm((2026, 12, 6, 18, 44, 13)) + 0.275158817,
+            "[Rank 3] w",
+        ),
+        (
+            "2026-01-02T03:04:05.123456789Z stderr F container says hi",
+            calendar.timegm((2026, 1, 2, 3, 4, 5)) + 0.123456789,
+            "container says hi",
+        ),
+        ("no timestamp at all", None, "no timestamp at all"),
+    ],
+)
 def test_split_prefix_formats(line: str, epoch: float | None, message: str) -> None:
     pre = split_prefix(line, year=2026)
     assert pre.message == message
@@ -70,7 +94,9 @@ def test_prefix_entities_and_levels() -> None:
     assert pre.host == "gpu-node-7" and pre.process == "kernel"
     pre = split_prefix("[rank5]:[E1206 18:44:13.275 ProcessGroupNCCL.cpp:607] x", year=2026)
     assert pre.rank == 5 and pre.level == "error"
-    pre = split_prefix('{"ts": "2026-11-29T10:00:00Z", "level": "error", "msg": "m", "pod": "p-1", "model_id": "m1"}')
+    pre = split_prefix(
+        '{"ts": "2026-11-29T10:00:00Z", "level": "error", "msg": "m", "pod": "p-1", "model_id": "m1"}'
+    )
     assert pre.message == "m" and pre.level == "error" and pre.fields["pod"] == "p-1"
     assert pre.time == calendar.timegm((2026, 11, 29, 10, 0, 0))
 
@@ -80,21 +106,31 @@ def test_decorations_are_peeled() -> None:
     assert strip_decorations("plain") == "plain"
 
 
-@pytest.mark.parametrize(("raw", "want"), [
-    ("PCI:0000:3B:00", "0000:3b:00"), ("00000000:3B:00.0", "0000:3b:00"), ("3b:00.0", "0000:3b:00"),
-    ("0009:01:00", "0009:01:00"), ("invalid-bdf.0", None), ("", None), ("PCI:", None),
-])
+@pytest.mark.parametrize(
+    ("raw", "want"),
+    [
+        ("PCI:0000:3B:00", "0000:3b:00"),
+        ("00000000:3B:00.0", "0000:3b:00"),
+        ("3b:00.0", "0000:3b:00"),
+        ("0009:01:00", "0009:01:00"),
+        ("invalid-bdf.0", None),
+        ("", None),
+        ("PCI:", None),
+    ],
+)
 def test_normalize_pci(raw: str, want: str | None) -> None:
     assert normalize_pci(raw) == want
 
 
 # ------------------------------------------------------------------------------------------ PyTorch OOM
-NEW_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a total capacity of "
-           "23.65 GiB of which 11.06 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB memory in "
-           "use. Of the allocated memory 22.90 GiB is allocated by PyTorch, and 194.87 MiB is reserved by PyTorch but "
-           "unallocated. If reserved but unallocated memory is large try setting "
-           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
-           "Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+NEW_OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a total capacity of "
+    "23.65 GiB of which 11.06 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB memory in "
+    "use. Of the allocated memory 22.90 GiB is allocated by PyTorch, and 194.87 MiB is reserved by PyTorch but "
+    "unallocated. If reserved but unallocated memory is large try setting "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+    "Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+)
 
 
 def test_pytorch_oom_new_format_figures() -> None:
@@ -109,8 +145,10 @@ def test_pytorch_oom_new_format_figures() -> None:
 
 
 def test_pytorch_oom_old_format_wrapped_and_quoted() -> None:
-    text = ("> RuntimeError: CUDA out of memory. Tried to allocate 2.26 GiB (GPU 1; 6.00 GiB total capacity;\n"
-            ">  781.59 MiB already allocated; 3.03 GiB free; 1.24 GiB reserved in total by PyTorch)\n")
+    text = (
+        "> RuntimeError: CUDA out of memory. Tried to allocate 2.26 GiB (GPU 1; 6.00 GiB total capacity;\n"
+        ">  781.59 MiB already allocated; 3.03 GiB free; 1.24 GiB reserved in total by PyTorch)\n"
+    )
     ev = one(text, keys.CUDA_OOM)
     assert ev.entity.gpu_index == 1
     assert ev.attrs["tried"] == int(2.26 * GiB) and ev.attrs["free"] == int(3.03 * GiB)
@@ -118,9 +156,11 @@ def test_pytorch_oom_old_format_wrapped_and_quoted() -> None:
 
 
 def test_oom_names_other_processes_on_the_gpu() -> None:
-    text = ("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which "
-            "1.50 GiB is free. Process 224843 has 40.00 GiB memory in use. Including non-PyTorch memory, this "
-            "process has 37.60 GiB memory in use.")
+    text = (
+        "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which "
+        "1.50 GiB is free. Process 224843 has 40.00 GiB memory in use. Including non-PyTorch memory, this "
+        "process has 37.60 GiB memory in use."
+    )
     figures = parse_oom_figures(text)
     assert figures["other_processes"] == [{"pid": 224843, "bytes": 40 * GiB}]
 
@@ -152,23 +192,34 @@ Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
 
 
 def test_device_side_assert_with_assertion_line() -> None:
-    text = ("../aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: [193,0,0], thread: [32,0,0] "
-            "Assertion `srcIndex < srcSelectDimSize` failed.\n"
-            "RuntimeError: CUDA error: device-side assert triggered\n")
+    text = (
+        "../aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: [193,0,0], thread: [32,0,0] "
+        "Assertion `srcIndex < srcSelectDimSize` failed.\n"
+        "RuntimeError: CUDA error: device-side assert triggered\n"
+    )
     errs = [e for e in parse_text(text) if e.key == keys.CUDA_ERROR]
     assert [e.value for e in errs] == ["cudaErrorAssert", "cudaErrorAssert"]
     assert errs[0].attrs["assertion"] == "srcIndex < srcSelectDimSize"
 
 
 def test_driver_api_names_codes_and_json_fields() -> None:
-    assert one("triton.runtime.errors: CUDA_ERROR_ILLEGAL_ADDRESS in kernel fused_rmsnorm", keys.CUDA_ERROR).attrs[
-        "kernel"] == "fused_rmsnorm"
-    ev = one('{"ts": 1795946400.5, "level": "error", "msg": "launch failed", "cuda_error_code": 719, '
-             '"device_id": 3, "model_id": "llama-8b", "kernel": "paged_decode"}', keys.CUDA_ERROR)
+    assert (
+        one(
+            "triton.runtime.errors: CUDA_ERROR_ILLEGAL_ADDRESS in kernel fused_rmsnorm", keys.CUDA_ERROR
+        ).attrs["kernel"]
+        == "fused_rmsnorm"
+    )
+    ev = one(
+        '{"ts": 1795946400.5, "level": "error", "msg": "launch failed", "cuda_error_code": 719, '
+        '"device_id": 3, "model_id": "llama-8b", "kernel": "paged_decode"}',
+        keys.CUDA_ERROR,
+    )
     assert ev.value == "cudaErrorLaunchFailure" and ev.entity.gpu_index == 3 and ev.entity.model == "llama-8b"
     assert ev.time == 1795946400.5 and ev.attrs["kernel"] == "paged_decode"
-    lib = one("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle)`",
-              keys.CUDA_ERROR)
+    lib = one(
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle)`",
+        keys.CUDA_ERROR,
+    )
     assert lib.value == "CUBLAS_STATUS_EXECUTION_FAILED" and lib.attrs["category"] == "library"
 
 
@@ -182,31 +233,46 @@ NVRM: API mismatch: the client has the version 535.104.05, but this kernel modul
 """
     drivers = [e.value for e in parse_text(text) if e.key == keys.DRIVER_ERROR]
     # the two no-kernel-image lines are one failure: collapsed into one record with a count
-    assert drivers == ["no_kernel_image", "cuda_driver_version_insufficient", "container_cli",
-                       "driver_library_mismatch"]
+    assert drivers == [
+        "no_kernel_image",
+        "cuda_driver_version_insufficient",
+        "container_cli",
+        "driver_library_mismatch",
+    ]
     first = next(e for e in parse_text(text) if e.key == keys.DRIVER_ERROR)
     assert first.attrs["repeats"] == 2
 
 
-@pytest.mark.parametrize(("line", "cls"), [
-    ("Failed to initialize NVML: Driver/library version mismatch", "driver_library_mismatch"),
-    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
-     "NVIDIA driver is installed and running.", "init_failed"),
-    ("Failed to initialize NVML: Unknown Error", "unknown"),
-    ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error", "unknown"),
-    ("Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this "
-     "GPU", "gpu_lost"),
-    ("No devices were found", "no_devices"),
-    ("pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", "library_not_found"),
-])
+@pytest.mark.parametrize(
+    ("line", "cls"),
+    [
+        ("Failed to initialize NVML: Driver/library version mismatch", "driver_library_mismatch"),
+        (
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+            "NVIDIA driver is installed and running.",
+            "init_failed",
+        ),
+        ("Failed to initialize NVML: Unknown Error", "unknown"),
+        ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error", "unknown"),
+        (
+            "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this "
+            "GPU",
+            "gpu_lost",
+        ),
+        ("No devices were found", "no_devices"),
+        ("pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", "library_not_found"),
+    ],
+)
 def test_nvml_failures(line: str, cls: str) -> None:
     assert one(line, keys.NVML_ERROR).value == cls
 
 
 # --------------------------------------------------------------------------------------------------- NCCL
-WATCHDOG = ("[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
-            "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
-            "Timeout(ms)=600000) ran for 6000{r}0 milliseconds before timing out.")
+WATCHDOG = (
+    "[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
+    "Timeout(ms)=600000) ran for 6000{r}0 milliseconds before timing out."
+)
 
 
 def test_nccl_watchdog_timeouts_collapse_across_ranks() -> None:
@@ -225,10 +291,16 @@ ubuntu:9621:9691 [6] misc/shmutils.cc:112 NCCL WARN Error while creating shared 
 torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3
 ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.
 """
-    errs = [(e.value, e.entity.host, e.entity.gpu_index) for e in parse_text(text) if e.key == keys.NCCL_ERROR]
-    assert errs == [("network", "hostname-test", 4), ("shm", "ubuntu", 6), ("unhandled_system", None, None),
-                    ("remote", None, None)]
-    ib = [e for e in parse_text(text) if e.key == keys.NCCL_ERROR][0]
+    errs = [
+        (e.value, e.entity.host, e.entity.gpu_index) for e in parse_text(text) if e.key == keys.NCCL_ERROR
+    ]
+    assert errs == [
+        ("network", "hostname-test", 4),
+        ("shm", "ubuntu", 6),
+        ("unhandled_system", None, None),
+        ("remote", None, None),
+    ]
+    ib = next(e for e in parse_text(text) if e.key == keys.NCCL_ERROR)
     assert ib.attrs["status"] == 12 and ib.attrs["vendor_err"] == 129
 
 
@@ -245,7 +317,7 @@ ValueError: To serve at least one request with the models's max seq len (131072)
     assert len(dead) == 1 and dead[0].attrs["repeats"] == 2 and dead[0].attrs["level"] == "error"
     pre = [e for e in evs if e.key == keys.VLLM_PREEMPTION]
     assert pre[0].attrs["count"] == 51 and pre[0].attrs["mode"] == "recompute"
-    kv = [e for e in evs if e.key == keys.KV_CACHE_INSUFFICIENT][0]
+    kv = next(e for e in evs if e.key == keys.KV_CACHE_INSUFFICIENT)
     assert kv.attrs["needed_bytes"] == 16 * GiB and kv.attrs["available_bytes"] == int(9.98 * GiB)
     assert kv.attrs["max_model_len"] == 131072
 
@@ -259,11 +331,14 @@ E0000 onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph: [ONNXRuntimeErro
 """
     evs = parse_text(text)
     assert [e.key for e in evs if e.key.startswith("tensorrt")] == [
-        keys.TENSORRT_ENGINE_INCOMPATIBLE, keys.TENSORRT_PARSE_ERROR, keys.TENSORRT_PARSE_ERROR]
+        keys.TENSORRT_ENGINE_INCOMPATIBLE,
+        keys.TENSORRT_PARSE_ERROR,
+        keys.TENSORRT_PARSE_ERROR,
+    ]
     incompatible = evs[0]
     assert incompatible.attrs["repeats"] == 2
     assert incompatible.time == calendar.timegm((2026, 11, 29, 10, 0, 0))
-    assert [e for e in evs if e.key == keys.TENSORRT_PARSE_ERROR][0].attrs["node"] == 5
+    assert next(e for e in evs if e.key == keys.TENSORRT_PARSE_ERROR).attrs["node"] == 5
 
 
 def test_grpc_python_and_go_status() -> None:
@@ -275,7 +350,10 @@ grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:
 >
 rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing dial tcp 10.0.0.5:8001: connect: connection refused"
 """
-    assert [e.value for e in parse_text(text) if e.key == keys.GRPC_STATUS] == ["DEADLINE_EXCEEDED", "UNAVAILABLE"]
+    assert [e.value for e in parse_text(text) if e.key == keys.GRPC_STATUS] == [
+        "DEADLINE_EXCEEDED",
+        "UNAVAILABLE",
+    ]
 
 
 def test_ray_oom_killer_and_host_oom() -> None:
@@ -286,7 +364,9 @@ Memory on the node (IP: 192.168.0.107, ID: fc2befb2867c) where the task (actor I
 """
     rays = [e for e in parse_text(text) if e.key == keys.RAY_OOM_KILL]
     assert rays[0].attrs["node"] == "192.168.0.107" and rays[0].attrs["process"] == "SimEnv.__init__"
-    assert rays[0].attrs["memory_used_ratio"] == pytest.approx(0.950744) and rays[0].attrs["threshold"] == 0.95
+    assert (
+        rays[0].attrs["memory_used_ratio"] == pytest.approx(0.950744) and rays[0].attrs["threshold"] == 0.95
+    )
     assert rays[1].value == 2 and rays[1].attrs["node"] == "172.24.0.226"
     assert keys.CUDA_OOM not in [e.key for e in parse_text(text)]
 
@@ -300,10 +380,13 @@ level=fatal msg="Error starting nv-hostengine: DCGM initialization error"
 2026-11-29 10:00:01,000 INFO all good
 """
     evs = parse_text(text, year=2026)
-    assert sorted(e.key for e in evs) == sorted([keys.TOKENIZER_MISMATCH, keys.PYTHON_EXCEPTION, keys.MODEL_LOAD,
-                                                 keys.EXPORTER_ERROR, keys.LOG_LINE])
-    assert [e for e in evs if e.key == keys.LOG_LINE][0].attrs["message"] == "worker 3 lost its lease, restarting"
-    assert [e for e in evs if e.key == keys.MODEL_LOAD][0].value == 12.34
+    assert sorted(e.key for e in evs) == sorted(
+        [keys.TOKENIZER_MISMATCH, keys.PYTHON_EXCEPTION, keys.MODEL_LOAD, keys.EXPORTER_ERROR, keys.LOG_LINE]
+    )
+    assert next(e for e in evs if e.key == keys.LOG_LINE).attrs[
+        "message"
+    ] == "worker 3 lost its lease, restarting"
+    assert next(e for e in evs if e.key == keys.MODEL_LOAD).value == 12.34
 
 
 # ----------------------------------------------------------------------------------------- kernel lines
@@ -335,7 +418,11 @@ NVRM: Xid (PCI:0008:01:00): 154, GPU recovery action changed from 0x0 (None) to 
 """
     evs = parse_text(text)
     fallen = [e for e in evs if e.key == keys.GPU_FALLEN_OFF_BUS]
-    assert len(fallen) == 1 and fallen[0].entity.pci_bus_id == "0000:b3:00" and fallen[0].attrs["pci_id"] == "10de:26b5"
+    assert (
+        len(fallen) == 1
+        and fallen[0].entity.pci_bus_id == "0000:b3:00"
+        and fallen[0].attrs["pci_id"] == "10de:26b5"
+    )
     aer = [(e.value, e.attrs.get("type"), e.entity.pci_bus_id) for e in evs if e.key == keys.PCIE_AER]
     assert aer == [("corrected", "Physical Layer", "0000:01:00"), ("fatal", None, "0000:01:00")]
     reset = [e for e in evs if e.key == keys.GPU_RESET_REQUIRED]
@@ -356,8 +443,18 @@ def test_host_oom_killer_modern_kernel_one_record_with_rss() -> None:
 
 
 def test_unmatched_lines_are_skipped() -> None:
-    noise = "\n".join(["INFO step 1 loss 0.5", "Epoch 3 done", "", "   ", "{not json", "\x00\x01 garbage",
-                       "Error handling is configured", "[   12.345] usb 1-1: new device"])
+    noise = "\n".join(
+        [
+            "INFO step 1 loss 0.5",
+            "Epoch 3 done",
+            "",
+            "   ",
+            "{not json",
+            "\x00\x01 garbage",
+            "Error handling is configured",
+            "[   12.345] usb 1-1: new device",
+        ]
+    )
     assert parse_text(noise) == []
 
 
@@ -378,13 +475,13 @@ def test_files_folders_gzip_and_stdin(tmp_path: Path) -> None:
 def test_binary_and_missing_inputs_name_the_file(tmp_path: Path) -> None:
     binary = tmp_path / "core.dump"
     binary.write_bytes(bytes(range(256)) * 40)
-    with pytest.raises(InputError, match="core.dump: binary file"):
+    with pytest.raises(InputError, match=r"core.dump: binary file"):
         read_input(str(binary))
-    with pytest.raises(InputError, match="nope.log: no such file"):
+    with pytest.raises(InputError, match=r"nope.log: no such file"):
         read_input(str(tmp_path / "nope.log"))
     bad_gz = tmp_path / "x.gz"
     bad_gz.write_bytes(b"\x1f\x8b" + b"garbage")
-    with pytest.raises(InputError, match="x.gz: corrupt gzip"):
+    with pytest.raises(InputError, match=r"x.gz: corrupt gzip"):
         read_input(str(bad_gz))
     assert looks_binary(b"\x00abc") and not looks_binary("héllo wörld\n".encode())
 
@@ -392,13 +489,23 @@ def test_binary_and_missing_inputs_name_the_file(tmp_path: Path) -> None:
 def test_cli_reads_stdin_through_the_real_process(tmp_path: Path) -> None:
     """`... | gpuobs bundle --logs -`: stdin through a real subprocess, evidence in the manifest."""
     out = tmp_path / "b.tar.gz"
-    proc = subprocess.run([sys.executable, "-m", "gpuobs", "bundle", "--logs", "-", "-o", str(out), "--json"],
-                          input=NEW_OOM.encode(), capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuobs", "bundle", "--logs", "-", "-o", str(out), "--json"],
+        input=NEW_OOM.encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     assert b'"evidence": 2' in proc.stdout  # cuda_oom + python_exception
     binary = tmp_path / "bin.log"
     binary.write_bytes(b"\x00" * 100)
-    proc = subprocess.run([sys.executable, "-m", "gpuobs", "bundle", "--logs", str(binary), "-o", str(out)],
-                          capture_output=True, timeout=60, check=False, env={**os.environ, "COLUMNS": "400"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuobs", "bundle", "--logs", str(binary), "-o", str(out)],
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "COLUMNS": "400"},
+    )
     assert proc.returncode == 2 and b"bin.log: binary file" in proc.stderr
     assert b"Traceback" not in proc.stderr

@@ -30,8 +30,10 @@ from gpuobs.rca.sources.traces import parse_otlp_text
 def _hexify(node: Any) -> Any:
     """protobuf's JSON mapping writes bytes as base64; OTLP/JSON wants hex trace and span ids."""
     if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hexify(v))
-                for k, v in node.items()}
+        return {
+            k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hexify(v))
+            for k, v in node.items()
+        }
     if isinstance(node, list):
         return [_hexify(v) for v in node]
     return node
@@ -39,12 +41,16 @@ def _hexify(node: Any) -> Any:
 
 def _make_spans() -> list[Any]:
     exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"host.name": "gpu-node-3", "k8s.pod.name": "vllm-0",
-                                                        "k8s.namespace.name": "serving"}))
+    provider = TracerProvider(
+        resource=Resource.create(
+            {"host.name": "gpu-node-3", "k8s.pod.name": "vllm-0", "k8s.namespace.name": "serving"}
+        )
+    )
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("gpuobs.serving")
-    with tracer.start_as_current_span("request", attributes={"gen_ai.request.model": "llama-8b",
-                                                             "tenant": "acme"}):
+    with tracer.start_as_current_span(
+        "request", attributes={"gen_ai.request.model": "llama-8b", "tenant": "acme"}
+    ):
         with tracer.start_as_current_span("queue"):
             time.sleep(0.02)
         with tracer.start_as_current_span("prefill"):
@@ -73,8 +79,9 @@ def test_collector_file_spans(tmp_path: Path) -> None:
     _write_collector_file(path, spans)
     evs = parse_otlp_text(path.read_text(), source=str(path))
     span_evs = [e for e in evs if e.kind is EvidenceKind.SPAN]
-    assert sorted(e.key for e in span_evs) == sorted(["request", "queue", "prefill", "decode_step", "decode_step",
-                                                      "decode_step", "kernel.launch"])
+    assert sorted(e.key for e in span_evs) == sorted(
+        ["request", "queue", "prefill", "decode_step", "decode_step", "decode_step", "kernel.launch"]
+    )
     queue = next(e for e in span_evs if e.key == "queue")
     assert 0.015 < float(queue.value) < 1.0  # type: ignore[arg-type]
     request = next(e for e in span_evs if e.key == "request")
@@ -84,6 +91,7 @@ def test_collector_file_spans(tmp_path: Path) -> None:
     kernel = next(e for e in span_evs if e.key == "kernel.launch")
     assert kernel.attrs["status"] == "error" and kernel.attrs["status_message"] == "cudaErrorIllegalAddress"
     assert kernel.entity.gpu_index == 2 and kernel.attrs["kernel"] == "paged_decode"
+    assert kernel.attrs["span_kind"] == "internal"
     assert abs(float(kernel.time or 0) - time.time()) < 60
     exc = [e for e in evs if e.key == keys.PYTHON_EXCEPTION]
     assert [e.value for e in exc] == ["RuntimeError"] and exc[0].attrs["span"] == "kernel.launch"
@@ -98,7 +106,7 @@ def test_pretty_document_gz_and_errors(tmp_path: Path) -> None:
     assert result.sources["traces"] == 8 and not result.problems
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"resourceSpans": []}\nnot json\n')
-    with pytest.raises(InputError, match="bad.jsonl: line 2 is not OTLP JSON"):
+    with pytest.raises(InputError, match=r"bad.jsonl: line 2 is not OTLP JSON"):
         collect_evidence([], None, None, [str(bad)], None, None, None, False)
     other = tmp_path / "metrics.json"
     other.write_text('{"resourceMetrics": []}')

@@ -33,9 +33,13 @@ def bundle(
     output: str = typer.Option(..., "-o", "--output", help="Archive to write (FILE.tar.gz)."),
     logs: list[str] = typer.Option([], "--logs", help="Log file, folder, .gz or '-' for stdin (repeatable)."),
     prometheus: str = typer.Option(None, "--prometheus", help="Prometheus base URL."),
-    exporter: str = typer.Option(None, "--exporter", help="Exporter URL (/api/history) or a saved /metrics file."),
+    exporter: str = typer.Option(
+        None, "--exporter", help="Exporter URL (/api/history) or a saved /metrics file."
+    ),
     traces: list[str] = typer.Option([], "--traces", help="OTLP JSON trace file (repeatable)."),
-    k8s_namespace: str = typer.Option(None, "--k8s-namespace", help="Read events and pods of this namespace."),
+    k8s_namespace: str = typer.Option(
+        None, "--k8s-namespace", help="Read events and pods of this namespace."
+    ),
     since: str = typer.Option(None, "--since", help="Window back from now, e.g. 30m, 2h."),
     start: str = typer.Option(None, "--start", help="Window start (ISO 8601 or epoch seconds)."),
     end: str = typer.Option(None, "--end", help="Window end (ISO 8601 or epoch seconds)."),
@@ -56,16 +60,27 @@ def bundle(
         raise InputError(f"--start ({start}) must be before --end ({end})")
     nothing_given = not (logs or prometheus or exporter or traces or k8s_namespace)
     use_live = nothing_given if live is None else live
-    summary = make_bundle(output, logs=logs, prometheus=prometheus, exporter=exporter, traces=traces,
-                          k8s_namespace=k8s_namespace, start=t_start, end=t_end, live=use_live)
+    summary = make_bundle(
+        output,
+        logs=logs,
+        prometheus=prometheus,
+        exporter=exporter,
+        traces=traces,
+        k8s_namespace=k8s_namespace,
+        start=t_start,
+        end=t_end,
+        live=use_live,
+    )
     manifest = summary.manifest
     if json_out:
         emit_json(manifest)
         return
     rows = [{"source": name, "records": count} for name, count in sorted(manifest["sources"].items())]
     emit_table(f"bundle {summary.path}", ["source", "records"], rows)
-    console.print(f"{len(manifest['files'])} files, {manifest['evidence']} evidence records, "
-                  f"{sum(manifest['redactions'].values())} secrets redacted")
+    console.print(
+        f"{len(manifest['files'])} files, {manifest['evidence']} evidence records, "
+        f"{sum(manifest['redactions'].values())} secrets redacted"
+    )
     for problem in manifest["problems"]:
         console.print(f"[yellow]source failed:[/] {problem}", highlight=False)
     for note in manifest["notes"]:

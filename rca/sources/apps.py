@@ -14,19 +14,26 @@ from gpuobs.rca.sources.text import LinePrefix
 __all__ = ["FALLBACK", "PARSERS"]
 
 # --- vLLM ------------------------------------------------------------------------------------------
-_DEAD_RE = re.compile(r"\b(?:Async)?EngineDeadError\b|EngineCore encountered an issue|Engine loop is not running|"
-                      r"Engine core initialization failed|EngineCore failed to start|Engine process failed to start|"
-                      r"Background loop has errored already")
+_DEAD_RE = re.compile(
+    r"\b(?:Async)?EngineDeadError\b|EngineCore encountered an issue|Engine loop is not running|"
+    r"Engine core initialization failed|EngineCore failed to start|Engine process failed to start|"
+    r"Background loop has errored already"
+)
 _PREEMPT_V0_RE = re.compile(
     r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
-    r"(?:total_num_cumulative_preemption=(?P<n>\d+))?$")
+    r"(?:total_num_cumulative_preemption=(?P<n>\d+))?$"
+)
 _PREEMPT_V1_RE = re.compile(r"Preempt(?:ing|ed) request (?P<rid>[^\s:]+)")
 _KV_LEN_RE = re.compile(
-    r"max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be stored in KV cache "
-    r"\((?P<cap>\d+)\)")
+    r"max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be stored in "
+    r"KV cache "
+    r"\((?P<cap>\d+)\)"
+)
 _KV_V1_RE = re.compile(
-    r"max seq len \((?P<len>\d+)\), \(?(?P<need>[\d.]+ ?[GMK]i?B) KV cache is needed, which is larger than the "
-    r"available KV cache memory \((?P<avail>[\d.]+ ?[GMK]i?B)\)")
+    r"max seq len \((?P<len>\d+)\), \(?(?P<need>[\d.]+ ?[GMK]i?B) KV cache is needed, "
+    r"which is larger than the "
+    r"available KV cache memory \((?P<avail>[\d.]+ ?[GMK]i?B)\)"
+)
 
 
 def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -49,14 +56,28 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     kv = _KV_LEN_RE.search(msg)
     if kv:
-        ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg,
-                 {"max_model_len": int(kv["len"]), "kv_capacity_tokens": int(kv["cap"]), "message": msg.strip()})
+        ctx.emit(
+            keys.KV_CACHE_INSUFFICIENT,
+            None,
+            pre,
+            msg,
+            {"max_model_len": int(kv["len"]), "kv_capacity_tokens": int(kv["cap"]), "message": msg.strip()},
+        )
         return
     kv = _KV_V1_RE.search(msg)
     if kv:
-        ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg,
-                 {"max_model_len": int(kv["len"]), "needed_bytes": parse_size(kv["need"]),
-                  "available_bytes": parse_size(kv["avail"]), "message": msg.strip()})
+        ctx.emit(
+            keys.KV_CACHE_INSUFFICIENT,
+            None,
+            pre,
+            msg,
+            {
+                "max_model_len": int(kv["len"]),
+                "needed_bytes": parse_size(kv["need"]),
+                "available_bytes": parse_size(kv["avail"]),
+                "message": msg.strip(),
+            },
+        )
         return
     if "No available memory for the cache blocks" in msg or "insufficient KV cache" in msg.lower():
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
@@ -66,12 +87,17 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 _TRT_PARSE_RE = re.compile(
     r"ModelImporter\.cpp|onnx2trt|While parsing node number|UNSUPPORTED_NODE|Failed to parse (?:the )?ONNX|"
     r"ONNX(?:Runtime)?Error\]?\s*:\s*\d+\s*:\s*(?:INVALID_GRAPH|INVALID_PROTOBUF|NOT_IMPLEMENTED|FAIL|NO_MODEL)|"
-    r"onnx runtime error|Unsupported ONNX opset|ERROR: Failed to parse the ONNX file|parser->parse", re.I)
+    r"onnx runtime error|Unsupported ONNX opset|ERROR: Failed to parse the ONNX file|parser->parse",
+    re.I,
+)
 _TRT_NODE_RE = re.compile(r"(?:In node|node number) (?P<node>-?\d+)(?: \((?P<op>\w+)\))?")
 _TRT_ENGINE_RE = re.compile(
-    r"engine plan file is (?:not compatible with this version of TensorRT|generated on an incompatible device)|"
+    r"engine plan file is (?:not compatible with this version of TensorRT|"
+    r"generated on an incompatible device)|"
     r"Version tag does not match|deserializeCudaEngine failed|Serialization assertion .*failed|"
-    r"was built with TensorRT .* but is being run|Engine deserialization failed|magicTagRead", re.I)
+    r"was built with TensorRT .* but is being run|Engine deserialization failed|magicTagRead",
+    re.I,
+)
 
 
 def _tensorrt(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -89,9 +115,24 @@ def _tensorrt(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # --- gRPC ------------------------------------------------------------------------------------------
-_GRPC_NAMES = ("CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
-               "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-               "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED")
+_GRPC_NAMES = (
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+)
 _GRPC_CAMEL = {n.replace("_", "").lower(): n for n in _GRPC_NAMES}
 _GRPC_PY_RE = re.compile(r"StatusCode\.(?P<name>[A-Z_]+)")
 _GRPC_GO_RE = re.compile(r"rpc error: code = (?P<name>\w+)(?: desc = (?P<desc>.*))?")
@@ -132,7 +173,8 @@ def _grpc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # --- Python tracebacks -----------------------------------------------------------------------------
 _EXC_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Timeout|Fault|Warning)|"
-    r"(?:[A-Za-z_]\w*\.)+[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
+    r"(?:[A-Za-z_]\w*\.)+[A-Z]\w*)(?::\s?(?P<msg>.*))?$"
+)
 
 
 def _traceback(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -163,9 +205,13 @@ def _exception(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # --- Ray OOM killer --------------------------------------------------------------------------------
 _RAY_NODE_RE = re.compile(r"Memory on the node \(IP: (?P<ip>[^,]+), ID: (?P<id>\w+)\)")
 _RAY_TASK_RE = re.compile(r"name=(?P<name>[^,]+), pid=(?P<pid>\d+), memory used=(?P<used>[\d.]+ ?[GMK]i?B)")
-_RAY_RATIO_RE = re.compile(r"\((?P<ratio>0\.\d+)\), which exceeds the memory usage threshold of (?P<thr>\d+(?:\.\d+)?)")
-_RAY_COUNT_RE = re.compile(r"(?P<n>\d+) Workers? \(tasks / actors\) killed due to memory pressure \(OOM\)"
-                           r"(?:.*?node \(ID: (?P<id>\w+), IP: (?P<ip>[\d.]+)\))?")
+_RAY_RATIO_RE = re.compile(
+    r"\((?P<ratio>0\.\d+)\), which exceeds the memory usage threshold of (?P<thr>\d+(?:\.\d+)?)"
+)
+_RAY_COUNT_RE = re.compile(
+    r"(?P<n>\d+) Workers? \(tasks / actors\) killed due to memory pressure \(OOM\)"
+    r"(?:.*?node \(ID: (?P<id>\w+), IP: (?P<ip>[\d.]+)\))?"
+)
 
 
 def _ray(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -185,7 +231,9 @@ def _ray(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         attrs["node"] = node["ip"].strip()
     task = _RAY_TASK_RE.search(text)
     if task:
-        attrs.update({"process": task["name"].strip(), "pid": int(task["pid"]), "rss_bytes": parse_size(task["used"])})
+        attrs.update(
+            {"process": task["name"].strip(), "pid": int(task["pid"]), "rss_bytes": parse_size(task["used"])}
+        )
     ratio = _RAY_RATIO_RE.search(text)
     if ratio:
         attrs["memory_used_ratio"] = float(ratio["ratio"])
@@ -197,13 +245,17 @@ def _ray(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 _TOKENIZER_RE = re.compile(
     r"(?i)vocab(?:ulary)?[ _]size.{0,80}?(?:mismatch|does not match|doesn't match|!=|differs)|"
     r"token ids? (?:\d+ )?(?:is |are )?out of (?:vocab|range)|out of vocabulary|"
-    r"tokenizer.{0,60}?(?:mismatch|does not match|incompatible)")
+    r"tokenizer.{0,60}?(?:mismatch|does not match|incompatible)"
+)
 _LOAD_RE = re.compile(
     r"(?:Loading weights took|Model loading took .*? and|model loaded in|Loading model weights took|"
-    r"load(?:ed|ing)? model .*? in) (?P<s>[\d.]+) ?(?:s|sec|seconds)\b", re.I)
+    r"load(?:ed|ing)? model .*? in) (?P<s>[\d.]+) ?(?:s|sec|seconds)\b",
+    re.I,
+)
 _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
-    r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields")
+    r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields"
+)
 
 
 def _tokenizer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -227,20 +279,36 @@ def _model_load(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     level = pre.level or ""
     low = msg.lower()
-    erroring = level in ("error", "fatal", "critical") or "level=error" in low or "level=fatal" in low \
-        or " error" in low or "failed" in low or "fatal" in low
+    erroring = (
+        level in ("error", "fatal", "critical")
+        or "level=error" in low
+        or "level=fatal" in low
+        or " error" in low
+        or "failed" in low
+        or "fatal" in low
+    )
     logger_name = pre.fields.get("logger")
-    if isinstance(logger_name, str) and logger_name.startswith("gpuobs.exporters") and level in ("error", "fatal",
-                                                                                                "critical"):
+    if (
+        isinstance(logger_name, str)
+        and logger_name.startswith("gpuobs.exporters")
+        and level in ("error", "fatal", "critical")
+    ):
         ctx.emit(keys.EXPORTER_ERROR, "gpuobs", pre, msg, {"message": msg.strip()[:500]})
         return
     if erroring and _EXPORTER_RE.search(msg):
-        ctx.emit(keys.EXPORTER_ERROR, "dcgm" if "dcgm" in low or "hostengine" in low else "exporter", pre, msg,
-                 {"message": msg.strip()[:500]})
+        ctx.emit(
+            keys.EXPORTER_ERROR,
+            "dcgm" if "dcgm" in low or "hostengine" in low else "exporter",
+            pre,
+            msg,
+            {"message": msg.strip()[:500]},
+        )
 
 
 # --- fallback: an error/fatal line nothing else recognised ---------------------------------------------
-_LEVEL_IN_TEXT_RE = re.compile(r"\b(?:level=|\"level\":\s*\")?(?P<lvl>ERROR|FATAL|CRITICAL|error|fatal|critical)\b")
+_LEVEL_IN_TEXT_RE = re.compile(
+    r"\b(?:level=|\"level\":\s*\")?(?P<lvl>ERROR|FATAL|CRITICAL|error|fatal|critical)\b"
+)
 
 
 def _fallback(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -250,17 +318,47 @@ def _fallback(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         if not m or (m["lvl"].islower() and "level=" not in msg[:40]):
             return
         level = m["lvl"].lower()
-    if not msg.strip() or msg.lstrip().startswith(("File \"", "^", "~")):
+    if not msg.strip() or msg.lstrip().startswith(('File "', "^", "~")):
         return
     ctx.emit(keys.LOG_LINE, level, pre, msg, {"message": msg.strip()[:500]})
 
 
 PARSERS: list[Trigger] = [
-    (("EngineDead", "EngineCore", "Engine loop", "Engine core", "Engine process", "Background loop", "preempted",
-      "Preempt", "stored in KV cache", "KV cache is needed", "cache blocks", "nsufficient KV cache"), _vllm),
-    (("ModelImporter", "onnx2trt", "parsing node", "UNSUPPORTED_NODE", "ONNX", "onnx", "engine plan",
-      "Version tag", "deserializeCudaEngine", "Serialization assertion", "TensorRT", "magicTagRead",
-      "parser->parse"), _tensorrt),
+    (
+        (
+            "EngineDead",
+            "EngineCore",
+            "Engine loop",
+            "Engine core",
+            "Engine process",
+            "Background loop",
+            "preempted",
+            "Preempt",
+            "stored in KV cache",
+            "KV cache is needed",
+            "cache blocks",
+            "nsufficient KV cache",
+        ),
+        _vllm,
+    ),
+    (
+        (
+            "ModelImporter",
+            "onnx2trt",
+            "parsing node",
+            "UNSUPPORTED_NODE",
+            "ONNX",
+            "onnx",
+            "engine plan",
+            "Version tag",
+            "deserializeCudaEngine",
+            "Serialization assertion",
+            "TensorRT",
+            "magicTagRead",
+            "parser->parse",
+        ),
+        _tensorrt,
+    ),
     (("StatusCode.", "rpc error: code", "grpc_status"), _grpc),
     (("Traceback (most recent call last)",), _traceback),
     (("Error", "Exception", "Exit", "Interrupt", "Timeout", "Fault", "Warning"), _exception),
@@ -270,5 +368,20 @@ PARSERS: list[Trigger] = [
     (("dcgm", "DCGM", "hostengine", "gpuobs.exporters", "watch metrics", "watching fields"), _exporter),
 ]
 
-FALLBACK: Trigger = (("ERROR", "FATAL", "CRITICAL", "level=error", "level=fatal", "\"error\"", "\"fatal\"",
-                      "\"critical\"", "[E", ":err ", "[error]", "[fatal]"), _fallback)
+FALLBACK: Trigger = (
+    (
+        "ERROR",
+        "FATAL",
+        "CRITICAL",
+        "level=error",
+        "level=fatal",
+        '"error"',
+        '"fatal"',
+        '"critical"',
+        "[E",
+        ":err ",
+        "[error]",
+        "[fatal]",
+    ),
+    _fallback,
+)

@@ -51,7 +51,7 @@ class ParseContext:
     def lookahead(self, count: int = 3) -> str:
         """The messages of the next `count` lines joined by spaces (for wrapped lines)."""
         parts = []
-        for raw in self.lines[self.index + 1: self.index + 1 + count]:
+        for raw in self.lines[self.index + 1 : self.index + 1 + count]:
             message = split_prefix(strip_decorations(raw), self.year).message.strip()
             if not message:
                 break
@@ -64,9 +64,9 @@ class ParseContext:
             host = prefix.host or self.host
             if not known:
                 return Entity(host=host) if host else _EMPTY
-            values = {k: v for k, v in known.items() if v is not None}
-            values.setdefault("host", host)
-            return Entity(**values)
+            simple = {k: v for k, v in known.items() if v is not None}
+            simple.setdefault("host", host)
+            return Entity(**simple)
         values: dict[str, Any] = {
             "host": prefix.host or _str(fields_.get("host")) or self.host,
             "pod": _str(fields_.get("pod") or fields_.get("k8s.pod.name")),
@@ -77,7 +77,9 @@ class ParseContext:
             "gpu_uuid": _str(fields_.get("uuid") or fields_.get("gpu_uuid")),
         }
         device = fields_.get("device_id", fields_.get("gpu"))
-        if isinstance(device, int) or (isinstance(device, str) and device.isdigit()):
+        if (isinstance(device, int) and not isinstance(device, bool)) or (
+            isinstance(device, str) and device.isdigit()
+        ):
             values["gpu_index"] = int(device)
         values.update({k: v for k, v in known.items() if v is not None})
         return Entity(**{k: v for k, v in values.items() if v is not None})
@@ -104,9 +106,18 @@ class ParseContext:
         if prefix.rank is not None and "rank" not in attrs:
             attrs["rank"] = prefix.rank
         attrs.setdefault("line", self.index + 1)
-        self.out.append(Evidence(
-            kind=kind, key=key, value=value, source=self.source, time=when,
-            entity=self.entity(prefix, **entity), raw=raw.strip()[:_MAX_RAW], attrs=attrs))
+        self.out.append(
+            Evidence(
+                kind=kind,
+                key=key,
+                value=value,
+                source=self.source,
+                time=when,
+                entity=self.entity(prefix, **entity),
+                raw=raw.strip()[:_MAX_RAW],
+                attrs=attrs,
+            )
+        )
         return len(self.out) - 1
 
     def emitted_here(self, key: str) -> bool:
@@ -126,9 +137,19 @@ class ParseContext:
         new_attrs.update({k: v for k, v in (attrs or {}).items() if v is not None})
         new_entity = old.entity
         if entity:
-            new_entity = Entity(**{**old.entity.to_dict(), **{k: v for k, v in entity.items() if v is not None}})
-        self.out[index] = Evidence(kind=old.kind, key=old.key, value=old.value, source=old.source,
-                                   time=old.time, entity=new_entity, raw=old.raw, attrs=new_attrs)
+            new_entity = Entity(
+                **{**old.entity.to_dict(), **{k: v for k, v in entity.items() if v is not None}}
+            )
+        self.out[index] = Evidence(
+            kind=old.kind,
+            key=old.key,
+            value=old.value,
+            source=old.source,
+            time=old.time,
+            entity=new_entity,
+            raw=old.raw,
+            attrs=new_attrs,
+        )
 
 
 _EMPTY = Entity()

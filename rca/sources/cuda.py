@@ -15,8 +15,19 @@ from gpuobs.rca.sources.text import LinePrefix
 
 __all__ = ["PARSERS", "parse_oom_figures", "parse_size"]
 
-_UNITS = {"b": 1, "bytes": 1, "byte": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-          "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+_UNITS = {
+    "b": 1,
+    "bytes": 1,
+    "byte": 1,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+}
 _SIZE = r"(\d+(?:\.\d+)?)\s*(TiB|GiB|MiB|KiB|bytes|byte|TB|GB|MB|KB|B)\b"
 _SIZE_RE = re.compile(_SIZE)
 
@@ -39,7 +50,11 @@ _OOM_FIELDS = (
     ("process_in_use", "this process has", re.compile(r"this process has " + _SIZE + r" memory in use")),
     ("allocated", "allocated by PyTorch", re.compile(_SIZE + r" is allocated by PyTorch")),
     ("allocated", "already allocated", re.compile(_SIZE + r" already allocated")),
-    ("reserved_unallocated", "but unallocated", re.compile(_SIZE + r" is reserved by PyTorch but unallocated")),
+    (
+        "reserved_unallocated",
+        "but unallocated",
+        re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),
+    ),
     ("reserved", "reserved in total", re.compile(_SIZE + r" reserved in total by PyTorch")),
     ("reserved", " cached", re.compile(_SIZE + r" cached\b")),
 )
@@ -63,8 +78,11 @@ def parse_oom_figures(text: str) -> dict[str, object]:
     gpu = _GPU_RE.search(text)
     if gpu:
         out["gpu_index"] = int(gpu.group(1))
-    others = [(int(p), int(float(v) * _UNITS[u.lower()])) for p, v, u in _OTHER_PROC_RE.findall(text)] \
-        if "Process " in text else []
+    others = (
+        [(int(p), int(float(v) * _UNITS[u.lower()])) for p, v, u in _OTHER_PROC_RE.findall(text)]
+        if "Process " in text
+        else []
+    )
     if others:
         out["other_processes"] = [{"pid": p, "bytes": b} for p, b in others]
     return out
@@ -76,7 +94,12 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     if "ray" in low and "node running low on memory" in low:
         return  # host memory, the Ray parser reports it
-    if "killed process" in low or "oom-kill" in low or "invoked oom-killer" in low or "cgroup out of memory" in low:
+    if (
+        "killed process" in low
+        or "oom-kill" in low
+        or "invoked oom-killer" in low
+        or "cgroup out of memory" in low
+    ):
         return  # kernel OOM killer
     framework = "cuda"
     if "CUDA out of memory" in msg or "torch.OutOfMemoryError" in msg or "torch.cuda.OutOfMemoryError" in msg:
@@ -103,15 +126,21 @@ _ASSERT_RE = re.compile(r"(?P<file>[\w/.-]+\.cu):(?P<line>\d+): .*Assertion `(?P
 def _cuda_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     low = msg.lower()
     if "out of memory" in low or "cudaerrormemoryallocation" in low or "cuda_error_out_of_memory" in low:
-        if "CUDA error: out of memory" in msg or "CUDA_ERROR_OUT_OF_MEMORY" in msg \
-                or "cudaErrorMemoryAllocation" in msg:
+        if (
+            "CUDA error: out of memory" in msg
+            or "CUDA_ERROR_OUT_OF_MEMORY" in msg
+            or "cudaErrorMemoryAllocation" in msg
+        ):
             ctx.emit(keys.CUDA_OOM, None, pre, msg, {"framework": "cuda", "message": msg.strip()[:500]})
         return
     assertion = _ASSERT_RE.search(msg)
     if assertion:
         err = cuda_errors.by_name("cudaErrorAssert")
-        attrs: dict[str, object] = {"assertion": assertion["cond"], "file": assertion["file"],
-                                    "raw_name": "device-side assert"}
+        attrs: dict[str, object] = {
+            "assertion": assertion["cond"],
+            "file": assertion["file"],
+            "raw_name": "device-side assert",
+        }
         if err is not None:
             attrs.update({"code": err.code, "category": err.category, "sticky": err.sticky})
         ctx.emit(keys.CUDA_ERROR, err.name if err else "cudaErrorAssert", pre, msg, attrs)
@@ -120,11 +149,20 @@ def _cuda_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if found is None or found.code == 0:
         lib = _LIB_STATUS_RE.search(msg)
         if lib and "SUCCESS" not in lib["name"]:
-            ctx.emit(keys.CUDA_ERROR, lib["name"], pre, msg, {"category": "library", "raw_name": lib["name"],
-                                                              "message": msg.strip()[:500]})
+            ctx.emit(
+                keys.CUDA_ERROR,
+                lib["name"],
+                pre,
+                msg,
+                {"category": "library", "raw_name": lib["name"], "message": msg.strip()[:500]},
+            )
         return
-    attrs = {"code": found.code, "category": found.category, "sticky": found.sticky,
-             "message": msg.strip()[:500]}
+    attrs = {
+        "code": found.code,
+        "category": found.category,
+        "sticky": found.sticky,
+        "message": msg.strip()[:500],
+    }
     named = re.search(r"\b(cudaError\w+|CUDA_ERROR_[A-Z_]+)\b", msg)
     attrs["raw_name"] = named.group(1) if named else found.message
     kernel = _KERNEL_RE.search(msg) or None
@@ -133,8 +171,13 @@ def _cuda_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     api = _API_RE.search(msg)
     if api:
         attrs["api"] = api["api"]
-    if found.name in ("cudaErrorInsufficientDriver", "cudaErrorNoKernelImageForDevice",
-                      "cudaErrorUnsupportedPtxVersion", "cudaErrorNoDevice", "cudaErrorCompatNotSupportedOnDevice"):
+    if found.name in (
+        "cudaErrorInsufficientDriver",
+        "cudaErrorNoKernelImageForDevice",
+        "cudaErrorUnsupportedPtxVersion",
+        "cudaErrorNoDevice",
+        "cudaErrorCompatNotSupportedOnDevice",
+    ):
         _driver(msg, pre, ctx)
     ctx.emit(keys.CUDA_ERROR, found.name, pre, msg, attrs)
 
@@ -153,8 +196,13 @@ def _json_cuda(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if err.code == 2:
         ctx.emit(keys.CUDA_OOM, None, pre, msg, {"framework": "cuda", "message": msg.strip()[:500]})
         return
-    attrs: dict[str, object] = {"code": err.code, "category": err.category, "sticky": err.sticky,
-                                "raw_name": name or err.name, "message": msg.strip()[:500]}
+    attrs: dict[str, object] = {
+        "code": err.code,
+        "category": err.category,
+        "sticky": err.sticky,
+        "raw_name": name or err.name,
+        "message": msg.strip()[:500],
+    }
     for field in ("kernel", "input_hash", "request_id"):
         if pre.fields.get(field) is not None:
             attrs[field] = pre.fields[field]
@@ -162,17 +210,43 @@ def _json_cuda(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?i)CUDA driver version is insufficient|driver version is too old|"
-                r"unsatisfied condition: cuda>="), "cuda_driver_version_insufficient"),
-    (re.compile(r"(?i)no kernel image is available|is not compatible with the current PyTorch installation|"
-                r"CUDA capability sm_\d+ is not compatible"), "no_kernel_image"),
-    (re.compile(r"(?i)PTX was compiled with an unsupported toolchain|unsupported PTX version"), "unsupported_ptx"),
-    (re.compile(r"NVRM: (?:RmInitAdapter failed|The NVIDIA probe routine failed|GPU \S+: rm_init_adapter failed|"
-                r"failed to allocate vendor device)"), "nvrm_init"),
+    (
+        re.compile(
+            r"(?i)CUDA driver version is insufficient|driver version is too old|"
+            r"unsatisfied condition: cuda>="
+        ),
+        "cuda_driver_version_insufficient",
+    ),
+    (
+        re.compile(
+            r"(?i)no kernel image is available|is not compatible with the current PyTorch installation|"
+            r"CUDA capability sm_\d+ is not compatible"
+        ),
+        "no_kernel_image",
+    ),
+    (
+        re.compile(r"(?i)PTX was compiled with an unsupported toolchain|unsupported PTX version"),
+        "unsupported_ptx",
+    ),
+    (
+        re.compile(
+            r"NVRM: (?:RmInitAdapter failed|The NVIDIA probe routine failed|GPU \S+: rm_init_adapter failed|"
+            r"failed to allocate vendor device)"
+        ),
+        "nvrm_init",
+    ),
     (re.compile(r"NVRM: API mismatch"), "driver_library_mismatch"),
-    (re.compile(r"(?i)Found no NVIDIA driver on your system|No CUDA GPUs are available|"
-                r"no CUDA-capable device is detected"), "no_cuda_gpus"),
-    (re.compile(r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error"), "container_cli"),
+    (
+        re.compile(
+            r"(?i)Found no NVIDIA driver on your system|No CUDA GPUs are available|"
+            r"no CUDA-capable device is detected"
+        ),
+        "no_cuda_gpus",
+    ),
+    (
+        re.compile(r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error"),
+        "container_cli",
+    ),
 )
 
 
@@ -188,14 +262,28 @@ def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 _NVML_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)Driver/library version mismatch"), "driver_library_mismatch"),
     (re.compile(r"(?i)GPU is lost|GpuIsLost|GPU_IS_LOST"), "gpu_lost"),
-    (re.compile(r"(?i)NVML Shared Library Not Found|libnvidia-ml\.so(?:\.1)?: cannot open|LibraryNotFound|"
-                r"ERROR_LIBRARY_NOT_FOUND|could not load NVML library"), "library_not_found"),
+    (
+        re.compile(
+            r"(?i)NVML Shared Library Not Found|libnvidia-ml\.so(?:\.1)?: cannot open|LibraryNotFound|"
+            r"ERROR_LIBRARY_NOT_FOUND|could not load NVML library"
+        ),
+        "library_not_found",
+    ),
     (re.compile(r"(?i)No devices were found"), "no_devices"),
-    (re.compile(r"(?i)couldn't communicate with the NVIDIA driver|Failed to initialize NVML: "
-                r"(?!Unknown Error)|NVMLError_Uninitialized|NVML_ERROR_UNINITIALIZED|DriverNotLoaded"),
-     "init_failed"),
-    (re.compile(r"(?i)Failed to initialize NVML: Unknown Error|Unable to determine the device handle for GPU|"
-                r"NVMLError_Unknown|NVML_ERROR_UNKNOWN"), "unknown"),
+    (
+        re.compile(
+            r"(?i)couldn't communicate with the NVIDIA driver|Failed to initialize NVML: "
+            r"(?!Unknown Error)|NVMLError_Uninitialized|NVML_ERROR_UNINITIALIZED|DriverNotLoaded"
+        ),
+        "init_failed",
+    ),
+    (
+        re.compile(
+            r"(?i)Failed to initialize NVML: Unknown Error|Unable to determine the device handle for GPU|"
+            r"NVMLError_Unknown|NVML_ERROR_UNKNOWN"
+        ),
+        "unknown",
+    ),
 )
 
 
@@ -211,13 +299,57 @@ def _nvml(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 PARSERS: list[Trigger] = [
     (("out of memory", "OutOfMemoryError", "OOM when allocating", "CUDA out of"), _oom),
-    (("CUDA error", "CUDA_ERROR_", "cudaError", "CUDA driver error", "device-side assert", "illegal memory access",
-      "Triton Error", "illegal instruction", "misaligned address", "unspecified launch failure",
-      "Assertion `", "_STATUS_", "launch timed out", "uncorrectable ECC", "CUDA Error", "no kernel image",
-      "driver version is insufficient", "no CUDA-capable device"), _cuda_error),
+    (
+        (
+            "CUDA error",
+            "CUDA_ERROR_",
+            "cudaError",
+            "CUDA driver error",
+            "device-side assert",
+            "illegal memory access",
+            "Triton Error",
+            "illegal instruction",
+            "misaligned address",
+            "unspecified launch failure",
+            "Assertion `",
+            "_STATUS_",
+            "launch timed out",
+            "uncorrectable ECC",
+            "CUDA Error",
+            "no kernel image",
+            "driver version is insufficient",
+            "no CUDA-capable device",
+        ),
+        _cuda_error,
+    ),
     (("cuda_error_code", "cuda_error_name"), _json_cuda),
-    (("driver version", "PyTorch installation", "capability sm_", "PTX", "NVRM: ", "NVIDIA driver",
-      "CUDA GPUs", "nvidia-container-cli", "CUDA-capable"), _driver),
-    (("NVML", "nvidia-smi", "NVIDIA-SMI", "GPU is lost", "No devices were found", "libnvidia-ml",
-      "device handle", "GpuIsLost", "LibraryNotFound", "version mismatch"), _nvml),
+    (
+        (
+            "driver version",
+            "PyTorch installation",
+            "capability sm_",
+            "PTX",
+            "NVRM: ",
+            "NVIDIA driver",
+            "CUDA GPUs",
+            "nvidia-container-cli",
+            "CUDA-capable",
+        ),
+        _driver,
+    ),
+    (
+        (
+            "NVML",
+            "nvidia-smi",
+            "NVIDIA-SMI",
+            "GPU is lost",
+            "No devices were found",
+            "libnvidia-ml",
+            "device handle",
+            "GpuIsLost",
+            "LibraryNotFound",
+            "version mismatch",
+        ),
+        _nvml,
+    ),
 ]

@@ -30,19 +30,23 @@ __all__ = [
 # --- Xid / SXid -----------------------------------------------------------------------------------
 _XID_RE = re.compile(
     r"NVRM: Xid \((?P<dev>[^)]*)\): (?P<code>\d+)\b,?\s*"
-    r"(?:pid=(?P<pid>'?<?\w+>?'?),\s*)?(?:name=(?P<name>[^,]*),?\s*)?(?P<msg>.*)$")
+    r"(?:pid=(?P<pid>'?<?\w+>?'?),\s*)?(?:name=(?P<name>[^,]*),?\s*)?(?P<msg>.*)$"
+)
 _MIG_RE = re.compile(r"GPU-I:(?P<gi>\d+)(?:\s+GPU-CI:(?P<ci>\d+))?")
 _NVL5_RE = re.compile(
     r"^(?P<sub>[A-Z][A-Z0-9_/]*)\s+(?P<sev>Fatal|Nonfatal|Non-fatal)\s+XC\d+\s+i\d+\s+Link\s+(?P<link>-?\d+)\s+"
-    r"\((?P<regs>0x[0-9a-fA-F]+(?:\s+0x[0-9a-fA-F]+)+)\)")
+    r"\((?P<regs>0x[0-9a-fA-F]+(?:\s+0x[0-9a-fA-F]+)+)\)"
+)
 _GPC_RE = re.compile(r"\(GPC (?P<gpc>\d+), TPC (?P<tpc>\d+)(?:, SM (?P<sm>\d+))?\)")
 _NVLINK_LINK_RE = re.compile(r"NVLink: fatal error detected on link (?P<link>\d+)")
 _SXID_RE = re.compile(
-    r"(?:nvidia-nvswitch(?P<sw>\d+): )?SXid \((?P<dev>[^)]*)\): (?P<code>\d+)\b,?\s*(?P<rest>.*)$")
+    r"(?:nvidia-nvswitch(?P<sw>\d+): )?SXid \((?P<dev>[^)]*)\): (?P<code>\d+)\b,?\s*(?P<rest>.*)$"
+)
 _SXID_LINK_RE = re.compile(r"\bLink (?P<link>\d+)\b\s*(?P<msg>.*)$")
 _FM_SXID_RE = re.compile(
     r"detected NVSwitch (?P<sev>fatal|non-fatal) error (?P<code>\d+) on fid \d+ on NVSwitch pci bus id "
-    r"(?P<pci>\S+)(?: physical id (?P<phys>\d+))?(?: port (?P<port>\d+))?")
+    r"(?P<pci>\S+)(?: physical id (?P<phys>\d+))?(?: port (?P<port>\d+))?"
+)
 _GPU_MAP_RE = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F-]+)")
 
 
@@ -78,8 +82,16 @@ def _xid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     nvl = _NVL5_RE.match(rest)
     if nvl:
         regs = nvl["regs"].split()
-        attrs.update({"subcode_name": nvl["sub"], "severity": nvl["sev"], "link": int(nvl["link"]),
-                      "intrinfo": regs[0], "error_status": regs[1], "subcode": nvlink5_subcode(regs[0])})
+        attrs.update(
+            {
+                "subcode_name": nvl["sub"],
+                "severity": nvl["sev"],
+                "link": int(nvl["link"]),
+                "intrinfo": regs[0],
+                "error_status": regs[1],
+                "subcode": nvlink5_subcode(regs[0]),
+            }
+        )
     gpc = _GPC_RE.search(rest)
     if gpc:
         attrs.update({k: int(v) for k, v in gpc.groupdict().items() if v is not None})
@@ -116,8 +128,12 @@ def _sxid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 def _fabric_manager(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     m = _FM_SXID_RE.search(msg)
     if m:
-        attrs: dict[str, object] = {"fatal": m["sev"] == "fatal", "pci": m["pci"], "message": msg.strip(),
-                                    "origin": "fabricmanager"}
+        attrs: dict[str, object] = {
+            "fatal": m["sev"] == "fatal",
+            "pci": m["pci"],
+            "message": msg.strip(),
+            "origin": "fabricmanager",
+        }
         if m["port"]:
             attrs["port"] = int(m["port"])
         if m["phys"]:
@@ -255,13 +271,17 @@ def _aer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 _OOM_START_RE = re.compile(r"(?P<proc>\S.*?) invoked oom-killer:")
 _OOM_KILL_RE = re.compile(
     r"oom-kill:constraint=(?P<c>[^,]*),.*?(?:oom_memcg=(?P<memcg>[^,]*),)?(?:task_memcg=(?P<tmemcg>[^,]*),)?"
-    r"task=(?P<task>[^,]*),pid=(?P<pid>\d+)\b")
+    r"task=(?P<task>[^,]*),pid=(?P<pid>\d+)\b"
+)
 _KILLED_RE = re.compile(
     r"(?P<scope>Memory cgroup out of memory: |Out of memory: )?Killed process (?P<pid>\d+)(?:, UID \d+,)?"
-    r" \((?P<proc>.+?)\)(?=[\s,.]|$)")
+    r" \((?P<proc>.+?)\)(?=[\s,.]|$)"
+)
 _RSS_RE = re.compile(r"anon-rss:(?P<anon>\d+)kB, file-rss:(?P<file>\d+)kB(?:, shmem-rss:(?P<shmem>\d+)kB)?")
 _TASK_IN_RE = re.compile(r"Task in (?P<cg>\S+) killed as a result of limit of (?P<limit>\S+)")
-_POD_UID_RE = re.compile(r"pod(?P<uid>[0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})")
+_POD_UID_RE = re.compile(
+    r"pod(?P<uid>[0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})"
+)
 
 
 def oom_start_process(line: str) -> str | None:
@@ -282,8 +302,12 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     k = _OOM_KILL_RE.search(msg)
     if k:
-        attrs: dict[str, object] = {"pid": int(k["pid"]), "process": k["task"], "constraint": k["c"],
-                                    "message": msg.strip()}
+        attrs: dict[str, object] = {
+            "pid": int(k["pid"]),
+            "process": k["task"],
+            "constraint": k["c"],
+            "message": msg.strip(),
+        }
         memcg = k["tmemcg"] or k["memcg"]
         if memcg:
             attrs["memcg"] = memcg
@@ -317,8 +341,10 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if "constraint" not in attrs:
         attrs["constraint"] = "CONSTRAINT_NONE" if "oom_start" in ctx.state or scope else None
     attrs["message"] = msg.strip()
-    ctx.state["last_oom"] = (ctx.index, ctx.emit(keys.HOST_OOM_KILL, None, pre, msg,
-                                                 {k: v for k, v in attrs.items() if v is not None}))
+    ctx.state["last_oom"] = (
+        ctx.index,
+        ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, {k: v for k, v in attrs.items() if v is not None}),
+    )
     ctx.state.pop("oom_start", None)
 
 
@@ -326,7 +352,9 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 _PANIC_RE = re.compile(r"Kernel [Pp]anic - (?:not )?syncing:?\s*(?P<reason>.*)$")
 _CPU_PID_RE = re.compile(r"\bCPU: (?P<cpu>\d+) PID: (?P<pid>\d+) Comm: (?P<comm>\S+)")
 _HUNG_RE = re.compile(r"\btask (?P<proc>[^\s:]+):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds")
-_LOCKUP_RE = re.compile(r"soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<s>\d+)s! \[(?P<proc>.+):(?P<pid>\d+)\]")
+_LOCKUP_RE = re.compile(
+    r"soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<s>\d+)s! \[(?P<proc>.+):(?P<pid>\d+)\]"
+)
 
 
 def parse_cpu_pid_comm(line: str) -> tuple[int, int, str] | None:
@@ -354,19 +382,31 @@ def _cpu_line(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 def _hung(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     m = _HUNG_RE.search(msg)
     if m:
-        ctx.emit(keys.HUNG_TASK, int(m["s"]), pre, msg,
-                 {"process": m["proc"], "pid": int(m["pid"]), "seconds": int(m["s"])})
+        ctx.emit(
+            keys.HUNG_TASK,
+            int(m["s"]),
+            pre,
+            msg,
+            {"process": m["proc"], "pid": int(m["pid"]), "seconds": int(m["s"])},
+        )
 
 
 def _lockup(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     m = _LOCKUP_RE.search(msg)
     if m:
-        ctx.emit(keys.SOFT_LOCKUP, int(m["s"]), pre, msg,
-                 {"cpu": int(m["cpu"]), "process": m["proc"], "pid": int(m["pid"]), "seconds": int(m["s"])})
+        ctx.emit(
+            keys.SOFT_LOCKUP,
+            int(m["s"]),
+            pre,
+            msg,
+            {"cpu": int(m["cpu"]), "process": m["proc"], "pid": int(m["pid"]), "seconds": int(m["s"])},
+        )
 
 
 # --- NCCL segfault, NVLink, peermem, InfiniBand, misc ---------------------------------------------
-_SEGV_RE = re.compile(r"(?:(?P<proc>[\w.-]+)\[(?P<pid>\d+)\]: )?segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl\.so")
+_SEGV_RE = re.compile(
+    r"(?:(?P<proc>[\w.-]+)\[(?P<pid>\d+)\]: )?segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl\.so"
+)
 
 
 def _segfault(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -385,9 +425,13 @@ _IB_POWER_RE = re.compile(r"Detected insufficient power on the PCIe slot \((?P<w
 _IB_TEMP_RE = re.compile(r"Port module event.*High Temperature")
 _IB_ACCESS_RE = re.compile(r"mlx5_cmd_out_err.*ACCESS_REG.*failed")
 _MLX_DEV_RE = re.compile(r"mlx5_core (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)")
-_FLAP_RE = re.compile(r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|[Ll]ink (?:is )?[Dd]own)")
+_FLAP_RE = re.compile(
+    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|[Ll]ink (?:is )?[Dd]own)"
+)
 _FILE_MAX_RE = re.compile(r"VFS: file-max limit (?P<n>\d+) reached")
-_HW_ERR_RE = re.compile(r"\[Hardware Error\]: (?:event severity: (?P<sev>\w+)|(?P<mce>Machine check events logged))")
+_HW_ERR_RE = re.compile(
+    r"\[Hardware Error\]: (?:event severity: (?P<sev>\w+)|(?P<mce>Machine check events logged))"
+)
 _RO_RE = re.compile(r"(?P<fs>[\w-]+)(?: \((?P<dev>[^)]*)\))?: Remounting filesystem read-only")
 
 
@@ -449,9 +493,14 @@ def parse_kmsg_record(line: str) -> KmsgRecord:
 
 # --- NVML clock-event reasons ---------------------------------------------------------------------
 _CLOCK_REASONS = (
-    (0x1, "gpu_idle", False), (0x2, "applications_clocks_setting", False), (0x4, "sw_power_cap", False),
-    (0x8, "hw_slowdown", True), (0x10, "sync_boost", False), (0x20, "sw_thermal_slowdown", False),
-    (0x40, "hw_thermal_slowdown", True), (0x80, "hw_power_brake_slowdown", True),
+    (0x1, "gpu_idle", False),
+    (0x2, "applications_clocks_setting", False),
+    (0x4, "sw_power_cap", False),
+    (0x8, "hw_slowdown", True),
+    (0x10, "sync_boost", False),
+    (0x20, "sw_thermal_slowdown", False),
+    (0x40, "hw_thermal_slowdown", True),
+    (0x80, "hw_power_brake_slowdown", True),
     (0x100, "display_clock_setting", False),
 )
 
@@ -467,8 +516,9 @@ def finish(ctx: ParseContext) -> None:
     xid79 = {e.entity.pci_bus_id for e in ctx.out if e.key == keys.XID and e.value == 79}
     kept = []
     for ev in ctx.out:
-        if ev.key == keys.GPU_FALLEN_OFF_BUS and (ev.entity.pci_bus_id in xid79 or
-                                                 (ev.entity.pci_bus_id is None and xid79)):
+        if ev.key == keys.GPU_FALLEN_OFF_BUS and (
+            ev.entity.pci_bus_id in xid79 or (ev.entity.pci_bus_id is None and xid79)
+        ):
             continue
         kept.append(ev)
     ctx.out[:] = kept
@@ -481,8 +531,10 @@ def finish(ctx: ParseContext) -> None:
 
 PARSERS: list[Trigger] = [
     (("Xid",), _xid),
-    (("detected NVSwitch", "supported system topology", "NV_WARN_NOTHING_TO_DO", "multicast team"),
-     _fabric_manager),
+    (
+        ("detected NVSwitch", "supported system topology", "NV_WARN_NOTHING_TO_DO", "multicast team"),
+        _fabric_manager,
+    ),
     (("NVRM: GPU at PCI:",), _gpu_map),
     (("fallen off the bus",), _fallen),
     (("The NVIDIA GPU", "(PCI ID:"), _fallen_prelude),
@@ -494,7 +546,21 @@ PARSERS: list[Trigger] = [
     (("blocked for more than",), _hung),
     (("soft lockup",), _lockup),
     (("libnccl",), _segfault),
-    (("postRxDetLinkMask", "Rx Detect Link mask", "nvidia-peermem", "mlx5", "Port module event",
-      "insufficient power", "carrier", "ink down", "ink is down", "file-max", "[Hardware Error]",
-      "read-only"), _misc),
+    (
+        (
+            "postRxDetLinkMask",
+            "Rx Detect Link mask",
+            "nvidia-peermem",
+            "mlx5",
+            "Port module event",
+            "insufficient power",
+            "carrier",
+            "ink down",
+            "ink is down",
+            "file-max",
+            "[Hardware Error]",
+            "read-only",
+        ),
+        _misc,
+    ),
 ]

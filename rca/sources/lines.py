@@ -24,26 +24,47 @@ logger = logging.getLogger(__name__)
 
 _TRIGGERS: list[Trigger] = [*kernel.PARSERS, *cuda.PARSERS, *nccl.PARSERS, *apps.PARSERS]
 # Flattened (needle, parser index) so each line is scanned once per distinct needle.
-_NEEDLES: list[tuple[str, int]] = [(needle, i) for i, (needles, _) in enumerate(_TRIGGERS) for needle in needles]
+_NEEDLES: list[tuple[str, int]] = [
+    (needle, i) for i, (needles, _) in enumerate(_TRIGGERS) for needle in needles
+]
 _FALLBACK_NEEDLES, _FALLBACK = apps.FALLBACK
 # Keys that applications print many times for one failure (every rank, every request, the
 # traceback and the log line): repeats within a short window collapse into one record with a count.
-_COLLAPSE = {keys.CUDA_OOM, keys.CUDA_ERROR, keys.PYTHON_EXCEPTION, keys.VLLM_ENGINE_DEAD, keys.NCCL_TIMEOUT,
-             keys.NCCL_ERROR, keys.DRIVER_ERROR, keys.NVML_ERROR, keys.KV_CACHE_INSUFFICIENT, keys.LOG_LINE,
-             keys.TENSORRT_PARSE_ERROR, keys.TENSORRT_ENGINE_INCOMPATIBLE, keys.EXPORTER_ERROR,
-             keys.TOKENIZER_MISMATCH, keys.GRPC_STATUS}
+_COLLAPSE = {
+    keys.CUDA_OOM,
+    keys.CUDA_ERROR,
+    keys.PYTHON_EXCEPTION,
+    keys.VLLM_ENGINE_DEAD,
+    keys.NCCL_TIMEOUT,
+    keys.NCCL_ERROR,
+    keys.DRIVER_ERROR,
+    keys.NVML_ERROR,
+    keys.KV_CACHE_INSUFFICIENT,
+    keys.LOG_LINE,
+    keys.TENSORRT_PARSE_ERROR,
+    keys.TENSORRT_ENGINE_INCOMPATIBLE,
+    keys.EXPORTER_ERROR,
+    keys.TOKENIZER_MISMATCH,
+    keys.GRPC_STATUS,
+}
 _COLLAPSE_WINDOW_LINES = 200
 _MAX_LINE = 20000
 
 
-def parse_text(text: str, source: str = "text", year: int | None = None, host: str | None = None,
-               strict: bool = False) -> list[Evidence]:
+def parse_text(
+    text: str, source: str = "text", year: int | None = None, host: str | None = None, strict: bool = False
+) -> list[Evidence]:
     """Every piece of evidence found in a log text (any mix of kernel, application and JSON lines)."""
     return parse_lines(text.splitlines(), source=source, year=year, host=host, strict=strict)
 
 
-def parse_lines(lines: Iterable[str], source: str = "text", year: int | None = None,
-                host: str | None = None, strict: bool = False) -> list[Evidence]:
+def parse_lines(
+    lines: Iterable[str],
+    source: str = "text",
+    year: int | None = None,
+    host: str | None = None,
+    strict: bool = False,
+) -> list[Evidence]:
     """Like `parse_text` for an iterable of lines (no trailing newlines needed).
 
     A parser that raises on a line is logged and skipped (the other evidence survives); with
@@ -94,10 +115,47 @@ def _build_anchors() -> dict[str, list[tuple[str, int]]]:
 # Lower-case substrings that many needles contain and ordinary log text rarely does (chosen greedily:
 # most needles covered per anchor, penalised by frequency in a noise corpus). The lower-cased text is
 # scanned once per anchor; needles without an anchor are their own.
-_ANCHORS = ("rror", "cuda", "nccl", "nvrm", "nvidia", "engine", " memor", "cache", "fatal", "exporte",
-            "watch", "insuff", "instal", "assert", "timed o", "preempt", "link", "onnx", "loading", "warn",
-            "status", " down", "lock", "device", "critical", "token", "ocab", "xid", "nvml", "dcgm", "oom",
-            "except", "timeout", "fault", "killed", "tensorrt", "panic", "[e", ":err ")
+_ANCHORS = (
+    "rror",
+    "cuda",
+    "nccl",
+    "nvrm",
+    "nvidia",
+    "engine",
+    " memor",
+    "cache",
+    "fatal",
+    "exporte",
+    "watch",
+    "insuff",
+    "instal",
+    "assert",
+    "timed o",
+    "preempt",
+    "link",
+    "onnx",
+    "loading",
+    "warn",
+    "status",
+    " down",
+    "lock",
+    "device",
+    "critical",
+    "token",
+    "ocab",
+    "xid",
+    "nvml",
+    "dcgm",
+    "oom",
+    "except",
+    "timeout",
+    "fault",
+    "killed",
+    "tensorrt",
+    "panic",
+    "[e",
+    ":err ",
+)
 
 
 def _candidate_lines(lines: list[str]) -> list[tuple[int, list[int]]]:
@@ -112,9 +170,11 @@ def _candidate_lines(lines: list[str]) -> list[tuple[int, list[int]]]:
     text = "\n".join(lines).lower()
     starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
     if len(text) != starts[-1] - 1:  # lower() changed lengths (rare Unicode): scan line by line instead
-        return [(i, sorted({pi for n, pi in (*_NEEDLES, *((f, -1) for f in _FALLBACK_NEEDLES)) if n in line}))
-                for i, line in enumerate(lines) if any(n in line for n, _ in _NEEDLES)
-                or any(f in line for f in _FALLBACK_NEEDLES)]
+        return [
+            (i, sorted({pi for n, pi in (*_NEEDLES, *((f, -1) for f in _FALLBACK_NEEDLES)) if n in line}))
+            for i, line in enumerate(lines)
+            if any(n in line for n, _ in _NEEDLES) or any(f in line for f in _FALLBACK_NEEDLES)
+        ]
     hits: dict[int, set[int]] = {}
     find = text.find
     bisect_right = bisect.bisect_right
@@ -150,8 +210,10 @@ def _collapse(out: list[Evidence]) -> list[Evidence]:
             continue
         sig = _signature(ev)
         prev = seen.get(sig)
-        if prev is not None and int(ev.attrs.get("line", 0)) - int(kept[prev].attrs.get("line", 0)) \
-                <= _COLLAPSE_WINDOW_LINES:
+        if (
+            prev is not None
+            and int(ev.attrs.get("line", 0)) - int(kept[prev].attrs.get("line", 0)) <= _COLLAPSE_WINDOW_LINES
+        ):
             kept[prev].attrs["repeats"] = int(kept[prev].attrs.get("repeats", 1)) + 1
             kept[prev].attrs["line"] = ev.attrs.get("line")
             ranks = kept[prev].attrs.get("ranks")

@@ -25,8 +25,26 @@ __all__ = ["LogInput", "iter_log_inputs", "looks_binary", "parse_log_inputs", "r
 logger = logging.getLogger(__name__)
 
 _MAX_FILE_BYTES = 512 * 1024 * 1024
-_SKIP_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".pdf", ".zip", ".so", ".pyc", ".o", ".whl", ".pt",
-                  ".safetensors", ".bin", ".onnx", ".engine", ".plan", ".xlsx", ".tar"}
+_SKIP_SUFFIXES = {
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".pdf",
+    ".zip",
+    ".so",
+    ".pyc",
+    ".o",
+    ".whl",
+    ".pt",
+    ".safetensors",
+    ".bin",
+    ".onnx",
+    ".engine",
+    ".plan",
+    ".xlsx",
+    ".tar",
+}
 
 
 @dataclass(frozen=True)
@@ -68,8 +86,10 @@ def read_input(path: str, stdin: IO[bytes] | None = None) -> LogInput:
     try:
         size = p.stat().st_size
         if size > _MAX_FILE_BYTES:
-            raise InputError(f"{path}: {size} bytes is larger than the {_MAX_FILE_BYTES >> 20} MiB limit; "
-                             "cut the incident window out first")
+            raise InputError(
+                f"{path}: {size} bytes is larger than the {_MAX_FILE_BYTES >> 20} MiB limit; "
+                "cut the incident window out first"
+            )
         with p.open("rb") as fh:
             data = fh.read()
     except FileNotFoundError as exc:
@@ -82,11 +102,14 @@ def read_input(path: str, stdin: IO[bytes] | None = None) -> LogInput:
 
 
 def iter_log_inputs(paths: list[str], stdin: IO[bytes] | None = None) -> Iterator[LogInput]:
-    """Every log input named by `paths`, folders walked recursively (hidden and binary-named files skipped)."""
+    """Every log input named by `paths`; folders are walked (hidden and binary-named files skipped)."""
     for path in paths:
         if path != "-" and os.path.isdir(path):
-            files = sorted(f for f in Path(path).rglob("*")
-                           if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts))
+            files = sorted(
+                f
+                for f in Path(path).rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
+            )
             if not files:
                 logger.info("log folder %s holds no files", path)
             for f in files:
@@ -98,8 +121,9 @@ def iter_log_inputs(paths: list[str], stdin: IO[bytes] | None = None) -> Iterato
             yield read_input(path, stdin)
 
 
-def parse_log_inputs(paths: list[str], year: int | None = None, stdin: IO[bytes] | None = None,
-                     host: str | None = None) -> list[Evidence]:
+def parse_log_inputs(
+    paths: list[str], year: int | None = None, stdin: IO[bytes] | None = None, host: str | None = None
+) -> list[Evidence]:
     """Evidence from every log input; Kubernetes JSON dumps are parsed as Kubernetes objects."""
     from gpuobs.rca.sources import k8s
 
@@ -109,5 +133,7 @@ def parse_log_inputs(paths: list[str], year: int | None = None, stdin: IO[bytes]
         if objects is not None:
             out.extend(k8s.evidence_from_objects(objects, source=item.name))
             continue
-        out.extend(parse_lines(io.StringIO(item.text).read().splitlines(), source=item.name, year=year, host=host))
+        out.extend(
+            parse_lines(io.StringIO(item.text).read().splitlines(), source=item.name, year=year, host=host)
+        )
     return out

@@ -221,7 +221,7 @@ class _Prom:
 
 
 def _rng(seconds: float) -> str:
-    return f"{max(1, int(math.ceil(seconds)))}s"
+    return f"{max(1, math.ceil(seconds))}s"
 
 
 def fetch_prometheus(

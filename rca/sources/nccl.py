@@ -14,21 +14,31 @@ __all__ = ["PARSERS"]
 
 _WATCHDOG_RE = re.compile(
     r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<nin>\d+), NumelOut=(?P<nout>\d+))?"
-    r"(?:, Timeout\(ms\)=(?P<to>\d+))?\)(?: ran for (?P<ran>\d+) milliseconds)?")
+    r"(?:, Timeout\(ms\)=(?P<to>\d+))?\)(?: ran for (?P<ran>\d+) milliseconds)?"
+)
 _RANK_RE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
 # "host:pid:tid [gpu] file.cc:123 NCCL WARN ..." — the NCCL_DEBUG prefix.
 _NCCL_PREFIX_RE = re.compile(r"(?:^|\s)(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _IB_RE = re.compile(
     r"Got completion from peer (?P<peer>\S+) with (?:status=|error )(?P<status>\d+)"
-    r"(?:.*?vendor err (?P<vendor>\d+))?")
+    r"(?:.*?vendor err (?P<vendor>\d+))?"
+)
 _NCCL_CLASSES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"shared memory segment|/dev/shm/nccl|posix_fallocate|nccl-shm"), "shm"),
-    (re.compile(r"NET/IB|NET/Socket|NET/IBext|NET/OFI|ibv_\w+ failed|ibv_poll_cq|Connection closed by remote|"
-                r"socketPollConnect|Connection refused|Connection reset|Net : |connection timed out|"
-                r"Socket recv failed|NET/Plugin"), "network"),
+    (
+        re.compile(
+            r"NET/IB|NET/Socket|NET/IBext|NET/OFI|ibv_\w+ failed|ibv_poll_cq|Connection closed by remote|"
+            r"socketPollConnect|Connection refused|Connection reset|Net : |connection timed out|"
+            r"Socket recv failed|NET/Plugin"
+        ),
+        "network",
+    ),
     (re.compile(r"(?i)peer access is not supported|cudaIpc\w+ failed|P2P/IPC|p2p\.cc|P2P/CUMEM"), "p2p"),
     (re.compile(r"ncclRemoteError|remote process exited or there was a network error"), "remote"),
-    (re.compile(r"ncclUnhandledCudaError|unhandled cuda error|Call to CUDA function failed"), "unhandled_cuda"),
+    (
+        re.compile(r"ncclUnhandledCudaError|unhandled cuda error|Call to CUDA function failed"),
+        "unhandled_cuda",
+    ),
     (re.compile(r"ncclSystemError|unhandled system error"), "unhandled_system"),
     (re.compile(r"ncclInvalidUsage|invalid usage"), "invalid_usage"),
     (re.compile(r"ncclInternalError|internal error - please report"), "internal"),
@@ -98,6 +108,17 @@ def _nccl_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 PARSERS: list[Trigger] = [
     (("WorkNCCL(", "Watchdog caught collective", "Heartbeat monitor timed out"), _watchdog),
-    (("NCCL WARN", "ncclRemoteError", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
-      "ncclInvalidUsage", "NCCL error", "NCCL Error"), _nccl_error),
+    (
+        (
+            "NCCL WARN",
+            "ncclRemoteError",
+            "ncclUnhandledCudaError",
+            "ncclSystemError",
+            "ncclInternalError",
+            "ncclInvalidUsage",
+            "NCCL error",
+            "NCCL Error",
+        ),
+        _nccl_error,
+    ),
 ]

@@ -26,8 +26,12 @@ __all__ = [
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]")
 _QUOTE_RE = re.compile(r"^(?:\s*>)+ ?")
-_MONTHS = {m: i for i, m in enumerate(
-    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1
+    )
+}
 _MON = r"(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?P<frac>[.,]\d+)?"
@@ -39,8 +43,8 @@ _FACILITY_RE = re.compile(r"^(?P<fac>[a-z]+)\s*:(?P<lvl>[a-z]+)\s*: ")
 # "<4>" syslog priority.
 _PRIO_RE = re.compile(r"^<\d{1,3}>")
 _ISO_RE = re.compile(
-    r"^\[?(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})[T ]" + _HMS
-    + r"(?P<tz>Z|[+-]\d{2}:?\d{2})?\]?(?:\s+|$)")
+    r"^\[?(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})[T ]" + _HMS + r"(?P<tz>Z|[+-]\d{2}:?\d{2})?\]?(?:\s+|$)"
+)
 _CTIME_RE = re.compile(r"^\[?" + _DOW + r" " + _MON + r" +(?P<d>\d{1,2}) " + _HMS + r" (?P<y>\d{4})\]?\s*")
 # nv-fabricmanager: "[Feb 27 2025 15:10:02]".
 _FM_RE = re.compile(r"^\[" + _MON + r" +(?P<d>\d{1,2}) (?P<y>\d{4}) " + _HMS + r"\]\s*")
@@ -52,13 +56,14 @@ _TRT_RE = re.compile(r"^\[(?P<mo>\d{2})/(?P<d>\d{2})/(?P<y>\d{4})-" + _HMS + r"\
 _REL_RE = re.compile(r"^\[\s*\d+(?:\.\d+)?\]\s*")
 # glog as printed by PyTorch c10d: "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ".
 _RANK_RE = re.compile(r"^\[rank(?P<rank>\d+)\]:")
-_GLOG_RE = re.compile(
-    r"^\[?(?P<lvl>[IWEF])(?:(?P<mo>\d{1,2})(?P<d>\d{2}) " + _HMS + r")?\s+[^\]\s]*\]\s*")
+_GLOG_RE = re.compile(r"^\[?(?P<lvl>[IWEF])(?:(?P<mo>\d{1,2})(?P<d>\d{2}) " + _HMS + r")?\s+[^\]\s]*\]\s*")
 # vLLM / Python: "(APIServer pid=1) ERROR 05-12 01:48:42 [api_router.py:72] ".
 _PROC_TAG_RE = re.compile(r"^\((?P<proc>[\w.-]+)(?: pid=(?P<pid>\d+))?\)\s*")
 _VLLM_RE = re.compile(
-    r"^(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+(?P<mo>\d{2})-(?P<d>\d{2}) " + _HMS
-    + r"(?:\s+\[[^\]]*\])?\s*")
+    r"^(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+(?P<mo>\d{2})-(?P<d>\d{2}) "
+    + _HMS
+    + r"(?:\s+\[[^\]]*\])?\s*"
+)
 # CRI container log: "<iso> stderr F message".
 _CRI_RE = re.compile(r"^(?:stdout|stderr) [FP] ")
 # "host kernel: " / "host proc[123]: " after a syslog or ISO timestamp.
@@ -90,7 +95,9 @@ def strip_decorations(line: str) -> str:
     return line
 
 
-def _epoch(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None, tz: str | None) -> float | None:
+def _epoch(
+    y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None, tz: str | None
+) -> float | None:
     try:
         value = float(calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)))
     except (ValueError, OverflowError):
@@ -149,17 +156,25 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 out.fields["priority"] = int(m.group("prio")) & 7
                 out.fields["seq"] = int(m.group("seq"))
                 out.fields["usec"] = int(m.group("usec"))
-                rest = rest[m.end():]
+                rest = rest[m.end() :]
                 continue
             m = _ISO_RE.match(rest)
             if m:
-                out.time = _epoch(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
-                                  int(m["s"]), m["frac"], m["tz"])
-                rest = rest[m.end():]
+                out.time = _epoch(
+                    int(m["y"]),
+                    int(m["mo"]),
+                    int(m["d"]),
+                    int(m["h"]),
+                    int(m["mi"]),
+                    int(m["s"]),
+                    m["frac"],
+                    m["tz"],
+                )
+                rest = rest[m.end() :]
                 if rest.startswith(("stdout ", "stderr ")):
                     m2 = _CRI_RE.match(rest)
                     if m2:
-                        rest = rest[m2.end():]
+                        rest = rest[m2.end() :]
                 rest = _host_proc(rest, out)
                 continue
             break
@@ -167,62 +182,102 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
             m = _RANK_RE.match(rest)
             if m:
                 out.rank = int(m["rank"])
-                rest = rest[m.end():]
+                rest = rest[m.end() :]
                 continue
             m = _ISO_RE.match(rest)
             if m:
-                out.time = _epoch(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
-                                  int(m["s"]), m["frac"], m["tz"])
-                rest = rest[m.end():]
+                out.time = _epoch(
+                    int(m["y"]),
+                    int(m["mo"]),
+                    int(m["d"]),
+                    int(m["h"]),
+                    int(m["mi"]),
+                    int(m["s"]),
+                    m["frac"],
+                    m["tz"],
+                )
+                rest = rest[m.end() :]
                 continue
             m = _CTIME_RE.match(rest)
             if m:
-                out.time = _epoch(int(m["y"]), _MONTHS[m["mon"]], int(m["d"]), int(m["h"]), int(m["mi"]),
-                                  int(m["s"]), m["frac"], None)
-                rest = _host_proc(rest[m.end():], out)
+                out.time = _epoch(
+                    int(m["y"]),
+                    _MONTHS[m["mon"]],
+                    int(m["d"]),
+                    int(m["h"]),
+                    int(m["mi"]),
+                    int(m["s"]),
+                    m["frac"],
+                    None,
+                )
+                rest = _host_proc(rest[m.end() :], out)
                 continue
             m = _FM_RE.match(rest)
             if m:
-                out.time = _epoch(int(m["y"]), _MONTHS[m["mon"]], int(m["d"]), int(m["h"]), int(m["mi"]),
-                                  int(m["s"]), m["frac"], None)
-                rest = rest[m.end():]
+                out.time = _epoch(
+                    int(m["y"]),
+                    _MONTHS[m["mon"]],
+                    int(m["d"]),
+                    int(m["h"]),
+                    int(m["mi"]),
+                    int(m["s"]),
+                    m["frac"],
+                    None,
+                )
+                rest = rest[m.end() :]
                 continue
             m = _REL_RE.match(rest)
             if m:
-                rest = rest[m.end():]
+                rest = rest[m.end() :]
                 continue
             m = _TRT_RE.match(rest)
             if m:
-                out.time = _epoch(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
-                                  int(m["s"]), m["frac"], None)
-                rest = rest[m.end():]
+                out.time = _epoch(
+                    int(m["y"]),
+                    int(m["mo"]),
+                    int(m["d"]),
+                    int(m["h"]),
+                    int(m["mi"]),
+                    int(m["s"]),
+                    m["frac"],
+                    None,
+                )
+                rest = rest[m.end() :]
                 continue
             m = _GLOG_RE.match(rest[1:]) if len(rest) > 2 and rest[1] in "IWEF" else None
             if m:
                 out.level = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}[m["lvl"]]
                 if m["mo"]:
                     mo = int(m["mo"])
-                    out.time = _epoch(_guess_year(mo, year), mo, int(m["d"]), int(m["h"]), int(m["mi"]),
-                                      int(m["s"]), m["frac"], None)
-                rest = rest[1 + m.end():]
+                    out.time = _epoch(
+                        _guess_year(mo, year),
+                        mo,
+                        int(m["d"]),
+                        int(m["h"]),
+                        int(m["mi"]),
+                        int(m["s"]),
+                        m["frac"],
+                        None,
+                    )
+                rest = rest[1 + m.end() :]
                 continue
             m = _LEVEL_RE.match(rest)
             if m:
                 out.level = _level(m["lvl"])
-                rest = rest[m.end():]
+                rest = rest[m.end() :]
                 continue
             break
         if first == "<":
             m = _PRIO_RE.match(rest)
             if m:
-                rest = rest[m.end():]
+                rest = rest[m.end() :]
                 continue
             break
         if first == "(":
             m = _PROC_TAG_RE.match(rest)
             if m:
                 out.process = m["proc"]
-                rest = rest[m.end():]
+                rest = rest[m.end() :]
                 continue
             break
         if first.isalpha():
@@ -230,30 +285,46 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 m = _SYSLOG_RE.match(rest)
                 if m:
                     mo = _MONTHS[m["mon"]]
-                    out.time = _epoch(_guess_year(mo, year), mo, int(m["d"]), int(m["h"]), int(m["mi"]),
-                                      int(m["s"]), m["frac"], None)
-                    rest = _host_proc(rest[m.end():], out)
+                    out.time = _epoch(
+                        _guess_year(mo, year),
+                        mo,
+                        int(m["d"]),
+                        int(m["h"]),
+                        int(m["mi"]),
+                        int(m["s"]),
+                        m["frac"],
+                        None,
+                    )
+                    rest = _host_proc(rest[m.end() :], out)
                     continue
             if first in "DIWECFP":
                 m = _VLLM_RE.match(rest)
                 if m:
                     out.level = _level(m["lvl"])
                     mo = int(m["mo"])
-                    out.time = _epoch(_guess_year(mo, year), mo, int(m["d"]), int(m["h"]), int(m["mi"]),
-                                      int(m["s"]), m["frac"], None)
-                    rest = rest[m.end():]
+                    out.time = _epoch(
+                        _guess_year(mo, year),
+                        mo,
+                        int(m["d"]),
+                        int(m["h"]),
+                        int(m["mi"]),
+                        int(m["s"]),
+                        m["frac"],
+                        None,
+                    )
+                    rest = rest[m.end() :]
                     continue
             if first == "k":
                 m = _FACILITY_RE.match(rest)
                 if m:
                     out.level = _level(m["lvl"])
-                    rest = rest[m.end():]
+                    rest = rest[m.end() :]
                     continue
             if first in "DIWECFP" and out.level is None:
                 m = _LEVEL_RE.match(rest)
                 if m:
                     out.level = _level(m["lvl"])
-                    rest = rest[m.end():]
+                    rest = rest[m.end() :]
                     continue
             break
         break
@@ -263,8 +334,14 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
 
 def _level(raw: str) -> str:
     raw = raw.lower()
-    return {"warn": "warning", "err": "error", "crit": "critical", "emerg": "fatal", "alert": "fatal",
-            "panic": "fatal"}.get(raw, raw)
+    return {
+        "warn": "warning",
+        "err": "error",
+        "crit": "critical",
+        "emerg": "fatal",
+        "alert": "fatal",
+        "panic": "fatal",
+    }.get(raw, raw)
 
 
 def _host_proc(rest: str, out: LinePrefix) -> str:
@@ -272,7 +349,7 @@ def _host_proc(rest: str, out: LinePrefix) -> str:
     if m and not m["host"].isdigit():
         out.host = m["host"]
         out.process = m["proc"]
-        return rest[m.end():]
+        return rest[m.end() :]
     return rest
 
 
@@ -315,7 +392,8 @@ def _json_line(text: str, year: int | None) -> LinePrefix | None:
 
 
 _PCI_RE = re.compile(
-    r"^(?:PCI:)?(?:(?P<dom>[0-9a-fA-F]{1,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.(?P<fn>[0-7]))?$")
+    r"^(?:PCI:)?(?:(?P<dom>[0-9a-fA-F]{1,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.(?P<fn>[0-7]))?$"
+)
 
 
 def normalize_pci(text: str | None) -> str | None:

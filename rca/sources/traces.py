@@ -62,6 +62,15 @@ def _attrs(items: Any) -> dict[str, Any]:
     return out
 
 
+def _span_kind(kind: Any) -> str | None:
+    """OTLP/JSON writes the enum as an integer; protobuf's JSON mapping as its name (SPAN_KIND_SERVER)."""
+    if isinstance(kind, int):
+        return _KIND.get(kind, str(kind))
+    if isinstance(kind, str):
+        return kind.removeprefix("SPAN_KIND_").lower()
+    return None
+
+
 def _nanos(v: Any) -> float | None:
     try:
         return int(v) / 1e9
@@ -109,7 +118,7 @@ def _requests(text: str, source: str) -> Iterator[dict[str, Any]]:
             continue
         try:
             obj = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputError(f"{source}: line {n} is not OTLP JSON ({exc.msg})") from exc
         if isinstance(obj, dict):
             yield obj
@@ -149,7 +158,7 @@ def _span(span: dict[str, Any], res: dict[str, Any], source: str) -> list[Eviden
             "span_id": span.get("spanId") or span.get("span_id"),
             "parent_span_id": span.get("parentSpanId") or span.get("parent_span_id") or None,
             "status": _STATUS.get(status.get("code", 0), str(status.get("code"))),
-            "span_kind": _KIND.get(span.get("kind"), span.get("kind")),
+            "span_kind": _span_kind(span.get("kind")),
         }
     )
     if status.get("message"):

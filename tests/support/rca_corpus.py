@@ -4,6 +4,8 @@ The failure lines follow the formats real tools print (kernel Xid/AER/OOM, PyTor
 the noise lines are what surrounds them in real logs (training progress, INFO lines, dmesg chatter).
 """
 
+# ruff: noqa: E501  (real log lines and Kubernetes messages are longer than the code line limit)
+
 from __future__ import annotations
 
 import random
@@ -51,7 +53,7 @@ NOISE_LINES = (
     "gpu-node-7:984:1357 [4] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
     "kern  :info  : 2025-01-21T04:41:44,283302+00:00 eth0: renamed from veth1a2b3c",
     '{"ts": "2026-11-29T10:00:00Z", "level": "info", "msg": "request done", "request_id": "r-1", "ms": 412}',
-    "  File \"/usr/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 1736, in _wrapped_call_impl",
+    '  File "/usr/lib/python3.12/site-packages/torch/nn/modules/module.py", line 1736, in _wrapped_call_impl',
     "step=1200 lr=3.0e-4 grad_norm=0.91 tokens_per_s=51234.1 mem_alloc_gb=61.2",
     "[2026-11-29 10:00:03] [info] health check ok (latency 3 ms)",
 )
