@@ -37,6 +37,7 @@ _PLACEHOLDER = re.compile(r"\{(gpu|uuid|pci|host|pod|namespace|container|model)\
 # An explained symptom may precede its cause by this much (clocks of dmesg and app logs differ).
 CLOCK_SLACK_S = 2.0
 MAX_CAUSES = 5
+GENERIC_TAG = "generic"
 _IDENTITY_ATTRS = frozenset({"gpu_index", "uuid", "UUID", "gpu_uuid", "pci", "pci_bus_id"})
 MAX_EVIDENCE_ITEMS = 12
 
@@ -294,7 +295,9 @@ def _explains(a: _Candidate, b: _Candidate, index: EntityIndex) -> bool:
     A job-wide symptom (global scope: NCCL timeouts, engine death, deadline errors) may be explained by a
     cause on any one of the job's hosts or GPUs: one failed rank stalls every collective.
     """
-    if not a.signature.explains:
+    if not a.signature.explains or GENERIC_TAG in a.signature.tags:
+        # A generic signature (a crash loop, an engine death, a timeout) is itself a symptom: it may list
+        # the records it covers but never hides another candidate.
         return False
     if not all(a.signature.explains_record(ev) for ev, _ in b.match.anchors):
         return False

@@ -384,3 +384,29 @@ def test_a_fault_on_one_host_explains_the_job_wide_timeouts_on_the_others(catalo
     # the timeouts' own entity keeps only what all ranks agree on: no host
     only_timeouts = diagnose(evidence[1:], catalog)
     assert only_timeouts.top is not None and "host" not in only_timeouts.top.entity
+
+
+def test_a_generic_signature_never_hides_a_specific_cause(catalog: Catalog) -> None:
+    # The crash loop is recorded before the container's own log reveals the missing kernel image; the
+    # crash loop must not swallow the specific cause just because it came first.
+    evidence = [
+        Evidence(
+            kind=EvidenceKind.EVENT,
+            key="k8s_pod_status",
+            value="CrashLoopBackOff",
+            source="pods.json",
+            time=T0,
+            entity=Entity(pod="p", namespace="n"),
+            raw="CrashLoopBackOff",
+        ),
+        log(
+            "python_exception",
+            "UserWarning",
+            T0 + 30,
+            "UserWarning: NVIDIA H200 with CUDA capability sm_90 is not compatible with the current PyTorch "
+            "installation.",
+            source="app.log",
+        ),
+    ]
+    report = diagnose(evidence, catalog)
+    assert report.top is not None and report.top.id == "cuda_arch_unsupported"

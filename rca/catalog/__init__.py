@@ -16,8 +16,9 @@ resolved to the native name), `increase` (the same, for the increase of a counte
 `cuda` (CUDA error names, expanded to every alias through gpuobs.cuda_errors), `min`/`max`
 (numeric value bounds), `text`/`not_text` (regular expressions over the raw text), `attrs`/
 `not_attrs` (attribute or metric label -> regex), `attr_min`/`attr_max`, and for support `weight`
-and `label`. Clause fields: `name`, `count`, `distinct` (count distinct values of an attribute),
-`sustained_s`, `before`/`after`/`near` (another clause's name) and `within_s`.
+and `label`. The tag `generic` marks a catch-all signature (crash loop, engine death, timeout) that
+never nests another candidate under itself. Clause fields: `name`, `count`, `distinct` (count distinct
+values of an attribute), `sustained_s`, `before`/`after`/`near` (another clause's name) and `within_s`.
 """
 
 from __future__ import annotations
