@@ -607,3 +607,34 @@ def test_peer_fixture_files(compat_dir: Path) -> None:
     assert next_day == []
     quiet = parse_text((az / "test__data__0flap_syslog").read_text(), year=2025)
     assert [e for e in quiet if e.key == keys.LINK_FLAP] == []
+
+
+DIAGNOSE_EXPECTED = {
+    # fixture log -> the cause `gpuobs diagnose --logs FILE` must put first (None: no cause at all)
+    "gpud/components__accelerator__nvidia__xid__testdata__dmesg-with-xid-119.log": "xid_119_gsp_timeout",
+    "gpud/components__accelerator__nvidia__nccl__testdata__dmesg.decode.iso.log": "nccl_segfault",
+    "gpud/components__os__testdata__dmesg.decode.iso.log": "host_file_max_reached",
+    "gpud/pkg__pstore__testdata__7530486857247__dmesg.txt": "host_kernel_panic",
+    "node-problem-detector/test__kernel_log_generator__problems__hardware_error": "host_machine_check",
+    "node-problem-detector/test__kernel_log_generator__problems__oom_kill": "host_oom_killer",
+    "node-problem-detector/test__kernel_log_generator__problems__readonly_filesystem": "filesystem_readonly",
+    "azurehpc-health-checks/test__data__1dev_6flap_syslog": "network_link_flap",
+    # healthy logs: an NVSwitch node booting, a quiet syslog
+    "gpud/pkg__kmsg__testdata__kmsg.1.log": None,
+    "azurehpc-health-checks/test__data__0flap_syslog": None,
+}
+
+
+def test_diagnose_names_the_cause_of_each_fixture_log(compat_dir: Path) -> None:
+    """Through the real CLI: sources -> engine -> report, for each peer fixture log."""
+    import subprocess
+    import sys
+
+    for name, want in DIAGNOSE_EXPECTED.items():
+        proc = subprocess.run(
+            [sys.executable, "-m", "gpuobs", "diagnose", "--logs", str(compat_dir / name), "--json"],
+            capture_output=True, timeout=120, check=False,
+        )
+        assert proc.returncode == (0 if want else 1), (name, proc.stderr.decode()[-500:])
+        causes = [c["id"] for c in json.loads(proc.stdout)["causes"]]
+        assert (causes[0] if causes else None) == want, (name, causes)
