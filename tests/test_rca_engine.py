@@ -410,3 +410,26 @@ def test_a_generic_signature_never_hides_a_specific_cause(catalog: Catalog) -> N
     ]
     report = diagnose(evidence, catalog)
     assert report.top is not None and report.top.id == "cuda_arch_unsupported"
+
+
+def test_serving_signatures_align_by_model(catalog: Catalog) -> None:
+    usage, waiting = serving_names.KV_CACHE_USAGE.native, serving_names.NUM_REQUESTS_WAITING.native
+
+    def m(key: str, value: float, t: float, model: str) -> Evidence:
+        return Evidence(
+            kind=EvidenceKind.METRIC,
+            key=key,
+            value=value,
+            source="prom",
+            time=t,
+            entity=Entity(model=model),
+            attrs={"labels": {"model_name": model}},
+        )
+
+    # model a: KV cache full; model b: a long queue. Neither alone is kv_cache_exhausted with preemptions.
+    evidence = [m(usage, 0.99, T0 + 15 * i, "a") for i in range(5)]
+    evidence += [m(waiting, 40, T0 + 15 * i, "b") for i in range(5)]
+    evidence += [m(serving_names.NUM_PREEMPTIONS.native, 10 + 30 * i, T0 + 15 * i, "b") for i in range(5)]
+    report = diagnose(evidence, catalog)
+    assert [c.id for c in report.causes] == ["queue_saturation"]
+    assert report.top is not None and report.top.entity == {"model": "b"}
