@@ -361,7 +361,7 @@ PARSERS: list[Trigger] = [
     ),
     (("StatusCode.", "rpc error: code", "grpc_status"), _grpc),
     (("Traceback (most recent call last)",), _traceback),
-    (("Error", "Exception", "Exit", "Interrupt", "Timeout", "Fault", "Warning"), _exception),
+    (("Error", "Exception", "Warning", "SystemExit", "KeyboardInterrupt"), _exception),
     (("running low on memory", "killed due to memory pressure"), _ray),
     (("ocab", "okenizer", "oken id"), _tokenizer),
     (("weights took", "loading took", "loaded in", "oading model"), _model_load),
