@@ -436,6 +436,45 @@ def _content_text(content: str | list[dict[str, Any]] | None) -> str:
     return "".join(texts)
 
 
+class _BearerAuth:
+    """Pure ASGI middleware (Starlette's BaseHTTPMiddleware would hide client disconnects from handlers)."""
+
+    def __init__(
+        self, app: Any, api_key: str | None, admin_token: str | None, stats: stat_loggers.PrometheusStatLogger
+    ) -> None:
+        self.app, self.api_key, self.admin_token, self.stats = app, api_key, admin_token, stats
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            path = str(scope.get("path", ""))
+            secret = (
+                self.api_key
+                if path.startswith("/v1/")
+                else self.admin_token
+                if path.startswith("/admin")
+                else None
+            )
+            if secret:
+                headers = {
+                    k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
+                }
+                given = headers.get("authorization", "")
+                token = given[7:] if given.lower().startswith("bearer ") else ""
+                if not hmac.compare_digest(token.encode(), secret.encode()):
+                    from starlette.responses import JSONResponse
+
+                    self.stats.record_invalid("http", "unauthorized")
+                    err = ApiError(
+                        401,
+                        "missing or wrong bearer token",
+                        type_="authentication_error",
+                        code="invalid_api_key",
+                    )
+                    await JSONResponse(err.body(), status_code=401)(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+
 def create_app(runtime: ServingRuntime) -> FastAPI:
     """The FastAPI application over a runtime (the model is loaded separately)."""
     from fastapi import FastAPI
@@ -446,27 +485,8 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
     app = FastAPI(title="gpuobs serve", version="1", docs_url=None, redoc_url=None, openapi_url=None)
     cfg = runtime.config
 
-    @app.middleware("http")
-    async def _auth(request: Request, call_next: Callable[[Request], Any]) -> Response:
-        path = request.url.path
-        secret = (
-            cfg.api_key if path.startswith("/v1/") else cfg.admin_token if path.startswith("/admin") else None
-        )
-        if secret:
-            given = request.headers.get("authorization", "")
-            token = given[7:] if given.lower().startswith("bearer ") else ""
-            if not hmac.compare_digest(token.encode(), secret.encode()):
-                return error_response(
-                    ApiError(
-                        401,
-                        "missing or wrong bearer token",
-                        type_="authentication_error",
-                        code="invalid_api_key",
-                        reason="unauthorized",
-                    )
-                )
-        response: Response = await call_next(request)
-        return response
+    if cfg.api_key or cfg.admin_token:
+        app.add_middleware(_BearerAuth, api_key=cfg.api_key, admin_token=cfg.admin_token, stats=runtime.stats)
 
     def error_response(err: ApiError, api: str = "http") -> JSONResponse:
         if err.status < 500 and err.status != 429:

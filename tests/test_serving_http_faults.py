@@ -224,3 +224,30 @@ def test_client_disconnect_aborts_a_non_streamed_request(server: ServeProcess) -
     assert metric_value(server.metrics(), running) == 0  # 500 tokens at 50 ms each would take 25 s
     body_ = http_json("GET", f"{server.url}/admin/models")[1]
     assert body_["current"]["inflight"] == 0
+
+
+def test_kv_shrink_forces_preemptions_but_requests_complete(
+    server: ServeProcess, client: openai.OpenAI
+) -> None:
+    import threading
+
+    preempt = f'vllm:num_preemptions_total{{engine="0",model_name="{MODEL}"}}'
+    before = metric_value(server.metrics(), preempt)
+    status, body = http_json("POST", f"{server.url}/admin/faults/kv_shrink", {"fraction": 0.05})
+    assert status == 200 and body["params"]["fraction"] == 0.05
+    assert f'gpuobs_serving_fault_active{{fault="kv_shrink",model_name="{MODEL}"}} 1.0' in server.metrics()
+    results: list[object] = []
+
+    def one(i: int) -> None:
+        try:
+            results.append(greedy(client, f"kv pressure {i} " * 3, 120))
+        except BaseException as exc:  # asserted below
+            results.append(exc)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(results) == 8 and all(isinstance(r, str) for r in results), results
+    assert metric_value(server.metrics(), preempt) > before
