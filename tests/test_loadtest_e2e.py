@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -51,9 +52,17 @@ def _counters(server: ServeProcess) -> dict[str, float]:
     return totals
 
 
-def _loadtest(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _loadtest(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "gpuobs", "loadtest", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=environ)
+
+
+def _one_line(text: str) -> str:
+    """stderr as one line (rich wraps long error lines at the terminal width)."""
+    return " ".join(text.split())
 
 
 def test_resolve_target_asks_the_server_for_its_model(server: ServeProcess) -> None:
@@ -177,6 +186,25 @@ def test_cli_table_output_and_target_miss_exit_code(server: ServeProcess) -> Non
     assert "Four dimensions" in out.stdout and "target missed already at 3 req/s" in out.stdout
 
 
+def test_api_key_is_sent_and_its_absence_is_a_clear_input_error(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    key = "loadtest-key-123"
+    with ServeProcess(tmp_path_factory.mktemp("serve-key"), "--device", "cpu", "--log-level", "warning",
+                      grpc=False, env={"GPUOBS_API_KEY": key}) as guarded:
+        without = _loadtest(guarded.url, "--robustness", "0", env={"GPUOBS_API_KEY": ""})
+        assert without.returncode == 2 and "wants an API key" in _one_line(without.stderr)
+        wrong = _loadtest(guarded.url, "--api-key", "nope", "--robustness", "0")
+        assert wrong.returncode == 2 and "API key was refused" in _one_line(wrong.stderr)
+        ok = _loadtest(guarded.url, "--rate", "4", "--duration", "1", "--max-steps", "1", "--max-tokens", "2",
+                       "--robustness", "8", "--p99-target-ms", "30000", "--elasticity-max-s", "2", "--json",
+                       env={"GPUOBS_API_KEY": key})
+        data = json.loads(ok.stdout)
+        assert data["steps"][0]["completed"] == data["steps"][0]["requests"] > 0
+        # With the key, bad requests reach validation: answers are 400/404, never 401.
+        assert "401" not in data["robustness"]["statuses"], data["robustness"]["statuses"]
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["http://127.0.0.1:9"], "cannot reach"),
     (["127.0.0.1:8000"], "not an http(s) URL"),
@@ -187,4 +215,4 @@ def test_cli_table_output_and_target_miss_exit_code(server: ServeProcess) -> Non
 def test_cli_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
     out = _loadtest(*args, timeout=60)
     assert out.returncode == 2
-    assert message in out.stderr and "Traceback" not in out.stderr
+    assert message in _one_line(out.stderr) and "Traceback" not in out.stderr

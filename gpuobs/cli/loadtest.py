@@ -143,6 +143,9 @@ def register(app: typer.Typer) -> None:
         elasticity_max_s: float = typer.Option(
             60.0, "--elasticity-max-s", help="Longest extra run at a tenth of the sustainable rate, s."),
         timeout: float = typer.Option(60.0, "--timeout", help="Per-request timeout, seconds."),
+        api_key: str | None = typer.Option(
+            None, "--api-key", envvar="GPUOBS_API_KEY", show_envvar=True,
+            help="Sent as `Authorization: Bearer KEY` (the --api-key of vLLM and gpuobs serve)."),
         seed: int = typer.Option(0, "--seed", help="Seed of arrivals, prompts and bad requests."),
         json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
     ) -> None:
@@ -171,7 +174,7 @@ def register(app: typer.Typer) -> None:
             raise InputError(str(exc)) from None
         try:
             extra = {"ignore_eos": True} if ignore_eos else None
-            target = lt.resolve_target(url, model, ep, extra_body=extra)
+            target = lt.resolve_target(url, model, ep, api_key=api_key or None, extra_body=extra)
         except ValueError as exc:
             raise InputError(str(exc)) from None
 

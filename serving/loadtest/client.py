@@ -207,10 +207,17 @@ async def stream_request(
         result.error = f"bad SSE chunk: {exc}"[:500]
 
 
+def _refuse_unauthorized(response: httpx.Response, base_url: str, api_key: str | None) -> None:
+    if response.status_code in (401, 403):
+        hint = "the API key was refused" if api_key else "the server wants an API key (--api-key)"
+        raise ValueError(f"GET {base_url}/v1/models answered {response.status_code}: {hint}")
+
+
 async def fetch_model(client: httpx.AsyncClient, base_url: str, api_key: str | None = None) -> str:
     """The id of the first model listed by GET /v1/models; ValueError when there is none."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     response = await client.get(base_url + "/v1/models", headers=headers)
+    _refuse_unauthorized(response, base_url, api_key)
     if response.status_code != 200:
         raise ValueError(f"GET {base_url}/v1/models answered {response.status_code}")
     data = response.json().get("data") or []
@@ -241,7 +248,8 @@ def resolve_target(
             try:
                 if model:       # still make sure something answers there before offering it load
                     headers = Target(base, model, api_key=api_key).headers()
-                    await client.get(base + "/v1/models", headers=headers)
+                    response = await client.get(base + "/v1/models", headers=headers)
+                    _refuse_unauthorized(response, base, api_key)
                     return model
                 return await fetch_model(client, base, api_key)
             except httpx.HTTPError as exc:
