@@ -1,7 +1,10 @@
 """`gpuobs diagnose --logs` on each peer kernel-log fixture of shared/compat names the right cause (or none).
 
 Fixtures come from gpud, node-problem-detector and azurehpc-health-checks (see FIXTURES.md); the
-expected cause is ours, read from what each fixture holds.
+expected cause is ours, read from what each fixture holds. Not listed: the lspci / nvidia-smi / fabric
+manager status outputs (not kernel logs) and `pkg__pstore__testdata__dmesg-erst.txt`, a sysrq-triggered
+NULL-pointer oops that should name host_kernel_panic but yields no evidence until the kernel-log source
+reads `BUG:`/`Oops:` records (reported to the sources owner).
 """
 
 from __future__ import annotations
