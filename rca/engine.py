@@ -27,7 +27,7 @@ from gpuobs.rca.catalog import Catalog, load_catalog
 from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Report, Symptom, evidence_line, format_time
 from gpuobs.rca.signature import Match, Scope, Severity, Signature, clear_text_cache, precedes
 
-__all__ = ["EntityIndex", "diagnose", "normalise_pci"]
+__all__ = ["EntityIndex", "diagnose", "diagnose_sources", "normalise_pci"]
 
 logger = logging.getLogger(__name__)
 
@@ -576,4 +576,42 @@ def diagnose(
         window=(start, end),
         signatures_evaluated=len(catalog.signatures),
         notes=tuple(notes),
+    )
+
+
+def diagnose_sources(
+    *,
+    logs: Sequence[str] = (),
+    prometheus: str | None = None,
+    exporter: str | None = None,
+    traces: Sequence[str] = (),
+    k8s_namespace: str | None = None,
+    start: float | None = None,
+    end: float | None = None,
+    live: bool = False,
+    catalog: Catalog | None = None,
+) -> Report:
+    """Collect evidence from the given sources and diagnose it: `gpuobs diagnose` as one library call.
+
+    For callers such as chaos game days that inject a fault and then ask what broke. Input errors
+    (a missing file) raise `gpuobs.errors.InputError`; a source that fails is a problem in the report.
+    """
+    from gpuobs.rca.collect import collect_evidence
+
+    collected = collect_evidence(
+        logs=list(logs),
+        prometheus=prometheus,
+        exporter=exporter,
+        traces=list(traces),
+        k8s_namespace=k8s_namespace,
+        start=start,
+        end=end,
+        live=live,
+    )
+    return diagnose(
+        collected.evidence,
+        catalog,
+        problems=collected.problems,
+        notes=getattr(collected, "notes", ()),
+        window=(start, end),
     )

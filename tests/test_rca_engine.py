@@ -11,7 +11,7 @@ from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import gpu as gpu_names
 from gpuobs.names import serving as serving_names
 from gpuobs.rca.catalog import Catalog, load_catalog, parse_signature
-from gpuobs.rca.engine import EntityIndex, diagnose, normalise_pci
+from gpuobs.rca.engine import EntityIndex, diagnose, diagnose_sources, normalise_pci
 from gpuobs.rca.report import NO_CAUSE
 
 T0 = 1_790_000_000.0
@@ -433,3 +433,10 @@ def test_serving_signatures_align_by_model(catalog: Catalog) -> None:
     report = diagnose(evidence, catalog)
     assert [c.id for c in report.causes] == ["queue_saturation"]
     assert report.top is not None and report.top.entity == {"model": "b"}
+
+
+def test_diagnose_sources_is_the_cli_as_one_call() -> None:
+    case = Path(__file__).resolve().parent / "incidents" / "xid_79_fallen_off_bus"
+    report = diagnose_sources(logs=[str(case)])
+    assert report.top is not None and report.top.id == "xid_79_fallen_off_bus"
+    assert report.sources and report.problems == ()
