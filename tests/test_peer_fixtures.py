@@ -626,15 +626,14 @@ DIAGNOSE_EXPECTED = {
 
 
 def test_diagnose_names_the_cause_of_each_fixture_log(compat_dir: Path) -> None:
-    """Through the real CLI: sources -> engine -> report, for each peer fixture log."""
-    import subprocess
-    import sys
+    """Through the `gpuobs diagnose` command (in-process): sources -> engine -> report, per fixture log."""
+    from typer.testing import CliRunner
 
+    from gpuobs.cli.app import app
+
+    runner = CliRunner()
     for name, want in DIAGNOSE_EXPECTED.items():
-        proc = subprocess.run(
-            [sys.executable, "-m", "gpuobs", "diagnose", "--logs", str(compat_dir / name), "--json"],
-            capture_output=True, timeout=120, check=False,
-        )
-        assert proc.returncode == (0 if want else 1), (name, proc.stderr.decode()[-500:])
-        causes = [c["id"] for c in json.loads(proc.stdout)["causes"]]
+        res = runner.invoke(app, ["diagnose", "--logs", str(compat_dir / name), "--json"])
+        assert res.exit_code == (0 if want else 1), (name, res.output[-500:])
+        causes = [c["id"] for c in json.loads(res.stdout)["causes"]]
         assert (causes[0] if causes else None) == want, (name, causes)
