@@ -6,11 +6,15 @@ What it adds to a launch:
   exposed as `gpuobs_kernel_launches_total{kernel}` by `LauncherCollector`;
 - for a sampled fraction of launches (`GPUOBS_KERNEL_SPAN_SAMPLE`, default 1%, drawn as a
   geometric countdown so unsampled launches pay no random draw) an OpenTelemetry span
-  `kernel.launch`, child of the current context, with the kernel name, grid, num_warps,
-  num_stages, input shapes and dtypes, device and stream. On CUDA, two timing events bracket the
-  launch; the GPU duration is resolved later without synchronising (the end event is polled,
-  never waited on) and the span is ended with an explicit end time = start + GPU duration. On
-  the CPU (Triton interpreter) the span is the host duration;
+  `kernel.launch`, child of the context current at launch, with the kernel name, grid,
+  num_warps, num_stages, input shapes and dtypes, device and stream. On CUDA, two timing events
+  bracket the launch; the GPU duration is resolved later without synchronising (the end event is
+  polled, never waited on). The launch itself only records raw facts (context, start time, grid,
+  the (shape, dtype) objects of the tensor arguments, device, the stream the events went on); the
+  span is built once, at resolution, in one `start_span(..., context=<launch context>,
+  start_time=..., attributes=...)` plus `end(end_time = start + GPU duration)`, from attribute
+  dicts cached per launch configuration. On the CPU (Triton interpreter) the span is the host
+  duration and is emitted at once;
 - CUDA error mapping: an exception at launch, at a later event poll or at `synchronize()` that
   names a CUDA error becomes `gpuobs_cuda_errors_total{code,name,kernel}` plus one JSON log line
   with the launch configuration, then is re-raised.
@@ -99,9 +103,11 @@ class EventTiming(Protocol):
     Implementations may also define `release(token)`, called once a token is no longer needed.
     """
 
-    def stream_of(self, device: Any) -> str: ...
+    def start(self, device: Any) -> Any:
+        """Record the start event on the device's current stream; returns a token."""
 
-    def start(self, device: Any) -> Any: ...
+    def stream_text(self, token: Any) -> str:
+        """The stream the token's events are recorded on, as span text (no stream lookup)."""
 
     def stop(self, token: Any) -> Any: ...
 
@@ -114,31 +120,60 @@ class CudaEventTiming:
     """EventTiming on torch.cuda events of the current stream (never synchronises).
 
     Event pairs are pooled: creating and destroying CUDA events costs driver calls on every
-    sampled launch otherwise.
+    sampled launch otherwise. The current stream is looked up once per launch through the raw
+    handle (what Triton's own launcher calls); the `torch.cuda.Stream` object and its text are
+    cached per (device index, handle), since building a Stream costs about 6 us of host time.
     """
 
     _POOL_MAX = 64
+    _STREAMS_MAX = 256
 
     def __init__(self) -> None:
         self._pool: list[tuple[Any, Any]] = []
         self._lock = threading.Lock()
+        self._streams: dict[tuple[int, int], tuple[Any, str]] = {}
+        self._raw_stream: Callable[[int], int] | None = None
 
     def _torch(self) -> Any:
         return sys.modules["torch"]
 
+    def _stream(self, device: Any) -> tuple[Any, str]:
+        """(Stream, text) of the device's current stream."""
+        cuda = self._torch().cuda
+        index = getattr(device, "index", device)  # torch.device, or an int, or text like "cuda:1"
+        if not isinstance(index, int):
+            text = str(device) if device is not None else ""
+            index = int(text.rsplit(":", 1)[1]) if ":" in text else cuda.current_device()
+        raw_stream = self._raw_stream
+        if raw_stream is None:
+            raw_stream = self._raw_stream = getattr(self._torch()._C, "_cuda_getCurrentRawStream", None) \
+                or (lambda i: cuda.current_stream(i).cuda_stream)
+        key = (index, raw_stream(index))
+        entry = self._streams.get(key)
+        if entry is None:
+            stream = cuda.current_stream(index)
+            entry = (stream, f"0x{stream.cuda_stream:x}")
+            if len(self._streams) >= self._STREAMS_MAX:
+                self._streams.clear()
+            self._streams[key] = entry
+        return entry
+
     def stream_of(self, device: Any) -> str:
-        stream = self._torch().cuda.current_stream(device)
-        return f"0x{stream.cuda_stream:x}"
+        """Text of the device's current stream (`0x...`)."""
+        return self._stream(device)[1]
 
     def start(self, device: Any) -> Any:
-        cuda = self._torch().cuda
-        stream = cuda.current_stream(device)
+        stream, text = self._stream(device)
         with self._lock:
             pair = self._pool.pop() if self._pool else None
         if pair is None:
+            cuda = self._torch().cuda
             pair = (cuda.Event(enable_timing=True), cuda.Event(enable_timing=True))
         pair[0].record(stream)
-        return (pair[0], pair[1], stream)
+        return (pair[0], pair[1], stream, text)
+
+    def stream_text(self, token: Any) -> str:
+        return str(token[3])
 
     def stop(self, token: Any) -> Any:
         token[1].record(token[2])
@@ -156,33 +191,59 @@ class CudaEventTiming:
                 self._pool.append((token[0], token[1]))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
-    span: Any
-    token: Any
-    start_ns: int
+    """Raw facts of one sampled launch; its span is built from them when its duration is known."""
+
     kernel: str
+    context: Any  # the OpenTelemetry context current at launch: the span's parent
+    start_ns: int
+    grid: Any
+    num_warps: int
+    num_stages: int
+    inputs: tuple[tuple[Any, Any], ...]  # (shape, dtype) of each tensor argument, as the tensor gave them
+    device: Any  # of the first CUDA tensor argument, None on the CPU
+    token: Any = None
 
 
 _DTYPE_NAMES: dict[Any, str] = {}
 
 
-def _describe_args(args: Iterable[Any]) -> tuple[list[str], list[str], Any]:
-    """Shapes and dtypes of the tensor arguments, and the device of the first CUDA tensor."""
-    shapes: list[str] = []
-    dtypes: list[str] = []
+def _dtype_name(dtype: Any) -> str:
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+    return name
+
+
+def _arg_facts(args: Iterable[Any]) -> tuple[tuple[tuple[Any, Any], ...], Any]:
+    """(shape, dtype) of each tensor argument (no text built), and the device of the first CUDA one."""
+    inputs = []
     cuda_device = None
     for arg in args:
         dtype = getattr(arg, "dtype", None)
-        if dtype is None or not hasattr(arg, "shape"):
+        if dtype is None:
             continue
-        shapes.append("x".join(map(str, arg.shape)) or "scalar")
-        name = _DTYPE_NAMES.get(dtype)
-        if name is None:
-            name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
-        dtypes.append(name)
+        shape = getattr(arg, "shape", None)
+        if shape is None:
+            continue
+        inputs.append((shape, dtype))
         if cuda_device is None and getattr(arg, "is_cuda", False):
             cuda_device = arg.device
+    return tuple(inputs), cuda_device
+
+
+def _describe_inputs(inputs: Iterable[tuple[Any, Any]]) -> tuple[list[str], list[str]]:
+    """Shape texts (`64x4096`) and dtype names of captured (shape, dtype) facts."""
+    shapes = ["x".join(map(str, shape)) or "scalar" for shape, _ in inputs]
+    dtypes = [_dtype_name(dtype) for _, dtype in inputs]
+    return shapes, dtypes
+
+
+def _describe_args(args: Iterable[Any]) -> tuple[list[str], list[str], Any]:
+    """Shapes and dtypes of the tensor arguments, and the device of the first CUDA tensor."""
+    inputs, cuda_device = _arg_facts(args)
+    shapes, dtypes = _describe_inputs(inputs)
     return shapes, dtypes, cuda_device
 
 
@@ -224,6 +285,9 @@ class KernelLauncher:
         self._last_kernel = ""
         self._tracer_provider = tracer_provider
         self._tracer: Any = None
+        self._current_context: Callable[[], Any] | None = None
+        # Span attributes that do not change between launches of one configuration, built once.
+        self._attr_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._timing: EventTiming = timing if timing is not None else CudaEventTiming()
         self._pending: collections.deque[_Pending] = collections.deque()
         self._resolve_lock = threading.Lock()
@@ -290,6 +354,13 @@ class KernelLauncher:
                 self._tracer = trace.get_tracer(names.TRACER_NAME)
         return self._tracer
 
+    def _context_getter(self) -> Callable[[], Any]:
+        if self._current_context is None:
+            from opentelemetry.context import get_current
+
+            self._current_context = get_current
+        return self._current_context
+
     def _launch_sampled(
         self,
         name: str,
@@ -300,57 +371,109 @@ class KernelLauncher:
         num_stages: int,
         meta: Mapping[str, Any],
     ) -> Any:
+        # Only raw facts here: the span (attribute text, validation, export) is built at resolution.
         self._countdown = self._next_interval()
         if self._pending:
             self.resolve_ready()
-        shapes, dtypes, cuda_device = _describe_args(args)
-        # Plain string and int values: the SDK validates sequence attributes element by element.
-        attributes: dict[str, Any] = {
-            names.ATTR_KERNEL: name,
-            names.ATTR_GRID: _grid_text(grid),
-            names.ATTR_NUM_WARPS: num_warps,
-            names.ATTR_NUM_STAGES: num_stages,
-            names.ATTR_SHAPES: ",".join(shapes),
-            names.ATTR_DTYPES: ",".join(dtypes),
-            names.ATTR_DEVICE: str(cuda_device) if cuda_device is not None else "cpu",
-        }
-        if cuda_device is not None:
-            attributes[names.ATTR_STREAM] = self._timing.stream_of(cuda_device)
-        else:
-            attributes[names.ATTR_TIMING] = "host"
-        tracer = self._get_tracer()
-        start_ns = time.time_ns()
-        span = tracer.start_span(names.SPAN_KERNEL_LAUNCH, start_time=start_ns, attributes=attributes)
+        inputs, cuda_device = _arg_facts(args)
+        get_context = self._current_context or self._context_getter()
+        item = _Pending(name, get_context(), time.time_ns(), grid, num_warps, num_stages, inputs, cuda_device)
         self.spans_started += 1
-        token = None
         try:
             if cuda_device is not None:
-                token = self._timing.start(cuda_device)
-            result = kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **meta)
-            if token is not None:
-                token = self._timing.stop(token)
+                item.token = self._timing.start(cuda_device)
+            run = getattr(kernel, "run", None)
+            if run is not None:
+                result = run(*args, grid=grid, warmup=False, num_warps=num_warps, num_stages=num_stages,
+                             **meta)
+            else:
+                result = kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **meta)
+            if item.token is not None:
+                item.token = self._timing.stop(item.token)
         except Exception as exc:
             error = self._on_error(exc, name, "launch", grid, args, num_warps, num_stages, meta)
-            self._end_span_error(span, exc, error)
+            self._release(item.token)
+            self._emit_error(item, exc, error)
             raise
-        if token is None:
-            span.end()
-            self.spans_ended += 1
+        if item.token is None:
+            self._emit(item, time.time_ns(), None)
         else:
-            self._pending.append(_Pending(span, token, start_ns, name))
+            self._pending.append(item)
             self._ensure_resolver()
         return result
 
-    def _end_span_error(self, span: Any, exc: BaseException, error: cuda_errors.CudaError | None) -> None:
+    # -- span building (off the launch) -----------------------------------------------------------
+    def _attributes(self, item: _Pending, stream: str | None) -> dict[str, Any]:
+        """The span attributes of a launch, as plain str/int values (one validation pass in the SDK).
+
+        Built once per (kernel, grid, warps, stages, inputs, device, stream) and copied afterwards:
+        a decode loop repeats the same few configurations.
+        """
+        key = (item.kernel, item.grid, item.num_warps, item.num_stages, item.inputs, item.device, stream)
+        try:
+            cached = self._attr_cache.get(key)
+            hashable = True
+        except TypeError:  # an unhashable grid or shape: build without the cache
+            cached, hashable = None, False
+        if cached is None:
+            shapes, dtypes = _describe_inputs(item.inputs)
+            cached = {
+                names.ATTR_KERNEL: item.kernel,
+                names.ATTR_GRID: _grid_text(item.grid),
+                names.ATTR_NUM_WARPS: item.num_warps,
+                names.ATTR_NUM_STAGES: item.num_stages,
+                names.ATTR_SHAPES: ",".join(shapes),
+                names.ATTR_DTYPES: ",".join(dtypes),
+                names.ATTR_DEVICE: str(item.device) if item.device is not None else "cpu",
+            }
+            if stream is not None:
+                cached[names.ATTR_STREAM] = stream
+            if hashable:
+                if len(self._attr_cache) >= 1024:
+                    self._attr_cache.clear()
+                self._attr_cache[key] = cached
+        return dict(cached)
+
+    def _stream_text(self, token: Any) -> str | None:
+        return None if token is None else self._timing.stream_text(token)
+
+    def _emit(self, item: _Pending, end_ns: int, elapsed_ms: float | None) -> None:
+        """Build and end the span of a launch in one go: parent = the context current at launch."""
+        attributes = self._attributes(item, self._stream_text(item.token))
+        if elapsed_ms is None:
+            attributes[names.ATTR_TIMING] = "host"
+        else:
+            attributes[names.ATTR_TIMING] = "cuda_event"
+            attributes[names.ATTR_GPU_DURATION_MS] = elapsed_ms
+        tracer = self._tracer or self._get_tracer()
+        span = tracer.start_span(
+            names.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
+        )
+        span.end(end_time=end_ns)
+        self.spans_ended += 1
+
+    def _emit_error(self, item: _Pending, exc: BaseException, error: cuda_errors.CudaError | None) -> None:
         from opentelemetry.trace import Status, StatusCode
 
+        attributes = self._attributes(item, self._stream_text(item.token))
+        attributes[names.ATTR_TIMING] = "host" if item.token is None else "cuda_event"
         if error is not None:
-            span.set_attribute(names.ATTR_ERROR_CODE, error.code)
-            span.set_attribute(names.ATTR_ERROR_NAME, error.name)
+            attributes[names.ATTR_ERROR_CODE] = error.code
+            attributes[names.ATTR_ERROR_NAME] = error.name
+        tracer = self._tracer or self._get_tracer()
+        span = tracer.start_span(
+            names.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
+        )
         span.record_exception(exc)
         span.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
         span.end()
         self.spans_ended += 1
+
+    def _release(self, token: Any) -> None:
+        if token is not None:
+            release = getattr(self._timing, "release", None)
+            if release is not None:
+                release(token)
 
     # -- resolution of GPU durations --------------------------------------------------------------
     def resolve_ready(self, raise_errors: bool = True) -> int:
@@ -360,36 +483,32 @@ class KernelLauncher:
         and counted against the kernel of that span, and re-raised when `raise_errors`.
         """
         ended = 0
+        timing = self._timing
         with self._resolve_lock:
-            while self._pending:
-                item = self._pending[0]
+            pending = self._pending
+            while pending:
+                item = pending[0]
                 try:
-                    if not self._timing.ready(item.token):
+                    if not timing.ready(item.token):
                         break
-                    elapsed_ms = self._timing.elapsed_ms(item.token)
+                    elapsed_ms = timing.elapsed_ms(item.token)
                 except Exception as exc:
-                    self._pending.popleft()
+                    pending.popleft()
                     error = self._on_error(exc, item.kernel, "event_query", None, (), None, None, {})
-                    self._end_span_error(item.span, exc, error)
+                    self._emit_error(item, exc, error)
                     self._fail_pending(exc, error)
                     if raise_errors:
                         raise
                     return ended
-                self._pending.popleft()
-                release = getattr(self._timing, "release", None)
-                if release is not None:
-                    release(item.token)
-                item.span.set_attributes(
-                    {names.ATTR_GPU_DURATION_MS: elapsed_ms, names.ATTR_TIMING: "cuda_event"}
-                )
-                item.span.end(end_time=item.start_ns + int(elapsed_ms * 1e6))
-                self.spans_ended += 1
+                pending.popleft()
+                self._emit(item, item.start_ns + int(elapsed_ms * 1e6), elapsed_ms)
+                self._release(item.token)
                 ended += 1
         return ended
 
     def _fail_pending(self, exc: BaseException, error: cuda_errors.CudaError | None) -> None:
         while self._pending:
-            self._end_span_error(self._pending.popleft().span, exc, error)
+            self._emit_error(self._pending.popleft(), exc, error)
 
     @property
     def pending(self) -> int:

@@ -102,12 +102,12 @@ class FakeGpuTiming:
         self.started = 0
         self.queries = 0
 
-    def stream_of(self, device: Any) -> str:
-        return "0x7"
-
     def start(self, device: Any) -> Any:
         self.started += 1
         return ["token"]
+
+    def stream_text(self, token: Any) -> str:
+        return "0x7"
 
     def stop(self, token: Any) -> Any:
         token.append("stopped")
@@ -199,6 +199,76 @@ def test_gpu_duration_resolved_later_without_sync(
     assert attrs[names.ATTR_DEVICE] == "cuda:0" and attrs[names.ATTR_STREAM] == "0x7"
     assert span.end_time - span.start_time == 2_500_000  # type: ignore[operator]
     assert timing.queries >= 1
+
+
+def test_deferred_span_keeps_the_launch_context_as_parent(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """The span is built at resolution, under another context, yet its parent is the launch's step."""
+    provider, exporter = spans
+    tracer = provider.get_tracer("test")
+    timing = FakeGpuTiming()
+    timing.elapsed = 0.75
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=timing)
+    with tracer.start_as_current_span("decode_step_1") as step1:
+        before = time.time_ns()
+        launcher.launch("rms_norm", FakeKernel(), (64,), (FakeCudaTensor(), FakeCudaTensor(), 4096, 1e-6),
+                        num_warps=8, num_stages=1, BLOCK=4096)
+        after = time.time_ns()
+    # Nothing built on the launch (only raw facts kept); the step itself has ended.
+    assert [s.name for s in exporter.get_finished_spans()] == ["decode_step_1"]
+    timing.done = True
+    with tracer.start_as_current_span("decode_step_2") as step2:
+        assert launcher.resolve_ready() == 1
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == names.SPAN_KERNEL_LAUNCH]
+    assert span.parent is not None and span.parent.span_id == step1.get_span_context().span_id
+    assert span.parent.span_id != step2.get_span_context().span_id
+    assert span.context.trace_id == step1.get_span_context().trace_id
+    assert dict(span.attributes or {}) == {
+        names.ATTR_KERNEL: "rms_norm",
+        names.ATTR_GRID: "64",
+        names.ATTR_NUM_WARPS: 8,
+        names.ATTR_NUM_STAGES: 1,
+        names.ATTR_SHAPES: "4x8,4x8",
+        names.ATTR_DTYPES: "bfloat16,bfloat16",
+        names.ATTR_DEVICE: "cuda:0",
+        names.ATTR_STREAM: "0x7",
+        names.ATTR_TIMING: "cuda_event",
+        names.ATTR_GPU_DURATION_MS: 0.75,
+    }
+    assert span.start_time is not None and before <= span.start_time <= after
+    assert span.end_time == span.start_time + 750_000
+
+
+def test_cached_attributes_follow_each_launch_configuration(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """Attribute text is cached per configuration: a new shape, dtype or grid is never mislabelled."""
+    provider, exporter = spans
+    timing = FakeGpuTiming()
+    timing.done = True
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=timing)
+    wide = FakeCudaTensor()
+    wide.shape = (2, 16)  # type: ignore[misc]
+    half = FakeCudaTensor()
+    half.dtype = torch.float16  # type: ignore[misc]
+    launches = [
+        ((8,), (FakeCudaTensor(),), "8", "4x8", "bfloat16"),
+        ((8,), (FakeCudaTensor(),), "8", "4x8", "bfloat16"),
+        ((8,), (wide,), "8", "2x16", "bfloat16"),
+        ((8,), (half,), "8", "4x8", "float16"),
+        ([4, 2], (FakeCudaTensor(),), "4x2", "4x8", "bfloat16"),  # a list grid is unhashable: no cache
+        ((4, 2), (FakeCudaTensor(),), "4x2", "4x8", "bfloat16"),
+    ]
+    for grid, args, *_ in launches:
+        launcher.launch("k", FakeKernel(), grid, args)
+    launcher.flush(1.0)
+    got = [
+        (a[names.ATTR_GRID], a[names.ATTR_SHAPES], a[names.ATTR_DTYPES], a[names.ATTR_GPU_DURATION_MS])
+        for a in (dict(s.attributes or {}) for s in exporter.get_finished_spans())
+    ]
+    assert got == [(g, sh, dt, 2.5) for _, _, g, sh, dt in launches]
+    assert launcher.spans_started == launcher.spans_ended == len(launches)
 
 
 def test_launch_error_is_mapped_counted_logged_and_reraised(json_log: io.StringIO) -> None:
@@ -368,24 +438,40 @@ class _FakeCudaEvent:
         return 1.5
 
 
+class _FakeStream:
+    def __init__(self, handle: int) -> None:
+        self.cuda_stream = handle
+
+
 class _FakeCuda:
     Event = _FakeCudaEvent
 
-    class _Stream:
-        cuda_stream = 0x10
+    def __init__(self) -> None:
+        self.handle = 0x10  # the raw handle of the "current stream"
+        self.stream_objects = 0
 
     def current_stream(self, device: Any) -> Any:
-        return self._Stream()
+        self.stream_objects += 1  # building a Stream object: the ~6 us the launcher avoids per launch
+        return _FakeStream(self.handle)
 
 
 class _FakeTorch:
-    cuda = _FakeCuda()
+    def __init__(self) -> None:
+        self.cuda = _FakeCuda()
+        self.raw_lookups: list[int] = []
+
+        def raw_stream(index: int) -> int:
+            self.raw_lookups.append(index)
+            return self.cuda.handle
+
+        self._C = type("C", (), {"_cuda_getCurrentRawStream": staticmethod(raw_stream)})
 
 
 def test_cuda_event_timing_pools_event_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Event pairs are reused after their span resolved instead of being created per sampled launch."""
     timing = L.CudaEventTiming()
-    monkeypatch.setattr(timing, "_torch", lambda: _FakeTorch())
+    fake = _FakeTorch()
+    monkeypatch.setattr(timing, "_torch", lambda: fake)
     _FakeCudaEvent.created = 0
     for _ in range(5):
         token = timing.stop(timing.start("cuda:0"))
@@ -395,4 +481,18 @@ def test_cuda_event_timing_pools_event_pairs(monkeypatch: pytest.MonkeyPatch) ->
     assert token[0].records == 5 and token[1].records == 5
     tokens = [timing.start("cuda:0") for _ in range(3)]  # in flight together: distinct pairs
     assert len({id(t[0]) for t in tokens}) == 3
-    assert timing.stream_of("cuda:0") == "0x10"
+    assert timing.stream_of("cuda:0") == "0x10" and timing.stream_text(tokens[0]) == "0x10"
+
+
+def test_cuda_event_timing_looks_the_stream_up_once_per_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One raw-handle lookup per start; the Stream object is built once per stream, not per launch."""
+    timing = L.CudaEventTiming()
+    fake = _FakeTorch()
+    monkeypatch.setattr(timing, "_torch", lambda: fake)
+    for _ in range(4):
+        timing.release(timing.stop(timing.start(torch.device("cuda", 1))))
+    assert fake.raw_lookups == [1, 1, 1, 1] and fake.cuda.stream_objects == 1
+    fake.cuda.handle = 0x20  # the caller switched streams: the events follow it
+    token = timing.stop(timing.start("cuda:1"))
+    assert timing.stream_text(token) == "0x20" and token[2].cuda_stream == 0x20
+    assert fake.cuda.stream_objects == 2
