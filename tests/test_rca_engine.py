@@ -440,3 +440,15 @@ def test_diagnose_sources_is_the_cli_as_one_call() -> None:
     report = diagnose_sources(logs=[str(case)])
     assert report.top is not None and report.top.id == "xid_79_fallen_off_bus"
     assert report.sources and report.problems == ()
+
+
+def test_nvml_gpu_lost_alone_is_a_gpu_off_the_bus_but_not_inside_a_container(catalog: Catalog) -> None:
+    lost = log(
+        "nvml_error",
+        "gpu_lost",
+        T0,
+        "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.",
+    )
+    assert diagnose([lost], catalog).top.id == "xid_79_fallen_off_bus"  # type: ignore[union-attr]
+    in_container = log("nvml_error", "gpu_lost", T0, "container runtime: NVML reports GPU lost in cgroup")
+    assert diagnose([in_container], catalog).top.id == "container_gpu_access_lost"  # type: ignore[union-attr]
