@@ -137,6 +137,9 @@ async def run_loadtest_async(
             runs.append(run)
             report.steps.append(_step_dict(run, config.p99_target_s, "ladder"))
             ok, reason = step_verdict(run.summary, config.p99_target_s)
+            lag = run.send_lag_p99_s
+            if lag is not None and lag > 0.1:     # the client itself fell behind its schedule
+                reason += f"; client sent late (P99 {lag * 1000:.0f} ms): figures include its own delay"
             emit(LoadtestEvent("step_done", i, len(rates), message=f"{rate:.3g} req/s: {reason}"))
             if not ok:
                 break
