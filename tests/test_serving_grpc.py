@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 from google.protobuf import descriptor_pb2
+from support.otlp import OtlpReceiver
 from support.serve import ServeProcess, http_json
 
 from gpuobs.serving.grpc_api import PredictClient, file_descriptor_proto, message_classes
@@ -20,11 +21,24 @@ VOCAB = 260
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+def otlp() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, otlp: OtlpReceiver) -> Iterator[ServeProcess]:
     workdir = tmp_path_factory.mktemp("serve-grpc")
-    with ServeProcess(
-        workdir, "--enable-fault-injection", "--max-grpc-batch", "8", "-E", "kv_cache_bytes=16777216"
-    ) as proc:
+    args = (
+        "--enable-fault-injection",
+        "--max-grpc-batch",
+        "8",
+        "-E",
+        "kv_cache_bytes=16777216",
+        "--otlp-endpoint",
+        otlp.url,
+    )
+    with ServeProcess(workdir, *args, env={"OTEL_BSP_SCHEDULE_DELAY": "100"}) as proc:
         yield proc
 
 
@@ -172,3 +186,21 @@ def test_overload_is_resource_exhausted(server: ServeProcess, client: PredictCli
     assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) >= 10, codes
     assert set(codes) <= {grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.DEADLINE_EXCEEDED}
     assert client.predict([[1, 2]], timeout=30).logits  # healthy again once the fault is cleared
+
+
+def test_predict_span(client: PredictClient, otlp: OtlpReceiver) -> None:
+    client.predict([[3, 4, 5], [6, 7]], model_name=MODEL, timeout=30)
+
+    def found(spans: list) -> bool:
+        return any(
+            x["name"] == f"Predict {MODEL}" and x["attributes"].get("gpuobs.batch_size") == 2 for x in spans
+        )
+
+    span = next(
+        x
+        for x in otlp.wait_for(found)
+        if x["name"] == f"Predict {MODEL}" and x["attributes"].get("gpuobs.batch_size") == 2
+    )
+    assert span["attributes"]["rpc.system"] == "grpc"
+    assert span["attributes"]["rpc.method"] == "Predict"
+    assert span["attributes"]["gen_ai.request.model"] == MODEL
