@@ -177,7 +177,10 @@ def make_bundle(
                 collect_logs.append(tmp)
             else:
                 collect_logs.append(name)
-        result = collect_evidence(collect_logs, prometheus, exporter, traces, k8s_namespace, start, end, live)
+        remote: dict[str, Any] = {}
+        result = collect_evidence(
+            collect_logs, prometheus, exporter, traces, k8s_namespace, start, end, live, raw=remote
+        )
     finally:
         for tmp in tmp_paths:
             Path(tmp).unlink(missing_ok=True)
@@ -206,6 +209,15 @@ def make_bundle(
                     f"inputs/exporter/{_safe_name(exporter, used)}",
                     _redact_input(Path(exporter).read_text(encoding="utf-8", errors="replace"), redactor),
                     original=exporter,
+                )
+            for key, doc in sorted(remote.items()):
+                name = (
+                    "exporter/history.json"
+                    if key == "exporter_history"
+                    else f"k8s/{key.split(':', 1)[1]}.json"
+                )
+                w.add(
+                    f"inputs/{name}", json.dumps(redactor.json(doc), indent=1).encode("utf-8"), original=key
                 )
             env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
             w.add("node/env.json", json.dumps(redact_env(env, redactor), indent=2, sort_keys=True).encode())

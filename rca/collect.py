@@ -65,12 +65,14 @@ def collect_evidence(
     start: float | None,
     end: float | None,
     live: bool,
+    raw: dict[str, Any] | None = None,
 ) -> CollectResult:
     """Evidence from every given source over the window [start, end] (None: unbounded).
 
     `logs` may name files, folders, `-` (stdin) and .gz files; saved `kubectl -o json` dumps,
     saved `/metrics` texts and saved `/api/history` JSON among them are recognised. `exporter` is an
-    exporter URL or a saved /metrics or /api/history file.
+    exporter URL or a saved /metrics or /api/history file. With `raw`, remote sources also leave their
+    documents in it (the exporter's /api/history, the Kubernetes objects) for `gpuobs bundle`.
     """
     from gpuobs.rca.sources import k8s, metrics, node
     from gpuobs.rca.sources import traces as trace_source
@@ -110,11 +112,11 @@ def collect_evidence(
         run("prometheus", lambda: metrics.fetch_prometheus(prometheus, start, end))
     if exporter:
         if exporter.startswith(("http://", "https://")):
-            run("exporter", lambda: metrics.fetch_exporter_history(exporter, start, end))
+            run("exporter", lambda: metrics.fetch_exporter_history(exporter, start, end, raw=raw))
         else:
             run("exporter", lambda: _read_logs([exporter]), fatal_inputs=True)
     if k8s_namespace:
-        run("kubernetes", lambda: k8s.fetch_live(k8s_namespace, start, end))
+        run("kubernetes", lambda: k8s.fetch_live(k8s_namespace, start, end, raw=raw))
     if live:
 
         def nvml() -> list[Evidence]:

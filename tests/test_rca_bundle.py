@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,54 @@ def test_redaction_rules() -> None:
     }
     assert is_secret_name("HF_TOKEN") and is_secret_name("x-api-key") and not is_secret_name("max_tokens")
     assert r.total >= 4
+
+
+def test_bundle_keeps_remote_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exporter's /api/history (real sim exporter) and the Kubernetes objects (MOCK API server) go
+    into the archive as raw inputs, redacted."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from test_rca_sources_k8s import _MockApiServer
+
+    from gpuobs.exporters.service import Exporter, ExporterConfig
+
+    api = ThreadingHTTPServer(("127.0.0.1", 0), _MockApiServer)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "mock",
+                "clusters": [
+                    {"name": "mock", "cluster": {"server": f"http://127.0.0.1:{api.server_address[1]}"}}
+                ],
+                "users": [{"name": "u", "user": {"token": "not-a-real-token"}}],
+                "contexts": [{"name": "mock", "context": {"cluster": "mock", "user": "u"}}],
+            }
+        )
+    )
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    exp = Exporter(
+        ExporterConfig(
+            backend="sim", gpus=2, port=0, history_interval_s=0.2, pod_resources_socket="none", host="node-b"
+        )
+    ).start()
+    try:
+        time.sleep(0.6)
+        out = tmp_path / "remote.tar.gz"
+        summary = make_bundle(str(out), logs=[], exporter=exp.url, k8s_namespace="serving")
+    finally:
+        exp.stop()
+        api.shutdown()
+        api.server_close()
+    assert summary.manifest["problems"] == []
+    members = _all_bytes(out)
+    history = json.loads(members["gpuobs-bundle/inputs/exporter/history.json"])
+    assert history["host"] == "node-b" and history["samples"]
+    objects = json.loads(members["gpuobs-bundle/inputs/k8s/serving.json"])
+    assert {o["kind"] for o in objects["items"]} == {"Event", "Pod"}
+    assert b"hf_abcdefghijklmnopqrstuvwxyz0123456789" not in b"".join(members.values())
+    assert summary.manifest["sources"]["exporter"] > 0 and summary.manifest["sources"]["kubernetes"] == 7

@@ -19,7 +19,7 @@ from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
 from gpuobs.rca.sources.text import parse_timestamp
 
-__all__ = ["evidence_from_objects", "fetch_live", "maybe_k8s_json"]
+__all__ = ["evidence_from_objects", "fetch_live", "fetch_live_objects", "maybe_k8s_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -222,8 +222,31 @@ def _pod(obj: dict[str, Any], source: str) -> list[Evidence]:
     return out
 
 
-def fetch_live(namespace: str, start: float | None = None, end: float | None = None) -> list[Evidence]:
-    """Events and pod statuses of `namespace` from the current kubeconfig context (or in-cluster)."""
+def fetch_live(
+    namespace: str,
+    start: float | None = None,
+    end: float | None = None,
+    raw: dict[str, Any] | None = None,
+) -> list[Evidence]:
+    """Events and pod statuses of `namespace` from the current kubeconfig context (or in-cluster).
+
+    With `raw`, the listed objects are also stored in it under `k8s:<namespace>` (for bundles).
+    """
+    objects = fetch_live_objects(namespace)
+    if raw is not None:
+        raw[f"k8s:{namespace}"] = {"apiVersion": "v1", "kind": "List", "items": objects}
+    evidence = evidence_from_objects(objects, source=f"kubernetes:{namespace}")
+    if start is not None or end is not None:
+        evidence = [
+            e
+            for e in evidence
+            if e.time is None or ((start is None or e.time >= start) and (end is None or e.time <= end))
+        ]
+    return evidence
+
+
+def fetch_live_objects(namespace: str) -> list[dict[str, Any]]:
+    """The Event and Pod objects of `namespace`, as the API server's JSON."""
     from gpuobs.extras import require
 
     k8s = require("kubernetes", "k8s")
@@ -252,11 +275,4 @@ def fetch_live(namespace: str, start: float | None = None, end: float | None = N
         item.setdefault("kind", "Event")
     for item in pods:
         item.setdefault("kind", "Pod")
-    evidence = evidence_from_objects(events + pods, source=f"kubernetes:{namespace}")
-    if start is not None or end is not None:
-        evidence = [
-            e
-            for e in evidence
-            if e.time is None or ((start is None or e.time >= start) and (end is None or e.time <= end))
-        ]
-    return evidence
+    return [*events, *pods]

@@ -310,9 +310,14 @@ def fetch_prometheus(
 
 # ---------------------------------------------------------------------------------- exporter history
 def fetch_exporter_history(
-    url: str, start: float | None = None, end: float | None = None, timeout_s: float = _TIMEOUT_S
+    url: str,
+    start: float | None = None,
+    end: float | None = None,
+    timeout_s: float = _TIMEOUT_S,
+    raw: dict[str, Any] | None = None,
 ) -> list[Evidence]:
-    """Evidence from an exporter's flight recorder (`GET /api/history?since=`)."""
+    """Evidence from an exporter's flight recorder (`GET /api/history?since=`); with `raw`, the document
+    is also stored in it under `exporter_history` (for bundles)."""
     base = url.rstrip("/")
     if base.endswith("/api/history"):
         base = base[: -len("/api/history")]
@@ -327,6 +332,8 @@ def fetch_exporter_history(
         raise InputError(f"exporter {base}: unreachable ({getattr(exc, 'reason', exc)})") from exc
     except ValueError as exc:
         raise InputError(f"exporter {base}: /api/history is not JSON ({exc})") from exc
+    if raw is not None:
+        raw["exporter_history"] = data
     return evidence_from_history(data, source=f"exporter:{base}", start=start, end=end)
 
 
