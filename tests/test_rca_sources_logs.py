@@ -509,3 +509,27 @@ def test_cli_reads_stdin_through_the_real_process(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and b"bin.log: binary file" in proc.stderr
     assert b"Traceback" not in proc.stderr
+
+
+def test_monitoring_stack_logs_logrus_klog_golog() -> None:
+    """dcgm-exporter (logrus), nv-hostengine, the NVIDIA device plugin (Go log in a CRI file, klog)."""
+    text = """\
+time="2021-05-12T17:31:12Z" level=error msg="Failed to collect metrics with error: Error getting the latest value for fields: Host engine connection invalid/disconnected"
+2021-11-23 00:15:28.951 ERROR [82:82] Cannot initialize the hostengine: Error: Failed to initialize NVML [/workspaces/dcgm/src/DcgmHostEngineHandler.cpp:3647] [DcgmHostEngineHandler::Init]
+2023-10-19T11:11:54.957723331+08:00 stderr F 2023/10/19 03:11:54 Failed to initialize NVML: could not load NVML library.
+E0822 08:51:42.925620       1 main.go:132] failed to initialize NVML: ERROR_UNKNOWN
+FATA[0000] Failed to watch metrics: Error watching fields: Host engine is running as non-root.
+"""
+    evs = parse_text(text, year=2024)
+    got = [(e.key, e.value) for e in evs]
+    assert got == [
+        (keys.EXPORTER_ERROR, "exporter"),
+        (keys.NVML_ERROR, "init_failed"),
+        (keys.EXPORTER_ERROR, "dcgm"),
+        (keys.NVML_ERROR, "library_not_found"),
+        (keys.NVML_ERROR, "unknown"),
+    ]
+    assert evs[0].time == calendar.timegm((2021, 5, 12, 17, 31, 12)) and evs[0].attrs["repeats"] == 2
+    assert evs[3].time == calendar.timegm((2023, 10, 19, 3, 11, 54))
+    assert evs[4].time == pytest.approx(calendar.timegm((2024, 8, 22, 8, 51, 42)) + 0.92562)
+    assert evs[4].attrs["level"] == "error"

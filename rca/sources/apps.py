@@ -254,7 +254,8 @@ _LOAD_RE = re.compile(
 )
 _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
-    r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields"
+    r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
+    r"Host engine (?:connection|is running)|Cannot initialize the hostengine"
 )
 
 
@@ -365,7 +366,19 @@ PARSERS: list[Trigger] = [
     (("running low on memory", "killed due to memory pressure"), _ray),
     (("ocab", "okenizer", "oken id"), _tokenizer),
     (("weights took", "loading took", "loaded in", "oading model"), _model_load),
-    (("dcgm", "DCGM", "hostengine", "gpuobs.exporters", "watch metrics", "watching fields"), _exporter),
+    (
+        (
+            "dcgm",
+            "DCGM",
+            "hostengine",
+            "gpuobs.exporters",
+            "watch metrics",
+            "watching fields",
+            "collect metrics",
+            "Host engine",
+        ),
+        _exporter,
+    ),
 ]
 
 FALLBACK: Trigger = (

@@ -272,17 +272,17 @@ _NVML_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)No devices were found"), "no_devices"),
     (
         re.compile(
-            r"(?i)couldn't communicate with the NVIDIA driver|Failed to initialize NVML: "
-            r"(?!Unknown Error)|NVMLError_Uninitialized|NVML_ERROR_UNINITIALIZED|DriverNotLoaded"
+            r"(?i)Failed to initialize NVML: (?:Unknown Error|ERROR_UNKNOWN)|Unable to determine the device "
+            r"handle for GPU|NVMLError_Unknown|NVML_ERROR_UNKNOWN"
         ),
-        "init_failed",
+        "unknown",
     ),
     (
         re.compile(
-            r"(?i)Failed to initialize NVML: Unknown Error|Unable to determine the device handle for GPU|"
-            r"NVMLError_Unknown|NVML_ERROR_UNKNOWN"
+            r"(?i)couldn't communicate with the NVIDIA driver|Failed to initialize NVML\b|"
+            r"NVMLError_Uninitialized|NVML_ERROR_UNINITIALIZED|DriverNotLoaded"
         ),
-        "unknown",
+        "init_failed",
     ),
 )
 

@@ -50,6 +50,16 @@ _CTIME_RE = re.compile(r"^\[?" + _DOW + r" " + _MON + r" +(?P<d>\d{1,2}) " + _HM
 _FM_RE = re.compile(r"^\[" + _MON + r" +(?P<d>\d{1,2}) (?P<y>\d{4}) " + _HMS + r"\]\s*")
 # syslog / journalctl short: "Oct 16 20:47:19 host proc[pid]: ".
 _SYSLOG_RE = re.compile(r"^" + _MON + r" +(?P<d>\d{1,2}) " + _HMS + r"\s+")
+# Go klog (Kubernetes components, NVIDIA device plugin): "E0822 08:51:42.925620       1 main.go:256] ".
+_KLOG_RE = re.compile(r"^(?P<lvl>[IWEF])(?P<mo>\d{2})(?P<d>\d{2}) " + _HMS + r"\s+\d+ [\w./-]+:\d+\] ")
+# Go standard log: "2023/10/19 03:11:54 ".
+_GOLOG_RE = re.compile(r"^(?P<y>\d{4})/(?P<mo>\d{2})/(?P<d>\d{2}) " + _HMS + r"\s+")
+# logrus / logfmt: 'time="2021-05-12T17:31:12Z" level=error msg="..."'.
+_LOGFMT_RE = re.compile(
+    r'^time="(?P<t>[^"]+)"\s+level=(?P<lvl>\w+)\s+msg=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<b>\S+))(?P<rest>.*)$'
+)
+# logrus text: "FATA[0000] message".
+_LOGRUS_RE = re.compile(r"^(?P<lvl>DEBU|INFO|WARN|ERRO|FATA|PANI)\[\d+\]\s*")
 # TensorRT logger: "[11/29/2026-10:00:00]".
 _TRT_RE = re.compile(r"^\[(?P<mo>\d{2})/(?P<d>\d{2})/(?P<y>\d{4})-" + _HMS + r"\]\s*")
 # dmesg relative "[  123.456]" (no absolute time).
@@ -156,6 +166,20 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 out.fields["priority"] = int(m.group("prio")) & 7
                 out.fields["seq"] = int(m.group("seq"))
                 out.fields["usec"] = int(m.group("usec"))
+                rest = rest[m.end() :]
+                continue
+            m = _GOLOG_RE.match(rest)
+            if m:
+                out.time = _epoch(
+                    int(m["y"]),
+                    int(m["mo"]),
+                    int(m["d"]),
+                    int(m["h"]),
+                    int(m["mi"]),
+                    int(m["s"]),
+                    m["frac"],
+                    None,
+                )
                 rest = rest[m.end() :]
                 continue
             m = _ISO_RE.match(rest)
@@ -281,6 +305,44 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 continue
             break
         if first.isalpha():
+            if first == "t" and rest.startswith('time="'):
+                m = _LOGFMT_RE.match(rest)
+                if m:
+                    out.time = split_prefix(m["t"] + " x", year).time
+                    out.level = _level(m["lvl"])
+                    msg = m["q"] if m["q"] is not None else m["b"]
+                    rest = (msg.replace('\\"', '"') + m["rest"]).strip()
+                    break
+            if first in "IWEF" and len(rest) > 5 and rest[1].isdigit():
+                m = _KLOG_RE.match(rest)
+                if m:
+                    out.level = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}[m["lvl"]]
+                    mo = int(m["mo"])
+                    out.time = _epoch(
+                        _guess_year(mo, year),
+                        mo,
+                        int(m["d"]),
+                        int(m["h"]),
+                        int(m["mi"]),
+                        int(m["s"]),
+                        m["frac"],
+                        None,
+                    )
+                    rest = rest[m.end() :]
+                    continue
+            if first in "DIWEFP" and len(rest) > 5 and rest[4] == "[":
+                m = _LOGRUS_RE.match(rest)
+                if m:
+                    out.level = {
+                        "DEBU": "debug",
+                        "INFO": "info",
+                        "WARN": "warning",
+                        "ERRO": "error",
+                        "FATA": "fatal",
+                        "PANI": "fatal",
+                    }[m["lvl"]]
+                    rest = rest[m.end() :]
+                    continue
             if first in "JFMASOND":
                 m = _SYSLOG_RE.match(rest)
                 if m:
