@@ -12,6 +12,7 @@ device_id and cuda_error_code.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hmac
 import json
@@ -194,12 +195,56 @@ def _device_id(engine: Any) -> str:
     return str(getattr(engine, "device", "cpu"))
 
 
+class _EventChannel:
+    """Engine thread -> event loop: events queue in a deque and the loop is woken once per burst.
+
+    One `call_soon_threadsafe` per token would wake the loop for every token of every request; under
+    load that costs more than the rest of the server path together.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._items: collections.deque[tuple[float, Any]] = collections.deque()
+        self._wake_pending = False
+        self._ready = asyncio.Event()
+
+    def put(self, event: Any) -> None:
+        """Called on the engine thread for each TokenEvent."""
+        self._items.append((time.monotonic(), event))
+        if not self._wake_pending:
+            self._wake_pending = True
+            with contextlib.suppress(RuntimeError):  # loop closed during shutdown
+                self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        self._wake_pending = False
+        self._ready.set()
+
+    async def get(self, timeout: float) -> list[tuple[float, Any]]:
+        """Every event queued so far (waits up to `timeout` for the first; TimeoutError after)."""
+        while not self._items:
+            self._ready.clear()
+            if self._items:
+                break
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        out = []
+        while self._items:
+            out.append(self._items.popleft())
+        return out
+
+
 class _Detokenizer:
-    """Incremental detokenisation: emits only text that is complete (no half UTF-8 sequences)."""
+    """Incremental detokenisation: emits only complete text (no half UTF-8 sequences), stops on stop strings.
+
+    Decodes a short window (prefix_offset..end) per token and diffs it against the window's prefix, as
+    vLLM and TGI do, so the cost per token does not grow with the output length.
+    """
 
     def __init__(self, tokenizer: Any, stops: list[str]) -> None:
         self.tokenizer = tokenizer
         self.ids: list[int] = []
+        self.prefix_offset = 0
+        self.read_offset = 0
         self.text = ""
         self.emitted = 0
         self.stops = stops
@@ -208,12 +253,23 @@ class _Detokenizer:
 
     def add(self, token_id: int) -> None:
         self.ids.append(token_id)
-        text = self.tokenizer.decode(self.ids)
-        if text.endswith("\ufffd"):
+        self._advance(final=False)
+
+    def flush(self) -> None:
+        """At the end: take the text still held back (an unfinished character decodes as U+FFFD)."""
+        if not self.stopped and self.read_offset < len(self.ids):
+            self._advance(final=True)
+
+    def _advance(self, final: bool) -> None:
+        prefix = self.tokenizer.decode(self.ids[self.prefix_offset : self.read_offset])
+        window = self.tokenizer.decode(self.ids[self.prefix_offset :])
+        if len(window) <= len(prefix) or (window.endswith("\ufffd") and not final):
             return  # wait for the rest of a multi-byte character
-        self.text = text
+        before = len(self.text)
+        self.text += window[len(prefix) :]
+        self.prefix_offset, self.read_offset = self.read_offset, len(self.ids)
         for stop in self.stops:
-            at = self.text.find(stop, max(0, self.emitted - len(stop)))
+            at = self.text.find(stop, max(0, before - len(stop) + 1))
             if at >= 0:
                 self.text = self.text[:at]
                 self.stopped = True
@@ -338,12 +394,8 @@ class ServingRuntime:
     ) -> AsyncIterator[tuple[float, Any]]:
         """Submit to the engine and yield (arrival time, TokenEvent) until the final event."""
         mod = _engine_module()
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[float, Any]] = asyncio.Queue()
-
-        def on_event(ev: Any) -> None:  # engine thread
-            with contextlib.suppress(RuntimeError):  # loop closed during shutdown
-                loop.call_soon_threadsafe(queue.put_nowait, (time.monotonic(), ev))
+        channel = _EventChannel(asyncio.get_running_loop())
+        on_event = channel.put
 
         params = mod.SamplingParams(
             max_tokens=prep.max_tokens,
@@ -383,7 +435,7 @@ class ServingRuntime:
         try:
             while True:
                 try:
-                    t, ev = await asyncio.wait_for(queue.get(), MAX_WAIT_S)
+                    batch = await channel.get(MAX_WAIT_S)
                 except TimeoutError:
                     raise ApiError(
                         504,
@@ -391,11 +443,12 @@ class ServingRuntime:
                         type_="timeout_error",
                         code="engine_stalled",
                     ) from None
-                if ev.finished:
-                    finished = True
-                yield t, ev
-                if finished:
-                    return
+                for t, ev in batch:
+                    if ev.finished:
+                        finished = True
+                    yield t, ev
+                    if finished:
+                        return
         finally:
             if not finished:
                 with contextlib.suppress(Exception):
@@ -784,6 +837,7 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
                     if detok.stopped:
                         handle.engine.abort(request_id)
                 if ev.finished:
+                    detok.flush()
                     reason = "stop" if detok.stopped else (ev.finish_reason or "error")
                     text = detok.delta(final=True)
                     gen = len(token_times)
