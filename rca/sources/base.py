@@ -105,6 +105,8 @@ class ParseContext:
             attrs["level"] = prefix.level
         if prefix.rank is not None and "rank" not in attrs:
             attrs["rank"] = prefix.rank
+        if prefix.boot_seconds is not None:
+            attrs["boot_seconds"] = prefix.boot_seconds  # dmesg / kmsg time since boot (orders kernel lines)
         attrs.setdefault("line", self.index + 1)
         self.out.append(
             Evidence(

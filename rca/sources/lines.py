@@ -194,7 +194,7 @@ _ANCHOR_GROUPS = _build_anchors()
 
 
 def _signature(ev: Evidence) -> tuple[object, ...]:
-    ignored = {"line", "time_inferred", "level", "rank", "elapsed_ms"}
+    ignored = {"line", "time_inferred", "level", "rank", "elapsed_ms", "boot_seconds"}
     if ev.key not in (keys.LOG_LINE, keys.PYTHON_EXCEPTION):
         ignored.add("message")
     attrs = tuple(sorted((k, repr(v)) for k, v in ev.attrs.items() if k not in ignored))

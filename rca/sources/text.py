@@ -63,7 +63,7 @@ _LOGRUS_RE = re.compile(r"^(?P<lvl>DEBU|INFO|WARN|ERRO|FATA|PANI)\[\d+\]\s*")
 # TensorRT logger: "[11/29/2026-10:00:00]".
 _TRT_RE = re.compile(r"^\[(?P<mo>\d{2})/(?P<d>\d{2})/(?P<y>\d{4})-" + _HMS + r"\]\s*")
 # dmesg relative "[  123.456]" (no absolute time).
-_REL_RE = re.compile(r"^\[\s*\d+(?:\.\d+)?\]\s*")
+_REL_RE = re.compile(r"^\[\s*(?P<rel>\d+(?:\.\d+)?)\]\s*")
 # glog as printed by PyTorch c10d: "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ".
 _RANK_RE = re.compile(r"^\[rank(?P<rank>\d+)\]:")
 _GLOG_RE = re.compile(r"^\[?(?P<lvl>[IWEF])(?:(?P<mo>\d{1,2})(?P<d>\d{2}) " + _HMS + r")?\s+[^\]\s]*\]\s*")
@@ -91,6 +91,7 @@ class LinePrefix:
     level: str | None = None
     rank: int | None = None
     process: str | None = None
+    boot_seconds: float | None = None
     fields: dict[str, Any] = field(default_factory=dict)
 
 
@@ -166,6 +167,7 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 out.fields["priority"] = int(m.group("prio")) & 7
                 out.fields["seq"] = int(m.group("seq"))
                 out.fields["usec"] = int(m.group("usec"))
+                out.boot_seconds = int(m.group("usec")) / 1e6
                 rest = rest[m.end() :]
                 continue
             m = _GOLOG_RE.match(rest)
@@ -252,6 +254,7 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 continue
             m = _REL_RE.match(rest)
             if m:
+                out.boot_seconds = float(m["rel"])
                 rest = rest[m.end() :]
                 continue
             m = _TRT_RE.match(rest)
