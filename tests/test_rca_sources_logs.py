@@ -556,3 +556,22 @@ def test_hundred_thousand_lines_parse_fast() -> None:
     elapsed = time.perf_counter() - t0
     assert len(evs) > 1000
     assert elapsed < 10.0, elapsed
+
+
+def test_serving_stack_json_logs() -> None:
+    """The reference serving stack's JSON lines (gpuobs.jsonlog): gRPC deadline, CUDA error fields, preemption."""
+    text = """\
+{"ts": "2026-11-29T22:00:00.000Z", "level": "warning", "msg": "Predict deadline exceeded after 5000.3 ms", "logger": "gpuobs.serving.grpc_api", "model_name": "tiny"}
+{"ts": "2026-11-29T22:00:01.000Z", "level": "error", "msg": "RuntimeError in a model step: CUDA error: an illegal memory access was encountered", "logger": "gpuobs.serving.engine", "model_id": "m1", "device_id": "cuda:3", "cuda_error_code": 700, "cuda_error_name": "cudaErrorIllegalAddress", "request_id": "r-1"}
+{"ts": "2026-11-29T22:00:02.000Z", "level": "warning", "msg": "Preempted request r-17 (KV cache full): its 480 tokens will be recomputed", "logger": "gpuobs.serving.engine"}
+context deadline exceeded while waiting for the volume to attach
+"""
+    evs = parse_text(text)
+    assert [(e.key, e.value) for e in evs] == [
+        (keys.GRPC_STATUS, "DEADLINE_EXCEEDED"),
+        (keys.CUDA_ERROR, "cudaErrorIllegalAddress"),
+        (keys.VLLM_PREEMPTION, None),
+    ]
+    assert evs[0].entity.model == "tiny"
+    assert evs[1].entity.gpu_index == 3 and evs[1].attrs["request_id"] == "r-1"
+    assert evs[2].attrs["request_id"] == "r-17"

@@ -137,6 +137,11 @@ _GRPC_CAMEL = {n.replace("_", "").lower(): n for n in _GRPC_NAMES}
 _GRPC_PY_RE = re.compile(r"StatusCode\.(?P<name>[A-Z_]+)")
 _GRPC_GO_RE = re.compile(r"rpc error: code = (?P<name>\w+)(?: desc = (?P<desc>.*))?")
 _GRPC_STATUS_RE = re.compile(r"grpc_status:(?P<code>\d+)|\"grpc_status\":\s*(?P<code2>\d+)")
+# A status name with gRPC context ("gRPC call failed: UNAVAILABLE", "Predict deadline exceeded after 5 s").
+_GRPC_BARE_RE = re.compile(
+    r"\b(?P<name>DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|UNAVAILABLE|CANCELLED|INTERNAL|UNIMPLEMENTED)\b|"
+    r"(?i:\b(?:Predict|rpc|grpc)\b.{0,40}deadline exceeded)"
+)
 _GRPC_METHOD_RE = re.compile(r"(?P<m>/[\w.]+/\w+)")
 
 
@@ -154,6 +159,10 @@ def _grpc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             if s:
                 code = int(s["code"] or s["code2"])
                 name = _GRPC_NAMES[code - 1] if 1 <= code <= len(_GRPC_NAMES) else None
+            else:
+                bare = _GRPC_BARE_RE.search(msg)
+                if bare and ("rpc" in msg.lower() or "Predict" in msg):
+                    name = bare["name"] if bare["name"] else "DEADLINE_EXCEEDED"
     if name is None:
         return
     attrs: dict[str, object] = {"message": msg.strip()[:500]}
@@ -360,7 +369,17 @@ PARSERS: list[Trigger] = [
         ),
         _tensorrt,
     ),
-    (("StatusCode.", "rpc error: code", "grpc_status"), _grpc),
+    (
+        (
+            "StatusCode.",
+            "rpc error: code",
+            "grpc_status",
+            "DEADLINE_EXCEEDED",
+            "RESOURCE_EXHAUSTED",
+            "deadline exceeded",
+        ),
+        _grpc,
+    ),
     (("Traceback (most recent call last)",), _traceback),
     (("Error", "Exception", "Warning", "SystemExit", "KeyboardInterrupt"), _exception),
     (("running low on memory", "killed due to memory pressure"), _ray),

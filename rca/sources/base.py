@@ -77,6 +77,8 @@ class ParseContext:
             "gpu_uuid": _str(fields_.get("uuid") or fields_.get("gpu_uuid")),
         }
         device = fields_.get("device_id", fields_.get("gpu"))
+        if isinstance(device, str) and device.startswith("cuda:"):
+            device = device[5:]
         if (isinstance(device, int) and not isinstance(device, bool)) or (
             isinstance(device, str) and device.isdigit()
         ):

@@ -206,6 +206,10 @@ def _json_cuda(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     for field in ("kernel", "input_hash", "request_id"):
         if pre.fields.get(field) is not None:
             attrs[field] = pre.fields[field]
+    if ctx.emitted_here(keys.CUDA_ERROR):
+        # the message text named the error too: keep one record, with the structured fields added
+        ctx.amend(len(ctx.out) - 1, {k: v for k, v in attrs.items() if k not in ("message", "raw_name")})
+        return
     ctx.emit(keys.CUDA_ERROR, err.name, pre, msg, attrs)
 
 
