@@ -152,8 +152,8 @@ def _read_logs(paths: list[str]) -> list[Evidence]:
 
 
 def evidence_from_input(name: str, text: str, mtime: float | None = None) -> list[Evidence]:
-    """Evidence from one input's text: a Kubernetes dump, a saved /metrics (timed at `mtime`), a saved
-    /api/history document, or else log lines."""
+    """Evidence from one input's text: a Kubernetes dump, a saved /metrics (timed at `mtime`), an OTLP
+    JSON trace file, a saved /api/history document, or else log lines."""
     import json
 
     from gpuobs.rca.sources import k8s, metrics
@@ -164,7 +164,12 @@ def evidence_from_input(name: str, text: str, mtime: float | None = None) -> lis
         return k8s.evidence_from_objects(objects, source=name)
     if metrics.looks_like_exposition(text):
         return metrics.parse_exposition(text, source=name, when=mtime)
-    if text.lstrip()[:1] == "{" and '"samples"' in text[:200000] and '"gpus"' in text[:200000]:
+    head = text.lstrip()[:1]
+    if head == "{" and '"resourceSpans"' in text[:4096]:
+        from gpuobs.rca.sources.traces import parse_otlp_text
+
+        return parse_otlp_text(text, source=name)
+    if head == "{" and '"samples"' in text[:200000] and '"gpus"' in text[:200000]:
         try:
             doc = json.loads(text)
         except ValueError:

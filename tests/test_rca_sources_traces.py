@@ -112,3 +112,10 @@ def test_pretty_document_gz_and_errors(tmp_path: Path) -> None:
     other.write_text('{"resourceMetrics": []}')
     with pytest.raises(InputError, match="not an OTLP trace export"):
         parse_otlp_text(other.read_text(), source=str(other))
+
+
+def test_trace_file_given_as_a_log_is_recognised(tmp_path: Path) -> None:
+    path = tmp_path / "otel-export.json"
+    _write_collector_file(path, _make_spans())
+    result = collect_evidence([str(path)], None, None, [], None, None, None, False)
+    assert sorted({e.kind for e in result.evidence}) == [EvidenceKind.LOG, EvidenceKind.SPAN]
