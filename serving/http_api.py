@@ -1120,23 +1120,37 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
 
         return await respond(request, "chat", body, ids, max_tokens)
 
+    def model_card() -> dict[str, Any] | None:
+        current = runtime.manager.current
+        if current is None:
+            return None
+        return {
+            "id": current.name,
+            "object": "model",
+            "created": int(current.loaded_at),
+            "owned_by": "gpuobs",
+            "root": current.model_dir or "embedded-tiny-llama",
+            "parent": None,
+            "max_model_len": _max_model_len(current.engine),
+        }
+
     @app.get("/v1/models")
     async def models() -> Response:
-        current = runtime.manager.current
-        data = []
-        if current is not None:
-            data.append(
-                {
-                    "id": current.name,
-                    "object": "model",
-                    "created": int(current.loaded_at),
-                    "owned_by": "gpuobs",
-                    "root": current.model_dir or "embedded-tiny-llama",
-                    "parent": None,
-                    "max_model_len": _max_model_len(current.engine),
-                }
+        card = model_card()
+        return JSONResponse({"object": "list", "data": [card] if card else []})
+
+    @app.get("/v1/models/{model_id:path}")
+    async def model(model_id: str) -> Response:
+        card = model_card()
+        if card is None or card["id"] != model_id:
+            raise ApiError(
+                404,
+                f"The model `{model_id}` does not exist.",
+                type_="not_found_error",
+                param="model",
+                code="model_not_found",
             )
-        return JSONResponse({"object": "list", "data": data})
+        return JSONResponse(card)
 
     @app.get("/health")
     async def health() -> Response:

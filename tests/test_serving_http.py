@@ -80,6 +80,9 @@ def test_health_ready_models(server: ServeProcess) -> None:
 
 def test_openai_models_list(client: openai.OpenAI) -> None:
     assert [m.id for m in client.models.list()] == [MODEL]
+    assert client.models.retrieve(MODEL).id == MODEL
+    with pytest.raises(openai.NotFoundError):
+        client.models.retrieve("no-such-model")
 
 
 def test_completion_and_stream_agree_greedy(client: openai.OpenAI) -> None:
