@@ -171,7 +171,9 @@ class ModelManager:
             self._served_name = handle.name
             self._current = handle
         self._on_model(handle.name)
-        logger.info("model loaded and warmed", extra={"model_name": handle.name, "model_id": model_dir})
+        logger.info(
+            "model loaded and warmed", extra={"model_name": handle.name, "model_id": handle.model_dir}
+        )
         return handle
 
     @property
