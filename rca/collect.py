@@ -162,6 +162,10 @@ def evidence_from_input(name: str, text: str, mtime: float | None = None) -> lis
     objects = k8s.maybe_k8s_json(text)
     if objects is not None:
         return k8s.evidence_from_objects(objects, source=name)
+    from gpuobs.rca.sources import nvsmi
+
+    if nvsmi.looks_like_nvsmi_query(text):
+        return nvsmi.parse_nvsmi_query(text, source=name, when=mtime)
     if metrics.looks_like_exposition(text):
         return metrics.parse_exposition(text, source=name, when=mtime)
     head = text.lstrip()[:1]

@@ -44,6 +44,7 @@ __all__ = [
     "PEERMEM_ERROR",
     "PYTHON_EXCEPTION",
     "RAY_OOM_KILL",
+    "RETIRED_PAGES",
     "SOFT_LOCKUP",
     "SXID",
     "TENSORRT_ENGINE_INCOMPATIBLE",
@@ -175,6 +176,10 @@ MACHINE_CHECK: Final = "machine_check"
 FILESYSTEM_READONLY: Final = "filesystem_readonly"
 """A filesystem was remounted read-only; value = device."""
 
+RETIRED_PAGES: Final = "retired_pages"
+"""STATE from `nvidia-smi -q` (pre-Ampere page retirement): value = SBE + DBE retired pages;
+attrs: sbe, dbe, pending (bool). Remapped rows (Ampere+) use the native metric names instead."""
+
 LOG_LINE: Final = "log_line"
 """Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""
 
@@ -207,5 +212,14 @@ ALL_LOG_KEYS: Final = (
     K8S_POD_STATUS,
     K8S_EVENT,
     EXPORTER_ERROR,
+    FABRIC_MANAGER_ERROR,
+    NVLINK_ERROR,
+    PEERMEM_ERROR,
+    INFINIBAND_ERROR,
+    LINK_FLAP,
+    FILE_MAX_REACHED,
+    MACHINE_CHECK,
+    FILESYSTEM_READONLY,
+    RETIRED_PAGES,
     LOG_LINE,
 )

@@ -637,3 +637,27 @@ def test_diagnose_names_the_cause_of_each_fixture_log(compat_dir: Path) -> None:
         assert res.exit_code == (0 if want else 1), (name, res.output[-500:])
         causes = [c["id"] for c in json.loads(res.stdout)["causes"]]
         assert (causes[0] if causes else None) == want, (name, causes)
+
+
+def test_nvidia_smi_page_retirement_reports(compat_dir: Path) -> None:
+    """azurehpc-health-checks' `nvidia-smi -q -d PAGE_RETIREMENT` fixtures: per-GPU retired pages; the
+    check's 'retirement table full' rule (SBE + DBE >= 62 and pending) flags GPUs 2, 6 and 8."""
+    from gpuobs.rca.collect import collect_evidence
+
+    az = compat_dir / "azurehpc-health-checks"
+    good = collect_evidence(
+        [str(az / "test__data__orig_nvsmi8_output.txt")], None, None, [], None, None, None, False
+    )
+    assert [e.value for e in good.evidence] == [0.0] * 8
+    bad = collect_evidence(
+        [str(az / "test__data__bad_nvsmi8_output.txt")], None, None, [], None, None, None, False
+    )
+    pages = {e.attrs["bus_id"]: e for e in bad.evidence if e.key == keys.RETIRED_PAGES}
+    assert pages["00000002:00:00.0"].attrs == {
+        "sbe": 2.0,
+        "dbe": 61.0,
+        "pending": True,
+        "bus_id": "00000002:00:00.0",
+    }
+    full = sorted(int(b[:8]) for b, e in pages.items() if float(e.value) >= 62 and e.attrs["pending"])  # type: ignore[arg-type]
+    assert full == [2, 6, 8]

@@ -107,3 +107,8 @@ def test_fuzz_split_prefix_is_total(line: str) -> None:
     pre = split_prefix(line, year=2026)
     assert isinstance(pre.message, str)
     assert pre.time is None or math.isfinite(pre.time)
+
+
+def test_every_key_constant_is_listed() -> None:
+    names = [n for n in keys.__all__ if isinstance(getattr(keys, n), str)]
+    assert [n for n in names if getattr(keys, n) not in keys.ALL_LOG_KEYS] == []
