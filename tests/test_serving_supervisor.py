@@ -149,7 +149,18 @@ def test_supervise_stops_on_a_usage_error(tmp_path: Path) -> None:
     assert time.monotonic() - started < 60
 
 
-@pytest.mark.parametrize("flag", [["--scheduler", "lifo"], ["--port", "0"], ["--model", "/nonexistent"]])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        ["--scheduler", "lifo"],
+        ["--port", "0"],
+        ["--model", "/nonexistent"],
+        ["--device", "tpu"],
+        ["--log-level", "loud"],
+        ["--port", "8000", "--grpc-port", "8000"],
+        ["-E", "novalue"],
+    ],
+)
 def test_serve_flags_are_validated(flag: list[str]) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "gpuobs", "serve", *flag], capture_output=True, text=True, timeout=60

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def _serve(
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="bucketed | fifo_static [default: bucketed]."
     ),
-    device: str | None = typer.Option(None, "--device", help="cpu | cuda | auto [default: auto]."),
+    device: str | None = typer.Option(None, "--device", help="cpu | cuda | cuda:N | auto [default: auto]."),
     memory_budget_bytes: int | None = typer.Option(
         None,
         "--memory-budget-bytes",
@@ -105,8 +106,10 @@ def _serve(
     model_v = resolve("serve", "model", str(model) if model else None, "", str, config) or None
     if scheduler_v not in ("bucketed", "fifo_static"):
         raise InputError(f"--scheduler must be bucketed or fifo_static, got {scheduler_v!r}")
-    if device_v not in ("cpu", "cuda", "auto"):
-        raise InputError(f"--device must be cpu, cuda or auto, got {device_v!r}")
+    if device_v not in ("cpu", "cuda", "auto") and not re.fullmatch(r"cuda:\d+", device_v):
+        raise InputError(f"--device must be cpu, cuda, cuda:N or auto, got {device_v!r}")
+    if log_level.lower() not in ("debug", "info", "warning", "error"):
+        raise InputError(f"--log-level must be debug, info, warning or error, got {log_level!r}")
     for name, value in (("--port", port_v), ("--grpc-port", grpc_v)):
         if value is not None and not 0 < value < 65536:
             raise InputError(f"{name} must be in 1..65535, got {value}")
