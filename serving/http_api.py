@@ -1287,6 +1287,19 @@ def _add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: Callable
         return JSONResponse({"cleared": cleared})
 
 
+def _uvicorn_logs_as_json() -> None:
+    """uvicorn's own warnings and errors as JSON lines too (one log format per process)."""
+    from gpuobs.jsonlog import JsonFormatter
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        uv = logging.getLogger(name)
+        uv.handlers = [handler]
+        uv.setLevel(logging.WARNING)
+        uv.propagate = False
+
+
 def run_server(config: ServerConfig) -> None:
     """Start gRPC (if a port is given) and uvicorn; load the model in the background; serve until SIGTERM."""
     import uvicorn
@@ -1312,11 +1325,13 @@ def run_server(config: ServerConfig) -> None:
             os._exit(1)
 
     threading.Thread(target=load, name="model-load", daemon=True).start()
+    _uvicorn_logs_as_json()
     server = uvicorn.Server(
         uvicorn.Config(
             app,
             host=config.address,
             port=config.port,
+            log_config=None,  # keep our JSON handlers on uvicorn's loggers
             log_level="warning",
             access_log=False,
             lifespan="off",
