@@ -1,7 +1,7 @@
 """Kernel benchmark: correctness on CUDA against the references, then speed against copy bandwidth,
 torch eager and SDPA, and the launcher's overhead on a decode-step loop. Prints a table last.
 
-    python bench/kernels.py [--json-out FILE] [--quick]
+    python bench/kernels.py [--json-out FILE] [--quick] [--skip PARTS] [--before-launcher OLD_LAUNCHER_PY]
 
 On a machine without CUDA only the host-side launcher microbenchmark runs.
 """
@@ -29,6 +29,7 @@ from gpuobs.exporters import launcher as L
 from gpuobs.kernels import reference as R
 
 RESULTS: list[dict[str, Any]] = []
+BEFORE: Any = None  # an earlier launcher module (--before-launcher) measured side by side, or None
 CHECKS: list[dict[str, Any]] = []
 NOTES: list[str] = []
 
@@ -445,20 +446,33 @@ def host_microbench() -> None:
         f"sampled 1% +{(s - b) * 1e9:.0f} ns")
 
 
-def launch_cost(dev: str) -> None:
-    """Host time per launch of a real (tiny) Triton kernel: direct, through the launcher, 1% spans."""
+def _load_before(path: str) -> Any:
+    """Import an earlier copy of exporters/launcher.py (e.g. `git show REV:exporters/launcher.py`)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpuobs_launcher_before", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--before-launcher: cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def launch_cost(dev: str, quick: bool = False) -> None:
+    """Host time per launch of a real (tiny) Triton kernel: direct, through the launcher, 1% spans,
+    and every launch traced (the host cost of one sampled launch, hot); the same for --before-launcher."""
     from gpuobs.kernels import triton_ops as T
 
     x = torch.randn(1, 64, device=dev, dtype=torch.bfloat16)
     out = torch.empty(1, 32, device=dev, dtype=torch.bfloat16)
-    provider, _ = _tracer_provider()
-    counted = L.KernelLauncher(sample_rate=0.0)
-    sampled = L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=1)
-    n = 5000
+    provider, exporter = _tracer_provider()
 
-    def per_launch(fn: Callable[[], Any]) -> float:
+    def per_launch(fn: Callable[[], Any], n: int = 5000) -> float:
+        n = n if not quick else 20
         best = math.inf
         for _ in range(5):
+            exporter.clear()
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             for _ in range(n):
@@ -470,20 +484,59 @@ def launch_cost(dev: str) -> None:
     def direct() -> Any:
         return T._silu_mul_kernel[(1, 1)](x, out, 32, num_warps=4, num_stages=1, BLOCK=32)
 
-    def via(launcher: L.KernelLauncher) -> Callable[[], Any]:
+    def via(launcher: Any) -> Callable[[], Any]:
         return lambda: launcher.launch("silu_and_mul", T._silu_mul_kernel, (1, 1), (x, out, 32),
                                        num_warps=4, num_stages=1, BLOCK=32)
 
     direct()
-    d, c, s = per_launch(direct), per_launch(via(counted)), per_launch(via(sampled))
-    sampled.flush(5.0)
-    NOTES.append(f"Triton launch host time: direct {d * 1e6:.2f} us, via launcher {c * 1e6:.2f} us "
-                 f"(+{(c - d) * 1e9:.0f} ns), with 1% spans {s * 1e6:.2f} us (+{(s - d) * 1e9:.0f} ns)")
+    d = per_launch(direct)
+    figures: dict[str, tuple[float, float, float]] = {}
+    for label, module in (("now", L), ("before", BEFORE)):
+        if module is None:
+            continue
+        counted = module.KernelLauncher(sample_rate=0.0)
+        sampled = module.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=1)
+        every = module.KernelLauncher(sample_rate=1.0, tracer_provider=provider)
+        c, s = per_launch(via(counted)), per_launch(via(sampled))
+        sampled.flush(5.0)
+        e = per_launch(via(every), 1000)
+        every.flush(5.0)
+        figures[label] = (c, s, e)
+        NOTES.append(f"Triton launch host time ({label}): direct {d * 1e6:.2f} us, via launcher "
+                     f"{c * 1e6:.2f} us (+{(c - d) * 1e9:.0f} ns), with 1% spans {s * 1e6:.2f} us "
+                     f"(+{(s - d) * 1e9:.0f} ns, i.e. {(s - c) * 1e8:.0f} us per traced launch at 1%), "
+                     f"every launch traced {e * 1e6:.2f} us (+{(e - c) * 1e6:.1f} us per traced launch, hot)")
+        log(NOTES[-1])
+    # The floor under any traced launch: the OpenTelemetry SDK building and exporting one span with
+    # the same ten attributes (and with none), through the same processor and exporter.
+    from opentelemetry import context as otel_context
+
+    tracer = provider.get_tracer("bench")
+    parent = otel_context.get_current()
+    attrs = {f"gpuobs.kernel.attr{i}": ("text" if i % 2 else i) for i in range(10)}
+
+    def sdk_span(attributes: Any) -> Callable[[], None]:
+        def one() -> None:
+            span = tracer.start_span("kernel.launch", context=parent, start_time=1, attributes=attributes)
+            span.end(end_time=2)
+        return one
+
+    floor10, floor0 = per_launch(sdk_span(attrs), 2000), per_launch(sdk_span(None), 2000)
+    NOTES.append(f"OpenTelemetry SDK span start+end+export (SimpleSpanProcessor, in-memory): "
+                 f"{floor10 * 1e6:.1f} us with 10 attributes, {floor0 * 1e6:.1f} us with none")
     log(NOTES[-1])
+    c, s, e = figures["now"]
     RESULTS.append({"kernel": "launcher on a Triton launch", "shape": "silu 1x64, host-bound loop",
                     "us": (c - d) * 1e6, "GB/s": None, "copy_pct": None, "baseline": "direct launch",
                     "base_us": d * 1e6, "speedup": None, "TFLOP/s": None, "target": "<=1 us counter",
                     "met": (c - d) * 1e6 <= 1.0})
+    before = figures.get("before")
+    RESULTS.append({"kernel": "traced launch extra host time", "shape": "silu 1x64, every launch traced",
+                    "us": (e - c) * 1e6, "GB/s": None, "copy_pct": None,
+                    "baseline": "before" if before else "", "base_us": (before[2] - before[0]) * 1e6 if before
+                    else None, "speedup": (before[2] - before[0]) / (e - c) if before else None,
+                    "TFLOP/s": None, "target": ">=2x cheaper" if before else "",
+                    "met": (before[2] - before[0]) >= 2 * (e - c) if before else None})
 
 
 def event_costs(dev: str) -> None:
@@ -517,9 +570,11 @@ def event_costs(dev: str) -> None:
     token = timing.stop(timing.start(x.device))
     torch.cuda.synchronize()
     costs = {"torch op alone": timed(plain), "fresh event pair + op": timed(fresh),
-             "pooled event pair + op": timed(pooled), "event query": timed(lambda: timing.ready(token)),
+             "pooled event pair + op (cached stream)": timed(pooled),
+             "event query": timed(lambda: timing.ready(token)),
              "elapsed_time": timed(lambda: timing.elapsed_ms(token)),
-             "stream_of": timed(lambda: timing.stream_of(x.device))}
+             "torch.cuda.current_stream": timed(lambda: torch.cuda.current_stream(x.device)),
+             "cached stream via raw handle": timed(lambda: timing.stream_of(x.device))}
     NOTES.append("CUDA event host costs (us): " + ", ".join(f"{k} {v:.2f}" for k, v in costs.items()))
     log(NOTES[-1])
 
@@ -559,29 +614,37 @@ def decode_loop_overhead(dev: str, quick: bool) -> None:
         return h
 
     provider, exporter = _tracer_provider()
-    variants: dict[str, L.KernelLauncher] = {
+    # Same seed: every 1% variant traces the same launches, so their rounds compare pairwise.
+    variants: dict[str, Any] = {
         "bare": _BareLauncher(sample_rate=0.0),
         "bare again": _BareLauncher(sample_rate=0.0),
         "counter only": L.KernelLauncher(sample_rate=0.0),
         "1% spans (default)": L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=7),
+        "1% spans, resolve by 16": L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=7,
+                                                   resolve_batch=16),
         "1% spans, resolver thread": L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=7,
                                                      resolver="thread"),
     }
+    if BEFORE is not None:
+        variants["1% spans, before"] = BEFORE.KernelLauncher(sample_rate=0.01, tracer_provider=provider,
+                                                             seed=7)
     steps = 10 if not quick else 4
 
-    def run(launcher: L.KernelLauncher) -> float:
+    def run(launcher: Any) -> float:
         L.set_default_launcher(launcher)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
-        elapsed = (time.perf_counter() - t0) / steps
-        launcher.flush(5.0)  # no pending span of one variant may disturb the next
-        return elapsed
+        # Inside the timed region: spans still pending are built here (the GPU is done, so this only
+        # builds them), and a variant that defers more work cannot push it out of the measurement.
+        launcher.flush(5.0)
+        return (time.perf_counter() - t0) / steps
 
     for launcher in variants.values():  # warm-up: compile everything
         run(launcher)
+    rounds = 60 if not quick else 5
     import gc
     import random
 
@@ -591,7 +654,7 @@ def decode_loop_overhead(dev: str, quick: bool) -> None:
     gc.collect()
     gc.disable()
     try:
-        for _ in range(40 if not quick else 5):  # paired rounds in random order: drifts cancel
+        for _ in range(rounds):  # paired rounds in random order: drifts cancel
             rng.shuffle(order)
             for name in order:
                 samples[name].append(run(variants[name]))
@@ -609,7 +672,18 @@ def decode_loop_overhead(dev: str, quick: bool) -> None:
                  + ", ".join(f"{name} {ms * 1e3:.3f} ms/step (x{ratio[name]:.4f})"
                              for name, ms in med.items()))
     log(NOTES[-1])
-    for name in ("bare again", "counter only", "1% spans (default)", "1% spans, resolver thread"):
+    steps_run = (1 + rounds) * steps
+    per_traced = []
+    for name, launcher in variants.items():
+        traced = getattr(launcher, "spans_started", 0)
+        if traced and not isinstance(launcher, _BareLauncher):
+            # Extra loop time per traced launch: what one sampled launch costs inside the loop (cold).
+            cost_us = (ratio[name] - 1) * med["bare"] * 1e6 / (traced / steps_run)
+            per_traced.append(f"{name} {cost_us:.0f} us ({traced / steps_run:.2f} traced/step)")
+    if per_traced:
+        NOTES.append("decode loop, extra time per traced launch: " + ", ".join(per_traced))
+        log(NOTES[-1])
+    for name in [n for n in variants if n != "bare"]:
         overhead = ratio[name] - 1
         RESULTS.append({"kernel": f"loop: {name}"[:32], "shape": f"{layers} layers b{batch} ctx{ctx}",
                         "us": med[name] * 1e6, "GB/s": None, "copy_pct": None, "baseline": "bare launches",
@@ -678,10 +752,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json-out", help="write all figures as JSON here")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
+    parser.add_argument("--before-launcher", metavar="PATH",
+                        help="an earlier exporters/launcher.py to measure side by side (launch, loop)")
     parser.add_argument("--skip", default="", help="parts to skip, comma-separated: "
                         "host,correctness,tune,speed,launch,events,loop,error")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
+    global BEFORE
+    if args.before_launcher:
+        BEFORE = _load_before(args.before_launcher)
 
     def guarded(name: str, fn: Callable[[], Any]) -> None:
         """One failing part is reported and the run goes on (a GPU call is too dear to lose)."""
@@ -706,7 +785,7 @@ def main() -> int:
         guarded("correctness", lambda: correctness(dev))
         guarded("tune", lambda: tune(dev, args.quick))
         guarded("speed", lambda: speed(dev, args.quick))
-        guarded("launch", lambda: launch_cost(dev))
+        guarded("launch", lambda: launch_cost(dev, args.quick))
         guarded("events", lambda: event_costs(dev))
         guarded("loop", lambda: decode_loop_overhead(dev, args.quick))
         guarded("error", cuda_error_mapping)

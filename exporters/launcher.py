@@ -31,7 +31,9 @@ Use from a serving process:
 
 Spans are resolved at the next sampled launch (`resolver="launch"`, the default: no extra thread
 competing for the GIL), at `synchronize()` and at `flush()`; `resolver="thread"` adds a polling
-thread for processes that go idle with spans pending. Counts are plain dict increments under the
+thread for processes that go idle with spans pending. `resolve_batch=N` makes a sampled launch
+resolve only once N spans are pending, so they are built back to back (warm caches) instead of one
+per sampled launch; spans then wait longer before they are exported. Counts are plain dict increments under the
 GIL, so concurrent launchers on a free-threaded build could lose an occasional increment.
 """
 
@@ -271,6 +273,7 @@ class KernelLauncher:
         poll_interval_s: float = 0.005,
         seed: int | None = None,
         resolver: str = "launch",
+        resolve_batch: int = 1,
     ) -> None:
         if sample_rate is None:
             sample_rate = resolve(
@@ -296,6 +299,9 @@ class KernelLauncher:
         if resolver not in ("thread", "launch"):
             raise ValueError(f"resolver must be 'thread' or 'launch', got {resolver!r}")
         self._resolver_mode = resolver
+        if resolve_batch < 1:
+            raise ValueError(f"resolve_batch must be at least 1, got {resolve_batch}")
+        self._resolve_batch = resolve_batch
         self._resolver: threading.Thread | None = None
         self._closed = False
         self.spans_started = 0
@@ -373,7 +379,7 @@ class KernelLauncher:
     ) -> Any:
         # Only raw facts here: the span (attribute text, validation, export) is built at resolution.
         self._countdown = self._next_interval()
-        if self._pending:
+        if len(self._pending) >= self._resolve_batch:
             self.resolve_ready()
         inputs, cuda_device = _arg_facts(args)
         get_context = self._current_context or self._context_getter()

@@ -271,6 +271,23 @@ def test_cached_attributes_follow_each_launch_configuration(
     assert launcher.spans_started == launcher.spans_ended == len(launches)
 
 
+def test_resolve_batch_defers_span_building_until_enough_are_pending(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, exporter = spans
+    timing = FakeGpuTiming()
+    timing.done = True  # every GPU end event has completed: only the batch size holds spans back
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=timing, resolve_batch=3)
+    for expected_pending in (1, 2, 3):
+        launcher.launch("k", FakeKernel(), (1,), (FakeCudaTensor(),))
+        assert launcher.pending == expected_pending and exporter.get_finished_spans() == ()
+    launcher.launch("k", FakeKernel(), (1,), (FakeCudaTensor(),))  # 3 pending: built before this launch
+    assert len(exporter.get_finished_spans()) == 3 and launcher.pending == 1
+    assert launcher.flush(1.0) and len(exporter.get_finished_spans()) == 4
+    with pytest.raises(ValueError, match="resolve_batch"):
+        L.KernelLauncher(sample_rate=1.0, resolve_batch=0)
+
+
 def test_launch_error_is_mapped_counted_logged_and_reraised(json_log: io.StringIO) -> None:
     launcher = L.KernelLauncher(sample_rate=0.0)
     exc = RuntimeError("CUDA error: an illegal memory access was encountered")
