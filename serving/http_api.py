@@ -252,6 +252,8 @@ class _Detokenizer:
         self.stopped = False
 
     def add(self, token_id: int) -> None:
+        if self.stopped:
+            return  # tokens the engine made before it saw the abort are not part of the answer
         self.ids.append(token_id)
         self._advance(final=False)
 
@@ -596,6 +598,8 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
             raise ApiError(400, "request body is empty; send a JSON object", code="invalid_json")
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise ApiError(400, "malformed JSON: nested too deeply", code="invalid_json") from None
         except json.JSONDecodeError as exc:
             raise ApiError(
                 400, f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", code="invalid_json"

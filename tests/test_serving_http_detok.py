@@ -22,11 +22,9 @@ def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> HFTokenizer:
 def stream(tok: HFTokenizer, ids: list[int], stops: list[str]) -> tuple[str, list[str], bool]:
     d = _Detokenizer(tok, stops)
     pieces = []
-    for i in ids:
+    for i in ids:  # keeps feeding after a stop, as the engine does until it sees the abort
         d.add(i)
         pieces.append(d.delta())
-        if d.stopped:
-            break
     d.flush()
     pieces.append(d.delta(final=True))
     return "".join(pieces), pieces, d.stopped
