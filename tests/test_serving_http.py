@@ -179,6 +179,8 @@ def test_openai_errors_surface_as_exception_types(client: openai.OpenAI) -> None
         (b"{not json", "invalid_json"),
         (b"", "invalid_json"),
         (b"[1, 2]", "invalid_json"),
+        (b"[" * 100000, "invalid_json"),
+        (b'{"model": ' + b"[" * 50000 + b"]" * 50000 + b"}", "invalid_json"),
         (b'{"model": "gpuobs-tiny-llama", "prompt": "\xff\xfe bad", "max_tokens": 2}', "invalid_utf8"),
         (b'{"model": "gpuobs-tiny-llama", "prompt": "hi", "max_tokens": "5"}', "invalid_type"),
         (b'{"model": "gpuobs-tiny-llama", "prompt": 12, "max_tokens": 5}', "invalid_type"),
