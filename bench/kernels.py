@@ -620,8 +620,8 @@ def decode_loop_overhead(dev: str, quick: bool) -> None:
         "bare again": _BareLauncher(sample_rate=0.0),
         "counter only": L.KernelLauncher(sample_rate=0.0),
         "1% spans (default)": L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=7),
-        "1% spans, resolve by 16": L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=7,
-                                                   resolve_batch=16),
+        "1% spans, resolve each": L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=7,
+                                                  resolve_batch=1),
         "1% spans, resolver thread": L.KernelLauncher(sample_rate=0.01, tracer_provider=provider, seed=7,
                                                      resolver="thread"),
     }

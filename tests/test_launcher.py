@@ -176,7 +176,8 @@ def test_gpu_duration_resolved_later_without_sync(
     provider, exporter = spans
     timing = FakeGpuTiming()
     launcher = L.KernelLauncher(
-        sample_rate=1.0, tracer_provider=provider, timing=timing, resolver=resolver, poll_interval_s=0.001
+        sample_rate=1.0, tracer_provider=provider, timing=timing, resolver=resolver, poll_interval_s=0.001,
+        resolve_batch=1,
     )
     result = launcher.launch("paged", FakeKernel(), (8, 2), (FakeCudaTensor(), 3), num_warps=8)
     # The launch returned while the GPU work is still "running": nothing waited for it.
@@ -286,6 +287,23 @@ def test_resolve_batch_defers_span_building_until_enough_are_pending(
     assert launcher.flush(1.0) and len(exporter.get_finished_spans()) == 4
     with pytest.raises(ValueError, match="resolve_batch"):
         L.KernelLauncher(sample_rate=1.0, resolve_batch=0)
+
+
+def test_pending_spans_wait_at_most_resolve_after_s(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """Under light load the batch never fills: the age bound still gets the span out."""
+    provider, exporter = spans
+    timing = FakeGpuTiming()
+    timing.done = True
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=timing,
+                                resolve_batch=100, resolve_after_s=0.05)
+    launcher.launch("k", FakeKernel(), (1,), (FakeCudaTensor(),))
+    launcher.launch("k", FakeKernel(), (1,), (FakeCudaTensor(),))
+    assert launcher.pending == 2 and exporter.get_finished_spans() == ()
+    time.sleep(0.06)
+    launcher.launch("k", FakeKernel(), (1,), (FakeCudaTensor(),))
+    assert len(exporter.get_finished_spans()) == 2 and launcher.pending == 1
 
 
 def test_launch_error_is_mapped_counted_logged_and_reraised(json_log: io.StringIO) -> None:
