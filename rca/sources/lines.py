@@ -12,11 +12,11 @@ import itertools
 import logging
 from collections.abc import Iterable
 
-from gpuobs.evidence import Evidence
+from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca import keys
 from gpuobs.rca.sources import apps, cuda, kernel, nccl
 from gpuobs.rca.sources.base import LineParser, ParseContext, Trigger
-from gpuobs.rca.sources.text import split_prefix, strip_decorations
+from gpuobs.rca.sources.text import LinePrefix, split_prefix, strip_decorations
 
 __all__ = ["parse_lines", "parse_text"]
 
@@ -97,8 +97,89 @@ def parse_lines(
                 logger.warning("parser %s failed on %s line %d: %s", parser.__name__, source, index + 1, exc)
         if len(ctx.out) == before:
             _FALLBACK(message, prefix, ctx)
+        if prefix.fields:
+            _parse_embedded(prefix, ctx, year, host, strict)
     kernel.finish(ctx)
     return _collapse(ctx.out)
+
+
+# JSON log fields that hold a traceback or an error text beside `msg` (Python's logging `exc_info` as
+# gpuobs.jsonlog writes it, structlog / python-json-logger / Go zap names).
+_EMBEDDED_FIELDS = ("exc", "exc_info", "exception", "traceback", "stack_trace", "stacktrace")
+_MAX_EMBEDDED_LINES = 400
+
+
+def _parse_embedded(
+    prefix: LinePrefix, ctx: ParseContext, year: int | None, host: str | None, strict: bool
+) -> None:
+    """Evidence from a JSON line's traceback field, stamped with the line's time, entity and number.
+
+    The serving stack logs a failed hot swap as `msg: "hot-swap failed"` with the CUDA OOM only in the
+    `exc` traceback: the traceback is parsed like any log text, and each record it yields is attributed
+    to the JSON line (time, model_id, device_id, cuda_error_code), unless the message already gave
+    a record of that key on this line.
+    """
+    for name in _EMBEDDED_FIELDS:
+        text = prefix.fields.get(name)
+        if not isinstance(text, str) or not text.strip():
+            continue
+        lines = text.splitlines()[:_MAX_EMBEDDED_LINES]
+        inner = parse_lines(lines, source=ctx.source, year=year, host=host, strict=strict)
+        line = ctx.index + 1
+        entity = ctx.entity(prefix)
+        code = prefix.fields.get("cuda_error_code")
+        for ev in inner:
+            if ev.key == keys.LOG_LINE:
+                continue
+            same = _emitted_index(ctx, ev.key, line)
+            if same is not None:
+                # the message (or its structured fields) already gave this record: add what the
+                # traceback knows besides (OOM figures, exception type), keep the rest
+                have = ctx.out[same].attrs
+                extra = {k: v for k, v in ev.attrs.items() if k not in have and k not in _LOCAL_ATTRS}
+                if extra:
+                    ctx.amend(same, {**extra, "embedded_in": name})
+                continue
+            attrs = dict(ev.attrs)
+            attrs.pop("time_inferred", None)
+            attrs["embedded_line"] = attrs.pop("line", None)
+            attrs["line"] = line
+            attrs["embedded_in"] = name
+            if isinstance(code, int) and not isinstance(code, bool) and "code" not in attrs:
+                attrs["cuda_error_code"] = code
+            if prefix.level and "level" not in attrs:
+                attrs["level"] = prefix.level
+            merged = {**ev.entity.to_dict(), **{k: v for k, v in entity.to_dict().items() if v is not None}}
+            when = ev.time if ev.time is not None else prefix.time
+            if when is None:
+                when = ctx.inherited_time()
+                if when is not None:
+                    attrs["time_inferred"] = True
+            ctx.out.append(
+                Evidence(
+                    kind=ev.kind,
+                    key=ev.key,
+                    value=ev.value,
+                    source=ev.source,
+                    time=when,
+                    entity=Entity(**merged),
+                    raw=ev.raw,
+                    attrs=attrs,
+                )
+            )
+
+
+_LOCAL_ATTRS = {"line", "time_inferred", "boot_seconds", "level"}
+
+
+def _emitted_index(ctx: ParseContext, key: str, line: int) -> int | None:
+    for i in range(len(ctx.out) - 1, -1, -1):
+        ev = ctx.out[i]
+        if ev.attrs.get("line") != line:
+            return None
+        if ev.key == key:
+            return i
+    return None
 
 
 def _build_anchors() -> dict[str, list[tuple[str, int]]]:
