@@ -615,6 +615,8 @@ DIAGNOSE_EXPECTED = {
     "gpud/components__accelerator__nvidia__nccl__testdata__dmesg.decode.iso.log": "nccl_segfault",
     "gpud/components__os__testdata__dmesg.decode.iso.log": "host_file_max_reached",
     "gpud/pkg__pstore__testdata__7530486857247__dmesg.txt": "host_kernel_panic",
+    # an ERST record of an oops (BUG: NULL pointer dereference, Oops: 0002) with no 'Kernel panic' line
+    "gpud/pkg__pstore__testdata__dmesg-erst.txt": "host_kernel_panic",
     "node-problem-detector/test__kernel_log_generator__problems__hardware_error": "host_machine_check",
     "node-problem-detector/test__kernel_log_generator__problems__oom_kill": "host_oom_killer",
     "node-problem-detector/test__kernel_log_generator__problems__readonly_filesystem": "filesystem_readonly",

@@ -370,6 +370,32 @@ def _panic(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         ctx.state["panic"] = (ctx.index, index)
 
 
+# Oopses: the kernel hit a bug or a bad access; the faulting task dies and the node is unreliable
+# (a panic follows with panic_on_oops). "BUG: soft lockup"/"scheduling while atomic" are not oopses.
+_OOPS_RE = re.compile(
+    r"(?P<what>BUG: (?:unable to handle (?:kernel )?(?:NULL pointer dereference|paging request|page fault)|"
+    r"kernel NULL pointer dereference)|kernel BUG at \S+|"
+    r"general protection fault|Oops: (?P<code>[0-9a-fA-F]{4})\b)(?P<rest>.*)$"
+)
+
+
+def _oops(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _OOPS_RE.search(msg)
+    if not m:
+        return
+    what = m["what"]
+    panic = ctx.state.get("panic")
+    if panic is not None and ctx.index - panic[0] <= 60:
+        # one oops prints BUG:, Oops: and a general protection fault line: keep one record for it
+        reasons = ctx.out[panic[1]].attrs.get("oops") or []
+        ctx.amend(panic[1], {"oops": [*reasons, what.strip()][:4]})
+        return
+    reason = (what + m["rest"]).strip()
+    attrs = {"reason": reason[:300], "kind": "oops", "oops": [what.strip()]}
+    index = ctx.emit(keys.KERNEL_PANIC, None, pre, msg, attrs)
+    ctx.state["panic"] = (ctx.index, index)
+
+
 def _cpu_line(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     panic = ctx.state.get("panic")
     if panic is None or ctx.index - panic[0] > 60 or "process" in ctx.out[panic[1]].attrs:
@@ -542,6 +568,7 @@ PARSERS: list[Trigger] = [
     (("AER:", "PCIe Bus Error"), _aer),
     (("oom-kill", "Killed process", "Task in "), _oom),
     (("anic - ",), _panic),
+    (("BUG: ", "kernel BUG at", "general protection fault", "Oops: "), _oops),
     (("CPU: ",), _cpu_line),
     (("blocked for more than",), _hung),
     (("soft lockup",), _lockup),
