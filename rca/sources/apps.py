@@ -145,8 +145,12 @@ _GRPC_BARE_RE = re.compile(
 _GRPC_METHOD_RE = re.compile(r"(?P<m>/[\w.]+/\w+)")
 
 
+_GRPC_CONTINUATION = ("details", "debug_error_string", '"grpc_status', "grpc_status", "{")
+
+
 def _grpc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     name = None
+    via_code = False  # only a grpc_status:N number (the debug string line of a multi-line error)
     m = _GRPC_PY_RE.search(msg)
     if m and m["name"] in _GRPC_NAMES:
         name = m["name"]
@@ -159,6 +163,7 @@ def _grpc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             if s:
                 code = int(s["code"] or s["code2"])
                 name = _GRPC_NAMES[code - 1] if 1 <= code <= len(_GRPC_NAMES) else None
+                via_code = True
             else:
                 bare = _GRPC_BARE_RE.search(msg)
                 if bare and ("rpc" in msg.lower() or "Predict" in msg):
@@ -173,10 +178,71 @@ def _grpc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if method:
         attrs["method"] = method
     last = ctx.state.get("last_grpc")
-    if last is not None and ctx.index - last <= 3:
-        return  # one Python _InactiveRpcError prints status, details and debug string on 3 lines
+    continuation = via_code or msg.lstrip().startswith(_GRPC_CONTINUATION)
+    if last is not None and ctx.index - last <= 3 and continuation:
+        # one Python _InactiveRpcError prints status, details and debug string (grpc_status:N) on
+        # consecutive lines: one error. A line that states its own status is another error and counts.
+        return
     ctx.state["last_grpc"] = ctx.index
     ctx.emit(keys.GRPC_STATUS, name, pre, msg, attrs)
+
+
+# --- Triton Inference Server / TensorRT's logger -------------------------------------------------
+# Triton (glog): "E1129 12:30:01.123456 1 model_lifecycle.cc:638] failed to load 'x' version 1: Internal:
+# ...", "I... model_lifecycle.cc:461] loading: x:1", "I... successfully loaded 'x' version 1".
+_TRITON_FAILED_RE = re.compile(
+    r"failed to load '(?P<model>[^']+)'(?: version (?P<version>\d+))?\s*:\s*(?P<reason>.*)$"
+)
+_TRITON_LOADING_RE = re.compile(r"^loading: (?P<model>[^\s:]+):(?P<version>\d+)\s*$")
+_TRITON_LOADED_RE = re.compile(r"successfully loaded '(?P<model>[^']+)'(?: version (?P<version>\d+))?")
+# TensorRT: "[TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (...)",
+# "Error Code 1: Cuda Runtime (out of memory)", "Error Code 1: Serialization (Serialization assertion ...)".
+_TRT_CODE_RE = re.compile(
+    r"Error Code (?P<code>\d+): (?P<kind>[A-Za-z][\w ]*?)\s*(?:\((?P<detail>.*)\))?\s*$"
+)
+_OOM_TEXT_RE = re.compile(r"(?i)out of memory|OutOfMemory|OUT_OF_MEMORY|cudaErrorMemoryAllocation")
+
+
+def _triton(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _TRITON_FAILED_RE.search(msg)
+    if m:
+        model, reason = m["model"], m["reason"].strip()
+        attrs: dict[str, object] = {"model": model, "failed": True, "message": reason[:500]}
+        if m["version"]:
+            attrs["version"] = int(m["version"])
+        ctx.emit(keys.MODEL_LOAD, None, pre, msg, attrs, model=model)
+        if _OOM_TEXT_RE.search(reason) and not ctx.emitted_here(keys.CUDA_OOM):
+            oom = {"framework": "triton", "message": reason[:500]}
+            ctx.emit(keys.CUDA_OOM, None, pre, msg, oom, model=model)
+        return
+    m = _TRITON_LOADING_RE.search(msg)
+    if m:
+        if pre.time is not None:
+            ctx.state.setdefault("triton_loading", {})[(m["model"], m["version"])] = pre.time
+        return
+    m = _TRITON_LOADED_RE.search(msg)
+    if m and pre.time is not None:
+        started = ctx.state.get("triton_loading", {}).pop((m["model"], m["version"] or "1"), None)
+        if started is not None and pre.time >= started:
+            seconds = round(pre.time - started, 6)
+            ctx.emit(keys.MODEL_LOAD, seconds, pre, msg, {"model": m["model"]}, model=m["model"])
+
+
+def _trt_code(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _TRT_CODE_RE.search(msg)
+    if not m:
+        return
+    kind, detail = m["kind"].strip(), (m["detail"] or "").strip()
+    attrs: dict[str, object] = {
+        "trt_error_code": int(m["code"]),
+        "trt_error": kind,
+        "message": msg.strip()[:500],
+    }
+    if kind == "OutOfMemory" or (kind.startswith("Cuda") and _OOM_TEXT_RE.search(detail)):
+        if not ctx.emitted_here(keys.CUDA_OOM):
+            ctx.emit(keys.CUDA_OOM, None, pre, msg, {"framework": "tensorrt", **attrs})
+    elif kind == "Serialization" and not ctx.emitted_here(keys.TENSORRT_ENGINE_INCOMPATIBLE):
+        ctx.emit(keys.TENSORRT_ENGINE_INCOMPATIBLE, None, pre, msg, attrs)
 
 
 # --- Python tracebacks -----------------------------------------------------------------------------
@@ -380,6 +446,8 @@ PARSERS: list[Trigger] = [
         ),
         _grpc,
     ),
+    (("failed to load '", "loading: ", "successfully loaded '"), _triton),
+    (("Error Code ",), _trt_code),
     (("Traceback (most recent call last)",), _traceback),
     (("Error", "Exception", "Warning", "SystemExit", "KeyboardInterrupt"), _exception),
     (("running low on memory", "killed due to memory pressure"), _ray),
