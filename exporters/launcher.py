@@ -34,13 +34,15 @@ competing for the GIL), at `synchronize()` and at `flush()`: a sampled launch bu
 spans once `resolve_batch` of them (default 16) are pending or the oldest is `resolve_after_s`
 (default 0.5 s) old, so they are built back to back with warm caches (on the H200 decode loop a
 traced launch cost 118 us of loop time so, 221 us resolving one per sampled launch).
-`resolver="thread"` adds a polling thread for processes that go idle with spans pending. Counts
+Spans still pending when the process exits are built by an exit hook. `resolver="thread"` adds a
+polling thread for processes that go idle with spans pending. Counts
 are plain dict increments under the GIL, so concurrent launchers on a free-threaded build could
 lose an occasional increment.
 """
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import logging
@@ -49,6 +51,7 @@ import random
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -310,6 +313,7 @@ class KernelLauncher:
         self._closed = False
         self.spans_started = 0
         self.spans_ended = 0
+        self._exit_hooked = False
 
     # -- hot path ---------------------------------------------------------------------------------
     def launch(
@@ -413,6 +417,9 @@ class KernelLauncher:
             self._emit(item, time.time_ns(), None)
         else:
             self._pending.append(item)
+            if not self._exit_hooked:
+                self._exit_hooked = True
+                _flush_at_exit_too(self)
             self._ensure_resolver()
         return result
 
@@ -687,6 +694,34 @@ class LauncherCollector:
         for (code, name, kernel), count in sorted(launcher.error_counts().items()):
             errors.add_metric([code, name, kernel], count)
         yield errors
+
+
+_at_exit: weakref.WeakSet[KernelLauncher] = weakref.WeakSet()
+_at_exit_lock = threading.Lock()
+_at_exit_hooked = False
+
+
+def _flush_at_exit_too(launcher: KernelLauncher) -> None:
+    """Build the spans still pending when the process exits (spans are built in batches).
+
+    The hook is registered at the first pending span, normally after the tracer provider (whose
+    own exit hook shuts it down), so it runs before the provider is shut down.
+    """
+    global _at_exit_hooked
+    with _at_exit_lock:
+        if not _at_exit_hooked:
+            _at_exit_hooked = True
+            atexit.register(_flush_pending_at_exit)
+        _at_exit.add(launcher)
+
+
+def _flush_pending_at_exit() -> None:
+    for launcher in list(_at_exit):
+        if launcher.pending:
+            try:
+                launcher.flush(1.0)
+            except Exception:  # at exit: report, never raise
+                logger.debug("flushing kernel spans at exit failed", exc_info=True)
 
 
 _default: KernelLauncher | None = None

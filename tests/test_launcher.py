@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -304,6 +305,42 @@ def test_pending_spans_wait_at_most_resolve_after_s(
     time.sleep(0.06)
     launcher.launch("k", FakeKernel(), (1,), (FakeCudaTensor(),))
     assert len(exporter.get_finished_spans()) == 2 and launcher.pending == 1
+
+
+_EXIT_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from gpuobs.exporters import launcher as L
+from test_launcher import FakeCudaTensor, FakeGpuTiming, FakeKernel
+
+class Printer(SpanExporter):
+    def export(self, spans):
+        for span in spans:
+            print("exported", span.name, dict(span.attributes)["gpuobs.kernel.name"], flush=True)
+        return SpanExportResult.SUCCESS
+
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(Printer()))
+timing = FakeGpuTiming()
+timing.done = True
+launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=timing)
+for i in range(3):
+    launcher.launch(f"k{{i}}", FakeKernel(), (1,), (FakeCudaTensor(),))
+print("pending", launcher.pending, flush=True)
+"""
+
+
+def test_spans_still_pending_at_exit_are_exported() -> None:
+    """Spans wait for a batch; a process that exits without flush() still exports them (a real exit)."""
+    script = _EXIT_SCRIPT.format(tests=os.path.dirname(__file__))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [
+        "pending 3", "exported kernel.launch k0", "exported kernel.launch k1", "exported kernel.launch k2"
+    ], proc.stdout + proc.stderr[-2000:]
 
 
 def test_launch_error_is_mapped_counted_logged_and_reraised(json_log: io.StringIO) -> None:
