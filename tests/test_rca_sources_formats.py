@@ -231,3 +231,25 @@ def test_count_threshold_of_grpc_deadline_signature(tmp_path: Path) -> None:
     assert "grpc_deadline_exceeded" not in _diagnose(log)
     log.write_text("\n".join([_GRPC_LINE] * 3) + "\n")
     assert _diagnose(log)[:1] == ["grpc_deadline_exceeded"]
+
+
+def test_vllm_v0_throttled_preemption_warnings_count_what_they_stand_for() -> None:
+    """vLLM V0 warns on preemptions 1, 51, 101...: the records' repeats add up to the cumulative count."""
+    log = (INCIDENTS / "kv_cache_exhausted_v0_throttled_warnings" / "vllm.log").read_text()
+    pre = _of(parse_text(log, year=2026), keys.VLLM_PREEMPTION)
+    assert [(e.value, e.attrs.get("repeats", 1)) for e in pre] == [(1, 1), (51, 50), (101, 50)]
+    # consecutive warnings (older vLLM, one per preemption) stay one each; a restart resets the counter
+    text = "\n".join(
+        f"WARNING 11-29 21:04:1{i} [scheduler.py:1754] Sequence group cmpl-{i} is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. total_num_cumulative_preemption={n}"
+        for i, n in enumerate((1, 2, 3, 1))
+    )
+    assert [e.attrs.get("repeats", 1) for e in _of(parse_text(text, year=2026), keys.VLLM_PREEMPTION)] == [1, 1, 1, 1]
+
+
+def test_throttled_preemption_case_is_named(tmp_path: Path) -> None:
+    case = INCIDENTS / "kv_cache_exhausted_v0_throttled_warnings"
+    res = CliRunner().invoke(
+        app, ["diagnose", "--logs", str(case / "vllm.log"), "--logs", str(case / "metrics.prom"), "--json"]
+    )
+    assert res.exit_code == 0, res.output[-500:]
+    assert [c["id"] for c in json.loads(res.stdout)["causes"]][:1] == ["kv_cache_exhausted"]

@@ -47,7 +47,14 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if m:
         attrs = {"request_id": m["rid"], "mode": m["mode"].lower()}
         if m["n"]:
-            attrs["count"] = int(m["n"])
+            n = int(m["n"])
+            attrs["count"] = n
+            # vLLM V0 prints this warning for every 50th preemption only (1, 51, 101...): a record stands
+            # for the preemptions since the previous warning of this log, which its cumulative count says
+            prev = ctx.state.get("preempt_count")
+            if prev is not None and n - prev > 1:
+                attrs["repeats"] = n - prev
+            ctx.state["preempt_count"] = n
         ctx.emit(keys.VLLM_PREEMPTION, int(m["n"]) if m["n"] else None, pre, msg, attrs)
         return
     m = _PREEMPT_V1_RE.search(msg)

@@ -295,7 +295,8 @@ def _collapse(out: list[Evidence]) -> list[Evidence]:
             prev is not None
             and int(ev.attrs.get("line", 0)) - int(kept[prev].attrs.get("line", 0)) <= _COLLAPSE_WINDOW_LINES
         ):
-            kept[prev].attrs["repeats"] = int(kept[prev].attrs.get("repeats", 1)) + 1
+            before = int(kept[prev].attrs.get("repeats", 1))
+            kept[prev].attrs["repeats"] = before + int(ev.attrs.get("repeats", 1))
             kept[prev].attrs["line"] = ev.attrs.get("line")
             ranks = kept[prev].attrs.get("ranks")
             if "rank" in ev.attrs:
