@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -462,7 +463,9 @@ class Engine:
 
     # ---- the engine thread ------------------------------------------------------------------------
     def _run(self) -> None:
+        busy_since_flush = False
         while True:
+            going_idle = False
             with self._cond:
                 if self._stopping:
                     return
@@ -475,9 +478,17 @@ class Engine:
                 for seq in out.preempted:
                     self._on_preempted(seq, now)
                 if not (out.prefill or out.decode) and not finals:
-                    wake = self.scheduler.next_wakeup(now)
-                    self._cond.wait(timeout=0.05 if wake is None else min(0.05, max(wake, 0.0005)))
-                    continue
+                    if busy_since_flush:
+                        going_idle = True
+                    else:
+                        wake = self.scheduler.next_wakeup(now)
+                        self._cond.wait(timeout=0.05 if wake is None else min(0.05, max(wake, 0.0005)))
+                        continue
+            if going_idle:
+                busy_since_flush = False
+                self._flush_kernel_spans()
+                continue
+            busy_since_flush = busy_since_flush or bool(out.prefill or out.decode)
             for seq, reason, error in finals:
                 self._emit_final(seq, reason, error, time.monotonic())
             if out.prefill or out.decode:
@@ -487,6 +498,13 @@ class Engine:
                     logger.exception("engine step failed",
                                      extra=self._log_fields(None, {"event": "engine_error"}))
                     self._finish_step([], [(out.prefill + out.decode, exc)], time.monotonic())
+
+    @staticmethod
+    def _flush_kernel_spans() -> None:
+        """Going idle: end the sampled kernel.launch spans the launcher batches, so traces are complete."""
+        launcher = sys.modules.get("gpuobs.exporters.launcher")
+        if launcher is not None:
+            launcher.default_launcher().flush(timeout_s=1.0)
 
     def _take_aborts(self) -> list[tuple[SequenceState, str, str | None]]:
         finals: list[tuple[SequenceState, str, str | None]] = []

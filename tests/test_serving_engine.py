@@ -313,3 +313,34 @@ def test_spans_queue_prefill_decode_under_the_request_context(make_engine: Any) 
         assert linked | {s.parent.span_id} <= parent_ids
     batched = [s for s in by_name["decode_step"] if s.attributes["gpuobs.batch_size"] == 2]
     assert batched and all(len(s.links) == 1 for s in batched)
+
+
+def test_going_idle_flushes_the_kernel_launcher_once(make_engine: Any) -> None:
+    """The launcher builds sampled CUDA spans in batches: an engine going idle flushes it, once."""
+    from gpuobs.exporters import launcher as L
+
+    class CountingLauncher(L.KernelLauncher):
+        flushes = 0
+
+        def flush(self, timeout_s: float = 5.0) -> bool:
+            CountingLauncher.flushes += 1
+            return super().flush(timeout_s)
+
+    launcher = CountingLauncher(sample_rate=1.0)
+    previous = L.set_default_launcher(launcher)
+    try:
+        engine = make_engine(kernels="kernels")
+        time.sleep(0.3)
+        assert CountingLauncher.flushes == 0, "an engine that never ran flushes nothing"
+        c = Collector()
+        engine.submit(GenerationRequest("k", [5, 6, 7], SamplingParams(max_tokens=2, ignore_eos=True)), c)
+        c.wait(60)
+        deadline = time.monotonic() + 5
+        while CountingLauncher.flushes == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sum(launcher.launch_counts().values()) > 0
+        assert CountingLauncher.flushes == 1
+        time.sleep(0.3)
+        assert CountingLauncher.flushes == 1, "staying idle must not flush again"
+    finally:
+        L.set_default_launcher(previous)
