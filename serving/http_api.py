@@ -22,7 +22,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -67,6 +67,7 @@ tracer = trace.get_tracer("gpuobs.serving")
 
 MAX_BODY_BYTES_DEFAULT = 1 << 20  # 1 MiB: larger bodies get a 413
 MAX_WAIT_S = 600.0  # the longest a request waits for its next engine event
+MAX_CHARS_PER_TOKEN = 128  # more characters than this per token cannot fit: refused before tokenizing
 
 
 @dataclass
@@ -643,8 +644,20 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
                 type_="not_found_error",
             ) from None
 
-    def encode(handle: ModelHandle, text: str, param: str) -> list[int]:
+    async def encode(handle: ModelHandle, text: str, param: str) -> list[int]:
+        limit = _max_model_len(handle.engine)
+        if len(text) > limit * MAX_CHARS_PER_TOKEN:
+            # no tokenizer packs this many characters into max_model_len tokens: refuse before tokenizing
+            raise ApiError(
+                400,
+                f"This model's maximum context length is {limit} tokens; the {param} has {len(text)} "
+                "characters, far more than that. Shorten it.",
+                param=param,
+                code="context_length_exceeded",
+            )
         try:
+            if len(text) > 8192:  # long texts tokenize off the event loop (tokenizers releases the GIL)
+                return list(await asyncio.to_thread(handle.engine.tokenizer.encode, text))
             return list(handle.engine.tokenizer.encode(text))
         except Exception as exc:  # e.g. lone surrogates from JSON escapes
             raise ApiError(
@@ -906,7 +919,7 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
         request: Request,
         kind: str,
         body: _Common,
-        prompt_ids_of: Callable[[ModelHandle], list[int]],
+        prompt_ids_of: Callable[[ModelHandle], Awaitable[list[int]]],
         max_tokens: int | None,
     ) -> Response:
         handle = lease(body.model)
@@ -919,7 +932,7 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
                 runtime.manager.release(handle)
 
         try:
-            prep = prepare(body, handle, kind, prompt_ids_of(handle), max_tokens, request)
+            prep = prepare(body, handle, kind, await prompt_ids_of(handle), max_tokens, request)
             prefix = "chatcmpl" if kind == "chat" else "cmpl"
             request_id = f"{prefix}-{uuid.uuid4().hex}"
             span = start_span(kind, prep, request, request_id)
@@ -1100,9 +1113,9 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
                 )
             prompt = prompt[0]
 
-        def ids(handle: ModelHandle) -> list[int]:
+        async def ids(handle: ModelHandle) -> list[int]:
             if isinstance(prompt, str):
-                return encode(handle, prompt, "prompt")
+                return await encode(handle, prompt, "prompt")
             return (
                 [t for t in prompt if isinstance(t, int)]
                 if len(prompt) == sum(isinstance(t, int) for t in prompt)
@@ -1116,11 +1129,11 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
         body: ChatBody = parse(ChatBody, await read_json(request))
         max_tokens = body.max_completion_tokens if body.max_completion_tokens is not None else body.max_tokens
 
-        def ids(handle: ModelHandle) -> list[int]:
+        async def ids(handle: ModelHandle) -> list[int]:
             text = _chat_prompt(handle.engine.tokenizer, body.messages)
             if not any(_content_text(m.content) for m in body.messages):
                 raise ApiError(400, "messages have no content", param="messages", code="empty_prompt")
-            return encode(handle, text, "messages")
+            return await encode(handle, text, "messages")
 
         return await respond(request, "chat", body, ids, max_tokens)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,6 +221,17 @@ def test_bad_chat_inputs_and_limits(server: ServeProcess) -> None:
     assert status == 413 and payload["error"]["code"] == "body_too_large"
     status, payload = http_json("GET", f"{server.url}/v1/nothing-here")
     assert status == 404 and "error" in payload
+
+
+def test_huge_prompt_is_refused_fast_without_stalling_others(server: ServeProcess) -> None:
+    big = json.dumps({"model": MODEL, "prompt": "a " * 480_000, "max_tokens": 2}).encode()  # < 1 MiB body
+    started = time.monotonic()
+    status, payload = raw_post(server, "/v1/completions", big)
+    assert status == 400 and payload["error"]["code"] == "context_length_exceeded"
+    assert time.monotonic() - started < 0.5
+    mid = json.dumps({"model": MODEL, "prompt": "b" * 100_000, "max_tokens": 2}).encode()  # tokenized
+    status, payload = raw_post(server, "/v1/completions", mid)
+    assert status == 400 and "100000 tokens" in payload["error"]["message"]
 
 
 def test_server_stays_healthy_after_bad_inputs(server: ServeProcess, client: openai.OpenAI) -> None:
