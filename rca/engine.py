@@ -24,7 +24,16 @@ from dataclasses import dataclass
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX, detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
-from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Report, Symptom, evidence_line, format_time
+from gpuobs.rca.report import (
+    Anomaly,
+    Cause,
+    EvidenceItem,
+    Report,
+    Symptom,
+    entity_dict,
+    evidence_line,
+    format_time,
+)
 from gpuobs.rca.signature import Match, Scope, Severity, Signature, clear_text_cache, precedes
 
 __all__ = ["EntityIndex", "diagnose", "diagnose_sources", "normalise_pci"]
@@ -280,8 +289,8 @@ def _common(base: Entity, entities: Sequence[Entity]) -> Entity:
     """`base` filled with the fields on which all the given entities that know them agree."""
     values: dict[str, object] = {}
     conflicting: set[str] = set()
-    for e in entities:
-        for name, value in e.to_dict().items():
+    for e in set(entities):
+        for name, value in entity_dict(e).items():
             if name in values and values[name] != value:
                 conflicting.add(name)
             values.setdefault(name, value)

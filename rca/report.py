@@ -7,12 +7,12 @@ Rich terminal rendering lives in the CLI (gpuobs/cli/diagnose.py).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from gpuobs.evidence import Evidence
+from gpuobs.evidence import Entity, Evidence
 
-__all__ = ["Anomaly", "Cause", "EvidenceItem", "Report", "Symptom", "format_time"]
+__all__ = ["Anomaly", "Cause", "EvidenceItem", "Report", "Symptom", "entity_dict", "format_time"]
 
 NO_CAUSE = "no known failure signature"
 
@@ -22,6 +22,14 @@ def format_time(t: float | None) -> str | None:
     if t is None:
         return None
     return dt.datetime.fromtimestamp(t, tz=dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_ENTITY_FIELDS = tuple(f.name for f in fields(Entity))
+
+
+def entity_dict(entity: Entity) -> dict[str, Any]:
+    """`Entity.to_dict()` without `dataclasses.asdict`'s deep copy (called once per evidence item)."""
+    return {name: value for name in _ENTITY_FIELDS if (value := getattr(entity, name)) is not None}
 
 
 def evidence_line(ev: Evidence) -> str:
@@ -60,7 +68,7 @@ class EvidenceItem:
             text=evidence_line(ev),
             key=ev.key,
             role=role,
-            entity=ev.entity.to_dict(),
+            entity=entity_dict(ev.entity),
         )
 
     def to_dict(self) -> dict[str, Any]:

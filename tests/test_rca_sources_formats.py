@@ -253,3 +253,19 @@ def test_throttled_preemption_case_is_named(tmp_path: Path) -> None:
     )
     assert res.exit_code == 0, res.output[-500:]
     assert [c["id"] for c in json.loads(res.stdout)["causes"]][:1] == ["kv_cache_exhausted"]
+
+
+# --- 6. the anchor scan: Aho-Corasick (ahocorasick-rs) and the str.find fallback agree ------------------------
+def test_automaton_and_find_scans_find_the_same_lines() -> None:
+    from support.rca_corpus import make_log
+
+    from gpuobs.rca.sources.lines import _automaton, _candidate_lines
+
+    assert _automaton() is not None  # the declared dependency is installed
+    texts = [make_log(20000, 0.2), make_log(5000, 0.0)]
+    texts += [p.read_text(errors="replace") for p in sorted(INCIDENTS.rglob("*")) if p.is_file() and p.suffix in (".log", ".jsonl", ".txt")]
+    for text in texts:
+        lines = text.splitlines()
+        fast = _candidate_lines(lines)
+        assert fast == _candidate_lines(lines, automaton=False)
+    assert len(_candidate_lines(texts[0].splitlines())) > 3000

@@ -11,6 +11,7 @@ import bisect
 import itertools
 import logging
 from collections.abc import Iterable
+from typing import Any
 
 from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca import keys
@@ -239,12 +240,13 @@ _ANCHORS = (
 )
 
 
-def _candidate_lines(lines: list[str]) -> list[tuple[int, list[int]]]:
+def _candidate_lines(lines: list[str], automaton: bool = True) -> list[tuple[int, list[int]]]:
     """(line index, parser indices hit) for every line holding a trigger substring, in order.
 
-    Each anchor is searched in the whole text with `str.find` (C speed), jumping to the next line after
-    a hit; only lines holding an anchor get their needles checked. So lines of pure noise cost no Python
-    work and the cost grows with the number of hits, not of lines. Parser index -1 means the fallback.
+    The anchors are found in the lower-cased text in one Aho-Corasick pass (ahocorasick-rs, in Rust),
+    or, without it (or with `automaton=False`), by one `str.find` scan per anchor; only lines holding an
+    anchor get their needles checked. So lines of pure noise cost no Python work and the cost grows
+    with the number of hits, not of lines. Parser index -1 means the fallback.
     """
     if not lines:
         return []
@@ -257,9 +259,22 @@ def _candidate_lines(lines: list[str]) -> list[tuple[int, list[int]]]:
             if any(n in line for n, _ in _NEEDLES) or any(f in line for f in _FALLBACK_NEEDLES)
         ]
     hits: dict[int, set[int]] = {}
-    find = text.find
     bisect_right = bisect.bisect_right
-    for anchor, group in _ANCHOR_GROUPS.items():
+    matcher = _automaton() if automaton else None
+    if matcher is not None:
+        # every (line, anchor) pair once, however often the anchor occurs in the line
+        pairs = {
+            (bisect_right(starts, start) - 1, ai)
+            for ai, start, _ in matcher.find_matches_as_indexes(text, overlapping=True)
+        }
+        for index, ai in pairs:
+            line = lines[index]
+            for needle, pi in _ANCHOR_LIST[ai][1]:
+                if needle in line:
+                    hits.setdefault(index, set()).add(pi)
+        return [(index, sorted(pis)) for index, pis in sorted(hits.items())]
+    find = text.find
+    for anchor, group in _ANCHOR_LIST:
         i = find(anchor)
         while i != -1:
             index = bisect_right(starts, i) - 1
@@ -271,7 +286,27 @@ def _candidate_lines(lines: list[str]) -> list[tuple[int, list[int]]]:
     return [(index, sorted(pis)) for index, pis in sorted(hits.items())]
 
 
+_MATCHER: list[Any] = []
+
+
+def _automaton() -> Any:
+    """The Aho-Corasick automaton over every anchor (built once), or None without ahocorasick-rs."""
+    if not _MATCHER:
+        try:
+            import ahocorasick_rs
+        except ImportError:  # pragma: no cover - the dependency is declared; the str.find scan still works
+            _MATCHER.append(None)
+        else:
+            _MATCHER.append(
+                ahocorasick_rs.AhoCorasick(
+                    [anchor for anchor, _ in _ANCHOR_LIST], matchkind=ahocorasick_rs.MatchKind.Standard
+                )
+            )
+    return _MATCHER[0]
+
+
 _ANCHOR_GROUPS = _build_anchors()
+_ANCHOR_LIST = list(_ANCHOR_GROUPS.items())
 
 
 def _signature(ev: Evidence) -> tuple[object, ...]:
