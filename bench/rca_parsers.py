@@ -3,10 +3,13 @@
 Usage: `python bench/rca_parsers.py [--lines 100000] [--fuzz 10000] [--no-prometheus]`
 
 Parsers: 100,000 log lines (noise with 0 %, 2 % and 20 % failure lines, tests/support/rca_corpus.py)
-through `parse_text`, beside two baselines measured in the same run: the floor (split lines and one
-substring check per line) and the naive prefilter (every trigger substring checked on every line,
-what the parser did before the anchor scan). Fuzz: hypothesis feeds random and mutated lines to the
-parsers in strict mode (a parser exception fails). Prometheus: the real server filled with a 64-GPU,
+through `parse_text`, beside three baselines measured in the same run: the floor (split lines and one
+substring check per line), the naive prefilter (every trigger substring checked on every line, what
+the parser did before the anchor scan) and `parse_text` with the anchors found by one `str.find` scan
+each (before the Aho-Corasick pass). CLI: `gpuobs diagnose --logs` on a 100,000-line file in a fresh
+process (wall and CPU, median of 5), beside `python -c pass` and `gpuobs --help` (start-up and
+imports). Fuzz: hypothesis feeds random and mutated lines to the parsers in strict mode (a parser
+exception fails). Prometheus: the real server filled with a 64-GPU,
 one-hour window via promtool, summarised by `fetch_prometheus`.
 """
 
@@ -24,6 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.rca_corpus import fleet_openmetrics, make_log  # noqa: E402
 
+from gpuobs.rca.sources import lines as _lines  # noqa: E402
 from gpuobs.rca.sources import parse_text  # noqa: E402
 from gpuobs.rca.sources.lines import _FALLBACK_NEEDLES, _NEEDLES  # noqa: E402
 
@@ -42,7 +46,7 @@ def bench_parsers(lines: int) -> None:
     print(f"\n## log parsers: {lines:,} lines (best of 3)")
     print(
         f"{'failure lines':>14} | {'floor: 1 check/line':>20} | {'naive: all needles/line':>24} | "
-        f"{'parse_text':>11} | {'lines/s':>10} | records"
+        f"{'str.find scan':>13} | {'parse_text':>11} | {'lines/s':>10} | records"
     )
     for ratio in (0.0, 0.02, 0.2):
         text = make_log(lines, ratio)
@@ -58,10 +62,55 @@ def bench_parsers(lines: int) -> None:
 
         records = len(parse_text(text))
         t_floor, t_naive, t_parse = _best(floor), _best(naive), _best(lambda: parse_text(text))  # noqa: B023
+        automaton = _lines._automaton()
+        _lines._MATCHER[:] = [None]  # the str.find scan, one pass per anchor
+        try:
+            assert len(parse_text(text)) == records
+            t_find = _best(lambda: parse_text(text))  # noqa: B023
+        finally:
+            _lines._MATCHER[:] = [automaton]
         print(
-            f"{ratio:>13.0%} | {t_floor:>19.3f}s | {t_naive:>23.3f}s | {t_parse:>10.3f}s | "
-            f"{lines / t_parse:>10,.0f} | {records}"
+            f"{ratio:>13.0%} | {t_floor:>19.3f}s | {t_naive:>23.3f}s | {t_find:>12.3f}s | "
+            f"{t_parse:>10.3f}s | {lines / t_parse:>10,.0f} | {records}"
         )
+
+
+def _run_cli(args: list[str], repeat: int = 5) -> tuple[float, float]:
+    """Median wall and CPU (user + sys) seconds of a fresh process running `args`."""
+    import resource
+    import statistics
+
+    walls, cpus = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(args, check=False, capture_output=True, timeout=120)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def bench_cli(lines: int) -> None:
+    import os
+
+    cli = [sys.executable, "-c", "from gpuobs.cli.app import main; main()"]
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "app.log"
+        log.write_text(make_log(lines, 0.015))
+        rows = [
+            ("python -c pass (interpreter start)", [sys.executable, "-c", "pass"]),
+            ("gpuobs --help (CLI imports)", [*cli, "--help"]),
+            (
+                f"gpuobs diagnose --logs <{lines:,} lines> --json",
+                [*cli, "diagnose", "--logs", str(log), "--json"],
+            ),
+        ]
+        print(f"\n## CLI, fresh process, median of 5 (load average {os.getloadavg()[0]:.1f})")
+        print(f"{'command':>48} | {'wall':>7} | {'CPU':>7}")
+        for name, args in rows:
+            wall, cpu = _run_cli(args)
+            print(f"{name:>48} | {wall:>6.2f}s | {cpu:>6.2f}s")
 
 
 def bench_fuzz(examples: int) -> None:
@@ -122,6 +171,7 @@ def main() -> None:
     parser.add_argument("--no-prometheus", action="store_true")
     args = parser.parse_args()
     bench_parsers(args.lines)
+    bench_cli(args.lines)
     if args.fuzz:
         bench_fuzz(args.fuzz)
     if not args.no_prometheus:
