@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -12,7 +14,8 @@ from rich.table import Table
 
 __all__ = ["console", "emit_json", "emit_table", "fail"]
 
-console = Console()
+# Piped output (make demo, CI logs, `| less`) has no terminal width: rich would cut tables at 80 columns.
+console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160)
 _err = Console(stderr=True)
 
 
