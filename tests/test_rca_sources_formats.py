@@ -164,10 +164,19 @@ def test_oops_records() -> None:
     # CPU line's process
     assert panics[0].attrs["kind"] == "oops" and panics[0].attrs["process"] == "python3"
     assert panics[0].attrs["oops"][:2] == ["BUG: kernel NULL pointer dereference", "Oops: 0000"]
-    assert "general protection fault" in panics[0].attrs["oops"]
+    assert panics[0].attrs["oops"][2].startswith("general protection fault, probably for non-canonical")
     assert len(panics) == 1
     # a soft lockup and a scheduling-while-atomic warning are not oopses
     assert [e.key for e in ev if e.attrs.get("line", 0) >= 6] == [keys.SOFT_LOCKUP]
+
+
+def test_user_space_general_protection_fault_is_not_an_oops() -> None:
+    text = (
+        "[ 5123.456789] traps: nvidia-smi[48211] general protection fault ip:7f2a1c0e1b2d sp:7ffd9b2c3e40 error:0 in libnvidia-ml.so.580.65.06[7f2a1be00000+1f5000]\n"
+        "[ 5200.000001] general protection fault: 0000 [#1] PREEMPT SMP NOPTI\n"
+    )
+    panics = _of(parse_text(text), keys.KERNEL_PANIC)
+    assert [(e.attrs["line"], e.attrs["oops"]) for e in panics] == [(2, ["general protection fault: 0000 [#1]"])]
 
 
 def test_gpud_pstore_erst_record_is_an_oops(compat_dir: Path) -> None:

@@ -371,11 +371,13 @@ def _panic(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # Oopses: the kernel hit a bug or a bad access; the faulting task dies and the node is unreliable
-# (a panic follows with panic_on_oops). "BUG: soft lockup"/"scheduling while atomic" are not oopses.
+# (a panic follows with panic_on_oops). "BUG: soft lockup"/"scheduling while atomic" are not oopses, nor
+# is a user-space "traps: proc[pid] general protection fault ip:... in lib.so" (a process crash).
 _OOPS_RE = re.compile(
     r"(?P<what>BUG: (?:unable to handle (?:kernel )?(?:NULL pointer dereference|paging request|page fault)|"
     r"kernel NULL pointer dereference)|kernel BUG at \S+|"
-    r"general protection fault|Oops: (?P<code>[0-9a-fA-F]{4})\b)(?P<rest>.*)$"
+    r"general protection fault(?:,[^:\]]*)?: [0-9a-fA-F]{4} \[#\d+\]|"
+    r"Oops: (?P<code>[0-9a-fA-F]{4})\b)(?P<rest>.*)$"
 )
 
 
