@@ -229,7 +229,11 @@ def _triton(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     m = _TRITON_LOADED_RE.search(msg)
     if m and pre.time is not None:
-        started = ctx.state.get("triton_loading", {}).pop((m["model"], m["version"] or "1"), None)
+        loading = ctx.state.get("triton_loading", {})
+        key = (m["model"], m["version"])
+        if not m["version"]:  # newer Triton: "successfully loaded 'x'" without the version
+            key = next((k for k in loading if k[0] == m["model"]), None)
+        started = loading.pop(key, None) if key is not None else None
         if started is not None and pre.time >= started:
             seconds = round(pre.time - started, 6)
             ctx.emit(keys.MODEL_LOAD, seconds, pre, msg, {"model": m["model"]}, model=m["model"])
