@@ -230,7 +230,7 @@ def _triton(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     m = _TRITON_LOADED_RE.search(msg)
     if m and pre.time is not None:
         loading = ctx.state.get("triton_loading", {})
-        key = (m["model"], m["version"])
+        key: tuple[str, str] | None = (m["model"], m["version"])
         if not m["version"]:  # newer Triton: "successfully loaded 'x'" without the version
             key = next((k for k in loading if k[0] == m["model"]), None)
         started = loading.pop(key, None) if key is not None else None
