@@ -2,9 +2,7 @@
 
 Fixtures come from gpud, node-problem-detector and azurehpc-health-checks (see FIXTURES.md); the
 expected cause is ours, read from what each fixture holds. Not listed: the lspci / nvidia-smi / fabric
-manager status outputs (not kernel logs) and `pkg__pstore__testdata__dmesg-erst.txt`, a sysrq-triggered
-NULL-pointer oops that should name host_kernel_panic but yields no evidence until the kernel-log source
-reads `BUG:`/`Oops:` records (reported to the sources owner).
+manager status outputs (not kernel logs).
 """
 
 from __future__ import annotations
@@ -39,6 +37,8 @@ EXPECTED: dict[str, tuple[str | None, tuple[str, ...]]] = {
     f"{GPUD}{PSTORE}dmesg-erst-7530486857247752193": ("host_kernel_panic", ()),
     f"{GPUD}{PSTORE}dmesg-erst-7530486857247752194": (None, ()),  # part 2 holds boot lines only
     f"{GPUD}{PSTORE}dmesg.txt": ("host_kernel_panic", ()),
+    # a sysrq-triggered NULL-pointer oops (BUG: / Oops: 0002, no 'Kernel panic' line)
+    f"{GPUD}pkg__pstore__testdata__dmesg-erst.txt": ("host_kernel_panic", ()),
     f"{NPD}hardware_error": ("host_machine_check", ()),
     f"{NPD}oom_kill": ("host_oom_killer", ()),
     f"{NPD}readonly_filesystem": ("filesystem_readonly", ()),
