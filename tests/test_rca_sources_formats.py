@@ -282,3 +282,14 @@ def test_automaton_and_find_scans_find_the_same_lines() -> None:
         fast = _candidate_lines(lines)
         assert fast == _candidate_lines(lines, automaton=False)
     assert len(_candidate_lines(texts[0].splitlines())) > 3000
+
+
+def test_one_oom_line_with_structured_code_is_one_record() -> None:
+    """The serving engine's OOM line says the OOM twice (PyTorch's text and cuda_error_code 2): one record,
+    so three failed steps count three."""
+    capture = INCIDENTS / "cuda_oom_hot_swap_serving" / "gpuobs-serve.jsonl"
+    steps = [ln for ln in capture.read_text().splitlines() if '"event": "cuda_oom"' in ln]
+    assert len(steps) == 3
+    (oom,) = _of(parse_text("\n".join(steps)), keys.CUDA_OOM)
+    assert oom.attrs["framework"] == "pytorch" and oom.attrs["cuda_error_code"] == 2
+    assert oom.attrs["repeats"] == 3

@@ -126,13 +126,18 @@ class ParseContext:
 
     def emitted_here(self, key: str) -> bool:
         """True when a record with `key` was already emitted for the current line."""
+        return self.emitted_index(key) is not None
+
+    def emitted_index(self, key: str) -> int | None:
+        """Index in `out` of the record with `key` emitted for the current line, else None."""
         line = self.index + 1
-        for ev in reversed(self.out):
+        for i in range(len(self.out) - 1, -1, -1):
+            ev = self.out[i]
             if ev.attrs.get("line") != line:
-                return False
+                return None
             if ev.key == key:
-                return True
-        return False
+                return i
+        return None
 
     def amend(self, index: int, attrs: dict[str, Any] | None = None, **entity: Any) -> None:
         """Merge attrs / entity fields into an already-emitted record (frozen, so it is replaced)."""

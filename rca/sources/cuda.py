@@ -194,6 +194,12 @@ def _json_cuda(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if err is None or err.code == 0:
         return
     if err.code == 2:
+        same = ctx.emitted_index(keys.CUDA_OOM)
+        if same is not None:
+            # the message text was the OOM already (PyTorch's figures): one record per line, so counts
+            # stay the number of failures
+            ctx.amend(same, {"cuda_error_code": 2})
+            return
         ctx.emit(keys.CUDA_OOM, None, pre, msg, {"framework": "cuda", "message": msg.strip()[:500]})
         return
     attrs: dict[str, object] = {

@@ -132,7 +132,7 @@ def _parse_embedded(
         for ev in inner:
             if ev.key == keys.LOG_LINE:
                 continue
-            same = _emitted_index(ctx, ev.key, line)
+            same = ctx.emitted_index(ev.key)
             if same is not None:
                 # the message (or its structured fields) already gave this record: add what the
                 # traceback knows besides (OOM figures, exception type), keep the rest
@@ -171,16 +171,6 @@ def _parse_embedded(
 
 
 _LOCAL_ATTRS = {"line", "time_inferred", "boot_seconds", "level"}
-
-
-def _emitted_index(ctx: ParseContext, key: str, line: int) -> int | None:
-    for i in range(len(ctx.out) - 1, -1, -1):
-        ev = ctx.out[i]
-        if ev.attrs.get("line") != line:
-            return None
-        if ev.key == key:
-            return i
-    return None
 
 
 def _build_anchors() -> dict[str, list[tuple[str, int]]]:
