@@ -125,6 +125,11 @@ def _epoch(
         value -= sign * offset
     return value
 
+def _match_epoch(m: re.Match[str], year: int, month: int, tz: str | None = None) -> float | None:
+    """Epoch seconds from a timestamp match with groups d, h, mi, s, frac (year and month given)."""
+    return _epoch(year, month, int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), m["frac"], tz)
+
+
 
 def _guess_year(mo: int, year: int | None) -> int:
     if year is not None:
@@ -172,30 +177,12 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 continue
             m = _GOLOG_RE.match(rest)
             if m:
-                out.time = _epoch(
-                    int(m["y"]),
-                    int(m["mo"]),
-                    int(m["d"]),
-                    int(m["h"]),
-                    int(m["mi"]),
-                    int(m["s"]),
-                    m["frac"],
-                    None,
-                )
+                out.time = _match_epoch(m, int(m["y"]), int(m["mo"]))
                 rest = rest[m.end() :]
                 continue
             m = _ISO_RE.match(rest)
             if m:
-                out.time = _epoch(
-                    int(m["y"]),
-                    int(m["mo"]),
-                    int(m["d"]),
-                    int(m["h"]),
-                    int(m["mi"]),
-                    int(m["s"]),
-                    m["frac"],
-                    m["tz"],
-                )
+                out.time = _match_epoch(m, int(m["y"]), int(m["mo"]), m["tz"])
                 rest = rest[m.end() :]
                 if rest.startswith(("stdout ", "stderr ")):
                     m2 = _CRI_RE.match(rest)
@@ -212,44 +199,17 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 continue
             m = _ISO_RE.match(rest)
             if m:
-                out.time = _epoch(
-                    int(m["y"]),
-                    int(m["mo"]),
-                    int(m["d"]),
-                    int(m["h"]),
-                    int(m["mi"]),
-                    int(m["s"]),
-                    m["frac"],
-                    m["tz"],
-                )
+                out.time = _match_epoch(m, int(m["y"]), int(m["mo"]), m["tz"])
                 rest = rest[m.end() :]
                 continue
             m = _CTIME_RE.match(rest)
             if m:
-                out.time = _epoch(
-                    int(m["y"]),
-                    _MONTHS[m["mon"]],
-                    int(m["d"]),
-                    int(m["h"]),
-                    int(m["mi"]),
-                    int(m["s"]),
-                    m["frac"],
-                    None,
-                )
+                out.time = _match_epoch(m, int(m["y"]), _MONTHS[m["mon"]])
                 rest = _host_proc(rest[m.end() :], out)
                 continue
             m = _FM_RE.match(rest)
             if m:
-                out.time = _epoch(
-                    int(m["y"]),
-                    _MONTHS[m["mon"]],
-                    int(m["d"]),
-                    int(m["h"]),
-                    int(m["mi"]),
-                    int(m["s"]),
-                    m["frac"],
-                    None,
-                )
+                out.time = _match_epoch(m, int(m["y"]), _MONTHS[m["mon"]])
                 rest = rest[m.end() :]
                 continue
             m = _REL_RE.match(rest)
@@ -259,16 +219,7 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 continue
             m = _TRT_RE.match(rest)
             if m:
-                out.time = _epoch(
-                    int(m["y"]),
-                    int(m["mo"]),
-                    int(m["d"]),
-                    int(m["h"]),
-                    int(m["mi"]),
-                    int(m["s"]),
-                    m["frac"],
-                    None,
-                )
+                out.time = _match_epoch(m, int(m["y"]), int(m["mo"]))
                 rest = rest[m.end() :]
                 continue
             m = _GLOG_RE.match(rest[1:]) if len(rest) > 2 and rest[1] in "IWEF" else None
@@ -276,16 +227,7 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 out.level = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}[m["lvl"]]
                 if m["mo"]:
                     mo = int(m["mo"])
-                    out.time = _epoch(
-                        _guess_year(mo, year),
-                        mo,
-                        int(m["d"]),
-                        int(m["h"]),
-                        int(m["mi"]),
-                        int(m["s"]),
-                        m["frac"],
-                        None,
-                    )
+                    out.time = _match_epoch(m, _guess_year(mo, year), mo)
                 rest = rest[1 + m.end() :]
                 continue
             m = _LEVEL_RE.match(rest)
@@ -321,16 +263,7 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 if m:
                     out.level = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}[m["lvl"]]
                     mo = int(m["mo"])
-                    out.time = _epoch(
-                        _guess_year(mo, year),
-                        mo,
-                        int(m["d"]),
-                        int(m["h"]),
-                        int(m["mi"]),
-                        int(m["s"]),
-                        m["frac"],
-                        None,
-                    )
+                    out.time = _match_epoch(m, _guess_year(mo, year), mo)
                     rest = rest[m.end() :]
                     continue
             if first in "DIWEFP" and len(rest) > 5 and rest[4] == "[":
@@ -350,16 +283,7 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 m = _SYSLOG_RE.match(rest)
                 if m:
                     mo = _MONTHS[m["mon"]]
-                    out.time = _epoch(
-                        _guess_year(mo, year),
-                        mo,
-                        int(m["d"]),
-                        int(m["h"]),
-                        int(m["mi"]),
-                        int(m["s"]),
-                        m["frac"],
-                        None,
-                    )
+                    out.time = _match_epoch(m, _guess_year(mo, year), mo)
                     rest = _host_proc(rest[m.end() :], out)
                     continue
             if first in "DIWECFP":
@@ -367,16 +291,7 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 if m:
                     out.level = _level(m["lvl"])
                     mo = int(m["mo"])
-                    out.time = _epoch(
-                        _guess_year(mo, year),
-                        mo,
-                        int(m["d"]),
-                        int(m["h"]),
-                        int(m["mi"]),
-                        int(m["s"]),
-                        m["frac"],
-                        None,
-                    )
+                    out.time = _match_epoch(m, _guess_year(mo, year), mo)
                     rest = rest[m.end() :]
                     continue
             if first == "k":
