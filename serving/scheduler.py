@@ -311,11 +311,14 @@ class Scheduler(ABC):
 class BucketedScheduler(Scheduler):
     """Continuous batching over per-length-bucket queues, each with its own wait budget.
 
-    Free batch slots are refilled every step. The bucket to admit from is chosen by trading wait time
-    against batch fill: a bucket is eligible once it can fill every free slot or once its oldest
-    request has waited its bucket's budget; among eligible buckets the highest score
-    `fill + oldest_wait / budget` wins. Inside a bucket: priority, then weighted tenant fairness,
-    then arrival order.
+    Free batch slots are refilled every step, from one bucket per step (a prefill batch of similar
+    lengths). The picker trades wait time against batch fill: a bucket that can fill every free slot
+    goes at once; one that cannot waits for more requests, but no longer than its wait budget. Once any
+    bucket's oldest request has waited its budget (or a preempted request waits), the overdue buckets
+    come first, earliest due time (oldest arrival + budget) first, so a long-prompt bucket is never
+    starved by a stream of short prompts; among buckets that are not overdue and fill the free slots,
+    the highest score `fill + oldest_wait / budget` wins. Inside a bucket: priority, then weighted
+    tenant fairness, then arrival order.
     """
 
     name = "bucketed"
@@ -356,6 +359,7 @@ class BucketedScheduler(Scheduler):
         free = self.config.max_batch_size - len(self.running)
         if free <= 0:
             return []
+        overdue: tuple[float, float, int] | None = None  # (due time, -score, bucket): earliest due first
         best: tuple[float, int] | None = None
         for i, queue in enumerate(self.queues):
             if not queue:
@@ -364,14 +368,23 @@ class BucketedScheduler(Scheduler):
             waited = now - oldest
             budget = max(1e-6, self.config.bucket_wait_s[i])
             fill = min(len(queue), free) / free
-            preempted_waiting = any(s.preemptions for s in queue)
-            if fill >= 1.0 or waited >= budget or preempted_waiting:
-                score = fill + waited / budget
-                if best is None or score > best[0]:
-                    best = (score, i)
-        if best is None:
+            score = fill + waited / budget
+            if waited >= budget or any(s.preemptions for s in queue):
+                # Past its budget the bucket competes on its due time alone (earliest deadline first):
+                # a waited/budget score would let a bucket with a small budget (short prompts) outrank a
+                # long-prompt bucket for ever while its queue is never empty.
+                key = (oldest + budget, -score, i)
+                if overdue is None or key < overdue:
+                    overdue = key
+            elif fill >= 1.0 and (best is None or score > best[0]):
+                best = (score, i)
+        if overdue is not None:
+            chosen = overdue[2]
+        elif best is not None:
+            chosen = best[1]
+        else:
             return []
-        return sorted(self.queues[best[1]], key=self._order_key)
+        return sorted(self.queues[chosen], key=self._order_key)
 
 
 class FifoStaticScheduler(Scheduler):

@@ -71,13 +71,66 @@ def test_picker_trades_wait_against_fill_and_keeps_a_prefill_batch_in_one_bucket
     assert out.prefill == short
     out2 = s.schedule(0.052)
     assert out2.prefill == long_ and len(s.running) == 4
-    # a bucket that fills the batch and has waited half its budget beats a barely overdue lone request
+    # a bucket that fills the batch goes at once, before a lone request still inside its budget ...
     s2 = BucketedScheduler(_cfg(max_queue_len=10), BlockManager(256, 4))
     lone = _seq(s2, "lone", 20, now=0.0)
     full = [_seq(s2, f"f{i}", 4, now=0.045) for i in range(4)]
-    assert s2.schedule(0.0505).prefill == full  # 1.0 + 0.55 vs 0.25 + 1.01
+    assert s2.schedule(0.0495).prefill == full
     s2.remove(full[0])
-    assert s2.schedule(0.06).prefill == [lone]
+    assert s2.schedule(0.0496).prefill == [lone]  # one free slot: the lone request fills it
+    # ... but once that request has waited its budget, it goes before the full bucket
+    s3 = BucketedScheduler(_cfg(max_queue_len=10), BlockManager(256, 4))
+    lone = _seq(s3, "lone", 20, now=0.0)
+    full = [_seq(s3, f"f{i}", 4, now=0.045) for i in range(4)]
+    assert s3.schedule(0.0505).prefill == [lone]
+
+
+def _stream(s: BucketedScheduler, *, backlog: int, per_step: int, run_steps: int, long_at: float,
+            horizon_s: float, dt: float = 0.001) -> tuple[SequenceState, list[SequenceState]]:
+    """Drive the scheduler step by step: `backlog` short prompts at t=0, then `per_step` more every step;
+    each sequence runs `run_steps` steps once prefilled; one long prompt (bucket 33+) arrives at `long_at`.
+    Returns the long sequence and every short one."""
+    shorts = [_seq(s, f"s{i}", 4, now=0.0) for i in range(backlog)]
+    long_: SequenceState | None = None
+    finish: dict[str, int] = {}
+    for k in range(round(horizon_s / dt)):
+        now = k * dt
+        for seq in [q for q in s.running if finish.get(q.seq_id, 1 << 30) <= k]:
+            s.remove(seq)
+        shorts += [_seq(s, f"s{len(shorts)}", 4, now=now) for _ in range(per_step)]
+        if long_ is None and now >= long_at:
+            long_ = _seq(s, "long", 40, now=now)
+        for seq in s.schedule(now).prefill:
+            finish[seq.seq_id] = k + run_steps
+    assert long_ is not None
+    return long_, shorts
+
+
+def test_a_long_prompt_is_scheduled_within_its_wait_budget_under_a_stream_of_short_ones() -> None:
+    # Shorts arrive as fast as they leave (2 per 1 ms step, 4 slots, 2 steps each) over a standing
+    # backlog of 16: the short bucket always fills the free slots and its oldest has waited 8 ms, inside
+    # its 10 ms budget. The long prompt (budget 100 ms) must still be admitted once its budget is up;
+    # a picker that compares waited/budget (8 ms/10 ms against waited/100 ms) would hold it about 130 ms.
+    s = BucketedScheduler(_cfg(max_queue_len=10_000), BlockManager(4096, 4))
+    long_, shorts = _stream(s, backlog=16, per_step=2, run_steps=2, long_at=0.005, horizon_s=0.4)
+    budget = s.config.bucket_wait_s[long_.bucket]
+    assert long_.first_scheduled is not None
+    assert long_.first_scheduled - long_.queued <= budget + 0.002
+    assert all(q.first_scheduled is not None for q in shorts[:-40])  # the shorts keep flowing too
+
+
+def test_an_overloaded_short_bucket_does_not_starve_the_long_bucket() -> None:
+    # Shorts arrive faster than they can be served (3 per step for 2 slots per step): the short queue
+    # grows without bound and is always overdue. The long prompt must not wait behind shorts that
+    # arrived after it was due (earliest due time first), and is admitted within the run.
+    s = BucketedScheduler(_cfg(max_queue_len=10_000), BlockManager(8192, 4))
+    long_, shorts = _stream(s, backlog=0, per_step=3, run_steps=2, long_at=0.05, horizon_s=0.6)
+    assert long_.first_scheduled is not None, "long prompt starved behind the short stream"
+    due = long_.queued + s.config.bucket_wait_s[long_.bucket]
+    later = [q for q in shorts if q.queued >= due]
+    assert later and all(q.first_scheduled is None or q.first_scheduled >= long_.first_scheduled
+                         for q in later)
+    assert s.num_waiting > 100  # it really was overloaded
 
 
 def test_priority_then_tenant_weight_order_inside_a_bucket() -> None:
