@@ -145,7 +145,25 @@ def test_failures_count_as_infinitely_slow_for_the_target() -> None:
     ok, reason = step_verdict(many, 0.2)
     assert not ok and "failed" in reason
     assert many.to_dict()["slo_p99_e2e"] is None and many.to_dict()["slo_p99_e2e_unbounded"]
-    json.dumps(many.to_dict())
+    json.dumps(many.to_dict(), allow_nan=False)
+
+
+def test_refused_requests_count_as_failures_per_class_too() -> None:
+    # 429s are not served: the answered-only P99 hides them, the all-requests P99 must not
+    results = _results(200, e2e=0.1, rate=10.0)
+    for r in results[:8]:  # indices 0 and 4 are long, the rest short
+        r.outcome, r.status, r.finished, r.first_token = "rejected", 429, None, None
+    s = summarize(results, 10.0)
+    assert s.e2e.p99 == pytest.approx(0.1) and math.isinf(s.slo_p99_e2e or 0.0)
+    long_, short = s.by_kind["long"], s.by_kind["short"]
+    assert (long_["requests"], long_["failed"], short["failed"]) == (50, 2, 6)
+    assert long_["p99_e2e"] == pytest.approx(0.1) and math.isinf(float(long_["p99_e2e_all"] or 0.0))
+    assert math.isinf(float(short["p99_e2e_all"] or 0.0))
+    clean = summarize(_results(200, e2e=0.1, rate=10.0), 10.0)
+    assert clean.by_kind["long"]["p99_e2e_all"] == pytest.approx(0.1) and clean.by_kind["long"]["failed"] == 0
+    data = s.to_dict()
+    assert data["by_kind"]["long"]["p99_e2e_all"] is None and data["by_kind"]["long"]["p99_e2e_all_unbounded"]
+    json.dumps(data, allow_nan=False)
 
 
 def test_throughput_at_target_takes_highest_pass_below_first_failure() -> None:

@@ -117,13 +117,21 @@ class RunSummary:
     e2e: LatencyStats
     inter_token: LatencyStats
     slo_p99_e2e: float | None          # P99 of e2e with every unfinished request counted as +inf
+    # per prompt class: requests, completed, failed, p50/p99 of e2e and TTFT over answered requests, and
+    # p99_e2e_all: P99 of e2e with the class's failed requests (refused, timed out, ...) counted as +inf
     by_kind: dict[str, dict[str, float | int | None]]
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON: an unbounded (+inf) P99 becomes None with an `..._unbounded` flag."""
         data = asdict(self)
         if self.slo_p99_e2e is not None and math.isinf(self.slo_p99_e2e):
             data["slo_p99_e2e"] = None
             data["slo_p99_e2e_unbounded"] = True
+        for kind in data["by_kind"].values():
+            value = kind.get("p99_e2e_all")
+            if isinstance(value, float) and math.isinf(value):
+                kind["p99_e2e_all"] = None
+                kind["p99_e2e_all_unbounded"] = True
         return data
 
 
@@ -152,9 +160,13 @@ def summarize(
     by_kind: dict[str, dict[str, float | int | None]] = {}
     for kind in sorted({r.kind for r in counted}):
         mine = [r for r in ok if r.kind == kind]
+        everyone = [r for r in counted if r.kind == kind]
         by_kind[kind] = {
-            "requests": sum(1 for r in counted if r.kind == kind),
+            "requests": len(everyone),
             "completed": len(mine),
+            "failed": len(everyone) - len(mine),
+            "p99_e2e_all": percentile(
+                [r.e2e if (r.ok and r.e2e is not None) else math.inf for r in everyone], 99),
             "p50_e2e": percentile([r.e2e for r in mine if r.e2e is not None], 50),
             "p99_e2e": percentile([r.e2e for r in mine if r.e2e is not None], 99),
             "p50_ttft": percentile([r.ttft for r in mine if r.ttft is not None], 50),
