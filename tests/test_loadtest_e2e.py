@@ -216,3 +216,16 @@ def test_cli_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
     out = _loadtest(*args, timeout=60)
     assert out.returncode == 2
     assert message in _one_line(out.stderr) and "Traceback" not in out.stderr
+
+
+def test_requests_unanswered_at_the_drain_timeout_count_as_failures(server: ServeProcess) -> None:
+    # the per-request timeout is generous; the run's drain timeout after the last arrival is what cuts
+    # them off, and they must count as failed (unbounded in the all-requests P99), not vanish
+    target = resolve_target(server.url, extra_body=IGNORE_EOS)
+    config = LoadConfig(rate=5.0, duration_s=1.0, max_requests=2, arrival=ArrivalProcess.CONSTANT,
+                        mix=PromptMix(long_fraction=0.0, short_max_tokens=400), request_timeout_s=60.0,
+                        drain_timeout_s=0.3)
+    run = run_load(target, config)
+    assert run.summary.outcomes == {"timeout": 2} and run.summary.completed == 0
+    assert all("unanswered" in (r.error or "") for r in run.results)
+    assert run.summary.slo_p99_e2e == float("inf") and run.summary.by_kind["short"]["failed"] == 2
