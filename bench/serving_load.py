@@ -67,6 +67,7 @@ class Server:
     scheduler: str
     workdir: Path
     extra: tuple[str, ...] = ()
+    device: str = "cpu"
     proc: subprocess.Popen[bytes] | None = None
     port: int = 0
 
@@ -78,7 +79,7 @@ class Server:
         self.port = _free_port()
         log = (self.workdir / f"serve-{self.scheduler}.log").open("ab")
         argv = [sys.executable, "-m", "gpuobs", "serve", "--address", "127.0.0.1", "--port", str(self.port),
-                "--device", "cpu", "--scheduler", self.scheduler, "--log-level", "warning", *self.extra]
+                "--device", self.device, "--scheduler", self.scheduler, "--log-level", "warning", *self.extra]
         self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -185,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queue-len", type=int, default=4096,
                         help="max_queue_len of both servers (per queue; 429 beyond it)")
     parser.add_argument("--max-batch-size", type=int, default=16, help="max_batch_size of both servers")
+    parser.add_argument("--device", default="cpu", help="device of both servers: cpu, cuda (the H200 run)")
     parser.add_argument("--json", type=Path, default=None, help="also write every figure to this file")
     parser.add_argument("-E", "--engine-option", action="append", default=[],
                         help="KEY=VALUE passed to both servers' EngineConfig")
@@ -200,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
           f"req/s for {args.duration:g} s each; {args.long_fraction:.0%} long prompts ({args.long_words[0]}-"
           f"{args.long_words[1]} words, {args.long_max_tokens} tokens out), the rest short "
           f"({args.short_words[0]}-{args.short_words[1]} words, {args.short_max_tokens} tokens out); "
-          f"ignore_eos; tiny embedded model on CPU; {platform.node()} with {os.cpu_count()} CPUs, "
+          f"ignore_eos; tiny embedded model on {args.device}; {platform.node()} with {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     options = [f"max_batch_size={args.max_batch_size}", f"max_queue_len={args.queue_len}",
                *args.engine_option]
@@ -215,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     robustness = None
     with tempfile.TemporaryDirectory(prefix="serving_load-") as tmp:
         for scheduler in SCHEDULERS:
-            server = Server(scheduler, Path(tmp), extra).start()
+            server = Server(scheduler, Path(tmp), extra, device=args.device).start()
             try:
                 target = resolve_target(server.url, extra_body={"ignore_eos": True})
                 warm = LoadConfig(rate=4.0, duration_s=1.0, max_requests=4, mix=mix, seed=args.seed + 99)
