@@ -475,6 +475,11 @@ class Engine:
                 for seq in out.expired:
                     self._by_request.pop(seq.request_id, None)
                     finals.append((seq, "deadline", None))
+                for seq in out.unfittable:
+                    self._by_request.pop(seq.request_id, None)
+                    finals.append((seq, "error", (
+                        f"the KV cache holds {self.blocks.capacity} blocks of {self.blocks.block_size} "
+                        f"tokens now, too few for this request's {seq.num_tokens} tokens")))
                 for seq in out.preempted:
                     self._on_preempted(seq, now)
                 if not (out.prefill or out.decode) and not finals:

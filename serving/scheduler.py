@@ -131,10 +131,13 @@ class SchedulerOutput:
     copies: list[tuple[int, int]] = field(default_factory=list)  # copy-on-write block copies to do first
     preempted: list[SequenceState] = field(default_factory=list)
     expired: list[SequenceState] = field(default_factory=list)  # deadline passed: removed, blocks freed
+    # Could never be admitted under the current (shrunk) KV capacity: removed, to fail with an error
+    # instead of waiting forever.
+    unfittable: list[SequenceState] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.prefill or self.decode or self.preempted or self.expired)
+        return not (self.prefill or self.decode or self.preempted or self.expired or self.unfittable)
 
 
 class Scheduler(ABC):
@@ -285,7 +288,15 @@ class Scheduler(ABC):
                 out.decode.append(seq)
                 break
         out.decode = [s for s in out.decode if s.status is SeqStatus.RUNNING]
-        # 3. admissions (prefill) into the free batch slots, as the KV cache allows
+        # 3. waiting sequences that even an empty cache of the current capacity could not hold
+        # (submission already refuses what the full cache cannot hold: only a shrunk cache can strand one)
+        if self.blocks.capacity < self.blocks.num_blocks:
+            limit = self.blocks.capacity - self.config.watermark_blocks
+            for seq in self.waiting():
+                if self.blocks.blocks_for(seq.num_tokens + 1) > limit:
+                    self.remove(seq)
+                    out.unfittable.append(seq)
+        # 4. admissions (prefill) into the free batch slots, as the KV cache allows
         if not out.preempted:
             budget = self.config.max_prefill_tokens
             for seq in self._admit(now):

@@ -258,3 +258,17 @@ def test_stop_is_not_held_up_by_a_hung_step(engine_factory: Any) -> None:
     engine.stop(drain=True, timeout_s=0.5)
     assert time.monotonic() - t0 < 5
     assert c.wait(1).finish_reason in ("abort", "length")
+
+
+def test_kv_shrink_below_one_request_fails_it_with_an_error_instead_of_hanging(engine_factory: Any) -> None:
+    engine = engine_factory(num_kv_blocks=40, max_batch_size=8)
+    engine.faults.inject("kv_shrink", fraction=0.05)  # 2 usable blocks of 4 slots, minus the watermark
+    c = _go(engine, "big", list(range(1, 30)), n=4)
+    final = c.wait(10)
+    assert final.finish_reason == "error"
+    assert final.error is not None and "KV cache" in final.error and "29 tokens" in final.error
+    small = _go(engine, "small", [1], n=1)  # what still fits is served
+    assert small.wait(10).finish_reason == "length"
+    engine.faults.clear("kv_shrink")
+    again = _go(engine, "big2", list(range(1, 30)), n=4)
+    assert again.wait(30).finish_reason == "length"
