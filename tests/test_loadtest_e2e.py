@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support.serve import ServeProcess
@@ -218,14 +219,22 @@ def test_cli_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
     assert message in _one_line(out.stderr) and "Traceback" not in out.stderr
 
 
-def test_requests_unanswered_at_the_drain_timeout_count_as_failures(server: ServeProcess) -> None:
+def test_requests_unanswered_at_the_drain_timeout_count_as_failures(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     # the per-request timeout is generous; the run's drain timeout after the last arrival is what cuts
-    # them off, and they must count as failed (unbounded in the all-requests P99), not vanish
-    target = resolve_target(server.url, extra_body=IGNORE_EOS)
-    config = LoadConfig(rate=5.0, duration_s=1.0, max_requests=2, arrival=ArrivalProcess.CONSTANT,
-                        mix=PromptMix(long_fraction=0.0, short_max_tokens=400), request_timeout_s=60.0,
-                        drain_timeout_s=0.3)
-    run = run_load(target, config)
-    assert run.summary.outcomes == {"timeout": 2} and run.summary.completed == 0
-    assert all("unanswered" in (r.error or "") for r in run.results)
-    assert run.summary.slo_p99_e2e == float("inf") and run.summary.by_kind["short"]["failed"] == 2
+    # them off, and they must count as failed (unbounded in the all-requests P99), not vanish. The
+    # server's slow_kernel fault (0.5 s per step) makes sure no request can finish in the drain window,
+    # however idle the machine is.
+    with ServeProcess(tmp_path_factory.mktemp("serve-slow"), "--device", "cpu", "--log-level", "warning",
+                      "--enable-fault-injection", grpc=False) as server:
+        with httpx.Client(timeout=10) as client:
+            client.post(server.url + "/admin/faults/slow_kernel", json={"delay_s": 0.5}).raise_for_status()
+        target = resolve_target(server.url, extra_body=IGNORE_EOS)
+        config = LoadConfig(rate=5.0, duration_s=1.0, max_requests=2, arrival=ArrivalProcess.CONSTANT,
+                            mix=PromptMix(long_fraction=0.0, short_max_tokens=8), request_timeout_s=60.0,
+                            drain_timeout_s=0.3)
+        run = run_load(target, config)
+        assert run.summary.outcomes == {"timeout": 2} and run.summary.completed == 0
+        assert all("unanswered" in (r.error or "") for r in run.results)
+        assert run.summary.slo_p99_e2e == float("inf") and run.summary.by_kind["short"]["failed"] == 2
