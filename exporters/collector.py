@@ -37,18 +37,13 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def gpu_labels(reading: GpuReading, host: str, dcgm: bool) -> dict[str, str]:
     """The per-GPU label set in native or DCGM naming, with pod labels when the GPU is attributed."""
     info = reading.info
+    # Label names come from the registry (g.DCGM_LABELS / g.GPU_LABELS), values in the same order.
     if dcgm:
-        labels = {
-            "gpu": str(info.index),
-            "UUID": info.uuid,
-            "pci_bus_id": info.pci_bus_id,
-            "device": info.device,
-            "modelName": info.name,
-            "hostname": host,
-            "DCGM_FI_DRIVER_VERSION": info.driver_version,
-        }
+        values = (str(info.index), info.uuid, info.pci_bus_id, info.device, info.name, host,
+                  info.driver_version)
+        labels = dict(zip(g.DCGM_LABELS, values, strict=True))
     else:
-        labels = {"gpu": str(info.index), "uuid": info.uuid, "host": host, "model_name": info.name}
+        labels = dict(zip(g.GPU_LABELS, (str(info.index), info.uuid, host, info.name), strict=True))
     pod = reading.pod
     if pod is not None:
         for key in g.POD_LABELS:
