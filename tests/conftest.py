@@ -35,6 +35,20 @@ def port() -> int:
 
 
 @pytest.fixture
+def spans() -> Iterator[tuple[Any, Any]]:
+    """An OpenTelemetry SDK TracerProvider that keeps finished spans in memory: (provider, exporter)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider, exporter
+    provider.shutdown()
+
+
+@pytest.fixture
 def prometheus(tmp_path: Path) -> Iterator[Callable[..., PrometheusServer]]:
     """Factory: `prom = prometheus(targets=[...])` starts a real server that stops after the test."""
     if not prometheus_available():
