@@ -29,10 +29,10 @@ from typing import Any
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from gpuobs.exporters.backend import GpuBackend
-from gpuobs.exporters.collector import GpuCollector, render
-from gpuobs.exporters.core import CoreSettings, ExporterCore
-from gpuobs.exporters.samples import GpuSample
+from gpuobs.exporters.sidecar.backend import GpuBackend
+from gpuobs.exporters.sidecar.collector import GpuCollector, render
+from gpuobs.exporters.sidecar.core import CoreSettings, ExporterCore
+from gpuobs.exporters.sidecar.samples import GpuSample
 
 __all__ = ["main"]
 
@@ -59,7 +59,7 @@ def _registry(backend: GpuBackend, naming: str = "native") -> tuple[ExporterCore
 
 
 def bench_sim(sizes: list[int], runs: int) -> list[dict[str, Any]]:
-    from gpuobs.exporters.sim import SimBackend
+    from gpuobs.exporters.sidecar.sim import SimBackend
 
     rows = []
     for n in sizes:
@@ -128,7 +128,7 @@ def bench_process(backend: str, gpus: int, seconds: float) -> dict[str, Any]:
     lib = [
         sys.executable,
         "-c",
-        "from gpuobs.exporters.service import ExporterConfig, run_until_signal; "
+        "from gpuobs.exporters.sidecar.service import ExporterConfig, run_until_signal; "
         f"run_until_signal(ExporterConfig(backend={backend!r}, gpus={gpus}, port={port}))",
     ]
     runner = "cli"
@@ -191,8 +191,8 @@ def bench_process(backend: str, gpus: int, seconds: float) -> dict[str, Any]:
 
 
 def bench_nvml(runs: int, smi_runs: int) -> dict[str, Any]:
-    from gpuobs.exporters.nvml import NvmlBackend
-    from gpuobs.exporters.selfcheck import SMI_FIELDS, nvidia_smi_query
+    from gpuobs.exporters.sidecar.nvml import NvmlBackend
+    from gpuobs.exporters.sidecar.selfcheck import SMI_FIELDS, nvidia_smi_query
 
     backend = NvmlBackend()
     core, registry = _registry(backend)
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sim", action="store_true", help="skip the simulated rows")
     args = parser.parse_args(argv)
 
-    from gpuobs.exporters.nvml import probe_nvml
+    from gpuobs.exporters.sidecar.nvml import probe_nvml
 
     has_gpu, why = probe_nvml()
     out: dict[str, Any] = {
@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         out["nvml"] = bench_nvml(args.runs, args.smi_runs)
         out["process_nvml"] = bench_process("nvml", 1, args.process_seconds)
     if args.self_check and has_gpu:
-        from gpuobs.exporters.selfcheck import run_self_check
+        from gpuobs.exporters.sidecar.selfcheck import run_self_check
 
         report = run_self_check()
         out["self_check"] = report.to_dict()

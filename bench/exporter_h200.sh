@@ -14,7 +14,7 @@ timeout 60 python3 -m gpuobs export --self-check >"$OUT/selfcheck.txt" 2>&1; ech
 timeout 60 python3 -m gpuobs export --self-check --json >"$OUT/selfcheck.json" 2>/dev/null
 timeout 60 python3 - "$OUT" <<'PY'
 import json, sys, time, urllib.request
-from gpuobs.exporters.service import Exporter, ExporterConfig
+from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
 out = sys.argv[1]
 exp = Exporter(ExporterConfig(backend="nvml", naming="both", port=0, slow_interval_s=1.0, history_interval_s=1.0,
                               pod_resources_socket="none")).start()

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from gpuobs import kernels as K
-from gpuobs.exporters import launcher as L
+from gpuobs.exporters.inprocess import launcher as L
 from gpuobs.kernels import reference as R
 
 RESULTS: list[dict[str, Any]] = []
@@ -447,7 +447,7 @@ def host_microbench() -> None:
 
 
 def _load_before(path: str) -> Any:
-    """Import an earlier copy of exporters/launcher.py (e.g. `git show REV:exporters/launcher.py`)."""
+    """Import an earlier copy of the launcher module (e.g. `git show REV:exporters/launcher.py`)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("gpuobs_launcher_before", path)
@@ -698,7 +698,7 @@ def cuda_error_mapping() -> None:
     """In a child process: an illegal address from a real kernel is mapped to 700 and counted."""
     code = textwrap.dedent("""
         import torch, triton, triton.language as tl
-        from gpuobs.exporters import launcher as L
+        from gpuobs.exporters.inprocess import launcher as L
         @triton.jit
         def bad(ptr, off):
             tl.store(ptr + off, 1.0)
@@ -753,7 +753,7 @@ def main() -> int:
     parser.add_argument("--json-out", help="write all figures as JSON here")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
     parser.add_argument("--before-launcher", metavar="PATH",
-                        help="an earlier exporters/launcher.py to measure side by side (launch, loop)")
+                        help="an earlier launcher.py to measure side by side (launch, loop)")
     parser.add_argument("--skip", default="", help="parts to skip, comma-separated: "
                         "host,correctness,tune,speed,launch,events,loop,error")
     args = parser.parse_args()

@@ -1,12 +1,12 @@
 """RCA accuracy over the labelled incident corpus: top-1, top-3 and false causes on healthy baselines.
 
-Runs every case of tests/incidents in this process (collect_evidence + the engine, as `gpuobs
+Runs every case of tests/rca/incidents in this process (collect_evidence + the engine, as `gpuobs
 diagnose` does) and, in the same run, a naive baseline on the same evidence: every catalog
 signature evaluated on all evidence at once (no entity alignment, no symptom nesting), ranked by how
 many records it matched ("the loudest error wins"), which is what grepping for the most frequent
 error does. Prints a table and the failing cases.
 
-    python bench/rca.py [--corpus tests/incidents] [--json]
+    python bench/rca.py [--corpus tests/rca/incidents] [--json]
 
 Targets (RCA issue): top-1 >= 95%, top-3 = 100%, no cause on any healthy baseline.
 """
@@ -58,11 +58,11 @@ def _baseline(case: Case) -> CaseResult:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT / "tests" / "incidents")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "tests" / "rca" / "incidents")
     parser.add_argument(
         "--heldout",
         type=Path,
-        default=ROOT / "tests" / "incidents_heldout",
+        default=ROOT / "tests" / "rca" / "incidents_heldout",
         help="cases written after the catalog was frozen, never tuned against (reported separately)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")

@@ -140,7 +140,7 @@ def spans_nest(model_dir: Path, device: str) -> tuple[int, int]:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from gpuobs.exporters import launcher as launcher_mod
+    from gpuobs.exporters.inprocess import launcher as launcher_mod
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()

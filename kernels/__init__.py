@@ -1,7 +1,7 @@
 """gpuobs.kernels: Triton kernels of a Llama-architecture decoder, each with a PyTorch reference.
 
 One dispatch function per kernel. CUDA tensors run the Triton kernel through the instrumented
-launcher (`gpuobs.exporters.launcher`: launch counter, sampled `kernel.launch` spans, CUDA error
+launcher (`gpuobs.exporters.inprocess.launcher`: launch counter, sampled `kernel.launch` spans, CUDA error
 mapping); CPU tensors run the PyTorch reference, or the Triton kernel when `TRITON_INTERPRET=1`
 (how the tests run them). Inputs are validated before any launch: a bad shape, dtype, device,
 layout or block id raises `KernelInputError` (a `ValueError`) naming the argument.

@@ -16,7 +16,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuobs.exporters.launcher import default_launcher
+from gpuobs.exporters.inprocess.launcher import default_launcher
 from gpuobs.kernels.validate import KernelInputError
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The labelled incident corpus (tests/incidents): load cases, run them, score top-1/top-3 and false causes.
+"""The labelled incident corpus (tests/rca/incidents): load and run cases, score top-1/top-3, false causes.
 
 A case is a folder with input files and an `expected.json`: `{"top": "<signature id>" | null,
 "also": [ids that must be among the causes], "args": [explicit diagnose arguments, paths relative

@@ -507,7 +507,7 @@ class Engine:
     @staticmethod
     def _flush_kernel_spans() -> None:
         """Going idle: end the sampled kernel.launch spans the launcher batches, so traces are complete."""
-        launcher = sys.modules.get("gpuobs.exporters.launcher")
+        launcher = sys.modules.get("gpuobs.exporters.inprocess.launcher")
         if launcher is not None:
             launcher.default_launcher().flush(timeout_s=1.0)
 

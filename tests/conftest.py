@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,13 +19,8 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def compat_dir() -> Path:
-    """`shared/compat/` beside the checkout (CI lays a copy of shared/ there too)."""
-    candidates = [os.environ.get("GPUOBS_COMPAT_DIR"), REPO_ROOT.parent / "shared" / "compat",
-                  REPO_ROOT / "shared" / "compat"]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_dir():
-            return Path(candidate)
-    pytest.fail("shared/compat not found beside the checkout; set GPUOBS_COMPAT_DIR")
+    """Other projects' fixtures, copied into the repo with their licenses (see its README.md)."""
+    return REPO_ROOT / "tests" / "fixtures" / "compat"
 
 
 @pytest.fixture

@@ -101,7 +101,7 @@ def demo(
     interval: float = typer.Option(1.0, "--interval", help="Seconds between scrapes (0-3)."),
     json_out: bool = typer.Option(False, "--json", help="Print the last scrape's rows as JSON."),
 ) -> None:
-    from gpuobs.exporters.service import Exporter, ExporterConfig
+    from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
 
     if not 1 <= scrapes <= 10 or not 0 <= interval <= 3:
         raise InputError("--scrapes must be 1-10 and --interval 0-3 seconds (the demo stops within ~10 s)")

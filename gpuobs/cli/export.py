@@ -68,7 +68,11 @@ def export(
     ),
     json_out: bool = typer.Option(False, "--json", help="With --self-check: print the comparison as JSON."),
 ) -> None:
-    from gpuobs.exporters.service import DEFAULT_POD_RESOURCES_SOCKET, ExporterConfig, run_until_signal
+    from gpuobs.exporters.sidecar.service import (
+        DEFAULT_POD_RESOURCES_SOCKET,
+        ExporterConfig,
+        run_until_signal,
+    )
 
     cfg = load_config()
 
@@ -115,7 +119,7 @@ def _bool(value: object) -> bool:
 
 
 def _self_check(json_out: bool) -> None:
-    from gpuobs.exporters.selfcheck import run_self_check
+    from gpuobs.exporters.sidecar.selfcheck import run_self_check
 
     report = run_self_check()
     if json_out:

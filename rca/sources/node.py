@@ -27,12 +27,12 @@ logger = logging.getLogger(__name__)
 
 def live_nvml_state(backend: Any = None) -> tuple[list[Evidence], list[str]]:
     """STATE evidence for every GPU NVML sees now, and notes (e.g. 'no NVIDIA driver')."""
-    from gpuobs.exporters.backend import BackendError
-    from gpuobs.exporters.core import GpuReading
-    from gpuobs.exporters.fields import reading_values
+    from gpuobs.exporters.sidecar.backend import BackendError
+    from gpuobs.exporters.sidecar.core import GpuReading
+    from gpuobs.exporters.sidecar.fields import reading_values
 
     if backend is None:
-        from gpuobs.exporters.nvml import NvmlBackend
+        from gpuobs.exporters.sidecar.nvml import NvmlBackend
 
         backend = NvmlBackend()
     notes: list[str] = []

@@ -2,7 +2,7 @@
 
 Each case starts `gpuobs serve` (the embedded tiny model) with fault injection on loopback, drives
 it with real HTTP requests, injects a fault through `/admin/faults`, and saves the server's own JSON
-log (stderr) and its `/metrics` text into `tests/incidents/<case>/`. The server logs each injection
+log (stderr) and its `/metrics` text into `tests/rca/incidents/<case>/`. The server logs each injection
 as a `fault_injected` event; those lines are dropped from the saved log so that a case carries only
 what a real incident would leave behind. Run: `.venv/bin/python tests/support/capture_serving_incidents.py`.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-INCIDENTS = ROOT / "tests" / "incidents"
+INCIDENTS = ROOT / "tests" / "rca" / "incidents"
 MODEL = "gpuobs-tiny-llama"
 
 

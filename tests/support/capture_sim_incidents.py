@@ -2,7 +2,7 @@
 
 Each case starts a fresh exporter with fault injection on loopback, injects faults through
 `POST /api/faults`, waits, and saves the exporter's real `/api/history` JSON and/or `/metrics` text
-into `tests/incidents/<case>/`. Run: `.venv/bin/python tests/support/capture_sim_incidents.py [case ...]`.
+into `tests/rca/incidents/<case>/`. Run: `.venv/bin/python tests/support/capture_sim_incidents.py [case ...]`.
 The saved files are committed; tests only read them.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-INCIDENTS = ROOT / "tests" / "incidents"
+INCIDENTS = ROOT / "tests" / "rca" / "incidents"
 
 
 def _port() -> int:

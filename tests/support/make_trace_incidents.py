@@ -17,7 +17,7 @@ from gpuobs.names import gpu as g
 from gpuobs.names import serving as s
 
 ROOT = Path(__file__).resolve().parents[2]
-INCIDENTS = ROOT / "tests" / "incidents"
+INCIDENTS = ROOT / "tests" / "rca" / "incidents"
 T0 = 1_795_980_000.0  # 2026-11-29T19:20:00Z
 
 

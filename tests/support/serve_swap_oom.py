@@ -1,6 +1,6 @@
 """Run `gpuobs serve` so that a hot swap's new engine fails its warm-up with the engine's own CUDA OOM fault.
 
-How `tests/incidents/cuda_oom_hot_swap_warmup_failed` was captured. `/admin/faults` reaches only the engine
+How tests/rca/incidents/cuda_oom_hot_swap_warmup_failed was captured. `/admin/faults` reaches only the engine
 that is serving, never the one a swap is building, so this wrapper injects `cuda_oom` (repeat) into every
 engine built for a model directory (the initial engine is built with none) before its warm-up; everything
 else (HTTP, hot-swap manager, JSON logging) is the real server. Usage, on loopback:

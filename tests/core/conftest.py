@@ -1,0 +1,1 @@
+"""Fixtures for the tests of core: data model, settings, packaging, deploy manifests."""

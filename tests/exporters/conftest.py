@@ -1,0 +1,1 @@
+"""Fixtures for the tests of exporters: the sidecar and the in-process launcher."""

@@ -1,0 +1,1 @@
+"""Fixtures for the tests of kernels: Triton kernels against their references."""

@@ -1,0 +1,235 @@
+"""`gpuobs diagnose`: the terminal report, --json, --markdown, stdin, extra catalogs and exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuobs.cli.app import app
+from gpuobs.cli.diagnose import parse_duration, parse_time
+from gpuobs.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests" / "rca" / "incidents"
+XID79 = CASES / "xid_79_fallen_off_bus"
+
+
+def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpuobs", "diagnose", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=dict(os.environ, COLUMNS="160", NO_COLOR="1"),
+    )
+
+
+def test_help_has_an_example() -> None:
+    run = CliRunner().invoke(app, ["diagnose", "--help"], env={"COLUMNS": "160"})
+    assert run.exit_code == 0
+    assert "gpuobs diagnose --logs" in run.stdout and "Exit codes" in run.stdout
+
+
+def test_terminal_report_leads_with_the_top_cause_then_chain_fix_and_candidates() -> None:
+    run = CliRunner().invoke(
+        app,
+        [
+            "diagnose",
+            "--logs",
+            str(XID79 / "dmesg.txt"),
+            "--logs",
+            str(XID79 / "worker-3.log"),
+            "--logs",
+            str(CASES / "nccl_timeout" / "rank2.log"),
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert run.exit_code == 0, run.stdout
+    out = run.stdout
+    top = out.index("TOP CAUSE")
+    assert out.index("GPU fell off the bus (Xid 79)") > top
+    assert "confidence 0.9" in out
+    chain = out.index("Evidence chain")
+    assert "2026-11-29T21:04:52.000Z" in out[chain:] and "pci=0000:3b:00" in out[chain:]
+    assert out.index("Remediation") > chain
+    assert "nvidia-smi -q -i 0000:3b:00" in out
+    # The NCCL timeout happened 15 hours before the Xid, so the Xid cannot explain it: it stays a
+    # separate candidate, listed after the top cause.
+    assert out.index("Other candidates") > out.index("Remediation")
+    assert "nccl_timeout" in out[out.index("Other candidates") :]
+
+
+def test_json_shape_and_exit_zero() -> None:
+    run = CliRunner().invoke(app, ["diagnose", "--json", "--logs", str(XID79)])
+    assert run.exit_code == 0
+    data = json.loads(run.stdout)
+    cause = data["causes"][0]
+    assert set(cause) >= {
+        "id",
+        "title",
+        "confidence",
+        "entity",
+        "evidence",
+        "remediation",
+        "explained_symptoms",
+    }
+    assert cause["id"] == "xid_79_fallen_off_bus" and 0 < cause["confidence"] <= 1
+    assert cause["entity"]["pci_bus_id"] == "0000:3b:00"
+    assert all({"time", "source", "text"} <= set(e) for e in cause["evidence"])
+    assert any("unspecified launch failure" in s["text"] for s in cause["explained_symptoms"])
+    assert data["top_cause"] == "xid_79_fallen_off_bus" and data["evidence_count"] > 0
+
+
+def test_no_known_signature_exits_one_and_shows_anomalies(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("2026-11-29 10:00:00,000 ERROR [rank0]:[/x] payment backend returned 502\n" * 3)
+    run = CliRunner().invoke(app, ["diagnose", "--logs", str(log)], env={"COLUMNS": "160"})
+    assert run.exit_code == 1
+    assert "No known failure signature" in run.stdout and "Strongest anomalies" in run.stdout
+    assert "[/x] payment backend returned 502" in run.stdout  # log text is never parsed as rich markup
+
+
+def test_markdown_file(tmp_path: Path) -> None:
+    md = tmp_path / "incident.md"
+    run = CliRunner().invoke(
+        app, ["diagnose", "--json", "--logs", str(CASES / "nccl_shm_unavailable"), "--markdown", str(md)]
+    )
+    assert run.exit_code == 0
+    text = md.read_text()
+    assert text.startswith("# gpuobs diagnose") and "`nccl_shm_unavailable`" in text and "Remediation" in text
+
+
+def test_extra_catalog_overrides_a_signature(tmp_path: Path) -> None:
+    src = (ROOT / "rca" / "catalog" / "engine_dead.toml").read_text()
+    (tmp_path / "engine_dead.toml").write_text(
+        src.replace(
+            'title = "Serving engine died (EngineDeadError)"', 'title = "Our engine died (site runbook 12)"'
+        )
+    )
+    run = CliRunner().invoke(
+        app, ["diagnose", "--json", "--catalog", str(tmp_path), "--logs", str(CASES / "engine_dead")]
+    )
+    assert run.exit_code == 0
+    assert json.loads(run.stdout)["causes"][0]["title"] == "Our engine died (site runbook 12)"
+
+
+def test_stdin_and_usage_errors_as_a_real_process(tmp_path: Path) -> None:
+    pasted = (CASES / "xid_79_paste_no_timestamps" / "issue-comment.txt").read_text()
+    run = _cli("--json", "--logs", "-", stdin=pasted)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["top_cause"] == "xid_79_fallen_off_bus"
+    missing = _cli("--logs", str(tmp_path / "nope.log"))
+    assert missing.returncode == 2 and "no such file" in missing.stderr and "Traceback" not in missing.stderr
+    both = _cli("--logs", str(XID79), "--since", "30m", "--start", "2026-11-29T00:00:00Z")
+    assert both.returncode == 2 and "either --since or --start/--end" in both.stderr
+    bad = _cli("--logs", str(XID79), "--since", "soon")
+    assert bad.returncode == 2 and "invalid duration" in bad.stderr
+
+
+def test_binary_input_is_a_clear_error(tmp_path: Path) -> None:
+    blob = tmp_path / "core.bin"
+    blob.write_bytes(bytes(range(256)) * 64)
+    run = _cli("--logs", str(blob))
+    assert run.returncode == 2 and "core.bin" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_window_filters_evidence() -> None:
+    inside = CliRunner().invoke(
+        app,
+        [
+            "diagnose",
+            "--json",
+            "--logs",
+            str(XID79),
+            "--start",
+            "2026-11-29T21:00:00Z",
+            "--end",
+            "2026-11-29T21:10:00Z",
+        ],
+    )
+    assert inside.exit_code == 0
+    before = CliRunner().invoke(
+        app,
+        [
+            "diagnose",
+            "--json",
+            "--logs",
+            str(XID79),
+            "--start",
+            "2026-11-29T20:00:00Z",
+            "--end",
+            "2026-11-29T20:30:00Z",
+        ],
+    )
+    assert before.exit_code == 1 and json.loads(before.stdout)["causes"] == []
+
+
+def test_live_mode_with_no_inputs_reads_this_node() -> None:
+    run = CliRunner().invoke(app, ["diagnose", "--json"])
+    assert run.exit_code in (0, 1)
+    data = json.loads(run.stdout)
+    # This machine has no GPU: the live NVML reader says so in a note instead of failing.
+    assert data["window"]["start"] is not None and data["window"]["end"] - data["window"]["start"] == 1800
+    assert any("NVML" in n for n in data["notes"]) or data["evidence_count"] > 0
+
+
+def test_duration_and_time_parsing() -> None:
+    assert parse_duration("30m") == 1800 and parse_duration("2h") == 7200 and parse_duration("90") == 90
+    assert parse_time("2026-11-29T21:04:52Z") == parse_time("2026-11-29T21:04:52+00:00") == 1795986292.0
+    assert parse_time("now-1h", now=10_000.0) == 6400.0
+    for bad in ("", "-5m", "0s", "1y"):
+        with pytest.raises(InputError):
+            parse_duration(bad)
+    with pytest.raises(InputError):
+        parse_time("yesterday")
+
+
+def test_bundle_replays_to_the_same_diagnosis(tmp_path: Path) -> None:
+    archive = tmp_path / "incident.tar.gz"
+    case = CASES / "oom_killed_container"
+    made = CliRunner().invoke(app, ["bundle", "--logs", str(case / "pods.json"), "-o", str(archive)])
+    assert made.exit_code == 0, made.stdout
+    direct = CliRunner().invoke(app, ["diagnose", "--json", "--logs", str(case / "pods.json")])
+    replay = CliRunner().invoke(app, ["diagnose", "--json", "--bundle", str(archive)])
+    assert replay.exit_code == direct.exit_code == 0
+    ids = [c["id"] for c in json.loads(replay.stdout)["causes"]]
+    assert ids == [c["id"] for c in json.loads(direct.stdout)["causes"]] and ids[0] == "oom_killed_container"
+
+
+def test_list_signatures() -> None:
+    run = CliRunner().invoke(app, ["diagnose", "--list-signatures", "--json"])
+    assert run.exit_code == 0
+    ids = [row["id"] for row in json.loads(run.stdout)["signatures"]]
+    assert "xid_79_fallen_off_bus" in ids and ids == sorted(ids) and len(ids) >= 44
+
+
+def test_one_cause_on_several_gpus_is_reported_once_with_every_entity(tmp_path: Path) -> None:
+    log = tmp_path / "dmesg.txt"
+    line = "[Sun Nov 29 21:0{m}:52 2026] NVRM: Xid (PCI:0000:{bus}:00): 79, GPU has fallen off the bus.\n"
+    log.write_text(line.format(m=4, bus="3b") + line.format(m=5, bus="5e"))
+    run = CliRunner().invoke(app, ["diagnose", "--logs", str(log)], env={"COLUMNS": "160"})
+    assert run.exit_code == 0 and "also on: pci=0000:5e:00" in run.stdout
+    data = json.loads(CliRunner().invoke(app, ["diagnose", "--json", "--logs", str(log)]).stdout)
+    assert [c["id"] for c in data["causes"]] == ["xid_79_fallen_off_bus"]
+    assert [e["pci_bus_id"] for e in data["causes"][0]["entities"]] == ["0000:3b:00", "0000:5e:00"]
+
+
+def test_an_unreachable_only_source_is_an_input_error_but_not_when_others_answer() -> None:
+    down = _cli("--prometheus", "http://127.0.0.1:1")
+    assert (
+        down.returncode == 2 and "no evidence could be read" in down.stderr and "Traceback" not in down.stderr
+    )
+    mixed = CliRunner().invoke(
+        app, ["diagnose", "--json", "--prometheus", "http://127.0.0.1:1", "--logs", str(XID79)]
+    )
+    assert mixed.exit_code == 0
+    data = json.loads(mixed.stdout)
+    assert data["top_cause"] == "xid_79_fallen_off_bus" and data["problems"][0].startswith("[prometheus]")

