@@ -50,3 +50,24 @@ def test_cli_does_not_import_heavy_engines() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"CLI start imports heavy modules: {out.stdout}"
+
+
+@pytest.mark.slow
+def test_wheel_builds_quietly_with_license_and_proto(repo_root: Path, tmp_path: Path) -> None:
+    """The wheel carries LICENSE and inference.proto (the README points gRPC clients to it), and
+    setuptools prints no deprecation or missing-package warning while building it."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path),
+         str(repo_root)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    noise = [line for line in (out.stdout + out.stderr).splitlines()
+             if "Warning" in line or "deprecat" in line.lower()]
+    assert not noise, noise
+    import zipfile
+
+    (wheel,) = tmp_path.glob("gpuobs-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "gpuobs/serving/proto/inference.proto" in names
+    assert any(n.endswith("/licenses/LICENSE") for n in names)
