@@ -113,6 +113,16 @@ def _dimensions_table(data: dict[str, Any]) -> Table:
     return table
 
 
+def _error_lines(steps: list[dict[str, Any]]) -> list[str]:
+    """What failed requests were told, per step: the server's own message (e.g. model not found)."""
+    lines = []
+    for s in steps:
+        for e in s.get("errors", []):
+            lines.append(f"step at {s['offered_rate']:.3g} req/s: {e['count']} requests failed with: "
+                         f"{e['message']}")
+    return lines
+
+
 def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -179,6 +189,7 @@ def register(app: typer.Typer) -> None:
             raise InputError(str(exc)) from None
 
         err = Console(stderr=True)
+        plain = not err.is_terminal      # no live bar: a line as each step starts and ends
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=err,
                       transient=True) as progress:
@@ -189,6 +200,9 @@ def register(app: typer.Typer) -> None:
                     p = event.progress
                     key = f"step{event.step_index}"
                     if key not in tasks:
+                        if plain:
+                            err.print(f"  step {event.step_index + 1}: {p.rate:.3g} req/s, "
+                                      f"{p.planned} requests planned", highlight=False)
                         tasks[key] = progress.add_task(
                             f"step {event.step_index + 1} at {p.rate:.3g} req/s", total=p.planned, info="")
                     progress.update(tasks[key], completed=p.completed + p.failed,
@@ -207,6 +221,8 @@ def register(app: typer.Typer) -> None:
             emit_json(data)
         else:
             console.print(_steps_table(data["steps"], target_ms))
+            for line in _error_lines(data["steps"]):
+                console.print(line, highlight=False, markup=False)
             console.print(_dimensions_table(data))
         if not report.passed:
             raise typer.Exit(1)

@@ -182,25 +182,45 @@ def test_robustness_bad_requests_get_clear_4xx_and_the_server_stays_up(server: S
 
 
 def test_cli_json_reports_the_four_dimensions(server: ServeProcess) -> None:
-    out = _loadtest(server.url, "--rate", "2", "--duration", "1.5", "--max-steps", "2", "--max-tokens", "4",
-                    "--long-words", "10-20", "--p99-target-ms", "30000", "--gpu-hour-price", "7.2",
-                    "--robustness", "16", "--ignore-eos", "--elasticity-max-s", "4", "--json")
+    # A tenfold step factor puts a tenth of the best rate on the ladder itself, within --max-steps 2.
+    out = _loadtest(server.url, "--rate", "0.8", "--step-factor", "10", "--duration", "2.5",
+                    "--max-steps", "2",
+                    "--max-tokens", "4", "--long-words", "10-20", "--p99-target-ms", "30000",
+                    "--gpu-hour-price", "7.2", "--robustness", "16", "--ignore-eos", "--json")
     assert out.returncode in (0, 1), out.stderr
     data = json.loads(out.stdout)
     assert data["target"]["model"] == MODEL
-    ladder = [s for s in data["steps"] if s["purpose"] == "ladder"]
-    assert [round(s["offered_rate"], 3) for s in ladder] == [2.0, round(2 * 10**0.25, 3)]
+    assert [round(s["offered_rate"], 3) for s in data["steps"]] == [0.8, 8.0]
+    assert all(s["purpose"] == "ladder" for s in data["steps"])
     best = data["throughput_at_p99"]
-    assert best is not None and best["offered_rate"] == ladder[-1]["offered_rate"]
+    assert best is not None and best["offered_rate"] == data["steps"][-1]["offered_rate"]
     # The cost is the GPU-second price over the sustained request rate.
     assert data["cost"]["per_1000_requests"] == pytest.approx(7.2 / 3600 / best["throughput_rps"] * 1000)
-    # Elasticity needed a run at a tenth of the best rate; it was added and compared.
     el = data["elasticity"]
     assert el is not None and el["load_factor"] == pytest.approx(10.0)
-    assert any(s["purpose"] == "elasticity" for s in data["steps"])
     rb = data["robustness"]
     assert rb["total"] == 16 and rb["healthy_after"]
     assert out.returncode == (0 if data["passed"] else 1)
+
+
+def test_max_steps_is_a_hard_bound(server: ServeProcess) -> None:
+    """Two passing ladder steps and no tenth of the rate among them: no third (elasticity) run is added."""
+    out = _loadtest(server.url, "--rate", "2", "--duration", "1", "--max-steps", "2", "--max-tokens", "2",
+                    "--p99-target-ms", "30000", "--robustness", "0", "--ignore-eos", "--json")
+    assert out.returncode in (0, 1), out.stderr
+    data = json.loads(out.stdout)
+    assert len(data["steps"]) == 2 and data["elasticity"] is None
+    # Not on a terminal: a line as each step starts and as it ends.
+    assert out.stderr.count("requests planned") == 2, out.stderr
+    assert out.stderr.count("req/s: P99 e2e") == 2, out.stderr
+
+
+def test_failed_requests_show_the_servers_own_message(server: ServeProcess) -> None:
+    out = _loadtest(server.url, "--model", "no-such-model", "--rate", "4", "--duration", "0.5", "--max-steps",
+                    "1", "--robustness", "0")
+    assert out.returncode == 1, out.stderr
+    assert "no-such-model" in out.stdout and "requests failed with" in out.stdout
+    assert "first error" in out.stderr and "no-such-model" in out.stderr
 
 
 def test_cli_table_output_and_target_miss_exit_code(server: ServeProcess) -> None:
