@@ -7,7 +7,6 @@ Kubernetes source; everything else is text for `parse_text`.
 from __future__ import annotations
 
 import gzip
-import io
 import logging
 import os
 import sys
@@ -17,10 +16,8 @@ from pathlib import Path
 from typing import IO
 
 from gpuobs.errors import InputError
-from gpuobs.evidence import Evidence
-from gpuobs.rca.sources.lines import parse_lines
 
-__all__ = ["LogInput", "iter_log_inputs", "looks_binary", "parse_log_inputs", "read_input"]
+__all__ = ["LogInput", "iter_log_inputs", "looks_binary", "read_input"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,20 +117,3 @@ def iter_log_inputs(paths: list[str], stdin: IO[bytes] | None = None) -> Iterato
         else:
             yield read_input(path, stdin)
 
-
-def parse_log_inputs(
-    paths: list[str], year: int | None = None, stdin: IO[bytes] | None = None, host: str | None = None
-) -> list[Evidence]:
-    """Evidence from every log input; Kubernetes JSON dumps are parsed as Kubernetes objects."""
-    from gpuobs.rca.sources import k8s
-
-    out: list[Evidence] = []
-    for item in iter_log_inputs(paths, stdin):
-        objects = k8s.maybe_k8s_json(item.text)
-        if objects is not None:
-            out.extend(k8s.evidence_from_objects(objects, source=item.name))
-            continue
-        out.extend(
-            parse_lines(io.StringIO(item.text).read().splitlines(), source=item.name, year=year, host=host)
-        )
-    return out
