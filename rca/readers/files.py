@@ -1,7 +1,7 @@
-"""Reading log inputs: files, folders, `-` for stdin, gzip files; binary or unreadable -> InputError.
+"""File inputs -> Evidence: files, folders, `-` for stdin, gzip files; binary or unreadable -> InputError.
 
-Kubernetes JSON dumps (`kubectl get events/pods -o json`) found among the inputs are handed to the
-Kubernetes source; everything else is text for `parse_text`.
+`--logs` inputs are recognised by content (`parsers.document`: Kubernetes dumps, saved /metrics,
+nvidia-smi reports, /api/history documents, else log lines); `--traces` inputs are OTLP JSON files.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import IO
 
 from gpuobs.errors import InputError
+from gpuobs.evidence import Evidence
 
-__all__ = ["LogInput", "iter_log_inputs", "looks_binary", "read_input"]
+__all__ = ["LogInput", "iter_log_inputs", "looks_binary", "read_input", "read_logs", "read_traces"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,3 +118,36 @@ def iter_log_inputs(paths: list[str], stdin: IO[bytes] | None = None) -> Iterato
         else:
             yield read_input(path, stdin)
 
+
+def read_logs(
+    paths: list[str], stdin: IO[bytes] | None = None, keep: list[LogInput] | None = None
+) -> list[Evidence]:
+    """Evidence from log inputs, each parsed by what it is (a saved /metrics is timed at its mtime).
+
+    With `keep`, every input read is also appended to it (bundles archive the texts; stdin reads once).
+    """
+    from gpuobs.rca.parsers.document import parse_document
+
+    out: list[Evidence] = []
+    for item in iter_log_inputs(paths, stdin):
+        if keep is not None:
+            keep.append(item)
+        when = None
+        if item.name != "<stdin>":
+            try:
+                when = Path(item.name).stat().st_mtime
+            except OSError:
+                when = None
+        out.extend(parse_document(item.name, item.text, when))
+    return out
+
+
+def read_traces(paths: list[str], stdin: IO[bytes] | None = None) -> list[Evidence]:
+    """Span evidence from OTLP JSON files (.gz accepted); InputError names a file that is not one."""
+    from gpuobs.rca.parsers.traces import parse_otlp_text
+
+    out: list[Evidence] = []
+    for path in paths:
+        item = read_input(path, stdin)
+        out.extend(parse_otlp_text(item.text, source=item.name))
+    return out

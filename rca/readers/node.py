@@ -17,8 +17,8 @@ from typing import Any
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import gpu as g
 from gpuobs.rca import keys
-from gpuobs.rca.sources.lines import parse_lines
-from gpuobs.rca.sources.text import normalize_pci
+from gpuobs.rca.parsers.lines import parse_lines
+from gpuobs.rca.parsers.prefix import normalize_pci
 
 __all__ = ["live_kernel_log", "live_nvml_state"]
 
