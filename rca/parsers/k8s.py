@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
-from gpuobs.rca.parsers.prefix import parse_timestamp
+from gpuobs.timeparse import parse_instant
 
 __all__ = ["evidence_from_objects", "maybe_k8s_json"]
 
@@ -43,7 +43,13 @@ def maybe_k8s_json(text: str) -> list[dict[str, Any]] | None:
 
 
 def _ts(value: Any) -> float | None:
-    return parse_timestamp(value) if isinstance(value, str) and value else None
+    """Epoch seconds of an API server time (RFC 3339), None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError:
+        return None
 
 
 def evidence_from_objects(objects: list[dict[str, Any]], source: str = "kubernetes") -> list[Evidence]:
