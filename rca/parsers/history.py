@@ -50,9 +50,8 @@ def evidence_from_history(
         if name == g.CLOCK_EVENT_ACTIVE.native:
             active: dict[str, int] = {}
             for _, mask in points:
-                for bit, reason in g.CLOCK_EVENT_REASONS:
-                    if int(mask) & bit:
-                        active[reason] = active.get(reason, 0) + 1
+                for reason in g.clock_event_reasons(mask):
+                    active[reason] = active.get(reason, 0) + 1
             for reason, n in active.items():
                 out.append(
                     metric_evidence(

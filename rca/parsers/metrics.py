@@ -81,9 +81,8 @@ def clock_reason_evidence(
     mask: float, labels: dict[str, str], source: str, when: float | None, agg: str
 ) -> list[Evidence]:
     """One `clock_event_active{reason}` record per reason set in an NVML clock-event bitmask."""
-    out = []
-    for bit, reason in g.CLOCK_EVENT_REASONS:
-        if int(mask) & bit:
-            labels_ = {**labels, "reason": reason}
-            out.append(metric_evidence(g.CLOCK_EVENT_ACTIVE.native, 1.0, labels_, source, when, agg))
-    return out
+    name = g.CLOCK_EVENT_ACTIVE.native
+    return [
+        metric_evidence(name, 1.0, {**labels, "reason": reason}, source, when, agg)
+        for reason in g.clock_event_reasons(mask)
+    ]

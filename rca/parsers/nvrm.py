@@ -16,7 +16,6 @@ from gpuobs.rca.parsers.prefix import LinePrefix, normalize_pci
 
 __all__ = [
     "PARSERS",
-    "clock_event_reasons",
     "finish",
     "nvlink5_subcode",
     "parse_gpu_map_line",
@@ -205,25 +204,6 @@ def _reset(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     xm = _XID_RE.search(msg)
     pci = normalize_pci(xm["dev"].split()[0]) if xm and xm["dev"].strip() else None
     ctx.emit(keys.GPU_RESET_REQUIRED, None, pre, msg, {"message": msg.strip()}, pci_bus_id=pci)
-
-
-# --- NVML clock-event reasons ---------------------------------------------------------------------
-_CLOCK_REASONS = (
-    (0x1, "gpu_idle", False),
-    (0x2, "applications_clocks_setting", False),
-    (0x4, "sw_power_cap", False),
-    (0x8, "hw_slowdown", True),
-    (0x10, "sync_boost", False),
-    (0x20, "sw_thermal_slowdown", False),
-    (0x40, "hw_thermal_slowdown", True),
-    (0x80, "hw_power_brake_slowdown", True),
-    (0x100, "display_clock_setting", False),
-)
-
-
-def clock_event_reasons(mask: int) -> list[tuple[str, bool]]:
-    """The NVML clock-event (throttle) reasons set in `mask`, each with whether it is a HW slowdown."""
-    return [(name, hw) for bit, name, hw in _CLOCK_REASONS if mask & bit]
 
 
 def finish(ctx: ParseContext) -> None:

@@ -35,11 +35,12 @@ from typing import Any
 import pytest
 
 from gpuobs.evidence import Evidence
+from gpuobs.names import gpu as g
 from gpuobs.rca import keys
 from gpuobs.rca.parsers import parse_text
 from gpuobs.rca.parsers.host_kernel import oom_start_process, parse_cpu_pid_comm
 from gpuobs.rca.parsers.kmsg import parse_kmsg_record
-from gpuobs.rca.parsers.nvrm import clock_event_reasons, nvlink5_subcode, parse_gpu_map_line
+from gpuobs.rca.parsers.nvrm import nvlink5_subcode, parse_gpu_map_line
 from gpuobs.rca.parsers.prefix import normalize_pci
 
 NOT_APPLICABLE: dict[str, str] = {
@@ -323,9 +324,9 @@ def check_fabric(row: Row, exp: dict[str, Any], compat: Path) -> None:
 
 def check_clock(row: Row, exp: dict[str, Any], compat: Path) -> None:
     mask = int(row.input.split()[0], 16)
-    reasons = clock_event_reasons(mask)
-    assert sum(1 for _, hw in reasons if hw) == len(exp["hw_slowdown_reasons"])
-    assert sum(1 for _, hw in reasons if not hw) == len(exp["other_reasons"])
+    reasons = g.clock_event_reasons(mask)
+    assert sum(1 for r in reasons if r in g.HW_SLOWDOWN_REASONS) == len(exp["hw_slowdown_reasons"])
+    assert sum(1 for r in reasons if r not in g.HW_SLOWDOWN_REASONS) == len(exp["other_reasons"])
 
 
 def check_kmsg(row: Row, exp: dict[str, Any], compat: Path) -> None:
