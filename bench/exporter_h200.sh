@@ -3,8 +3,7 @@
 # Run from the repository root; writes everything under $OUT (device tool) or ./.device-out.
 set -u
 OUT=$(realpath -m "${OUT:-.device-out}"); mkdir -p "$OUT"
-rm -rf /tmp/pkg && mkdir -p /tmp/pkg && cp -rs "$PWD/gpuobs" /tmp/pkg/gpuobs
-for c in exporters rca chaos serving kernels dashboards; do cp -rs "$PWD/$c" "/tmp/pkg/gpuobs/$c"; done
+rm -rf /tmp/pkg && mkdir -p /tmp/pkg && python3 tools/repo_layout.py link-tree /tmp/pkg >/dev/null
 cp -rs "$PWD/bench" /tmp/pkg/bench
 # Run from the link tree: `python -m` puts the working directory first on sys.path.
 cd /tmp/pkg
