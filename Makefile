@@ -12,7 +12,7 @@ endif
 # torch 2.13.0 (CPU build) lies on disk on these machines; pinning it avoids a multi-GB CUDA download.
 TORCH_PIN ?= torch==2.13.0
 
-.PHONY: demo test lint typecheck pytest system-deps install install-test clean
+.PHONY: demo test lint typecheck pytest system-deps install install-test clean bench-gpu-prep bench-gpu-check bench-gpu
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,19 @@ pytest: install-test system-deps
 	TRITON_INTERPRET=1 $(VENV)/bin/pytest -q $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+# GPU benchmarks on the lent H200 (docs/BENCHMARKS.md): prep here, then `bash bench/gpu.sh NAME` there
+# through the device tool with carry ["build/wheels"]; bench-gpu-check installs the same closure offline
+# into a bare venv here and imports every module (needs the package registry, not part of `make test`).
+bench-gpu-prep:
+	$(PYTHON) bench/gpu.py prep
+
+bench-gpu-check:
+	$(PYTHON) bench/gpu.py check
+
+bench-gpu:
+	@test -n "$(BENCH)" || { echo "usage: make bench-gpu BENCH='kernels serving_engine_gpu'" >&2; exit 2; }
+	bash bench/gpu.sh $(BENCH)
 
 clean:
 	rm -rf build $(VENV) .mypy_cache .ruff_cache .pytest_cache
