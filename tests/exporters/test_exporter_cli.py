@@ -85,9 +85,9 @@ def test_settings_come_from_env_and_config_file(tmp_path: Path) -> None:
         f'[export]\nbackend = "sim"\ngpus = 3\nport = {port}\nnaming = "native"\n'
         'pod-resources-socket = "none"\n'
     )
-    env = {"GPUOBS_CONFIG": str(config), "GPUOBS_NAMING": "dcgm"}
+    env = {"GPUOBS_CONFIG": str(config), "GPUOBS_EXPORT_NAMING": "dcgm"}
     with ExporterProcess(env=env, port=port, port_flag=False) as exp:
         text = exp.metrics()
-        assert "DCGM_FI_DEV_GPU_TEMP{" in text, "GPUOBS_NAMING beats the config file"
+        assert "DCGM_FI_DEV_GPU_TEMP{" in text, "GPUOBS_EXPORT_NAMING beats the config file"
         assert text.count("DCGM_FI_DEV_GPU_TEMP{") == 3, "gpus = 3 from the config file"
     assert exp.returncode == 0, exp.logs()
