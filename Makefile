@@ -50,7 +50,7 @@ typecheck: install-test
 	rm -rf build/typecheck
 	$(PY) tools/repo_layout.py link-tree build/typecheck
 	cd build/typecheck && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p gpuobs
-	$(VENV)/bin/mypy --config-file pyproject.toml tools
+	$(VENV)/bin/mypy --config-file pyproject.toml tools bench/gpu.py
 
 pytest: install-test system-deps
 	TRITON_INTERPRET=1 $(VENV)/bin/pytest -q $(PYTEST_ARGS)
