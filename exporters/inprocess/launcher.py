@@ -58,6 +58,7 @@ from typing import Any, Protocol
 
 from gpuobs import cuda_errors
 from gpuobs.config import resolve
+from gpuobs.errors import ExporterError
 from gpuobs.names import kernel as names
 
 __all__ = [
@@ -94,7 +95,7 @@ def map_cuda_error(exc: BaseException) -> cuda_errors.CudaError | None:
     return cuda_errors.from_text(str(exc))
 
 
-class LaunchError(RuntimeError):
+class LaunchError(ExporterError, RuntimeError):
     """Raised by test doubles and adapters to simulate a CUDA error with a given code."""
 
     def __init__(self, cuda_error_code: int, message: str = "") -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuobs.errors import ExporterError
 from gpuobs.exporters.sidecar.backend import (
     BackendInitError,
     BackendUnavailableError,
@@ -72,7 +73,7 @@ FAULT_KINDS = (
 )
 
 
-class SimFaultError(ValueError):
+class SimFaultError(ExporterError, ValueError):
     """A fault request that names an unknown kind, GPU, field or argument."""
 
 

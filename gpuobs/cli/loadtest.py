@@ -11,7 +11,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from gpuobs.cli.render import console, emit_json
-from gpuobs.config import resolve
 from gpuobs.errors import InputError
 from gpuobs.extras import require
 
@@ -135,10 +134,8 @@ def register(app: typer.Typer) -> None:
         rate: float = typer.Option(1.0, "--rate", help="First offered rate of the ladder, requests/s."),
         duration: float = typer.Option(10.0, "--duration", help="Seconds of arrivals per step."),
         requests: int = typer.Option(1000, "--requests", help="At most this many requests per step."),
-        p99_target_ms: float | None = typer.Option(
-            None, "--p99-target-ms", help="P99 end-to-end target, ms [default 2000; GPUOBS_P99_TARGET_MS]."),
-        gpu_hour_price: float | None = typer.Option(
-            None, "--gpu-hour-price", help="Price of one GPU-hour [default 3.0; GPUOBS_GPU_HOUR_PRICE]."),
+        p99_target_ms: float = typer.Option(2000.0, "--p99-target-ms", help="P99 end-to-end target, ms."),
+        gpu_hour_price: float = typer.Option(3.0, "--gpu-hour-price", help="Price of one GPU-hour."),
         gpus: int = typer.Option(1, "--gpus", help="GPUs behind the URL (for the cost)."),
         robustness: int = typer.Option(100, "--robustness", help="Random bad requests to send (0: skip)."),
         max_steps: int = typer.Option(8, "--max-steps", help="At most this many rates on the ladder."),
@@ -162,8 +159,7 @@ def register(app: typer.Typer) -> None:
         require("httpx", "loadtest")
         from gpuobs.serving import loadtest as lt
 
-        target_ms = resolve("loadtest", "p99_target_ms", p99_target_ms, 2000.0, float)
-        price = resolve("loadtest", "gpu_hour_price", gpu_hour_price, 3.0, float)
+        target_ms, price = p99_target_ms, gpu_hour_price
         try:
             process = lt.ArrivalProcess(arrival)
             ep = lt.Endpoint(endpoint)
