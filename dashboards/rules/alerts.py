@@ -70,9 +70,7 @@ ENGINE_KIND_SIGNATURES: Mapping[str, tuple[str, ...]] = {
 }
 """`gpuobs_serving_engine_errors_total{kind}` values that are CUDA errors, by signature."""
 
-CRITICAL_SIGNATURES = frozenset(
-    {"xid_95_uncontained_ecc", "xid_119_gsp_timeout", "ecc_row_remap_failure"}
-)
+CRITICAL_SIGNATURES = frozenset({"xid_95_uncontained_ecc", "xid_119_gsp_timeout", "ecc_row_remap_failure"})
 """Signatures of the XID table whose catalog severity is critical: those XIDs page."""
 
 _REASONS = {name for _, name in g.CLOCK_EVENT_REASONS}
@@ -146,68 +144,97 @@ def _gpu_alerts(o: Options) -> list[AlertRule]:
     fell_off = f"({series(ex.GPU_UP)} == 0)\nor\nmax without (code) ({xid_events(matchers(code='79'))})"
     other_xids = xid_events(matchers(code="!~48|79"))
     with_signature = label_map(other_xids, "signature", "code", XID_CODE_SIGNATURES, XID_DEFAULT_SIGNATURE)
-    xid_expr = label_map(with_signature, "severity", "signature", {"critical": sorted(CRITICAL_SIGNATURES)},
-                         "warning")
+    xid_expr = label_map(
+        with_signature, "severity", "signature", {"critical": sorted(CRITICAL_SIGNATURES)}, "warning"
+    )
     thermal = matchers(reason="~" + regex_union(THERMAL_REASONS))
     power = matchers(reason="~" + regex_union(POWER_REASONS))
     return [
         AlertRule(
-            "GpuFallenOffBus", "gpuobs-gpu", fell_off, "0m",
+            "GpuFallenOffBus",
+            "gpuobs-gpu",
+            fell_off,
+            "0m",
             f"{_GPU} fell off the bus (XID 79) or stopped answering",
             "The driver lost the GPU (XID 79 or NVML reports it lost): every CUDA context on it is dead. "
             "Cordon the node and follow the runbook.",
-            severity="critical", signature="xid_79_fallen_off_bus",
+            severity="critical",
+            signature="xid_79_fallen_off_bus",
         ),
         AlertRule(
-            "GpuXidError", "gpuobs-gpu", xid_expr, "0m",
+            "GpuXidError",
+            "gpuobs-gpu",
+            xid_expr,
+            "0m",
             f"XID {{{{ $labels.code }}}} on {_GPU}",
             "The NVIDIA driver reported XID {{ $labels.code }} in the last " + w + "; the signature label "
             "names the catalog entry for that code.",
-            signatures=(*XID_CODE_SIGNATURES, XID_DEFAULT_SIGNATURE), severities=("critical", "warning"),
+            signatures=tuple(dict.fromkeys((*XID_CODE_SIGNATURES, XID_DEFAULT_SIGNATURE))),
+            severities=("critical", "warning"),
         ),
         AlertRule(
-            "GpuEccUncorrectableErrors", "gpuobs-gpu",
-            f"increase({series(g.ECC_DBE_VOLATILE)}[{w}]) > 0", "0m",
+            "GpuEccUncorrectableErrors",
+            "gpuobs-gpu",
+            f"increase({series(g.ECC_DBE_VOLATILE)}[{w}]) > 0",
+            "0m",
             f"Uncorrectable (double-bit) ECC errors on {_GPU}",
             "The GPU counted double-bit ECC errors in the last " + w + " (XID 48): data in its memory was "
             "corrupted and the processes on it must be treated as failed.",
-            severity="critical", signature="xid_48_double_bit_ecc",
+            severity="critical",
+            signature="xid_48_double_bit_ecc",
         ),
         AlertRule(
-            "GpuRowRemapFailure", "gpuobs-gpu", f"{series(g.ROW_REMAP_FAILURE)} == 1", "0m",
+            "GpuRowRemapFailure",
+            "gpuobs-gpu",
+            f"{series(g.ROW_REMAP_FAILURE)} == 1",
+            "0m",
             f"Memory row remapping failed on {_GPU}",
             "The GPU could not remap a failing memory row: it has no spare rows left for that bank and "
             "needs replacement.",
-            severity="critical", signature="ecc_row_remap_failure",
+            severity="critical",
+            signature="ecc_row_remap_failure",
         ),
         AlertRule(
-            "GpuRowRemapPending", "gpuobs-gpu", f"{series(g.ROW_REMAP_PENDING)} == 1", "15m",
+            "GpuRowRemapPending",
+            "gpuobs-gpu",
+            f"{series(g.ROW_REMAP_PENDING)} == 1",
+            "15m",
             f"{_GPU} waits for a reset to remap a memory row",
             "A row remap is pending: until the GPU is reset it runs without the remap.",
-            severity="warning", signature="gpu_reset_required",
+            severity="warning",
+            signature="gpu_reset_required",
         ),
         AlertRule(
-            "GpuThermalThrottling", "gpuobs-gpu",
-            f"max without (reason) ({series(g.CLOCK_EVENT_ACTIVE, thermal)}) == 1", "5m",
+            "GpuThermalThrottling",
+            "gpuobs-gpu",
+            f"max without (reason) ({series(g.CLOCK_EVENT_ACTIVE, thermal)}) == 1",
+            "5m",
             f"{_GPU} is throttled by temperature",
             "A thermal slowdown (software or hardware) has held the clocks down; work on this GPU runs "
             "slower and may straggle.",
-            severity="warning", signature="thermal_throttling",
+            severity="warning",
+            signature="thermal_throttling",
         ),
         AlertRule(
-            "GpuPowerThrottling", "gpuobs-gpu",
-            f"max without (reason) ({series(g.CLOCK_EVENT_ACTIVE, power)}) == 1", "15m",
+            "GpuPowerThrottling",
+            "gpuobs-gpu",
+            f"max without (reason) ({series(g.CLOCK_EVENT_ACTIVE, power)}) == 1",
+            "15m",
             f"{_GPU} is throttled by power",
             "The power cap or a hardware power brake has held the clocks down.",
-            severity="warning", signature="power_throttling",
+            severity="warning",
+            signature="power_throttling",
         ),
         AlertRule(
-            "GpuMemoryNearFull", "gpuobs-gpu",
-            f"{series(g.MEMORY_USED)} / {series(g.MEMORY_TOTAL)} > {_num(o.gpu_memory_full_ratio)}", "10m",
+            "GpuMemoryNearFull",
+            "gpuobs-gpu",
+            f"{series(g.MEMORY_USED)} / {series(g.MEMORY_TOTAL)} > {_num(o.gpu_memory_full_ratio)}",
+            "10m",
             f"{_GPU} memory is over {_num(o.gpu_memory_full_ratio * 100)}% used",
             "Framebuffer memory has stayed nearly full: the next allocation may fail with CUDA out of "
             "memory.",
-            severity="warning", signature="cuda_oom_capacity",
+            severity="warning",
+            signature="cuda_oom_capacity",
         ),
     ]
 
@@ -215,22 +242,34 @@ def _gpu_alerts(o: Options) -> list[AlertRule]:
 def _exporter_alerts(o: Options) -> list[AlertRule]:
     return [
         AlertRule(
-            "GpuobsExporterDown", "gpuobs-exporter", f"{UP}{matchers(job=o.exporter_job)} == 0", "5m",
+            "GpuobsExporterDown",
+            "gpuobs-exporter",
+            f"{UP}{matchers(job=o.exporter_job)} == 0",
+            "5m",
             "GPU exporter {{ $labels.instance }} is down",
             "Prometheus cannot scrape the GPU exporter: this node's GPU dashboards and alerts are blind.",
-            severity="warning", signature="telemetry_exporter_failure",
+            severity="warning",
+            signature="telemetry_exporter_failure",
         ),
         AlertRule(
-            "GpuBackendDown", "gpuobs-exporter", f"{series(ex.NVML_UP)} == 0", "5m",
+            "GpuBackendDown",
+            "gpuobs-exporter",
+            f"{series(ex.NVML_UP)} == 0",
+            "5m",
             "The GPU exporter on {{ $labels.instance }} cannot initialise NVML",
             "The exporter runs but the NVIDIA driver does not answer (NVML init fails and is retried).",
-            severity="critical", signature="gpu_driver_failure",
+            severity="critical",
+            signature="gpu_driver_failure",
         ),
         AlertRule(
-            "GpuobsCollectorFailing", "gpuobs-exporter", f"{series(ex.COLLECTOR_SUCCESS)} == 0", "15m",
+            "GpuobsCollectorFailing",
+            "gpuobs-exporter",
+            f"{series(ex.COLLECTOR_SUCCESS)} == 0",
+            "15m",
             "Collector {{ $labels.collector }} of the GPU exporter {{ $labels.instance }} keeps failing",
             "The collector's samples are dropped on every scrape, so its metrics are missing.",
-            severity="warning", signature="telemetry_exporter_failure",
+            severity="warning",
+            signature="telemetry_exporter_failure",
         ),
     ]
 
@@ -274,63 +313,90 @@ def _serving_alerts(o: Options) -> list[AlertRule]:
     latency_pct = _num(slo.latency_objective * 100)
     rules: list[AlertRule] = []
     for severity, for_ in (("critical", "2m"), ("warning", "15m")):
-        rules.append(AlertRule(
-            "ServingLatencyBudgetBurn", "gpuobs-serving",
-            _burn_expr("slow", slo.latency_objective, severity), for_,
-            "Model {{ $labels.model_name }} burns its latency error budget",
-            f"More than the budgeted {_num(100 - slo.latency_objective * 100)}% of requests take longer than "
-            f"{_num(slo.latency_threshold_s)} s (SLO: {latency_pct}% within it), at a rate that spends the "
-            "budget early (multi-window burn rate).",
-            severity=severity, signature="queue_saturation",
-        ))
-        rules.append(AlertRule(
-            "ServingErrorBudgetBurn", "gpuobs-serving",
-            _burn_expr("errors", slo.error_objective, severity), for_,
-            "Model {{ $labels.model_name }} burns its error budget",
-            "Requests fail (finish reason error) above the budgeted "
-            f"{_num(100 - slo.error_objective * 100)}% at a rate that spends the budget early "
-            "(multi-window burn rate).",
-            severity=severity, signature="engine_dead",
-        ))
+        rules.append(
+            AlertRule(
+                "ServingLatencyBudgetBurn",
+                "gpuobs-serving",
+                _burn_expr("slow", slo.latency_objective, severity),
+                for_,
+                "Model {{ $labels.model_name }} burns its latency error budget",
+                f"More than the budgeted {_num(100 - slo.latency_objective * 100)}% of requests take longer "
+                f"than {_num(slo.latency_threshold_s)} s (SLO: {latency_pct}% within it), at a rate that "
+                "spends the budget early (multi-window burn rate).",
+                severity=severity,
+                signature="queue_saturation",
+            )
+        )
+        rules.append(
+            AlertRule(
+                "ServingErrorBudgetBurn",
+                "gpuobs-serving",
+                _burn_expr("errors", slo.error_objective, severity),
+                for_,
+                "Model {{ $labels.model_name }} burns its error budget",
+                "Requests fail (finish reason error) above the budgeted "
+                f"{_num(100 - slo.error_objective * 100)}% at a rate that spends the budget early "
+                "(multi-window burn rate).",
+                severity=severity,
+                signature="engine_dead",
+            )
+        )
     rules += [
         AlertRule(
-            "ServingQueueSaturation", "gpuobs-serving", queue, "5m",
+            "ServingQueueSaturation",
+            "gpuobs-serving",
+            queue,
+            "5m",
             "Model {{ $labels.model_name }} on {{ $labels.instance }} has a saturated request queue",
             f"At least {o.queue_waiting_requests} requests keep waiting, or admission control refuses "
             "requests (HTTP 429): offered load is above what the replica serves.",
-            severity="warning", signature="queue_saturation",
+            severity="warning",
+            signature="queue_saturation",
         ),
         AlertRule(
-            "ServingKvCacheExhausted", "gpuobs-serving",
-            f"max without (engine) ({series(s.KV_CACHE_USAGE)}) > {_num(o.kv_cache_full_ratio)}", "10m",
+            "ServingKvCacheExhausted",
+            "gpuobs-serving",
+            f"max without (engine) ({series(s.KV_CACHE_USAGE)}) > {_num(o.kv_cache_full_ratio)}",
+            "10m",
             "Model {{ $labels.model_name }} on {{ $labels.instance }} has run out of KV cache",
             "The KV cache has stayed nearly full: new requests queue and running ones get preempted.",
-            severity="warning", signature="kv_cache_exhausted",
+            severity="warning",
+            signature="kv_cache_exhausted",
         ),
         AlertRule(
-            "ServingPreemptionStorm", "gpuobs-serving",
+            "ServingPreemptionStorm",
+            "gpuobs-serving",
             f"sum without (engine) (increase({series(s.NUM_PREEMPTIONS)}[5m])) > {o.preemptions_per_5m}",
             "5m",
             "Model {{ $labels.model_name }} on {{ $labels.instance }} preempts requests continuously",
             f"More than {o.preemptions_per_5m} preemptions in 5 minutes: the KV cache cannot hold the "
             "running batch, so work is recomputed and throughput collapses.",
-            severity="warning", signature="kv_cache_exhausted",
+            severity="warning",
+            signature="kv_cache_exhausted",
         ),
         AlertRule(
-            "ServingRestarts", "gpuobs-serving", restarts, "0m",
+            "ServingRestarts",
+            "gpuobs-serving",
+            restarts,
+            "0m",
             "The serving process on {{ $labels.instance }} restarted",
             "The supervisor restarted a crashed worker, or the server process started again, in the last "
             f"{w}.",
-            severity="warning", signature="crash_loop",
+            severity="warning",
+            signature="crash_loop",
         ),
         AlertRule(
-            "CudaErrors", "gpuobs-serving", cuda_expr, "0m",
+            "CudaErrors",
+            "gpuobs-serving",
+            cuda_expr,
+            "0m",
             "CUDA errors on {{ $labels.instance }}",
             "Kernel launches or engine steps failed with a CUDA error in the last " + w + " (code "
             "{{ $labels.code }}{{ $labels.kind }}); the signature label names the catalog entry.",
             severity="warning",
-            signatures=tuple(dict.fromkeys((*CUDA_CODE_SIGNATURES, *ENGINE_KIND_SIGNATURES,
-                                            CUDA_DEFAULT_SIGNATURE))),
+            signatures=tuple(
+                dict.fromkeys((*CUDA_CODE_SIGNATURES, *ENGINE_KIND_SIGNATURES, CUDA_DEFAULT_SIGNATURE))
+            ),
         ),
     ]
     return rules

@@ -32,8 +32,10 @@ BURN_CONDITIONS: tuple[BurnCondition, ...] = (
 )
 
 SLO_WINDOWS: tuple[str, ...] = tuple(
-    sorted({w for c in BURN_CONDITIONS for w in (c.long_window, c.short_window)},
-           key=lambda w: {"m": 60, "h": 3600, "d": 86400}[w[-1]] * int(w[:-1]))
+    sorted(
+        {w for c in BURN_CONDITIONS for w in (c.long_window, c.short_window)},
+        key=lambda w: {"m": 60, "h": 3600, "d": 86400}[w[-1]] * int(w[:-1]),
+    )
 )
 """Every window a ratio is recorded over, shortest first."""
 
