@@ -3,15 +3,21 @@
 The SDK ships no JSON schema and no validator: its schema is the generated model classes. So a
 dashboard is decoded with `Dashboard.from_json` (panel options and queries through the registered
 plugin variants) and encoded again: a field the 11.6 schema does not have is dropped on the way and a
-value of the wrong shape comes back different, and either shows as a difference. On top of that, the
-fields Grafana needs are checked: uid and title, panel ids, types the SDK knows, a unit and
-thresholds on every panel, Prometheus queries with an expression, and template variables that exist.
+value of the wrong shape comes back different, and either shows as a difference. The decoded objects
+are then checked against the models' type hints (enums, literals, numbers, strings), which from_json
+itself does not enforce. On top of that, the fields Grafana needs are checked: uid and title, panel
+ids, types the SDK knows, a unit and thresholds on every panel, Prometheus queries with an
+expression, and template variables that exist.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import re
+import types
+import typing
+from functools import cache
 from typing import Any
 
 __all__ = ["validate_dashboard", "validate_rule_group"]
@@ -54,6 +60,73 @@ def _differences(original: Any, decoded: Any, path: str, out: list[str]) -> None
             _differences(a, b, f"{path}[{n}]", out)
     elif original != decoded:
         out.append(f"{path}: {original!r} does not survive the SDK model (got {decoded!r})")
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _is_model(value: Any) -> bool:
+    return type(value).__module__.startswith("grafana_foundation_sdk.") and hasattr(value, "to_json")
+
+
+def _check_value(value: Any, hint: Any, path: str, out: list[str]) -> None:
+    """Compare a decoded value with the SDK's type hint: enums and literals by value, primitives by type,
+    models recursively (from_json keeps strings of unknown enum values, so this is where they show)."""
+    origin = typing.get_origin(hint)
+    if hint is Any or hint is object:
+        if _is_model(value):
+            _check_model(value, path, out)
+    elif origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None and len(options) < len(typing.get_args(hint)):
+            return
+        matching = [a for a in options if isinstance(a, type) and _is_model(value) and isinstance(value, a)]
+        if len(options) == 1 or matching:
+            _check_value(value, (matching or options)[0], path, out)
+            return
+        for option in options:
+            trial: list[str] = []
+            _check_value(value, option, path, trial)
+            if not trial:
+                return
+        out.append(f"{path}: {value!r} is none of {hint}")
+    elif origin is typing.Literal:
+        if value not in typing.get_args(hint):
+            out.append(f"{path}: {value!r} is not one of {typing.get_args(hint)}")
+    elif origin is list:
+        if not isinstance(value, list):
+            out.append(f"{path}: {value!r} is not a list")
+            return
+        for n, item in enumerate(value):
+            _check_value(item, typing.get_args(hint)[0], f"{path}[{n}]", out)
+    elif origin is dict:
+        if not isinstance(value, dict):
+            out.append(f"{path}: {value!r} is not a mapping")
+    elif isinstance(hint, type) and issubclass(hint, enum.Enum):
+        raw = value.value if isinstance(value, enum.Enum) else value
+        if raw not in {member.value for member in hint}:
+            allowed = ", ".join(str(m.value) for m in hint)
+            out.append(f"{path}: {value!r} is not a {hint.__name__} ({allowed})")
+    elif hint is bool:
+        if not isinstance(value, bool):
+            out.append(f"{path}: {value!r} is not a boolean")
+    elif hint in (int, float):
+        if isinstance(value, bool) or not isinstance(value, int if hint is int else (int, float)):
+            out.append(f"{path}: {value!r} is not a number of type {hint.__name__}")
+    elif hint is str:
+        if not isinstance(value, str):
+            out.append(f"{path}: {value!r} is not a string")
+    elif isinstance(hint, type) and _is_model(value):
+        _check_model(value, path, out)
+    elif isinstance(hint, type) and not isinstance(value, hint):
+        out.append(f"{path}: {type(value).__name__} where the schema has {hint.__name__}")
+
+
+def _check_model(model: Any, path: str, out: list[str]) -> None:
+    for name, hint in _hints(type(model)).items():
+        _check_value(getattr(model, name, None), hint, f"{path}.{name}" if path else name, out)
 
 
 def _panels(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -108,10 +181,11 @@ def validate_dashboard(data: dict[str, Any]) -> list[str]:
     register_default_plugins()
     out: list[str] = []
     try:
-        decoded = _encode(Dashboard.from_json(data))
+        model = Dashboard.from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return [f"the SDK model cannot decode it: {type(exc).__name__}: {exc}"]
-    _differences(data, decoded, "", out)
+    _differences(data, _encode(model), "", out)
+    _check_model(model, "", out)
     uid = data.get("uid")
     if not isinstance(uid, str) or not 8 <= len(uid) <= 40:
         out.append(f"uid {uid!r}: must be a string of 8 to 40 characters")
@@ -139,7 +213,9 @@ def validate_rule_group(data: dict[str, Any]) -> list[str]:
 
     register_default_plugins()
     out: list[str] = []
-    _differences(data, _encode(RuleGroup.from_json(data)), "", out)
+    model = RuleGroup.from_json(data)
+    _differences(data, _encode(model), "", out)
+    _check_model(model, "", out)
     for rule in data.get("rules") or []:
         refs = [q.get("refId") for q in rule.get("data") or []]
         where = f"rule {rule.get('title')!r}"

@@ -68,7 +68,7 @@ ENGINE_KIND_SIGNATURES: Mapping[str, tuple[str, ...]] = {
     "cuda_oom_capacity": ("cuda_oom",),
     "illegal_memory_access": ("cuda_error",),
 }
-"""`gpuobs_serving_engine_errors_total{kind}` values that are CUDA errors, by signature."""
+"""`kind` label values of the serving engine-errors counter (SERVING_ENGINE_ERRORS) that are CUDA errors."""
 
 CRITICAL_SIGNATURES = frozenset({"xid_95_uncontained_ecc", "xid_119_gsp_timeout", "ecc_row_remap_failure"})
 """Signatures of the XID table whose catalog severity is critical: those XIDs page."""
