@@ -8,7 +8,7 @@ COMPONENTS := exporters rca chaos serving kernels dashboards
 # torch 2.13.0 (CPU build) lies on disk on these machines; pinning it avoids a multi-GB CUDA download.
 TORCH_PIN ?= torch==2.13.0
 
-.PHONY: demo test lint typecheck pytest system-deps install install-test clean
+.PHONY: demo test lint typecheck pytest system-deps install install-test clean dashboards
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ typecheck: install-test
 	cp -rs "$(CURDIR)/gpuobs" build/typecheck/gpuobs
 	for c in $(COMPONENTS); do cp -rs "$(CURDIR)/$$c" build/typecheck/gpuobs/$$c; done
 	cd build/typecheck && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p gpuobs
+
+# Dashboards, rules and Grafana alerting into build/dashboards; the Kubernetes manifests into deploy/monitoring
+# (committed: tests/dashboards checks that they are what this target writes).
+dashboards: install
+	$(VENV)/bin/gpuobs dashboards build build/dashboards --k8s deploy/monitoring
 
 pytest: install-test system-deps
 	TRITON_INTERPRET=1 $(VENV)/bin/pytest -q $(PYTEST_ARGS)

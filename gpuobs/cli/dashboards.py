@@ -58,7 +58,9 @@ def _options(**flags: Any) -> Options:
 
 @group.command("build", help=_BUILD_HELP)
 def build_cmd(
-    out_dir: Path = typer.Argument(..., help="Directory to write into (created if missing)."),
+    out_dir: Path = typer.Argument(
+        ..., metavar="OUT_DIR", help="Directory to write into (created if missing)."
+    ),
     k8s: Path | None = typer.Option(
         None, "--k8s", help="Also write Kubernetes manifests into this directory."
     ),
