@@ -46,7 +46,7 @@ class Options:
     namespace: str = "gpuobs"
     event_window: str = "10m"
     for_override: str | None = None
-    gpu_memory_full_ratio: float = 0.95
+    gpu_memory_full_ratio: float = 0.98  # engines reserve up to ~95% for the KV cache on purpose
     kv_cache_full_ratio: float = 0.95
     queue_waiting_requests: int = 8
     preemptions_per_5m: int = 50

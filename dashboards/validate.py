@@ -17,7 +17,6 @@ import json
 import re
 import types
 import typing
-from functools import cache
 from typing import Any
 
 __all__ = ["validate_dashboard", "validate_rule_group"]
@@ -62,9 +61,13 @@ def _differences(original: Any, decoded: Any, path: str, out: list[str]) -> None
         out.append(f"{path}: {original!r} does not survive the SDK model (got {decoded!r})")
 
 
-@cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _is_model(value: Any) -> bool:

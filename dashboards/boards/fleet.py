@@ -30,9 +30,13 @@ SEL = matchers(host="~$host", instance="~$instance")
 HOST = matchers(host="~$host")
 THROTTLING = (*THERMAL_REASONS, *POWER_REASONS, "hw_slowdown")
 THROTTLED = matchers(host="~$host", instance="~$instance", reason="~" + regex_union(THROTTLING))
-_MEMORY_STEPS = ((None, "green"), (0.9, "orange"), (0.95, "red"))
 _TEMP_STEPS = ((None, "green"), (80.0, "orange"), (87.0, "red"))
 _BAD_IF_ANY = ((None, "green"), (1.0, "red"))
+
+
+def _memory_steps(o: Options) -> tuple[tuple[float | None, str], ...]:
+    """Orange where engines usually stop reserving, red where GpuMemoryNearFull fires."""
+    return ((None, "green"), (0.95, "orange"), (o.gpu_memory_full_ratio, "red"))
 
 
 def _pod(expr: str) -> str:
@@ -70,7 +74,7 @@ def _glance(o: Options) -> list[Builder[dash_m.Panel]]:
             f"sum({series(g.MEMORY_USED, SEL)}) / sum({series(g.MEMORY_TOTAL, SEL)})",
             "percentunit",
             "Framebuffer memory used over the selected GPUs.",
-            _MEMORY_STEPS,
+            _memory_steps(o),
             decimals=1,
         ),
         stat_panel(
@@ -151,7 +155,7 @@ def dashboard(o: Options) -> dash_m.Dashboard:
                 [(f"{used} / {series(g.MEMORY_TOTAL, SEL)}", "{{host}} gpu {{gpu}}")],
                 "percentunit",
                 "Framebuffer memory used of each GPU.",
-                _MEMORY_STEPS,
+                _memory_steps(o),
                 max_value=1,
             )
         )

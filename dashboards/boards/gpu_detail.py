@@ -175,7 +175,7 @@ def _now(o: Options) -> list[Builder[dash_m.Panel]]:
             f"{series(g.MEMORY_USED, SEL)} / {series(g.MEMORY_TOTAL, SEL)}",
             "percentunit",
             "Framebuffer memory used.",
-            ((None, "green"), (0.9, "orange"), (0.95, "red")),
+            ((None, "green"), (0.95, "orange"), (o.gpu_memory_full_ratio, "red")),
             decimals=1,
         ),
         stat_panel(

@@ -208,15 +208,15 @@ CASES: tuple[AlertCase, ...] = (
     ),
     AlertCase(
         "GpuMemoryNearFull",
-        "96% used for 15 minutes",
-        ((sel(series(g.MEMORY_USED), GPU0), "96x20"), (sel(series(g.MEMORY_TOTAL), GPU0), "100x20")),
+        "99% used for 15 minutes",
+        ((sel(series(g.MEMORY_USED), GPU0), "99x20"), (sel(series(g.MEMORY_TOTAL), GPU0), "100x20")),
         "15m",
         (_fire(GPU0, "warning", "cuda_oom_capacity"),),
     ),
     AlertCase(
         "GpuMemoryNearFull",
-        "90% used",
-        ((sel(series(g.MEMORY_USED), GPU0), "90x20"), (sel(series(g.MEMORY_TOTAL), GPU0), "100x20")),
+        "96% used: an engine's KV-cache reservation, not a leak",
+        ((sel(series(g.MEMORY_USED), GPU0), "96x20"), (sel(series(g.MEMORY_TOTAL), GPU0), "100x20")),
         "15m",
     ),
     # --- exporter ---------------------------------------------------------------------------------------
