@@ -219,6 +219,7 @@ def table_panel(
         .thresholds(_thresholds(steps))
         .align(common_m.FieldTextAlignment.AUTO)
         .inspect(False)
+        .show_header(True)
         .span(width)
         .height(8)
     )
