@@ -12,7 +12,7 @@ endif
 # torch 2.13.0 (CPU build) lies on disk on these machines; pinning it avoids a multi-GB CUDA download.
 TORCH_PIN ?= torch==2.13.0
 
-.PHONY: demo test lint typecheck pytest system-deps install install-test clean bench-gpu-prep bench-gpu-check bench-gpu
+.PHONY: demo test lint typecheck pytest system-deps install install-test clean bench-gpu-prep bench-gpu-check bench-gpu dashboards
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ typecheck: install-test
 	$(PY) tools/repo_layout.py link-tree build/typecheck
 	cd build/typecheck && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p gpuobs
 	$(VENV)/bin/mypy --config-file pyproject.toml tools bench/gpu.py
+
+# Dashboards, rules and Grafana alerting into build/dashboards; the Kubernetes manifests into deploy/monitoring
+# (committed: tests/dashboards checks that they are what this target writes).
+dashboards: install
+	$(VENV)/bin/gpuobs dashboards build build/dashboards --k8s deploy/monitoring
 
 pytest: install-test system-deps
 	TRITON_INTERPRET=1 $(VENV)/bin/pytest -q $(PYTEST_ARGS)

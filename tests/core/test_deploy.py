@@ -219,9 +219,33 @@ SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
 }
 
 
+# --- the PrometheusRule fields (prometheus-operator CRD monitoring.coreos.com/v1), written by
+# `gpuobs dashboards build`; tests/dashboards also runs promtool over its groups.
+_RULE_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+_RULE = {"type": "object", "additionalProperties": False, "required": ["expr"],
+         "oneOf": [{"required": ["record"]}, {"required": ["alert"]}],
+         "properties": {"record": {"type": "string"}, "alert": {"type": "string"},
+                        "expr": {"type": ["string", "integer"]}, "for": _DURATION,
+                        "keep_firing_for": _DURATION, "labels": _RULE_MAP, "annotations": _RULE_MAP}}
+_RULE_GROUP = {"type": "object", "additionalProperties": False, "required": ["name", "rules"],
+               "properties": {"name": {"type": "string", "minLength": 1}, "interval": _DURATION,
+                              "rules": {"type": "array", "items": _RULE}}}
+PROMETHEUS_RULE_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"}, "kind": {"const": "PrometheusRule"},
+        "metadata": {"type": "object"},
+        "spec": {"type": "object", "additionalProperties": False, "required": ["groups"],
+                 "properties": {"groups": {"type": "array", "items": _RULE_GROUP}}},
+    },
+}
+
+
 def validate(obj: dict[str, Any]) -> None:
     if obj["kind"] == "ServiceMonitor":
         jsonschema.validate(obj, SERVICE_MONITOR_SCHEMA)
+    elif obj["kind"] == "PrometheusRule":
+        jsonschema.validate(obj, PROMETHEUS_RULE_SCHEMA)
     else:
         kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
 
