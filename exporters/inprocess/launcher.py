@@ -59,6 +59,7 @@ from typing import Any, Protocol
 from gpuobs import cuda_errors
 from gpuobs.config import resolve
 from gpuobs.names import kernel as names
+from gpuobs.names import spans
 
 __all__ = [
     "CudaEventTiming",
@@ -361,11 +362,11 @@ class KernelLauncher:
     def _get_tracer(self) -> Any:
         if self._tracer is None:
             if self._tracer_provider is not None:
-                self._tracer = self._tracer_provider.get_tracer(names.TRACER_NAME)
+                self._tracer = self._tracer_provider.get_tracer(spans.TRACER_KERNELS)
             else:
                 from opentelemetry import trace
 
-                self._tracer = trace.get_tracer(names.TRACER_NAME)
+                self._tracer = trace.get_tracer(spans.TRACER_KERNELS)
         return self._tracer
 
     def _context_getter(self) -> Callable[[], Any]:
@@ -439,16 +440,16 @@ class KernelLauncher:
         if cached is None:
             shapes, dtypes = _describe_inputs(item.inputs)
             cached = {
-                names.ATTR_KERNEL: item.kernel,
-                names.ATTR_GRID: _grid_text(item.grid),
-                names.ATTR_NUM_WARPS: item.num_warps,
-                names.ATTR_NUM_STAGES: item.num_stages,
-                names.ATTR_SHAPES: ",".join(shapes),
-                names.ATTR_DTYPES: ",".join(dtypes),
-                names.ATTR_DEVICE: str(item.device) if item.device is not None else "cpu",
+                spans.GPUOBS_KERNEL_NAME: item.kernel,
+                spans.GPUOBS_KERNEL_GRID: _grid_text(item.grid),
+                spans.GPUOBS_KERNEL_NUM_WARPS: item.num_warps,
+                spans.GPUOBS_KERNEL_NUM_STAGES: item.num_stages,
+                spans.GPUOBS_KERNEL_INPUT_SHAPES: ",".join(shapes),
+                spans.GPUOBS_KERNEL_INPUT_DTYPES: ",".join(dtypes),
+                spans.GPUOBS_KERNEL_DEVICE: str(item.device) if item.device is not None else "cpu",
             }
             if stream is not None:
-                cached[names.ATTR_STREAM] = stream
+                cached[spans.GPUOBS_KERNEL_STREAM] = stream
             if hashable:
                 if len(self._attr_cache) >= 1024:
                     self._attr_cache.clear()
@@ -462,13 +463,13 @@ class KernelLauncher:
         """Build and end the span of a launch in one go: parent = the context current at launch."""
         attributes = self._attributes(item, self._stream_text(item.token))
         if elapsed_ms is None:
-            attributes[names.ATTR_TIMING] = "host"
+            attributes[spans.GPUOBS_KERNEL_TIMING] = "host"
         else:
-            attributes[names.ATTR_TIMING] = "cuda_event"
-            attributes[names.ATTR_GPU_DURATION_MS] = elapsed_ms
+            attributes[spans.GPUOBS_KERNEL_TIMING] = "cuda_event"
+            attributes[spans.GPUOBS_KERNEL_GPU_DURATION_MS] = elapsed_ms
         tracer = self._tracer or self._get_tracer()
         span = tracer.start_span(
-            names.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
+            spans.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
         )
         span.end(end_time=end_ns)
         self.spans_ended += 1
@@ -477,13 +478,13 @@ class KernelLauncher:
         from opentelemetry.trace import Status, StatusCode
 
         attributes = self._attributes(item, self._stream_text(item.token))
-        attributes[names.ATTR_TIMING] = "host" if item.token is None else "cuda_event"
+        attributes[spans.GPUOBS_KERNEL_TIMING] = "host" if item.token is None else "cuda_event"
         if error is not None:
-            attributes[names.ATTR_ERROR_CODE] = error.code
-            attributes[names.ATTR_ERROR_NAME] = error.name
+            attributes[spans.CUDA_ERROR_CODE] = error.code
+            attributes[spans.CUDA_ERROR_NAME] = error.name
         tracer = self._tracer or self._get_tracer()
         span = tracer.start_span(
-            names.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
+            spans.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
         )
         span.record_exception(exc)
         span.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
