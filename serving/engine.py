@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuobs import cuda_errors
 from gpuobs.errors import GpuobsError, InputError
+from gpuobs.exporters.inprocess.launcher import default_launcher
 from gpuobs.names import logs as log_fields
 from gpuobs.names import spans
 from gpuobs.serving.faults import FaultInjector
@@ -512,9 +512,7 @@ class Engine:
     @staticmethod
     def _flush_kernel_spans() -> None:
         """Going idle: end the sampled kernel.launch spans the launcher batches, so traces are complete."""
-        launcher = sys.modules.get("gpuobs.exporters.inprocess.launcher")
-        if launcher is not None:
-            launcher.default_launcher().flush(timeout_s=1.0)
+        default_launcher().flush(timeout_s=1.0)
 
     def _take_aborts(self) -> list[tuple[SequenceState, str, str | None]]:
         finals: list[tuple[SequenceState, str, str | None]] = []
@@ -658,6 +656,9 @@ class Engine:
             for seqs, exc in failed:
                 kind, code, name = self._classify(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
+                cuda = cuda_errors.by_code(code) if code is not None else None
+                if cuda is not None:  # every CUDA error the process hits, not only those inside a launch
+                    default_launcher().count_error(exc, cuda)
                 for seq in seqs:
                     if self._by_request.get(seq.request_id) is not seq:
                         continue

@@ -9,7 +9,8 @@ which TensorRT requires before it accepts them:
     context.profiler = make_profiler()                  # IExecutionContext
     runtime = tensorrt.Runtime(make_logger())
 
-Layer executions are counted in the launcher's `gpuobs_kernel_launches_total{kernel=<layer>}`;
+Layer executions are counted in the launcher's
+`gpuobs_kernel_launches_total{kernel=<layer>,backend="tensorrt"}`;
 CUDA errors named in engine messages in `gpuobs_cuda_errors_total{code,name,kernel="tensorrt"}`;
 every message in `gpuobs_engine_log_messages_total{engine="tensorrt",severity}`.
 """
@@ -131,7 +132,7 @@ class SpanProfiler:
             self._cursor_ns = start + duration_ns
             self._last_report_ns = now
             self.layers_reported += 1
-        (self._launcher or default_launcher()).count(layer_name)
+        (self._launcher or default_launcher()).count(layer_name, backend=names.BACKEND_TENSORRT)
         attributes: dict[str, Any] = {
             spans.GPUOBS_KERNEL_NAME: layer_name,
             spans.GPUOBS_ENGINE: ENGINE,

@@ -10,6 +10,11 @@ from typing import Final
 from gpuobs.names.spec import MetricKind, MetricSpec, register
 
 __all__ = [
+    "BACKEND_LABEL",
+    "BACKEND_TENSORRT",
+    "BACKEND_TORCH",
+    "BACKEND_TRITON",
+    "BACKEND_TRITON_INTERPRETER",
     "CUDA_ERRORS",
     "DEFAULT_SPAN_SAMPLE",
     "ENGINE_LOG_MESSAGES",
@@ -18,13 +23,26 @@ __all__ = [
     "SPAN_SAMPLE_SETTING",
 ]
 
+BACKEND_LABEL: Final = "backend"
+"""Label of KERNEL_LAUNCHES: what ran the kernel."""
+BACKEND_TRITON: Final = "triton"
+"""A compiled Triton kernel (CUDA)."""
+BACKEND_TRITON_INTERPRETER: Final = "triton_interpreter"
+"""A Triton kernel run by the interpreter on the CPU (`TRITON_INTERPRET=1`)."""
+BACKEND_TORCH: Final = "torch"
+"""The PyTorch reference implementation of the kernel (the CPU serving path)."""
+BACKEND_TENSORRT: Final = "tensorrt"
+"""A TensorRT engine layer (counted by the TensorRT adapter)."""
+
 KERNEL_LAUNCHES = MetricSpec(
     native="gpuobs_kernel_launches",
     kind=MetricKind.COUNTER,
-    help="Kernel launches through the gpuobs launcher (engine layers for TensorRT), by kernel.",
-    labels=("kernel",),
+    help="Kernel launches through the gpuobs launcher (PyTorch reference ops, TensorRT layers), by kernel "
+    "and backend.",
+    labels=("kernel", BACKEND_LABEL),
 )
-"""Counter `gpuobs_kernel_launches_total{kernel}`: launches, always counted."""
+"""Counter `gpuobs_kernel_launches_total{kernel,backend}`: launches, always counted; `backend` is one of
+`triton`, `triton_interpreter`, `torch`, `tensorrt`."""
 
 CUDA_ERRORS = MetricSpec(
     native="gpuobs_cuda_errors",
@@ -33,7 +51,8 @@ CUDA_ERRORS = MetricSpec(
     labels=("code", "name", "kernel"),
 )
 """Counter `gpuobs_cuda_errors_total{code,name,kernel}`; `name` is the runtime spelling
-(`cudaErrorIllegalAddress`), `kernel` the kernel launched (or surfaced after)."""
+(`cudaErrorIllegalAddress`), `kernel` the kernel launched (or surfaced after), or the engine phase
+(`prefill`, `decode`) when the error surfaced outside a launch (a failed allocation)."""
 
 ENGINE_LOG_MESSAGES = MetricSpec(
     native="gpuobs_engine_log_messages",

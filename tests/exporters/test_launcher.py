@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 from prometheus_client import CollectorRegistry, generate_latest
 
+from gpuobs import cuda_errors
 from gpuobs.errors import InputError
 from gpuobs.exporters.inprocess import launcher as L
 from gpuobs.jsonlog import JsonFormatter
@@ -425,16 +426,46 @@ def test_watch_maps_errors_of_any_code() -> None:
     assert launcher.error_counts() == {("719", "cudaErrorLaunchFailure", "matmul"): 1}
 
 
+def test_backend_of_own_launches_follows_the_triton_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert L.KernelLauncher(sample_rate=0.0).backend == names.BACKEND_TRITON_INTERPRETER
+    monkeypatch.delenv("TRITON_INTERPRET")
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    launcher.launch("k", FakeKernel(), (1,), ())
+    assert launcher.launch_counts_by_backend() == {("k", names.BACKEND_TRITON): 1}
+
+
+def test_an_error_is_counted_once_whoever_sees_it_again() -> None:
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    illegal = RuntimeError("CUDA error: an illegal memory access was encountered")
+    with pytest.raises(RuntimeError) as raised:
+        launcher.launch("rms_norm", FakeKernel(illegal), (1,), ())
+    oom = cuda_errors.by_code(2)
+    assert oom is not None
+    # The engine failing the step sees the same exception: not counted again.
+    assert launcher.count_error(raised.value, cuda_errors.by_code(700) or oom, "") is False
+    # An error outside any launch (a failed allocation) is counted with kernel "".
+    alloc = RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert launcher.count_error(alloc, oom) is True and launcher.count_error(alloc, oom) is False
+    assert launcher.error_counts() == {
+        ("700", "cudaErrorIllegalAddress", "rms_norm"): 1,
+        ("2", "cudaErrorMemoryAllocation", ""): 1,
+    }
+
+
 def test_collector_exposition_is_promtool_clean() -> None:
     launcher = L.KernelLauncher(sample_rate=0.0)
     for _ in range(5):
         launcher.launch("silu_and_mul", FakeKernel(), (1,), ())
     with pytest.raises(RuntimeError):
         launcher.launch("rms_norm", FakeKernel(RuntimeError("CUDA error: out of memory")), (1,), ())
+    launcher.count("write_kv_cache", 2, backend=names.BACKEND_TORCH)
     registry = CollectorRegistry()
     registry.register(L.LauncherCollector(launcher))
     text = generate_latest(registry).decode()
-    assert 'gpuobs_kernel_launches_total{kernel="silu_and_mul"} 5.0' in text
+    assert f'gpuobs_kernel_launches_total{{backend="{launcher.backend}",kernel="silu_and_mul"}} 5.0' in text
+    assert 'gpuobs_kernel_launches_total{backend="torch",kernel="write_kv_cache"} 2.0' in text
+    assert launcher.launch_counts() == {"silu_and_mul": 5, "rms_norm": 1, "write_kv_cache": 2}
     assert 'gpuobs_cuda_errors_total{code="2",kernel="rms_norm",name="cudaErrorMemoryAllocation"} 1.0' in text
     check = subprocess.run(
         ["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=30
