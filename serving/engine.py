@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from gpuobs import cuda_errors
 from gpuobs.errors import GpuobsError, InputError
+from gpuobs.exporters.inprocess.launcher import default_launcher
+from gpuobs.names import logs as log_fields
+from gpuobs.names import spans
 from gpuobs.serving.faults import FaultInjector
 from gpuobs.serving.kv_cache import BlockManager, KVCache
 from gpuobs.serving.scheduler import (
@@ -169,9 +171,9 @@ class _Tracer:
         if otel_trace is None:
             self._tracer = None
         elif provider is not None:
-            self._tracer = provider.get_tracer("gpuobs.serving.engine")
+            self._tracer = provider.get_tracer(spans.TRACER_ENGINE)
         else:
-            self._tracer = otel_trace.get_tracer("gpuobs.serving.engine")
+            self._tracer = otel_trace.get_tracer(spans.TRACER_ENGINE)
 
     @property
     def on(self) -> bool:
@@ -198,7 +200,7 @@ class _Tracer:
                 continue
             sc = otel_trace.get_current_span(ctx).get_span_context()
             if sc.is_valid:
-                links.append(otel_trace.Link(sc, {"gen_ai.request.id": s.request_id}))
+                links.append(otel_trace.Link(sc, {spans.GEN_AI_REQUEST_ID: s.request_id}))
         span = self._tracer.start_span(name, context=parent, links=links, attributes=attributes)
         with otel_trace.use_span(span, end_on_exit=True, record_exception=True, set_status_on_exception=True):
             yield span
@@ -227,6 +229,9 @@ class Engine:
         self.model_path = loaded.path
         self.device: str = str(self.model.device)
         self.device_id: int = self.model.device.index or 0 if self.device.startswith("cuda") else 0
+        # Batch spans name their GPU, so RCA can compare steps across the GPUs of a fleet.
+        self._span_device: dict[str, Any] = (
+            {spans.GPU_INDEX: self.device_id} if self.device.startswith("cuda") else {})
         if self.device == "cpu":
             self._set_cpu_threads(config.cpu_threads)
         mc = self.model.config
@@ -273,6 +278,7 @@ class Engine:
         self._prompt_tokens = 0
         self._gen_tokens = 0
         self._steps = 0
+        self._iteration_tokens: dict[int, int] = {}  # tokens processed in a step -> steps (vLLM's histogram)
         self._finished: dict[str, int] = dict.fromkeys(FINISH_REASONS, 0)
         self._tenant_finished: dict[str, int] = {}
         self._rejected = 0
@@ -365,9 +371,9 @@ class Engine:
                 raise
             self._by_request[req.request_id] = seq
             seq.extra["queue_span"] = self._tracer.start(
-                "queue", req.trace_context, attributes={
-                    "gen_ai.request.id": req.request_id, "gpuobs.bucket": seq.bucket_name,
-                    "gpuobs.tenant": req.tenant, "gpuobs.priority": req.priority})
+                spans.SPAN_QUEUE, req.trace_context, attributes={
+                    spans.GEN_AI_REQUEST_ID: req.request_id, spans.GPUOBS_BUCKET: seq.bucket_name,
+                    spans.GPUOBS_TENANT: req.tenant, spans.GPUOBS_PRIORITY: req.priority})
             self._cond.notify_all()
 
     def abort(self, request_id: str) -> None:
@@ -395,6 +401,7 @@ class Engine:
                 last_prefill_batch_size=self._last_prefill,
                 preemptions_total=self.scheduler.preemptions_total, prompt_tokens_total=self._prompt_tokens,
                 generation_tokens_total=self._gen_tokens, steps_total=self._steps,
+                iteration_tokens=dict(self._iteration_tokens),
                 requests_finished_total=dict(self._finished), tenant_running=tenant_running,
                 tenant_waiting=tenant_waiting, tenant_finished_total=dict(self._tenant_finished),
                 rejected_total=self._rejected, errors_total=dict(self._errors),
@@ -501,15 +508,13 @@ class Engine:
                     self._step(out.prefill, out.decode, out.copies)
                 except Exception as exc:  # a bug outside the model call: fail the batch, keep serving
                     logger.exception("engine step failed",
-                                     extra=self._log_fields(None, {"event": "engine_error"}))
+                                     extra=self._log_fields(None, {log_fields.EVENT: "engine_error"}))
                     self._finish_step([], [(out.prefill + out.decode, exc)], time.monotonic())
 
     @staticmethod
     def _flush_kernel_spans() -> None:
         """Going idle: end the sampled kernel.launch spans the launcher batches, so traces are complete."""
-        launcher = sys.modules.get("gpuobs.exporters.inprocess.launcher")
-        if launcher is not None:
-            launcher.default_launcher().flush(timeout_s=1.0)
+        default_launcher().flush(timeout_s=1.0)
 
     def _take_aborts(self) -> list[tuple[SequenceState, str, str | None]]:
         finals: list[tuple[SequenceState, str, str | None]] = []
@@ -524,18 +529,18 @@ class Engine:
     def _on_preempted(self, seq: SequenceState, now: float) -> None:
         logger.warning(
             "Preempted request %s (KV cache full): its %d tokens will be recomputed", seq.request_id,
-            seq.num_tokens, extra=self._log_fields(seq, {"event": "preemption"}))
+            seq.num_tokens, extra=self._log_fields(seq, {log_fields.EVENT: "preemption"}))
         seq.extra["queue_span"] = self._tracer.start(
-            "queue", seq.request.trace_context, attributes={
-                "gen_ai.request.id": seq.request_id, "gpuobs.bucket": seq.bucket_name,
-                "gpuobs.preempted": True, "gpuobs.tenant": seq.tenant})
+            spans.SPAN_QUEUE, seq.request.trace_context, attributes={
+                spans.GEN_AI_REQUEST_ID: seq.request_id, spans.GPUOBS_BUCKET: seq.bucket_name,
+                spans.GPUOBS_PREEMPTED: True, spans.GPUOBS_TENANT: seq.tenant})
 
     def _log_fields(self, seq: SequenceState | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        fields: dict[str, Any] = {"model_id": self.model_name, "device_id": self.device_id}
+        fields: dict[str, Any] = {log_fields.MODEL_ID: self.model_name, log_fields.DEVICE_ID: self.device_id}
         if seq is not None:
-            fields["request_id"] = seq.request_id
-            fields["input_hash"] = input_hash(seq.request.prompt_token_ids)
-            fields["tenant"] = seq.tenant
+            fields[log_fields.REQUEST_ID] = seq.request_id
+            fields[log_fields.INPUT_HASH] = input_hash(seq.request.prompt_token_ids)
+            fields[log_fields.TENANT] = seq.tenant
         fields.update(extra or {})
         return fields
 
@@ -552,9 +557,9 @@ class Engine:
         failed: list[tuple[list[SequenceState], BaseException]] = []
         if prefill:
             tokens = sum(s.num_tokens for s in prefill)
-            with self._tracer.batch_span("prefill", prefill, {
-                    "gpuobs.batch_size": len(prefill), "gpuobs.prefill_tokens": tokens,
-                    "gpuobs.bucket": prefill[0].bucket_name}) as span:
+            with self._tracer.batch_span(spans.SPAN_PREFILL, prefill, {
+                    spans.GPUOBS_BATCH_SIZE: len(prefill), spans.GPUOBS_PREFILL_TOKENS: tokens,
+                    spans.GPUOBS_BUCKET: prefill[0].bucket_name, **self._span_device}) as span:
                 try:
                     self.faults.before_step("prefill")
                     slots = torch.tensor([x for s in prefill for x in s.prefill_slots], dtype=torch.long,
@@ -570,7 +575,8 @@ class Engine:
                 for s in prefill:
                     self.scheduler.account(s.tenant, s.num_tokens)
         if decode:
-            with self._tracer.batch_span("decode_step", decode, {"gpuobs.batch_size": len(decode)}) as span:
+            with self._tracer.batch_span(spans.SPAN_DECODE_STEP, decode, {
+                    spans.GPUOBS_BATCH_SIZE: len(decode), **self._span_device}) as span:
                 try:
                     self.faults.before_step("decode")
                     self.kv.copy_blocks(copies)
@@ -592,6 +598,9 @@ class Engine:
                 self._last_batch = len(decode)
                 for s in decode:
                     self.scheduler.account(s.tenant, 1)
+        step_tokens = sum(s.num_tokens for s in prefill) + len(decode)
+        with self._cond:
+            self._iteration_tokens[step_tokens] = self._iteration_tokens.get(step_tokens, 0) + 1
         self._finish_step(results, failed, now)
 
     def _mark_error(self, span: Any, exc: BaseException) -> None:
@@ -652,6 +661,9 @@ class Engine:
             for seqs, exc in failed:
                 kind, code, name = self._classify(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
+                cuda = cuda_errors.by_code(code) if code is not None else None
+                if cuda is not None:  # every CUDA error the process hits, not only those inside a launch
+                    default_launcher().count_error(exc, cuda)
                 for seq in seqs:
                     if self._by_request.get(seq.request_id) is not seq:
                         continue
@@ -659,8 +671,9 @@ class Engine:
                     self.scheduler.remove(seq)
                     finals.append((seq, "error", f"{type(exc).__name__}: {exc}"))
                     logger.error("%s in a model step: %s", type(exc).__name__, exc,
-                                 extra=self._log_fields(seq, {"cuda_error_code": code,
-                                                              "cuda_error_name": name, "event": kind}))
+                                 extra=self._log_fields(seq, {
+                                     log_fields.CUDA_ERROR_CODE: code, log_fields.CUDA_ERROR_NAME: name,
+                                     log_fields.EVENT: kind}))
             self._cond.notify_all()
         for seq, event in events:
             self._deliver(seq, event)
@@ -703,5 +716,5 @@ class Engine:
         self.faults.after_request()
         if reason == "deadline":
             logger.warning("request %s missed its deadline", seq.request_id,
-                           extra=self._log_fields(seq, {"event": "deadline"}))
+                           extra=self._log_fields(seq, {log_fields.EVENT: "deadline"}))
         self._deliver(seq, TokenEvent(seq.request_id, None, True, reason, error=error, metrics=metrics))

@@ -1,4 +1,7 @@
-"""Metric, span and setting names of the kernel domain: the instrumented launcher and engine adapters."""
+"""Metric and setting names of the kernel domain: the instrumented launcher and engine adapters.
+
+Its span name and span attribute keys live with every other span name in `gpuobs.names.spans`.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +10,39 @@ from typing import Final
 from gpuobs.names.spec import MetricKind, MetricSpec, register
 
 __all__ = [
-    "ATTR_DEVICE",
-    "ATTR_DTYPES",
-    "ATTR_ENGINE",
-    "ATTR_ERROR_CODE",
-    "ATTR_ERROR_NAME",
-    "ATTR_GPU_DURATION_MS",
-    "ATTR_GRID",
-    "ATTR_KERNEL",
-    "ATTR_LAYER",
-    "ATTR_NUM_STAGES",
-    "ATTR_NUM_WARPS",
-    "ATTR_SHAPES",
-    "ATTR_STREAM",
-    "ATTR_TIMING",
+    "BACKEND_LABEL",
+    "BACKEND_TENSORRT",
+    "BACKEND_TORCH",
+    "BACKEND_TRITON",
+    "BACKEND_TRITON_INTERPRETER",
     "CUDA_ERRORS",
     "DEFAULT_SPAN_SAMPLE",
     "ENGINE_LOG_MESSAGES",
     "KERNEL_LAUNCHES",
-    "SPAN_KERNEL_LAUNCH",
     "SPAN_SAMPLE_ENV",
     "SPAN_SAMPLE_SETTING",
-    "TRACER_NAME",
 ]
+
+BACKEND_LABEL: Final = "backend"
+"""Label of KERNEL_LAUNCHES: what ran the kernel."""
+BACKEND_TRITON: Final = "triton"
+"""A compiled Triton kernel (CUDA)."""
+BACKEND_TRITON_INTERPRETER: Final = "triton_interpreter"
+"""A Triton kernel run by the interpreter on the CPU (`TRITON_INTERPRET=1`)."""
+BACKEND_TORCH: Final = "torch"
+"""The PyTorch reference implementation of the kernel (the CPU serving path)."""
+BACKEND_TENSORRT: Final = "tensorrt"
+"""A TensorRT engine layer (counted by the TensorRT adapter)."""
 
 KERNEL_LAUNCHES = MetricSpec(
     native="gpuobs_kernel_launches",
     kind=MetricKind.COUNTER,
-    help="Kernel launches through the gpuobs launcher (engine layers for TensorRT), by kernel.",
-    labels=("kernel",),
+    help="Kernel launches through the gpuobs launcher (PyTorch reference ops, TensorRT layers), by kernel "
+    "and backend.",
+    labels=("kernel", BACKEND_LABEL),
 )
-"""Counter `gpuobs_kernel_launches_total{kernel}`: launches, always counted."""
+"""Counter `gpuobs_kernel_launches_total{kernel,backend}`: launches, always counted; `backend` is one of
+`triton`, `triton_interpreter`, `torch`, `tensorrt`."""
 
 CUDA_ERRORS = MetricSpec(
     native="gpuobs_cuda_errors",
@@ -46,7 +51,8 @@ CUDA_ERRORS = MetricSpec(
     labels=("code", "name", "kernel"),
 )
 """Counter `gpuobs_cuda_errors_total{code,name,kernel}`; `name` is the runtime spelling
-(`cudaErrorIllegalAddress`), `kernel` the kernel launched (or surfaced after)."""
+(`cudaErrorIllegalAddress`), `kernel` the kernel launched (or surfaced after), or the engine phase
+(`prefill`, `decode`) when the error surfaced outside a launch (a failed allocation)."""
 
 ENGINE_LOG_MESSAGES = MetricSpec(
     native="gpuobs_engine_log_messages",
@@ -58,12 +64,6 @@ ENGINE_LOG_MESSAGES = MetricSpec(
 
 register(KERNEL_LAUNCHES, CUDA_ERRORS, ENGINE_LOG_MESSAGES)
 
-TRACER_NAME: Final = "gpuobs.kernels"
-"""Instrumentation scope of the launcher's spans."""
-
-SPAN_KERNEL_LAUNCH: Final = "kernel.launch"
-"""Span name of one sampled kernel launch (or one TensorRT layer execution)."""
-
 SPAN_SAMPLE_ENV: Final = "GPUOBS_KERNEL_SPAN_SAMPLE"
 """Environment variable: fraction of launches recorded as spans (0..1)."""
 
@@ -72,20 +72,3 @@ SPAN_SAMPLE_SETTING: Final = "kernel_span_sample"
 
 DEFAULT_SPAN_SAMPLE: Final = 0.01
 """Default sampled fraction: 1% of launches."""
-
-# Span attributes of `kernel.launch`.
-ATTR_KERNEL: Final = "gpuobs.kernel.name"
-ATTR_GRID: Final = "gpuobs.kernel.grid"
-ATTR_NUM_WARPS: Final = "gpuobs.kernel.num_warps"
-ATTR_NUM_STAGES: Final = "gpuobs.kernel.num_stages"
-ATTR_SHAPES: Final = "gpuobs.kernel.input_shapes"
-ATTR_DTYPES: Final = "gpuobs.kernel.input_dtypes"
-ATTR_DEVICE: Final = "gpuobs.kernel.device"
-ATTR_STREAM: Final = "gpuobs.kernel.stream"
-ATTR_GPU_DURATION_MS: Final = "gpuobs.kernel.gpu_duration_ms"
-ATTR_TIMING: Final = "gpuobs.kernel.timing"
-"""How the span was timed: `cuda_event` (GPU time, resolved later) or `host` (CPU/interpreter)."""
-ATTR_ERROR_CODE: Final = "gpuobs.cuda.error_code"
-ATTR_ERROR_NAME: Final = "gpuobs.cuda.error_name"
-ATTR_ENGINE: Final = "gpuobs.engine"
-ATTR_LAYER: Final = "gpuobs.engine.layer"
