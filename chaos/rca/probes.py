@@ -1,0 +1,76 @@
+"""Probes that ask the RCA pipeline (the library call, not the CLI) what the stack's own signals show."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from chaoslib.exceptions import ActivityFailed
+
+from gpuobs.chaos.diagnosis import diagnose_live
+from gpuobs.chaos.incident import current
+from gpuobs.chaos.safety import check_url
+
+__all__ = ["diagnosed_as", "top_signature"]
+
+logger = logging.getLogger("chaostoolkit")
+
+
+def _inputs(
+    logs: list[str] | str | None, prometheus_url: str | None, exporter_url: str | None, config: Any
+) -> tuple[list[str], str | None, str | None]:
+    if isinstance(logs, str):
+        logs = [p for p in logs.split(",") if p.strip()]
+    files = [p for p in (logs or []) if Path(p).exists()]
+    prom = check_url(prometheus_url, config) if prometheus_url else None
+    exporter = check_url(exporter_url, config) if exporter_url else None
+    return files, prom, exporter
+
+
+def top_signature(
+    logs: list[str] | str | None = None,
+    prometheus_url: str | None = None,
+    exporter_url: str | None = None,
+    lookback_s: float = 5.0,
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> str | None:
+    """The signature `gpuobs diagnose` ranks first over the window from the fault (minus `lookback_s`)."""
+    files, prom, exporter = _inputs(logs, prometheus_url, exporter_url, configuration)
+    fault = current().since_fault()
+    start = (fault if fault is not None else time.time() - 300) - lookback_s
+    report = diagnose_live(files, prom, exporter, start=start)
+    top = report.top
+    return None if top is None else str(top.id)
+
+
+def diagnosed_as(
+    expected_signature: str,
+    logs: list[str] | str | None = None,
+    prometheus_url: str | None = None,
+    exporter_url: str | None = None,
+    timeout_s: float = 30.0,
+    interval_s: float = 0.5,
+    lookback_s: float = 5.0,
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> str:
+    """Diagnose repeatedly until `expected_signature` ranks first (the diagnosis); fails on timeout.
+
+    Inputs are the stack's own signals: its JSON logs and kernel log (`logs`), the exporter's
+    /api/history and a Prometheus server, each optional. Returns the signature found.
+    """
+    deadline = time.monotonic() + timeout_s
+    seen: str | None = None
+    while True:
+        seen = top_signature(logs, prometheus_url, exporter_url, lookback_s, configuration)
+        if seen == expected_signature:
+            current().mark("diagnosed", seen)
+            return seen
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(interval_s)
+    current().details["diagnosed_other"] = seen
+    raise ActivityFailed(f"expected {expected_signature} ranked first, diagnosis says {seen or 'nothing'}")
