@@ -78,7 +78,7 @@ def gpu_problems(
         return [f"exporter /healthz answered {status}"]
     if health.get("nvml_up") is False:
         problems.append(f"NVML is not answering: {health.get('last_init_error')}")
-    baseline = current().details.get("xid_baseline") or {}
+    baseline = current().details.get("xid_baseline")
     xids: dict[str, float] = {}
     for name, labels, value in _samples(base):
         gpu = labels.get("gpu", "?")
@@ -89,7 +89,7 @@ def gpu_problems(
         elif name == g.XID_ERRORS.exposed_native:
             xids[gpu] = xids.get(gpu, 0.0) + value
     for gpu, total in sorted(xids.items()):
-        if baseline and total > float(baseline.get(gpu, 0.0)):
+        if baseline is not None and total > float(baseline.get(gpu, 0.0)):
             problems.append(f"GPU {gpu} reported {total - float(baseline.get(gpu, 0.0)):.0f} new Xid events")
     problems.extend(f"kernel log: {line}" for line in _kernel_xids(kernel_log, current().since_fault()))
     return problems

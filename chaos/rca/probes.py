@@ -29,21 +29,38 @@ def _inputs(
     return files, prom, exporter
 
 
+def _preexisting(exporter: str | None, fault: float) -> set[str]:
+    """Causes the node's state already showed before the fault (ECC totals and the like persist)."""
+    if exporter is None:
+        return set()
+    baseline = current().details.get("preexisting")
+    if baseline is None:
+        report = diagnose_live((), None, exporter, start=fault - 10.0, end=fault - 0.05)
+        baseline = {str(c.id) for c in report.causes}
+        current().details["preexisting"] = baseline
+    return set(baseline)
+
+
 def top_signature(
     logs: list[str] | str | None = None,
     prometheus_url: str | None = None,
     exporter_url: str | None = None,
-    lookback_s: float = 5.0,
+    lookback_s: float = 0.5,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> str | None:
-    """The signature `gpuobs diagnose` ranks first over the window from the fault (minus `lookback_s`)."""
+    """The signature `gpuobs diagnose` ranks first over the window from the fault (minus `lookback_s`).
+
+    Causes that the exporter's history already showed in the ten seconds before the fault are
+    pre-existing conditions of a reused stack (counters such as ECC totals persist), not this fault's.
+    """
     files, prom, exporter = _inputs(logs, prometheus_url, exporter_url, configuration)
     fault = current().since_fault()
     start = (fault if fault is not None else time.time() - 300) - lookback_s
+    old = _preexisting(exporter, fault) if fault is not None else set()
     report = diagnose_live(files, prom, exporter, start=start)
-    top = report.top
-    return None if top is None else str(top.id)
+    fresh = [c for c in report.causes if str(c.id) not in old]
+    return str(fresh[0].id) if fresh else None
 
 
 def diagnosed_as(
@@ -53,7 +70,7 @@ def diagnosed_as(
     exporter_url: str | None = None,
     timeout_s: float = 30.0,
     interval_s: float = 0.5,
-    lookback_s: float = 5.0,
+    lookback_s: float = 0.5,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> str:

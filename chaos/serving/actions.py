@@ -177,6 +177,7 @@ def hot_swap_oversized(
         return {"model": model, "dry_run": True}
     if not Path(model).is_dir():
         raise ActivityFailed(f"model {model}: not a directory")
+    current().mark("fault", {"action": "hot_swap_oversized", "model": model})
     status, body = request_json(
         "POST",
         f"{base}/admin/models/load",
