@@ -9,7 +9,7 @@ from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
 
-from gpuobs.chaos.diagnosis import diagnose_live
+from gpuobs.chaos.diagnosis import diagnose_live, signatures_matching
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.safety import check_url
 
@@ -29,16 +29,16 @@ def _inputs(
     return files, prom, exporter
 
 
-def _preexisting(exporter: str | None, fault: float) -> set[str]:
-    """Causes the node's state already showed before the fault (ECC totals and the like persist)."""
+def _preexisting(ids: set[str], exporter: str | None, fault: float) -> set[str]:
+    """Those of `ids` the node's state already matched in the ten seconds before the fault."""
     if exporter is None:
         return set()
-    baseline = current().details.get("preexisting")
-    if baseline is None:
-        report = diagnose_live((), None, exporter, start=fault - 10.0, end=fault - 0.05)
-        baseline = {str(c.id) for c in report.causes}
-        current().details["preexisting"] = baseline
-    return set(baseline)
+    known: dict[str, bool] = current().details.setdefault("preexisting", {})
+    unknown = {i for i in ids if i not in known}
+    if unknown:
+        matched = signatures_matching(unknown, (), None, exporter, start=fault - 10.0, end=fault - 0.05)
+        known.update({i: i in matched for i in unknown})
+    return {i for i in ids if known.get(i)}
 
 
 def top_signature(
@@ -57,8 +57,9 @@ def top_signature(
     files, prom, exporter = _inputs(logs, prometheus_url, exporter_url, configuration)
     fault = current().since_fault()
     start = (fault if fault is not None else time.time() - 300) - lookback_s
-    old = _preexisting(exporter, fault) if fault is not None else set()
     report = diagnose_live(files, prom, exporter, start=start)
+    ids = {str(c.id) for c in report.causes}
+    old = _preexisting(ids, exporter, fault) if fault is not None else set()
     fresh = [c for c in report.causes if str(c.id) not in old]
     return str(fresh[0].id) if fresh else None
 
