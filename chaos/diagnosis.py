@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 __all__ = ["diagnose_live", "signatures_matching"]
@@ -14,11 +14,24 @@ def diagnose_live(
     exporter: str | None = None,
     start: float | None = None,
     end: float | None = None,
+    exclude: Collection[str] = (),
 ) -> Any:
-    """Diagnose the stack's own signals over [start, end]: a `gpuobs.rca.report.Report`."""
+    """Diagnose the stack's own signals over [start, end]: a `gpuobs.rca.report.Report`.
+
+    `exclude` leaves signatures out of the catalog (known pre-existing conditions), so that they
+    neither rank first nor absorb the new fault's evidence as their symptoms.
+    """
+    from gpuobs.rca.catalog import Catalog, load_catalog
     from gpuobs.rca.engine import diagnose_sources
 
-    return diagnose_sources(logs=list(logs), prometheus=prometheus, exporter=exporter, start=start, end=end)
+    catalog = None
+    if exclude:
+        full = load_catalog()
+        kept = tuple(s for s in full.signatures if s.id not in set(exclude))
+        catalog = Catalog(signatures=kept, problems=full.problems)
+    return diagnose_sources(
+        logs=list(logs), prometheus=prometheus, exporter=exporter, start=start, end=end, catalog=catalog
+    )
 
 
 def signatures_matching(

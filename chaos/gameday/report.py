@@ -96,7 +96,7 @@ def _svg(o: Outcome, width: int = 720, height: int = 220) -> str:
         return pad_t + h * (1 - v)
 
     parts = [
-        f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'<svg class="timeline" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="timeline of {html.escape(o.experiment)}">',
         f'<rect x="{pad_l}" y="{pad_t}" width="{w}" height="{h}" fill="#fafafa" stroke="#ccc"/>',
         f'<text x="{pad_l - 6}" y="{pad_t + 10}" font-size="10" text-anchor="end">{top:.2f}s</text>',

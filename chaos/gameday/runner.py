@@ -126,12 +126,14 @@ def run_one(
     out_dir: Path,
     listener: Listener | None = None,
     load: bool = True,
+    quiet_s: float = 2.0,
 ) -> Outcome:
     """Run one experiment file against the stack described by `configuration`; writes its journal."""
     from chaoslib.experiment import run_experiment
 
     experiment = load_experiment(path)
     ext = expected_of(experiment)
+    time.sleep(quiet_s)  # a quiet gap, so the window of one fault's diagnosis holds nothing of the last
     expected = ext.get("expected_signature") or None
     outcome = Outcome(
         experiment=path.stem, title=str(experiment.get("title", path.stem)), expected_signature=expected

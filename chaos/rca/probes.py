@@ -57,9 +57,14 @@ def top_signature(
     files, prom, exporter = _inputs(logs, prometheus_url, exporter_url, configuration)
     fault = current().since_fault()
     start = (fault if fault is not None else time.time() - 300) - lookback_s
-    report = diagnose_live(files, prom, exporter, start=start)
-    ids = {str(c.id) for c in report.causes}
-    old = _preexisting(ids, exporter, fault) if fault is not None else set()
+    old: set[str] = set()
+    for _ in range(3):  # a pre-existing cause may absorb the new one as its symptom: leave it out, again
+        report = diagnose_live(files, prom, exporter, start=start, exclude=old)
+        ids = {str(c.id) for c in report.causes}
+        found = _preexisting(ids, exporter, fault) if fault is not None else set()
+        if not found - old:
+            break
+        old |= found
     fresh = [c for c in report.causes if str(c.id) not in old]
     return str(fresh[0].id) if fresh else None
 
