@@ -15,12 +15,16 @@ __all__ = ["after_experiment_control", "before_experiment_control"]
 
 logger = logging.getLogger("chaostoolkit")
 
+LOG_KEYS = ("serve_log", "kernel_log", "exporter_log")
+
 
 def before_experiment_control(
     context: dict[str, Any], configuration: dict[str, Any] | None = None, secrets: Any = None, **kwargs: Any
 ) -> None:
-    """Start each experiment with a clean incident record."""
+    """Start each experiment with a clean incident record, watching the configured log files."""
     current().reset()
+    config = configuration or {}
+    current().watch([str(config[k]) for k in LOG_KEYS if config.get(k)])
 
 
 def after_experiment_control(

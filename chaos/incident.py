@@ -9,6 +9,7 @@ watch the phases live. Every fault action registers an undo; rollbacks and the e
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +31,8 @@ class Incident:
     details: dict[str, Any] = field(default_factory=dict)
     _undos: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
     _listeners: list[Callable[[str, float, Any], None]] = field(default_factory=list)
+    watched: list[str] = field(default_factory=list)
+    offsets: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def reset(self) -> None:
@@ -38,10 +41,23 @@ class Incident:
         with self._lock:
             self.marks.clear()
             self.details.clear()
+            self.watched.clear()
+            self.offsets.clear()
+
+    def watch(self, paths: list[str]) -> None:
+        """Log files whose size is noted at the fault: the diagnosis reads only what came after."""
+        with self._lock:
+            self.watched.extend(p for p in paths if p and p not in self.watched)
 
     def mark(self, phase: str, detail: Any = None, at: float | None = None) -> float:
         """Record `phase` (the first time only) and tell listeners; returns its time."""
         with self._lock:
+            if phase == "fault" and phase not in self.marks:
+                for path in self.watched:
+                    try:
+                        self.offsets[path] = os.path.getsize(path)
+                    except OSError:
+                        self.offsets[path] = 0
             when = self.marks.setdefault(phase, time.time() if at is None else at)
             if detail is not None:
                 self.details.setdefault(phase, detail)

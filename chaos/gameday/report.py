@@ -21,13 +21,20 @@ _COLUMNS = (
     "expected_signature",
     "diagnosed_signature",
     "detect_s",
+    "alert_s",
     "diagnose_s",
     "recover_s",
     "mttr_s",
     "requests_lost",
     "passed",
 )
-_PHASE_COLOURS = {"fault": "#d62728", "detected": "#ff7f0e", "diagnosed": "#9467bd", "recovered": "#2ca02c"}
+_PHASE_COLOURS = {
+    "fault": "#d62728",
+    "detected": "#ff7f0e",
+    "alert": "#8c564b",
+    "diagnosed": "#9467bd",
+    "recovered": "#2ca02c",
+}
 
 
 def _cell(value: object) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -52,6 +53,8 @@ class Outcome:
     diagnose_s: float | None = None
     recover_s: float | None = None
     mttr_s: float | None = None
+    alert: str | None = None
+    alert_s: float | None = None
     requests_lost: int = 0
     passed: bool = False
     failures: list[str] = field(default_factory=list)
@@ -99,6 +102,29 @@ def expected_of(experiment: dict[str, Any]) -> dict[str, Any]:
         if ext.get("name") == "gpuobs":
             return dict(ext)
     return {}
+
+
+def _watch_alerts(prometheus_url: str, stop: threading.Event) -> None:
+    """Mark the first alert that starts firing after the fault (Prometheus detection, beside the probes)."""
+    from gpuobs.chaos.httpjson import request_json
+
+    def firing() -> set[str]:
+        try:
+            status, body = request_json("GET", f"{prometheus_url}/api/v1/alerts", timeout=2)
+        except Exception:  # Prometheus busy or gone: this watcher only adds a figure, never fails a run
+            return set()
+        alerts = body.get("data", {}).get("alerts", []) if status == 200 and isinstance(body, dict) else []
+        return {a["labels"]["alertname"] for a in alerts if a.get("state") == "firing"}
+
+    before = firing()
+    while not stop.wait(0.1):
+        if current().since_fault() is None:
+            before = firing()
+            continue
+        new = firing() - before
+        if new:
+            current().mark("alert", sorted(new)[0])
+            return
 
 
 def _journal_failures(journal: dict[str, Any]) -> list[str]:
@@ -152,6 +178,12 @@ def run_one(
             configuration["serving_url"], concurrency=1, max_tokens=8, interval_s=0.1, timeout_s=20
         )
         gen.start()
+    stop_watch = threading.Event()
+    if configuration.get("prometheus_url"):
+        watcher = threading.Thread(
+            target=_watch_alerts, args=(configuration["prometheus_url"], stop_watch), daemon=True
+        )
+        watcher.start()
     outcome.started = time.time()
     relay("start", outcome.started, outcome.title)
     try:
@@ -164,6 +196,7 @@ def run_one(
         if gen is not None:
             time.sleep(0.5)  # a little steady load after the rollback, for the curves
             outcome.samples = gen.stop(timeout_s=25)
+        stop_watch.set()
         remove()
         leftover = incident.undo_all()
         if leftover:
@@ -181,6 +214,8 @@ def run_one(
         at = incident.marks.get(phase)
         return None if at is None or fault is None else round(max(0.0, at - fault), 3)
 
+    outcome.alert_s = since("alert")
+    outcome.alert = incident.details.get("alert")
     outcome.detect_s, outcome.diagnose_s, outcome.recover_s = (
         since("detected"),
         since("diagnosed"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,29 @@ def top_signature(
     pre-existing conditions of a reused stack (counters such as ECC totals persist), not this fault's.
     """
     files, prom, exporter = _inputs(logs, prometheus_url, exporter_url, configuration)
+    with tempfile.TemporaryDirectory(prefix="gpuobs-chaos-rca-") as tmp:
+        return _top_signature(_since_fault(files, Path(tmp)), prom, exporter, lookback_s)
+
+
+def _since_fault(files: list[str], folder: Path) -> list[str]:
+    """Each watched log cut at its size when the fault went in (the RCA folds repeated lines into the
+    first one, so an older copy of the same message would otherwise hide this fault's)."""
+    out = []
+    offsets = current().offsets
+    for i, path in enumerate(files):
+        if path not in offsets:
+            out.append(path)
+            continue
+        with open(path, "rb") as fh:
+            fh.seek(offsets[path])
+            tail = fh.read()
+        cut = folder / f"{i}-{Path(path).name}"
+        cut.write_bytes(tail)
+        out.append(str(cut))
+    return out
+
+
+def _top_signature(files: list[str], prom: str | None, exporter: str | None, lookback_s: float) -> str | None:
     fault = current().since_fault()
     start = (fault if fault is not None else time.time() - 300) - lookback_s
     old: set[str] = set()
@@ -66,6 +90,14 @@ def top_signature(
             break
         old |= found
     fresh = [c for c in report.causes if str(c.id) not in old]
+    current().details["last_diagnosis"] = {
+        "causes": [str(c.id) for c in report.causes],
+        "preexisting": sorted(old),
+        "problems": list(report.problems),
+        "evidence": report.evidence_count,
+        "sources": dict(report.sources),
+        "logs": files,
+    }
     return str(fresh[0].id) if fresh else None
 
 
@@ -96,4 +128,7 @@ def diagnosed_as(
             break
         time.sleep(interval_s)
     current().details["diagnosed_other"] = seen
-    raise ActivityFailed(f"expected {expected_signature} ranked first, diagnosis says {seen or 'nothing'}")
+    raise ActivityFailed(
+        f"expected {expected_signature} ranked first, diagnosis says {seen or 'nothing'} "
+        f"({current().details.get('last_diagnosis')})"
+    )

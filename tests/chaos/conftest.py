@@ -16,8 +16,13 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts" / "
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    local = LocalStack(tmp_path_factory.mktemp("chaos-stack"), prometheus=True)
+def stack(request: pytest.FixtureRequest) -> Iterator[LocalStack]:
+    """The stack's folder (logs, kernel log, Prometheus data) is kept in build/test-artifacts/chaos/."""
+    import shutil
+
+    workdir = ARTIFACTS / f"stack-{request.module.__name__.rsplit('.', 1)[-1]}"
+    shutil.rmtree(workdir, ignore_errors=True)
+    local = LocalStack(workdir, prometheus=True)
     local.start()
     try:
         yield local
