@@ -100,7 +100,7 @@ class LocalStack:
     """Starts and stops the embedded stack in `workdir`; `target` says where it is."""
 
     def __init__(self, workdir: Path, prometheus: bool = True, gpus: int = 4, scrape_interval: str = "500ms"):
-        self.workdir = Path(workdir)
+        self.workdir = Path(workdir).resolve()  # the parts run with it as their working directory
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.gpus = gpus
         self.scrape_interval = scrape_interval

@@ -130,6 +130,7 @@ def _gameday_demo(json_out: bool, out: Path | None) -> None:
             "requests_lost",
             "passed",
         )
+        console.print()
         table = Table(title="MTTR (seconds from the fault)", header_style="bold")
         for column in columns:
             table.add_column(column)
