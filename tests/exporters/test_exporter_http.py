@@ -116,8 +116,15 @@ def test_endpoints(exporter: Exporter) -> None:
     hist = json.loads(body)
     assert status == 200 and hist["host"] == "node-a" and len(hist["samples"]) >= 2
     assert hist["samples"][-1]["gpus"][0]["values"][g.MEMORY_USED.native] > 0
+    status, body, _ = _get(f"{exporter.url}/api/history?since=1m30s")
+    assert status == 200 and len(json.loads(body)["samples"]) >= 2
+    # `since` is gpuobs.timeparse's: a naive ISO time is UTC, as in `gpuobs diagnose --start`
+    ago = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 600))
+    ahead = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 3600))
+    assert len(json.loads(_get(f"{exporter.url}/api/history?since={ago}")[1])["samples"]) >= 2
+    assert json.loads(_get(f"{exporter.url}/api/history?since={ahead}")[1])["samples"] == []
     status, body, _ = _get(f"{exporter.url}/api/history?since=garbage")
-    assert status == 400 and b"since" in body
+    assert status == 400 and b"since: invalid time 'garbage'" in body
     status, _, _ = _get(f"{exporter.url}/nope")
     assert status == 404
 

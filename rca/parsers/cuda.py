@@ -10,8 +10,8 @@ import re
 
 from gpuobs import cuda_errors
 from gpuobs.rca import keys
-from gpuobs.rca.sources.base import ParseContext, Trigger
-from gpuobs.rca.sources.text import LinePrefix
+from gpuobs.rca.parsers.context import ParseContext, Trigger
+from gpuobs.rca.parsers.prefix import LinePrefix
 
 __all__ = ["PARSERS", "parse_oom_figures", "parse_size"]
 

@@ -1,13 +1,12 @@
-"""Reading log inputs: files, folders, `-` for stdin, gzip files; binary or unreadable -> InputError.
+"""File inputs -> Evidence: files, folders, `-` for stdin, gzip files; binary or unreadable -> InputError.
 
-Kubernetes JSON dumps (`kubectl get events/pods -o json`) found among the inputs are handed to the
-Kubernetes source; everything else is text for `parse_text`.
+`--logs` inputs are recognised by content (`parsers.document`: Kubernetes dumps, saved /metrics,
+nvidia-smi reports, /api/history documents, else log lines); `--traces` inputs are OTLP JSON files.
 """
 
 from __future__ import annotations
 
 import gzip
-import io
 import logging
 import os
 import sys
@@ -18,9 +17,8 @@ from typing import IO
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
-from gpuobs.rca.sources.lines import parse_lines
 
-__all__ = ["LogInput", "iter_log_inputs", "looks_binary", "parse_log_inputs", "read_input"]
+__all__ = ["LogInput", "iter_log_inputs", "looks_binary", "read_input", "read_logs", "read_traces"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,19 +119,35 @@ def iter_log_inputs(paths: list[str], stdin: IO[bytes] | None = None) -> Iterato
             yield read_input(path, stdin)
 
 
-def parse_log_inputs(
-    paths: list[str], year: int | None = None, stdin: IO[bytes] | None = None, host: str | None = None
+def read_logs(
+    paths: list[str], stdin: IO[bytes] | None = None, keep: list[LogInput] | None = None
 ) -> list[Evidence]:
-    """Evidence from every log input; Kubernetes JSON dumps are parsed as Kubernetes objects."""
-    from gpuobs.rca.sources import k8s
+    """Evidence from log inputs, each parsed by what it is (a saved /metrics is timed at its mtime).
+
+    With `keep`, every input read is also appended to it (bundles archive the texts; stdin reads once).
+    """
+    from gpuobs.rca.parsers.document import parse_document
 
     out: list[Evidence] = []
     for item in iter_log_inputs(paths, stdin):
-        objects = k8s.maybe_k8s_json(item.text)
-        if objects is not None:
-            out.extend(k8s.evidence_from_objects(objects, source=item.name))
-            continue
-        out.extend(
-            parse_lines(io.StringIO(item.text).read().splitlines(), source=item.name, year=year, host=host)
-        )
+        if keep is not None:
+            keep.append(item)
+        when = None
+        if item.name != "<stdin>":
+            try:
+                when = Path(item.name).stat().st_mtime
+            except OSError:
+                when = None
+        out.extend(parse_document(item.name, item.text, when))
+    return out
+
+
+def read_traces(paths: list[str], stdin: IO[bytes] | None = None) -> list[Evidence]:
+    """Span evidence from OTLP JSON files (.gz accepted); InputError names a file that is not one."""
+    from gpuobs.rca.parsers.traces import parse_otlp_text
+
+    out: list[Evidence] = []
+    for path in paths:
+        item = read_input(path, stdin)
+        out.extend(parse_otlp_text(item.text, source=item.name))
     return out

@@ -15,15 +15,15 @@ from typing import Any
 
 from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca import keys
-from gpuobs.rca.sources import apps, cuda, kernel, nccl
-from gpuobs.rca.sources.base import LineParser, ParseContext, Trigger
-from gpuobs.rca.sources.text import LinePrefix, split_prefix, strip_decorations
+from gpuobs.rca.parsers import apps, cuda, host_kernel, nccl, nvrm
+from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
+from gpuobs.rca.parsers.prefix import LinePrefix, split_prefix, strip_decorations
 
 __all__ = ["parse_lines", "parse_text"]
 
 logger = logging.getLogger(__name__)
 
-_TRIGGERS: list[Trigger] = [*kernel.PARSERS, *cuda.PARSERS, *nccl.PARSERS, *apps.PARSERS]
+_TRIGGERS: list[Trigger] = [*nvrm.PARSERS, *host_kernel.PARSERS, *cuda.PARSERS, *nccl.PARSERS, *apps.PARSERS]
 # Flattened (needle, parser index) so each line is scanned once per distinct needle.
 _NEEDLES: list[tuple[str, int]] = [
     (needle, i) for i, (needles, _) in enumerate(_TRIGGERS) for needle in needles
@@ -100,7 +100,7 @@ def parse_lines(
             _FALLBACK(message, prefix, ctx)
         if prefix.fields:
             _parse_embedded(prefix, ctx, year, host, strict)
-    kernel.finish(ctx)
+    nvrm.finish(ctx)
     return _collapse(ctx.out)
 
 

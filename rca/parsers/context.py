@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
-from gpuobs.rca.sources.text import LinePrefix, split_prefix, strip_decorations
+from gpuobs.rca.parsers.prefix import LinePrefix, split_prefix, strip_decorations
 
 __all__ = ["LineParser", "ParseContext", "Trigger"]
 

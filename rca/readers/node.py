@@ -17,8 +17,8 @@ from typing import Any
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import gpu as g
 from gpuobs.rca import keys
-from gpuobs.rca.sources.lines import parse_lines
-from gpuobs.rca.sources.text import normalize_pci
+from gpuobs.rca.parsers.lines import parse_lines
+from gpuobs.rca.parsers.prefix import normalize_pci
 
 __all__ = ["live_kernel_log", "live_nvml_state"]
 
@@ -71,9 +71,8 @@ def live_nvml_state(backend: Any = None) -> tuple[list[Evidence], list[str]]:
             )
             for name, value in reading_values(reading).items():
                 if name == g.CLOCK_EVENT_ACTIVE.native:
-                    for bit, reason in g.CLOCK_EVENT_REASONS:
-                        if int(value) & bit:
-                            out.append(_state(name, 1.0, {**labels, "reason": reason}, entity, now))
+                    for reason in g.clock_event_reasons(value):
+                        out.append(_state(name, 1.0, {**labels, "reason": reason}, entity, now))
                     continue
                 if name == g.XID_LAST.native:
                     continue

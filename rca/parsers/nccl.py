@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from gpuobs.rca import keys
-from gpuobs.rca.sources.base import ParseContext, Trigger
-from gpuobs.rca.sources.text import LinePrefix
+from gpuobs.rca.parsers.context import ParseContext, Trigger
+from gpuobs.rca.parsers.prefix import LinePrefix
 
 __all__ = ["PARSERS"]
 

@@ -16,9 +16,8 @@ from typing import Any
 from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
-from gpuobs.rca.sources.logs import read_input
 
-__all__ = ["evidence_from_otlp", "parse_otlp_text", "read_traces"]
+__all__ = ["evidence_from_otlp", "parse_otlp_text"]
 
 logger = logging.getLogger(__name__)
 
@@ -214,11 +213,3 @@ def parse_otlp_text(text: str, source: str = "traces") -> list[Evidence]:
             break
     return out
 
-
-def read_traces(paths: list[str]) -> list[Evidence]:
-    """Span evidence from OTLP JSON files (.gz accepted); InputError names a file that is not one."""
-    out: list[Evidence] = []
-    for path in paths:
-        item = read_input(path)
-        out.extend(parse_otlp_text(item.text, source=item.name))
-    return out

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 from gpuobs.rca import keys
-from gpuobs.rca.sources.base import ParseContext, Trigger
-from gpuobs.rca.sources.cuda import parse_size
-from gpuobs.rca.sources.text import LinePrefix
+from gpuobs.rca.parsers.context import ParseContext, Trigger
+from gpuobs.rca.parsers.cuda import parse_size
+from gpuobs.rca.parsers.prefix import LinePrefix
 
 __all__ = ["FALLBACK", "PARSERS"]
 

@@ -13,7 +13,7 @@ import re
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import gpu as g
 from gpuobs.rca import keys
-from gpuobs.rca.sources.text import normalize_pci
+from gpuobs.rca.parsers.prefix import normalize_pci
 
 __all__ = ["looks_like_nvsmi_query", "parse_nvsmi_query"]
 

@@ -1,25 +1,22 @@
-"""Kubernetes events and pod statuses -> Evidence, from saved `kubectl get ... -o json` or the live API.
+"""Kubernetes Event and Pod objects -> Evidence (from a saved `kubectl get ... -o json` or the live API).
 
 Pod statuses give OOMKilled, exit 137, CrashLoopBackOff, image-pull and scheduling states;
 events give FailedScheduling (with the `Insufficient nvidia.com/gpu` resources named),
-BackOff, Killing, Unhealthy and the rest. The live path uses the `kubernetes` client from the
-current kubeconfig context (imported lazily, extra `k8s`).
+BackOff, Killing, Unhealthy and the rest. `readers.kubernetes` lists the objects from a cluster.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from typing import Any
 
-from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
-from gpuobs.rca.sources.text import parse_timestamp
+from gpuobs.timeparse import parse_instant
 
-__all__ = ["evidence_from_objects", "fetch_live", "fetch_live_objects", "maybe_k8s_json"]
+__all__ = ["evidence_from_objects", "maybe_k8s_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +43,13 @@ def maybe_k8s_json(text: str) -> list[dict[str, Any]] | None:
 
 
 def _ts(value: Any) -> float | None:
-    return parse_timestamp(value) if isinstance(value, str) and value else None
+    """Epoch seconds of an API server time (RFC 3339), None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError:
+        return None
 
 
 def evidence_from_objects(objects: list[dict[str, Any]], source: str = "kubernetes") -> list[Evidence]:
@@ -221,58 +224,3 @@ def _pod(obj: dict[str, Any], source: str) -> list[Evidence]:
         )
     return out
 
-
-def fetch_live(
-    namespace: str,
-    start: float | None = None,
-    end: float | None = None,
-    raw: dict[str, Any] | None = None,
-) -> list[Evidence]:
-    """Events and pod statuses of `namespace` from the current kubeconfig context (or in-cluster).
-
-    With `raw`, the listed objects are also stored in it under `k8s:<namespace>` (for bundles).
-    """
-    objects = fetch_live_objects(namespace)
-    if raw is not None:
-        raw[f"k8s:{namespace}"] = {"apiVersion": "v1", "kind": "List", "items": objects}
-    evidence = evidence_from_objects(objects, source=f"kubernetes:{namespace}")
-    if start is not None or end is not None:
-        evidence = [
-            e
-            for e in evidence
-            if e.time is None or ((start is None or e.time >= start) and (end is None or e.time <= end))
-        ]
-    return evidence
-
-
-def fetch_live_objects(namespace: str) -> list[dict[str, Any]]:
-    """The Event and Pod objects of `namespace`, as the API server's JSON."""
-    from gpuobs.extras import require
-
-    k8s = require("kubernetes", "k8s")
-    cfg = k8s.client.Configuration()
-    try:
-        try:
-            # KUBECONFIG read now: the client reads it once at import time.
-            path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-            k8s.config.load_kube_config(config_file=path, client_configuration=cfg)
-        except Exception:  # no kubeconfig: maybe we run inside a pod
-            k8s.config.load_incluster_config(client_configuration=cfg)
-    except Exception as exc:
-        raise InputError(f"--k8s-namespace {namespace}: no Kubernetes configuration found ({exc})") from exc
-    cfg.retries = 1
-    api = k8s.client.CoreV1Api(k8s.client.ApiClient(cfg))
-    try:
-        # Raw JSON, not the typed models: the evidence only needs a few fields, and raw parsing does
-        # not break on fields a newer API server adds.
-        raw_events = api.list_namespaced_event(namespace, _preload_content=False, _request_timeout=20)
-        raw_pods = api.list_namespaced_pod(namespace, _preload_content=False, _request_timeout=20)
-        events = json.loads(raw_events.data).get("items", [])
-        pods = json.loads(raw_pods.data).get("items", [])
-    except Exception as exc:
-        raise InputError(f"Kubernetes API: cannot list events/pods in {namespace} ({exc})") from exc
-    for item in events:
-        item.setdefault("kind", "Event")
-    for item in pods:
-        item.setdefault("kind", "Pod")
-    return [*events, *pods]
