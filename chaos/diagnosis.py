@@ -1,4 +1,4 @@
-"""The one place chaos calls the RCA pipeline: switch this adapter when `gpuobs.rca.diagnose` lands."""
+"""The one place chaos calls the RCA pipeline (`gpuobs.rca.diagnose`, the same call as `gpuobs diagnose`)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,27 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 __all__ = ["diagnose_live", "signatures_matching"]
+
+
+def _inputs(
+    logs: Sequence[str], prometheus: str | None, exporter: str | None, start: float | None, end: float | None
+) -> Any:
+    from gpuobs.rca import DiagnoseInputs, TimeWindow
+
+    return DiagnoseInputs(
+        logs=tuple(logs), prometheus=prometheus, exporter=exporter, live=False, window=TimeWindow(start, end)
+    )
+
+
+def _catalog_without(exclude: Collection[str]) -> Any:
+    from gpuobs.rca import Catalog, load_catalog
+
+    full = load_catalog()
+    if not exclude:
+        return full
+    return Catalog(
+        signatures=tuple(s for s in full.signatures if s.id not in set(exclude)), problems=full.problems
+    )
 
 
 def diagnose_live(
@@ -16,22 +37,14 @@ def diagnose_live(
     end: float | None = None,
     exclude: Collection[str] = (),
 ) -> Any:
-    """Diagnose the stack's own signals over [start, end]: a `gpuobs.rca.report.Report`.
+    """Diagnose the stack's own signals over [start, end]: a `gpuobs.rca.Report`.
 
     `exclude` leaves signatures out of the catalog (known pre-existing conditions), so that they
     neither rank first nor absorb the new fault's evidence as their symptoms.
     """
-    from gpuobs.rca.catalog import Catalog, load_catalog
-    from gpuobs.rca.engine import diagnose_sources
+    from gpuobs.rca import diagnose
 
-    catalog = None
-    if exclude:
-        full = load_catalog()
-        kept = tuple(s for s in full.signatures if s.id not in set(exclude))
-        catalog = Catalog(signatures=kept, problems=full.problems)
-    return diagnose_sources(
-        logs=list(logs), prometheus=prometheus, exporter=exporter, start=start, end=end, catalog=catalog
-    )
+    return diagnose(_inputs(logs, prometheus, exporter, start, end), catalog=_catalog_without(exclude))
 
 
 def signatures_matching(
@@ -49,25 +62,14 @@ def signatures_matching(
     """
     if not ids:
         return set()
-    from gpuobs.rca.catalog import Catalog, load_catalog
-    from gpuobs.rca.collect import collect_evidence
-    from gpuobs.rca.engine import diagnose
+    from gpuobs.rca import Catalog, DiagnoseInputs, collect, diagnose, load_catalog
 
-    collected = collect_evidence(
-        logs=list(logs),
-        prometheus=prometheus,
-        exporter=exporter,
-        traces=[],
-        k8s_namespace=None,
-        start=start,
-        end=end,
-        live=False,
-    )
+    collected = collect(_inputs(logs, prometheus, exporter, start, end))
     found = set()
     for signature in load_catalog().signatures:
-        if (
-            signature.id in ids
-            and diagnose(collected.evidence, Catalog(signatures=(signature,), problems=())).causes
-        ):
+        if signature.id not in ids:
+            continue
+        alone = Catalog(signatures=(signature,), problems=())
+        if diagnose(DiagnoseInputs(evidence=tuple(collected.evidence), live=False), catalog=alone).causes:
             found.add(signature.id)
     return found
