@@ -13,9 +13,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXPERIMENTS
@@ -98,6 +102,58 @@ def test_stock_chaos_run_runs_the_sigkill_experiment(stack: LocalStack, tmp_path
     assert journal["steady_states"]["after"]["steady_state_met"]
     outputs = {r["activity"]["name"]: (r["status"], r["output"]) for r in journal["run"]}
     assert outputs["diagnose"] == ("succeeded", "host_oom_killer")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_an_interrupted_chaos_run_leaves_no_fault_behind(stack: LocalStack, tmp_path: Path, sig: int) -> None:
+    """Stock `chaos run` skips rollbacks when interrupted; the experiment control still undoes the fault."""
+    exp = json.loads((EXPERIMENTS / "serving-cuda-oom.json").read_text())
+    exp["method"] = [
+        {
+            **exp["method"][0],
+            "provider": {
+                **exp["method"][0]["provider"],
+                "arguments": {
+                    "kind": "slow_kernel",
+                    "params": {"delay_s": 0.05},
+                    "base_url": "${serving_url}",
+                },
+            },
+        },
+        {
+            "type": "action",
+            "name": "long-wait",
+            "provider": {"type": "process", "path": "sleep", "arguments": "60"},
+        },
+    ]
+    path = tmp_path / "interrupted.json"
+    path.write_text(json.dumps(exp))
+    env = {**os.environ, "GPUOBS_CHAOS_SERVING_URL": stack.target.serving_url}
+    chaos = Path(sys.executable).with_name("chaos")
+    proc = subprocess.Popen(
+        [str(chaos), "--no-version-check", "run", str(path)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"{stack.target.serving_url}/admin/faults"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "slow_kernel" not in _get_json(url)["active"]:
+            time.sleep(0.2)
+        assert "slow_kernel" in _get_json(url)["active"], "the fault never went in"
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _get_json(url)["active"] == {}
+
+
+def _get_json(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return dict(json.loads(resp.read()))
 
 
 def test_gameday_verb_prints_the_json_rows(stack: LocalStack, artifacts: Path) -> None:
