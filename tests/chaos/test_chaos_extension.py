@@ -107,3 +107,30 @@ def test_kernel_log_lines_parse_as_the_kernel_wrote_them(tmp_path: Path) -> None
     report: Any = diagnose_live([str(log)])
     assert report.top is not None and report.top.id == "xid_79_fallen_off_bus"
     current().reset()
+
+
+def test_stock_chaos_discover_finds_the_extension(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "discovery.json"
+    chaos = Path(sys.executable).with_name("chaos")
+    proc = subprocess.run(
+        [
+            str(chaos),
+            "--no-version-check",
+            "discover",
+            "--no-system-info",
+            "--no-install",
+            "gpuobs",
+            "--discovery-path",
+            str(out),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = {a["name"] for a in json.loads(out.read_text())["activities"]}
+    assert {"signal_worker", "inject_gpu_fault", "diagnosed_as", "drain_node", "alert_firing"} <= names
