@@ -77,7 +77,8 @@ def series(
         return []
     buckets: dict[int, list[Sample]] = {}
     for s in samples:
-        buckets.setdefault(int((s.start - start) // bucket_s), []).append(s)
+        if s.start >= start:  # the load starts a moment before the experiment's clock
+            buckets.setdefault(int((s.start - start) // bucket_s), []).append(s)
     out = []
     for key in sorted(buckets):
         group = buckets[key]
