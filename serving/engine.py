@@ -28,11 +28,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpuobs import cuda_errors
-from gpuobs.errors import GpuobsError, InputError
-from gpuobs.serving.faults import FaultInjector
-from gpuobs.serving.kv_cache import BlockManager, KVCache
-from gpuobs.serving.scheduler import (
+from gpuobs.errors import InputError
+from gpuobs.serving.errors import (
+    EngineClosedError,
+    EngineUnhealthyError,
+    InvalidRequestError,
     QueueFullError,
+)
+from gpuobs.serving.faults import FaultInjector
+from gpuobs.serving.interface import FINISH_REASONS, GenerationRequest, SamplingParams, TokenEvent
+from gpuobs.serving.kv_cache import BlockManager, KVCache
+from gpuobs.serving.liveness import EngineHealth, Heartbeat, default_stall_budget_s
+from gpuobs.serving.scheduler import (
     Scheduler,
     SchedulerConfig,
     SequenceState,
@@ -56,7 +63,9 @@ __all__ = [
     "Engine",
     "EngineClosedError",
     "EngineConfig",
+    "EngineHealth",
     "EngineStats",
+    "EngineUnhealthyError",
     "GenerationRequest",
     "InvalidRequestError",
     "QueueFullError",
@@ -67,47 +76,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-FINISH_REASONS = ("stop", "length", "abort", "deadline", "error")
-
-
-class InvalidRequestError(GpuobsError):
-    """The request cannot be served as given (too long, bad parameter...): an HTTP 400."""
-
-
-class EngineClosedError(GpuobsError):
-    """The engine is stopping or stopped and takes no new requests (an HTTP 503)."""
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    max_tokens: int = 16
-    temperature: float = 0.0  # 0 = greedy
-    top_p: float = 1.0
-    seed: int | None = None
-    stop_token_ids: tuple[int, ...] = ()
-    ignore_eos: bool = False
-
-
-@dataclass
-class GenerationRequest:
-    request_id: str
-    prompt_token_ids: list[int]
-    params: SamplingParams
-    tenant: str = "default"
-    priority: int = 0  # higher first
-    deadline: float | None = None  # time.monotonic() deadline
-    trace_context: Any = None  # opentelemetry.context.Context: parent of queue/prefill/decode spans
-
-
-@dataclass(frozen=True)
-class TokenEvent:
-    request_id: str
-    token_id: int | None
-    finished: bool
-    finish_reason: str | None  # "stop" | "length" | "abort" | "deadline" | "error"
-    error: str | None = None
-    metrics: RequestMetrics | None = None  # set on the final event
 
 
 @dataclass
@@ -136,6 +104,17 @@ class EngineConfig:
     # torch intra-op threads on CPU (process-wide). None: 1 for small models (< 256 MiB of weights), whose
     # ops are too small to split and suffer badly from thread contention, else torch's default.
     cpu_threads: int | None = None
+    # A model step (or loop turn) running longer than this makes /health answer 503 (the engine is stalled).
+    # None: sized for the model by liveness.default_stall_budget_s (30 s for the embedded tiny model).
+    stall_budget_s: float | None = None
+
+
+class _LoopFailure(Exception):
+    """Raised inside the engine loop when a part it cannot recover from (the scheduler) failed."""
+
+    def __init__(self, where: str, cause: BaseException) -> None:
+        super().__init__(f"{where}: {cause}")
+        self.where, self.cause = where, cause
 
 
 def input_hash(token_ids: list[int]) -> str:
@@ -260,6 +239,7 @@ class Engine:
         except ValueError as exc:
             raise InputError(str(exc)) from exc
         self._tracer = _Tracer(tracer_provider)
+        self.heartbeat = Heartbeat(self._stall_budget(config))
         self._cond = threading.Condition()
         self._by_request: dict[str, SequenceState] = {}
         self._aborts: set[str] = set()
@@ -288,6 +268,16 @@ class Engine:
             if threads < 1:
                 raise InputError(f"cpu_threads must be >= 1, got {threads}")
             torch.set_num_threads(threads)
+
+    def _stall_budget(self, config: EngineConfig) -> float:
+        if config.stall_budget_s is not None:
+            if not config.stall_budget_s > 0:
+                raise InputError(f"stall_budget_s must be > 0 seconds, got {config.stall_budget_s}")
+            return float(config.stall_budget_s)
+        itemsize = int(getattr(self.model.dtype, "itemsize", 4) or 4)
+        return default_stall_budget_s(
+            self.model.parameter_bytes() // itemsize, config.max_prefill_tokens + config.max_batch_size,
+            self.device)
 
     def _auto_num_blocks(self) -> int:
         per_block = self.model.kv_bytes_per_token() * self.config.block_size
@@ -347,8 +337,12 @@ class Engine:
             raise InvalidRequestError("stop_token_ids must be token ids inside the vocabulary")
 
     def submit(self, req: GenerationRequest, on_event: Callable[[TokenEvent], None]) -> None:
-        """Queue a request (thread-safe). Raises InvalidRequestError, QueueFullError or EngineClosedError."""
+        """Queue a request (thread-safe). Raises InvalidRequestError, QueueFullError, EngineClosedError, or
+        EngineUnhealthyError when the engine is dead or stalled (a prompt refusal instead of a hang)."""
         self._validate(req)
+        health = self.health()
+        if not health.alive:
+            raise EngineUnhealthyError(health.reason or f"the engine is {health.state}")
         now = time.monotonic()
         seq = SequenceState(request=req, arrival=now, bucket=0, bucket_name="", on_event=on_event)
         seq.bucket = self.scheduler.bucket_of(seq.num_prompt_tokens)
@@ -369,6 +363,13 @@ class Engine:
                     "gen_ai.request.id": req.request_id, "gpuobs.bucket": seq.bucket_name,
                     "gpuobs.tenant": req.tenant, "gpuobs.priority": req.priority})
             self._cond.notify_all()
+
+    def health(self) -> EngineHealth:
+        """Liveness from the heartbeat: dead (thread ended, loop failed) or stalled past the budget."""
+        thread = self._thread
+        return self.heartbeat.check(started=thread is not None,
+                                    thread_alive=thread is not None and thread.is_alive(),
+                                    stopping=self._stopping)
 
     def abort(self, request_id: str) -> None:
         """Stop a request; its final event has finish_reason "abort". Unknown ids are ignored."""
@@ -435,7 +436,8 @@ class Engine:
         with self._cond:
             self._accepting = False
             pending = list(self._by_request) if self._thread is None else []
-            while drain and self._thread is not None and self._by_request and time.monotonic() < deadline:
+            while (drain and self._thread is not None and self._thread.is_alive() and self._by_request
+                   and time.monotonic() < deadline):
                 self._cond.wait(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
             for rid in self._by_request:
                 self._aborts.add(rid)
@@ -444,7 +446,7 @@ class Engine:
         if self._thread is not None:
             # one more loop turn delivers the aborts, then the thread ends
             end = time.monotonic() + 5.0
-            while time.monotonic() < end:
+            while time.monotonic() < end and self._thread.is_alive():
                 with self._cond:
                     if not self._by_request:
                         break
@@ -463,15 +465,29 @@ class Engine:
 
     # ---- the engine thread ------------------------------------------------------------------------
     def _run(self) -> None:
+        """The engine thread. Nothing ends it silently: a failure the loop cannot survive is a death, which
+        fails every request in flight at once and makes liveness (`health()`) say why."""
+        try:
+            self._loop()
+        except _LoopFailure as failure:
+            self._die(failure.where, failure.cause)
+        except BaseException as exc:
+            self._die("the engine loop raised", exc)
+
+    def _loop(self) -> None:
         busy_since_flush = False
         while True:
+            self.heartbeat.beat()
             going_idle = False
             with self._cond:
                 if self._stopping:
                     return
-                finals = self._take_aborts()
                 now = time.monotonic()
-                out = self.scheduler.schedule(now)
+                try:
+                    finals = self._take_aborts()
+                    out = self.scheduler.schedule(now)
+                except Exception as exc:  # its queues and block tables may be inconsistent now
+                    raise _LoopFailure("the scheduler raised", exc) from exc
                 for seq in out.expired:
                     self._by_request.pop(seq.request_id, None)
                     finals.append((seq, "deadline", None))
@@ -486,23 +502,86 @@ class Engine:
                     if busy_since_flush:
                         going_idle = True
                     else:
-                        wake = self.scheduler.next_wakeup(now)
+                        try:
+                            wake = self.scheduler.next_wakeup(now)
+                        except Exception as exc:
+                            raise _LoopFailure("the scheduler raised", exc) from exc
                         self._cond.wait(timeout=0.05 if wake is None else min(0.05, max(wake, 0.0005)))
                         continue
             if going_idle:
                 busy_since_flush = False
-                self._flush_kernel_spans()
+                try:
+                    self._flush_kernel_spans()
+                except Exception:  # telemetry must not take the engine down
+                    logger.exception("flushing kernel spans failed")
+                    self.heartbeat.survived()
                 continue
             busy_since_flush = busy_since_flush or bool(out.prefill or out.decode)
             for seq, reason, error in finals:
                 self._emit_final(seq, reason, error, time.monotonic())
             if out.prefill or out.decode:
+                phase = "+".join(name for name, seqs in (("prefill", out.prefill), ("decode", out.decode))
+                                 if seqs)
                 try:
-                    self._step(out.prefill, out.decode, out.copies)
+                    with self.heartbeat.step(phase):
+                        self._step(out.prefill, out.decode, out.copies)
                 except Exception as exc:  # a bug outside the model call: fail the batch, keep serving
                     logger.exception("engine step failed",
                                      extra=self._log_fields(None, {"event": "engine_error"}))
+                    self.heartbeat.survived()
                     self._finish_step([], [(out.prefill + out.decode, exc)], time.monotonic())
+
+    def _die(self, where: str, exc: BaseException) -> None:
+        """The loop cannot go on: record why, refuse new requests, fail every request in flight now."""
+        reason = f"{where}: {type(exc).__name__}: {exc}"[:500]
+        self.heartbeat.fail(reason)
+        with contextlib.suppress(Exception):
+            logger.critical("engine dead: %s", reason, exc_info=exc,
+                            extra={"model_id": self.model_name, "device_id": self.device_id,
+                                   "event": "engine_dead"})
+        with self._cond:
+            self._accepting = False
+            seqs = list(self._by_request.values())
+            self._by_request.clear()
+            self._aborts.clear()
+            self._errors["engine_dead"] = self._errors.get("engine_dead", 0) + 1
+            self._cond.notify_all()
+        for seq in seqs:
+            with contextlib.suppress(Exception):
+                self._tracer.end(seq.extra.pop("queue_span", None), error=reason)
+            self._send_final(seq, TokenEvent(seq.request_id, None, True, "error",
+                                             error=f"the engine died: {reason}"))
+
+    def _fail_request(self, seq: SequenceState, exc: BaseException) -> None:
+        """The bookkeeping of one request raised (a MemoryError, a bug): fail that request, keep serving."""
+        self.heartbeat.survived()
+        with contextlib.suppress(Exception):
+            logger.error("%s in the engine's bookkeeping of request %s: %s; the request fails",
+                         type(exc).__name__, seq.request_id, exc, exc_info=exc,
+                         extra={"model_id": self.model_name, "device_id": self.device_id,
+                                "request_id": seq.request_id, "event": "engine_error"})
+        with self._cond:
+            if self._by_request.get(seq.request_id) is seq:
+                del self._by_request[seq.request_id]
+            self._errors["engine_bookkeeping"] = self._errors.get("engine_bookkeeping", 0) + 1
+            self._finished["error"] = self._finished.get("error", 0) + 1
+            try:
+                self.scheduler.remove(seq)  # idempotent: frees the blocks if they are still held
+            except Exception as remove_exc:
+                raise _LoopFailure("the scheduler raised", remove_exc) from remove_exc
+            self._cond.notify_all()
+        with contextlib.suppress(Exception):
+            self._tracer.end(seq.extra.pop("queue_span", None), error=str(exc)[:200])
+        self._send_final(seq, TokenEvent(
+            seq.request_id, None, True, "error",
+            error=f"{type(exc).__name__} in the engine's bookkeeping of this request: {exc}"))
+
+    def _send_final(self, seq: SequenceState, event: TokenEvent) -> None:
+        """Deliver a request's final event, once whatever path gets there first."""
+        if seq.extra.get("final_sent"):
+            return
+        seq.extra["final_sent"] = True
+        self._deliver(seq, event)
 
     @staticmethod
     def _flush_kernel_spans() -> None:
@@ -629,43 +708,59 @@ class Engine:
         now = time.monotonic()
         events: list[tuple[SequenceState, TokenEvent]] = []
         finals: list[tuple[SequenceState, str, str | None]] = []
+        broken: list[tuple[SequenceState, BaseException]] = []
         with self._cond:
             self._steps += 1
             for seq, token in results:
                 if seq.request_id not in self._by_request or self._by_request[seq.request_id] is not seq:
                     continue  # aborted meanwhile
-                p = seq.request.params
-                seq.output_ids.append(token)
-                self._gen_tokens += 1
-                if seq.first_token is None:
-                    seq.first_token = now
-                stop = (token in p.stop_token_ids) or (not p.ignore_eos and token in self._eos)
-                if not stop:
-                    events.append((seq, TokenEvent(seq.request_id, token, False, None)))
-                reason = "stop" if stop else (
-                    "length" if len(seq.output_ids) >= p.max_tokens or seq.num_tokens >= self.max_model_len
-                    else None)
-                if reason is not None:
-                    self._by_request.pop(seq.request_id, None)
-                    self.scheduler.remove(seq)
-                    finals.append((seq, reason, None))
+                try:
+                    self._take_token(seq, token, now, events, finals)
+                except Exception as exc:
+                    broken.append((seq, exc))
             for seqs, exc in failed:
                 kind, code, name = self._classify(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
                 for seq in seqs:
                     if self._by_request.get(seq.request_id) is not seq:
                         continue
-                    self._by_request.pop(seq.request_id, None)
-                    self.scheduler.remove(seq)
-                    finals.append((seq, "error", f"{type(exc).__name__}: {exc}"))
-                    logger.error("%s in a model step: %s", type(exc).__name__, exc,
-                                 extra=self._log_fields(seq, {"cuda_error_code": code,
-                                                              "cuda_error_name": name, "event": kind}))
+                    try:
+                        self._by_request.pop(seq.request_id, None)
+                        self.scheduler.remove(seq)
+                        finals.append((seq, "error", f"{type(exc).__name__}: {exc}"))
+                        logger.error("%s in a model step: %s", type(exc).__name__, exc,
+                                     extra=self._log_fields(seq, {"cuda_error_code": code,
+                                                                  "cuda_error_name": name, "event": kind}))
+                    except Exception as bookkeeping_exc:
+                        broken.append((seq, bookkeeping_exc))
             self._cond.notify_all()
+        for seq, exc in broken:
+            self._fail_request(seq, exc)
         for seq, event in events:
-            self._deliver(seq, event)
+            if not seq.extra.get("final_sent"):
+                self._deliver(seq, event)
         for seq, reason, error in finals:
             self._emit_final(seq, reason, error, now)
+
+    def _take_token(self, seq: SequenceState, token: int, now: float,
+                    events: list[tuple[SequenceState, TokenEvent]],
+                    finals: list[tuple[SequenceState, str, str | None]]) -> None:
+        """Per-request bookkeeping of one sampled token (under the lock)."""
+        p = seq.request.params
+        seq.output_ids.append(token)
+        self._gen_tokens += 1
+        if seq.first_token is None:
+            seq.first_token = now
+        stop = (token in p.stop_token_ids) or (not p.ignore_eos and token in self._eos)
+        if not stop:
+            events.append((seq, TokenEvent(seq.request_id, token, False, None)))
+        reason = "stop" if stop else (
+            "length" if len(seq.output_ids) >= p.max_tokens or seq.num_tokens >= self.max_model_len
+            else None)
+        if reason is not None:
+            self._by_request.pop(seq.request_id, None)
+            self.scheduler.remove(seq)
+            finals.append((seq, reason, None))
 
     @staticmethod
     def _classify(exc: BaseException) -> tuple[str, int | None, str | None]:
@@ -689,6 +784,15 @@ class Engine:
                              extra=self._log_fields(seq))
 
     def _emit_final(self, seq: SequenceState, reason: str, error: str | None, now: float) -> None:
+        try:
+            metrics = self._final_bookkeeping(seq, reason, now)
+        except Exception as exc:  # e.g. a MemoryError: this request fails, the engine goes on
+            self._fail_request(seq, exc)
+            return
+        self._send_final(seq, TokenEvent(seq.request_id, None, True, reason, error=error, metrics=metrics))
+
+    def _final_bookkeeping(self, seq: SequenceState, reason: str, now: float) -> RequestMetrics:
+        """Counters, span and fault hooks of a finished request; returns its metrics."""
         span = seq.extra.pop("queue_span", None)
         self._tracer.end(span, error="deadline exceeded while queued" if reason == "deadline" else None)
         metrics = RequestMetrics(
@@ -704,4 +808,4 @@ class Engine:
         if reason == "deadline":
             logger.warning("request %s missed its deadline", seq.request_id,
                            extra=self._log_fields(seq, {"event": "deadline"}))
-        self._deliver(seq, TokenEvent(seq.request_id, None, True, reason, error=error, metrics=metrics))
+        return metrics

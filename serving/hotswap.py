@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError, UnknownModelError
+
 __all__ = [
     "ModelHandle",
     "ModelManager",
@@ -33,18 +35,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
-
-
-class SwapRefusedError(Exception):
-    """The new model would not fit (or the request to swap is otherwise impossible)."""
-
-
-class SwapInProgressError(Exception):
-    """Another swap is loading; one at a time."""
-
-
-class UnknownModelError(Exception):
-    """A request named a model that is not served."""
 
 
 @dataclass

@@ -59,12 +59,12 @@ _register_verbs()
 
 
 def main() -> None:
-    """Console-script entry point: runs the app and turns gpuobs errors into exit code 2."""
+    """Console-script entry point: runs the app and turns gpuobs errors into their exit code (2: usage)."""
     try:
         app()
     except GpuobsError as exc:
         _err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        sys.exit(2)
+        sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _err.print("interrupted")
         sys.exit(130)
