@@ -350,9 +350,15 @@ def render(registry: CollectorRegistry) -> bytes:
 
     Label sets are rendered once per dict object: the collector shares one dict per GPU between that
     GPU's samples, which makes this several times cheaper than prometheus_client's generate_latest.
+    The cache holds each dict beside its text: a collector that yields families one at a time frees
+    their dicts, and a freed dict's id is reused by the next one, so an id alone would name the wrong
+    labels. It writes a family's samples under the family's TYPE line, which is right for the plain
+    families collectors yield; prometheus_client's own Counter/Histogram objects carry `_created`
+    samples that need a family of their own, so registries of those (`gpuobs serve`) keep
+    generate_latest.
     """
     out: list[str] = []
-    label_text: dict[int, str] = {}
+    label_text: dict[int, tuple[dict[str, str], str]] = {}
     for metric in registry.collect():
         if not metric.samples:
             continue
@@ -369,11 +375,12 @@ def render(registry: CollectorRegistry) -> bytes:
         for s in metric.samples:
             labels = s.labels
             if labels:
-                text = label_text.get(id(labels))
-                if text is None:
-                    text = label_text[id(labels)] = (
-                        "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "}"
-                    )
+                cached = label_text.get(id(labels))
+                if cached is not None and cached[0] is labels:
+                    text = cached[1]
+                else:
+                    text = "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "}"
+                    label_text[id(labels)] = (labels, text)
                 out.append(f"{s.name}{text} {_number(s.value)}\n")
             else:
                 out.append(f"{s.name} {_number(s.value)}\n")

@@ -1,9 +1,10 @@
-"""Metric, span and setting names of the kernel domain: the instrumented launcher and engine adapters."""
+"""Metric and setting names of the kernel domain: the instrumented launcher and engine adapters."""
 
 from __future__ import annotations
 
 from typing import Final
 
+from gpuobs.names import spans
 from gpuobs.names.spec import MetricKind, MetricSpec, register
 
 __all__ = [
@@ -58,12 +59,6 @@ ENGINE_LOG_MESSAGES = MetricSpec(
 
 register(KERNEL_LAUNCHES, CUDA_ERRORS, ENGINE_LOG_MESSAGES)
 
-TRACER_NAME: Final = "gpuobs.kernels"
-"""Instrumentation scope of the launcher's spans."""
-
-SPAN_KERNEL_LAUNCH: Final = "kernel.launch"
-"""Span name of one sampled kernel launch (or one TensorRT layer execution)."""
-
 SPAN_SAMPLE_ENV: Final = "GPUOBS_KERNEL_SPAN_SAMPLE"
 """Environment variable: fraction of launches recorded as spans (0..1)."""
 
@@ -73,19 +68,21 @@ SPAN_SAMPLE_SETTING: Final = "kernel_span_sample"
 DEFAULT_SPAN_SAMPLE: Final = 0.01
 """Default sampled fraction: 1% of launches."""
 
-# Span attributes of `kernel.launch`.
-ATTR_KERNEL: Final = "gpuobs.kernel.name"
-ATTR_GRID: Final = "gpuobs.kernel.grid"
-ATTR_NUM_WARPS: Final = "gpuobs.kernel.num_warps"
-ATTR_NUM_STAGES: Final = "gpuobs.kernel.num_stages"
-ATTR_SHAPES: Final = "gpuobs.kernel.input_shapes"
-ATTR_DTYPES: Final = "gpuobs.kernel.input_dtypes"
-ATTR_DEVICE: Final = "gpuobs.kernel.device"
-ATTR_STREAM: Final = "gpuobs.kernel.stream"
-ATTR_GPU_DURATION_MS: Final = "gpuobs.kernel.gpu_duration_ms"
-ATTR_TIMING: Final = "gpuobs.kernel.timing"
-"""How the span was timed: `cuda_event` (GPU time, resolved later) or `host` (CPU/interpreter)."""
-ATTR_ERROR_CODE: Final = "gpuobs.cuda.error_code"
-ATTR_ERROR_NAME: Final = "gpuobs.cuda.error_name"
-ATTR_ENGINE: Final = "gpuobs.engine"
-ATTR_LAYER: Final = "gpuobs.engine.layer"
+# Span names and attributes live in gpuobs.names.spans; these aliases keep the launcher's old spelling
+# importable until every user imports spans directly.
+TRACER_NAME: Final = spans.TRACER_KERNELS
+SPAN_KERNEL_LAUNCH: Final = spans.SPAN_KERNEL_LAUNCH
+ATTR_KERNEL: Final = spans.GPUOBS_KERNEL_NAME
+ATTR_GRID: Final = spans.GPUOBS_KERNEL_GRID
+ATTR_NUM_WARPS: Final = spans.GPUOBS_KERNEL_NUM_WARPS
+ATTR_NUM_STAGES: Final = spans.GPUOBS_KERNEL_NUM_STAGES
+ATTR_SHAPES: Final = spans.GPUOBS_KERNEL_INPUT_SHAPES
+ATTR_DTYPES: Final = spans.GPUOBS_KERNEL_INPUT_DTYPES
+ATTR_DEVICE: Final = spans.GPUOBS_KERNEL_DEVICE
+ATTR_STREAM: Final = spans.GPUOBS_KERNEL_STREAM
+ATTR_GPU_DURATION_MS: Final = spans.GPUOBS_KERNEL_GPU_DURATION_MS
+ATTR_TIMING: Final = spans.GPUOBS_KERNEL_TIMING
+ATTR_ERROR_CODE: Final = spans.CUDA_ERROR_CODE
+ATTR_ERROR_NAME: Final = spans.CUDA_ERROR_NAME
+ATTR_ENGINE: Final = spans.GPUOBS_ENGINE
+ATTR_LAYER: Final = spans.GPUOBS_ENGINE_LAYER
