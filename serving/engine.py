@@ -18,7 +18,6 @@ under them because they are current while the model runs.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import sys
 import threading
@@ -36,7 +35,14 @@ from gpuobs.serving.errors import (
     QueueFullError,
 )
 from gpuobs.serving.faults import FaultInjector
-from gpuobs.serving.interface import FINISH_REASONS, GenerationRequest, SamplingParams, TokenEvent
+from gpuobs.serving.interface import (
+    FINISH_REASONS,
+    EngineClient,
+    GenerationRequest,
+    SamplingParams,
+    TokenEvent,
+    input_hash,
+)
 from gpuobs.serving.kv_cache import BlockManager, KVCache
 from gpuobs.serving.liveness import EngineHealth, Heartbeat, default_stall_budget_s
 from gpuobs.serving.scheduler import (
@@ -115,12 +121,6 @@ class _LoopFailure(Exception):
     def __init__(self, where: str, cause: BaseException) -> None:
         super().__init__(f"{where}: {cause}")
         self.where, self.cause = where, cause
-
-
-def input_hash(token_ids: list[int]) -> str:
-    """Short stable hash of a prompt (logged instead of the prompt itself)."""
-    raw = ",".join(map(str, token_ids)).encode()
-    return hashlib.sha256(raw).hexdigest()[:16]
 
 
 class _FaultyTokenizer:
@@ -716,8 +716,8 @@ class Engine:
                     continue  # aborted meanwhile
                 try:
                     self._take_token(seq, token, now, events, finals)
-                except Exception as exc:
-                    broken.append((seq, exc))
+                except Exception as token_exc:
+                    broken.append((seq, token_exc))
             for seqs, exc in failed:
                 kind, code, name = self._classify(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
@@ -734,8 +734,8 @@ class Engine:
                     except Exception as bookkeeping_exc:
                         broken.append((seq, bookkeeping_exc))
             self._cond.notify_all()
-        for seq, exc in broken:
-            self._fail_request(seq, exc)
+        for seq, broken_exc in broken:
+            self._fail_request(seq, broken_exc)
         for seq, event in events:
             if not seq.extra.get("final_sent"):
                 self._deliver(seq, event)
@@ -809,3 +809,10 @@ class Engine:
             logger.warning("request %s missed its deadline", seq.request_id,
                            extra=self._log_fields(seq, {"event": "deadline"}))
         return metrics
+
+
+if TYPE_CHECKING:
+
+    def _implements_engine_client(engine: Engine) -> EngineClient:
+        """Never called: makes mypy check that Engine satisfies the EngineClient protocol."""
+        return engine

@@ -7,6 +7,7 @@ it, and tests can put a double behind it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,6 +26,7 @@ __all__ = [
     "SamplingParams",
     "TokenEvent",
     "TokenizerLike",
+    "input_hash",
 ]
 
 FINISH_REASONS = ("stop", "length", "abort", "deadline", "error")
@@ -61,11 +63,20 @@ class TokenEvent:
     metrics: RequestMetrics | None = None  # set on the final event (None when the engine failed)
 
 
+def input_hash(token_ids: list[int]) -> str:
+    """Short stable hash of a prompt (logged instead of the prompt itself)."""
+    raw = ",".join(map(str, token_ids)).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
 class TokenizerLike(Protocol):
     """The engine's tokenizer as the servers use it."""
 
-    eos_token_id: int | None
-    vocab_size: int
+    @property
+    def eos_token_id(self) -> int | None: ...
+
+    @property
+    def vocab_size(self) -> int: ...
 
     def encode(self, text: str) -> list[int]: ...
 
@@ -79,11 +90,20 @@ class EngineClient(Protocol):
     `EngineUnhealthyError` (gpuobs.serving.errors); `on_event` gets every token, then one final event.
     """
 
-    model_name: str
-    device: str
-    max_model_len: int
-    tokenizer: TokenizerLike
-    faults: FaultInjector
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def max_model_len(self) -> int: ...
+
+    @property
+    def tokenizer(self) -> TokenizerLike: ...
+
+    @property
+    def faults(self) -> FaultInjector: ...
 
     def start(self) -> None: ...
 

@@ -141,7 +141,7 @@ def _serve(
         from gpuobs.telemetry import configure_tracing
 
         configure_tracing("gpuobs-serve", otlp_endpoint=otlp_endpoint)
-    from gpuobs.serving.http_api import ServerConfig, run_server
+    from gpuobs.serving.http import ServerConfig, run_server
 
     run_server(
         ServerConfig(

@@ -648,7 +648,7 @@ def test_tls_overlay_end_to_end(tmp_path: Path, spawn: Any) -> None:
 
 
 def test_serving_deployment_matches_the_server() -> None:
-    from gpuobs.serving.http_api import ServerConfig, ServingRuntime, create_app
+    from gpuobs.serving.http import ServerConfig, ServingRuntime, create_app
     from gpuobs.serving.model import loader
 
     objs = render(DEPLOY / "serving")
