@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.engine_doubles import SchedulerDouble
 from support.serving_model import Collector, tiny_model_dir
 
 from gpuobs.jsonlog import JsonFormatter
@@ -75,32 +76,6 @@ def _until(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "condition not reached in time"
         time.sleep(0.02)
-
-
-class SchedulerDouble:
-    """The engine's real scheduler behind a switch: `schedule()` or `observe_service_time()` raise on demand.
-
-    A test double of the scheduler object (what the engine loop calls), so a scheduler bug and a MemoryError
-    in per-request bookkeeping can be made at a chosen moment.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.schedule_error: BaseException | None = None
-        self.service_time_errors: list[BaseException] = []
-
-    def schedule(self, now: float) -> Any:
-        if self.schedule_error is not None:
-            raise self.schedule_error
-        return self._inner.schedule(now)
-
-    def observe_service_time(self, seconds: float) -> None:
-        if self.service_time_errors:
-            raise self.service_time_errors.pop(0)
-        self._inner.observe_service_time(seconds)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
 
 def test_default_stall_budget_is_sized_for_the_model() -> None:
