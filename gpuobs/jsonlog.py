@@ -8,14 +8,11 @@ import sys
 import time
 from typing import Any, TextIO
 
+from gpuobs.names import logs as fields
+from gpuobs.names.logs import ENTITY_FIELDS
+
 __all__ = ["ENTITY_FIELDS", "JsonFormatter", "setup_logging"]
 
-# Fields copied from a record's `extra` into the JSON line when present.
-ENTITY_FIELDS = (
-    "host", "gpu", "uuid", "pci_bus_id", "pod", "namespace", "container", "model_id", "model_name",
-    "tenant", "input_hash", "device_id", "cuda_error_code", "cuda_error_name", "kernel", "xid",
-    "request_id", "trace_id", "span_id", "event",
-)
 
 _STANDARD_ATTRS = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 
@@ -25,17 +22,17 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         payload: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            fields.TS: time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
             + f".{int(record.msecs):03d}Z",
-            "level": record.levelname.lower(),
-            "msg": record.getMessage(),
-            "logger": record.name,
+            fields.LEVEL: record.levelname.lower(),
+            fields.MSG: record.getMessage(),
+            fields.LOGGER: record.name,
         }
         for key, value in record.__dict__.items():
             if key not in _STANDARD_ATTRS and not key.startswith("_"):
                 payload[key] = value
         if record.exc_info:
-            payload["exc"] = self.formatException(record.exc_info)
+            payload[fields.EXC] = self.formatException(record.exc_info)
         return json.dumps(payload, default=str, ensure_ascii=False)
 
 

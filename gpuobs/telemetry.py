@@ -26,13 +26,15 @@ def resource_attributes(service_name: str) -> dict[str, str]:
     """Resource attributes with `host.name` and, inside Kubernetes, pod and namespace."""
     import os
 
-    attrs = {"service.name": service_name, "host.name": node_name()}
+    from gpuobs.names import spans
+
+    attrs = {spans.SERVICE_NAME: service_name, spans.HOST_NAME: node_name()}
     pod = os.environ.get("POD_NAME") or os.environ.get("HOSTNAME")
     namespace = os.environ.get("POD_NAMESPACE")
     if os.environ.get("KUBERNETES_SERVICE_HOST") and pod:
-        attrs["k8s.pod.name"] = pod
+        attrs[spans.K8S_POD_NAME] = pod
     if namespace:
-        attrs["k8s.namespace.name"] = namespace
+        attrs[spans.K8S_NAMESPACE_NAME] = namespace
     return attrs
 
 

@@ -2,9 +2,10 @@
 
 One dispatch function per kernel. CUDA tensors run the Triton kernel through the instrumented
 launcher (`gpuobs.exporters.inprocess.launcher`: launch counter, sampled `kernel.launch` spans, CUDA error
-mapping); CPU tensors run the PyTorch reference, or the Triton kernel when `TRITON_INTERPRET=1`
-(how the tests run them). Inputs are validated before any launch: a bad shape, dtype, device,
-layout or block id raises `KernelInputError` (a `ValueError`) naming the argument.
+mapping); CPU tensors run the PyTorch reference (counted by the same launcher, backend `torch`), or
+the Triton kernel when `TRITON_INTERPRET=1` (how the tests run them). Inputs are validated before any
+launch: a bad shape, dtype, device, layout or block id raises `KernelInputError` (a `ValueError`)
+naming the argument.
 
 torch and triton are imported lazily: `import gpuobs.kernels` works without them, and calling a
 kernel without them raises `MissingExtraError` saying to `pip install 'gpuobs[kernels]'`.
@@ -59,8 +60,10 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from gpuobs.exporters.inprocess.launcher import default_launcher
 from gpuobs.extras import require
 from gpuobs.kernels.validate import KernelInputError
+from gpuobs.names.kernel import BACKEND_TORCH
 
 if TYPE_CHECKING:
     import torch
@@ -104,10 +107,14 @@ def _impl() -> Any:
     return triton_ops
 
 
-def _ref() -> Any:
+def _ref(kernel: str | None = None) -> Any:
+    """The PyTorch references; the run of `kernel` is counted (backend `torch`) as the launcher counts
+    Triton's, so the CPU path shows in `gpuobs_kernel_launches_total` too."""
     require("torch", "kernels")
     from gpuobs.kernels import reference
 
+    if kernel is not None:
+        default_launcher().count(kernel, backend=BACKEND_TORCH)
     return reference
 
 
@@ -122,7 +129,7 @@ def rms_norm(
     if _use_triton(x):
         with _device_of(x):
             return _impl().rms_norm(x, residual, weight, eps)  # type: ignore[no-any-return]
-    return _ref().rms_norm(x, residual, weight, eps)  # type: ignore[no-any-return]
+    return _ref("rms_norm").rms_norm(x, residual, weight, eps)  # type: ignore[no-any-return]
 
 
 def rope_cos_sin(
@@ -145,7 +152,7 @@ def rotary_embedding(
         with _device_of(q):
             _impl().rotary_embedding(q, k, positions, cos, sin)
     else:
-        _ref().rotary_embedding(q, k, positions, cos, sin)
+        _ref("rotary_embedding").rotary_embedding(q, k, positions, cos, sin)
 
 
 def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
@@ -157,7 +164,7 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     if _use_triton(x):
         with _device_of(x):
             return _impl().silu_and_mul(x)  # type: ignore[no-any-return]
-    return _ref().silu_and_mul(x)  # type: ignore[no-any-return]
+    return _ref("silu_and_mul").silu_and_mul(x)  # type: ignore[no-any-return]
 
 
 def paged_attention_decode(
@@ -181,7 +188,7 @@ def paged_attention_decode(
             return _impl().paged_attention_decode(  # type: ignore[no-any-return]
                 query, key_cache, value_cache, block_tables, context_lens, scale
             )
-    return _ref().paged_attention_decode(  # type: ignore[no-any-return]
+    return _ref("paged_attention_decode").paged_attention_decode(  # type: ignore[no-any-return]
         query, key_cache, value_cache, block_tables, context_lens, scale
     )
 
@@ -198,7 +205,7 @@ def write_kv_cache(
 
     _torch()
     validate.write_kv_cache(key, value, key_cache, value_cache, slot_mapping)
-    _ref().write_kv_cache(key, value, key_cache, value_cache, slot_mapping)
+    _ref("write_kv_cache").write_kv_cache(key, value, key_cache, value_cache, slot_mapping)
 
 
 def prefill_attention(
@@ -217,4 +224,5 @@ def prefill_attention(
     if _use_triton(q):
         with _device_of(q):
             return _impl().prefill_attention(q, k, v, cu_seqlens, scale, max_seqlen)  # type: ignore[no-any-return]
-    return _ref().prefill_attention(q, k, v, cu_seqlens, scale)  # type: ignore[no-any-return]
+    ref = _ref("prefill_attention")
+    return ref.prefill_attention(q, k, v, cu_seqlens, scale)  # type: ignore[no-any-return]

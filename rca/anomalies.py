@@ -14,13 +14,14 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
-from gpuobs.names import MetricKind, all_specs
+from gpuobs.names import MetricKind, all_specs, spans
 from gpuobs.rca.signature import SignatureError, resolve_metric
 
 __all__ = [
     "ANOMALY_PREFIX",
     "DETECTORS",
     "INCREASE_PREFIX",
+    "REQUEST_SPANS",
     "detect_anomalies",
     "head_of_line",
     "latency_shift",
@@ -270,7 +271,7 @@ def head_of_line(evidence: Sequence[Evidence]) -> list[Evidence]:
         ev
         for ev in evidence
         if ev.kind is EvidenceKind.SPAN
-        and ev.key == "prefill"
+        and ev.key == spans.SPAN_PREFILL
         and ev.time is not None
         and _numeric(ev) is not None
     ]
@@ -278,7 +279,7 @@ def head_of_line(evidence: Sequence[Evidence]) -> list[Evidence]:
         ev
         for ev in evidence
         if ev.kind is EvidenceKind.SPAN
-        and ev.key == "queue"
+        and ev.key == spans.SPAN_QUEUE
         and ev.time is not None
         and _numeric(ev) is not None
     ]
@@ -297,7 +298,7 @@ def head_of_line(evidence: Sequence[Evidence]) -> list[Evidence]:
             if abs((q.time or 0.0) + _val(q) - end) <= max(0.05, 0.1 * dur) and _val(q) >= 0.5 * dur
         ]
         if len(blocked) >= 3:
-            tokens = p.attrs.get("gpuobs.prefill_tokens") or p.attrs.get("gen_ai.usage.input_tokens")
+            tokens = p.attrs.get(spans.GPUOBS_PREFILL_TOKENS) or p.attrs.get(spans.GEN_AI_USAGE_INPUT_TOKENS)
             out.append(
                 _event(
                     "head_of_line",
@@ -314,22 +315,31 @@ def head_of_line(evidence: Sequence[Evidence]) -> list[Evidence]:
     return out[:3]
 
 
+REQUEST_SPANS = "request"
+"""The group name latency_shift reports for the front ends' request spans (named `chat <model>`, ...)."""
+
+
+def _latency_group(ev: Evidence) -> str | None:
+    """Which latency series a span belongs to: the request spans (any model, HTTP or gRPC) or decode steps."""
+    if ev.key == spans.SPAN_DECODE_STEP:
+        return spans.SPAN_DECODE_STEP
+    if spans.is_request_span(ev.key, ev.attrs, ev.attrs.get("span_kind")):
+        return REQUEST_SPANS
+    return None
+
+
 def latency_shift(evidence: Sequence[Evidence]) -> list[Evidence]:
     """Request latency that at least doubled between the first and second half of the window."""
-    spans = sorted(
-        (
-            ev
-            for ev in evidence
-            if ev.kind is EvidenceKind.SPAN
-            and ev.key in ("request", "decode_step")
-            and ev.time is not None
-            and _numeric(ev) is not None
-        ),
-        key=lambda e: e.time or 0.0,
-    )
+    groups: dict[str, list[Evidence]] = defaultdict(list)
+    for ev in evidence:
+        if ev.kind is not EvidenceKind.SPAN or ev.time is None or _numeric(ev) is None:
+            continue
+        group = _latency_group(ev)
+        if group is not None:
+            groups[group].append(ev)
     out = []
-    for name in ("request", "decode_step"):
-        items = [ev for ev in spans if ev.key == name]
+    for name in (REQUEST_SPANS, spans.SPAN_DECODE_STEP):
+        items = sorted(groups[name], key=lambda e: e.time or 0.0)
         if len(items) < 10:
             continue
         half = len(items) // 2

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from gpuobs import cuda_errors
 from gpuobs.errors import InputError
+from gpuobs.exporters.inprocess.launcher import default_launcher
+from gpuobs.names import logs as log_fields
+from gpuobs.names import spans
 from gpuobs.serving.errors import (
     EngineClosedError,
     EngineUnhealthyError,
@@ -148,9 +150,9 @@ class _Tracer:
         if otel_trace is None:
             self._tracer = None
         elif provider is not None:
-            self._tracer = provider.get_tracer("gpuobs.serving.engine")
+            self._tracer = provider.get_tracer(spans.TRACER_ENGINE)
         else:
-            self._tracer = otel_trace.get_tracer("gpuobs.serving.engine")
+            self._tracer = otel_trace.get_tracer(spans.TRACER_ENGINE)
 
     @property
     def on(self) -> bool:
@@ -177,7 +179,7 @@ class _Tracer:
                 continue
             sc = otel_trace.get_current_span(ctx).get_span_context()
             if sc.is_valid:
-                links.append(otel_trace.Link(sc, {"gen_ai.request.id": s.request_id}))
+                links.append(otel_trace.Link(sc, {spans.GEN_AI_REQUEST_ID: s.request_id}))
         span = self._tracer.start_span(name, context=parent, links=links, attributes=attributes)
         with otel_trace.use_span(span, end_on_exit=True, record_exception=True, set_status_on_exception=True):
             yield span
@@ -206,6 +208,9 @@ class Engine:
         self.model_path = loaded.path
         self.device: str = str(self.model.device)
         self.device_id: int = self.model.device.index or 0 if self.device.startswith("cuda") else 0
+        # Batch spans name their GPU, so RCA can compare steps across the GPUs of a fleet.
+        self._span_device: dict[str, Any] = (
+            {spans.GPU_INDEX: self.device_id} if self.device.startswith("cuda") else {})
         if self.device == "cpu":
             self._set_cpu_threads(config.cpu_threads)
         mc = self.model.config
@@ -359,9 +364,9 @@ class Engine:
                 raise
             self._by_request[req.request_id] = seq
             seq.extra["queue_span"] = self._tracer.start(
-                "queue", req.trace_context, attributes={
-                    "gen_ai.request.id": req.request_id, "gpuobs.bucket": seq.bucket_name,
-                    "gpuobs.tenant": req.tenant, "gpuobs.priority": req.priority})
+                spans.SPAN_QUEUE, req.trace_context, attributes={
+                    spans.GEN_AI_REQUEST_ID: req.request_id, spans.GPUOBS_BUCKET: seq.bucket_name,
+                    spans.GPUOBS_TENANT: req.tenant, spans.GPUOBS_PRIORITY: req.priority})
             self._cond.notify_all()
 
     def health(self) -> EngineHealth:
@@ -527,7 +532,7 @@ class Engine:
                         self._step(out.prefill, out.decode, out.copies)
                 except Exception as exc:  # a bug outside the model call: fail the batch, keep serving
                     logger.exception("engine step failed",
-                                     extra=self._log_fields(None, {"event": "engine_error"}))
+                                     extra=self._log_fields(None, {log_fields.EVENT: "engine_error"}))
                     self.heartbeat.survived()
                     self._finish_step([], [(out.prefill + out.decode, exc)], time.monotonic())
 
@@ -537,8 +542,7 @@ class Engine:
         self.heartbeat.fail(reason)
         with contextlib.suppress(Exception):
             logger.critical("engine dead: %s", reason, exc_info=exc,
-                            extra={"model_id": self.model_name, "device_id": self.device_id,
-                                   "event": "engine_dead"})
+                            extra=self._log_fields(None, {log_fields.EVENT: "engine_dead"}))
         with self._cond:
             self._accepting = False
             seqs = list(self._by_request.values())
@@ -558,8 +562,8 @@ class Engine:
         with contextlib.suppress(Exception):
             logger.error("%s in the engine's bookkeeping of request %s: %s; the request fails",
                          type(exc).__name__, seq.request_id, exc, exc_info=exc,
-                         extra={"model_id": self.model_name, "device_id": self.device_id,
-                                "request_id": seq.request_id, "event": "engine_error"})
+                         extra=self._log_fields(None, {log_fields.REQUEST_ID: seq.request_id,
+                                                       log_fields.EVENT: "engine_error"}))
         with self._cond:
             if self._by_request.get(seq.request_id) is seq:
                 del self._by_request[seq.request_id]
@@ -586,9 +590,7 @@ class Engine:
     @staticmethod
     def _flush_kernel_spans() -> None:
         """Going idle: end the sampled kernel.launch spans the launcher batches, so traces are complete."""
-        launcher = sys.modules.get("gpuobs.exporters.inprocess.launcher")
-        if launcher is not None:
-            launcher.default_launcher().flush(timeout_s=1.0)
+        default_launcher().flush(timeout_s=1.0)
 
     def _take_aborts(self) -> list[tuple[SequenceState, str, str | None]]:
         finals: list[tuple[SequenceState, str, str | None]] = []
@@ -603,18 +605,18 @@ class Engine:
     def _on_preempted(self, seq: SequenceState, now: float) -> None:
         logger.warning(
             "Preempted request %s (KV cache full): its %d tokens will be recomputed", seq.request_id,
-            seq.num_tokens, extra=self._log_fields(seq, {"event": "preemption"}))
+            seq.num_tokens, extra=self._log_fields(seq, {log_fields.EVENT: "preemption"}))
         seq.extra["queue_span"] = self._tracer.start(
-            "queue", seq.request.trace_context, attributes={
-                "gen_ai.request.id": seq.request_id, "gpuobs.bucket": seq.bucket_name,
-                "gpuobs.preempted": True, "gpuobs.tenant": seq.tenant})
+            spans.SPAN_QUEUE, seq.request.trace_context, attributes={
+                spans.GEN_AI_REQUEST_ID: seq.request_id, spans.GPUOBS_BUCKET: seq.bucket_name,
+                spans.GPUOBS_PREEMPTED: True, spans.GPUOBS_TENANT: seq.tenant})
 
     def _log_fields(self, seq: SequenceState | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        fields: dict[str, Any] = {"model_id": self.model_name, "device_id": self.device_id}
+        fields: dict[str, Any] = {log_fields.MODEL_ID: self.model_name, log_fields.DEVICE_ID: self.device_id}
         if seq is not None:
-            fields["request_id"] = seq.request_id
-            fields["input_hash"] = input_hash(seq.request.prompt_token_ids)
-            fields["tenant"] = seq.tenant
+            fields[log_fields.REQUEST_ID] = seq.request_id
+            fields[log_fields.INPUT_HASH] = input_hash(seq.request.prompt_token_ids)
+            fields[log_fields.TENANT] = seq.tenant
         fields.update(extra or {})
         return fields
 
@@ -631,9 +633,9 @@ class Engine:
         failed: list[tuple[list[SequenceState], BaseException]] = []
         if prefill:
             tokens = sum(s.num_tokens for s in prefill)
-            with self._tracer.batch_span("prefill", prefill, {
-                    "gpuobs.batch_size": len(prefill), "gpuobs.prefill_tokens": tokens,
-                    "gpuobs.bucket": prefill[0].bucket_name}) as span:
+            with self._tracer.batch_span(spans.SPAN_PREFILL, prefill, {
+                    spans.GPUOBS_BATCH_SIZE: len(prefill), spans.GPUOBS_PREFILL_TOKENS: tokens,
+                    spans.GPUOBS_BUCKET: prefill[0].bucket_name, **self._span_device}) as span:
                 try:
                     self.faults.before_step("prefill")
                     slots = torch.tensor([x for s in prefill for x in s.prefill_slots], dtype=torch.long,
@@ -649,7 +651,8 @@ class Engine:
                 for s in prefill:
                     self.scheduler.account(s.tenant, s.num_tokens)
         if decode:
-            with self._tracer.batch_span("decode_step", decode, {"gpuobs.batch_size": len(decode)}) as span:
+            with self._tracer.batch_span(spans.SPAN_DECODE_STEP, decode, {
+                    spans.GPUOBS_BATCH_SIZE: len(decode), **self._span_device}) as span:
                 try:
                     self.faults.before_step("decode")
                     self.kv.copy_blocks(copies)
@@ -721,6 +724,9 @@ class Engine:
             for seqs, exc in failed:
                 kind, code, name = self._classify(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
+                cuda = cuda_errors.by_code(code) if code is not None else None
+                if cuda is not None:  # every CUDA error the process hits, not only those inside a launch
+                    default_launcher().count_error(exc, cuda)
                 for seq in seqs:
                     if self._by_request.get(seq.request_id) is not seq:
                         continue
@@ -729,8 +735,9 @@ class Engine:
                         self.scheduler.remove(seq)
                         finals.append((seq, "error", f"{type(exc).__name__}: {exc}"))
                         logger.error("%s in a model step: %s", type(exc).__name__, exc,
-                                     extra=self._log_fields(seq, {"cuda_error_code": code,
-                                                                  "cuda_error_name": name, "event": kind}))
+                                     extra=self._log_fields(seq, {
+                                         log_fields.CUDA_ERROR_CODE: code, log_fields.CUDA_ERROR_NAME: name,
+                                         log_fields.EVENT: kind}))
                     except Exception as bookkeeping_exc:
                         broken.append((seq, bookkeeping_exc))
             self._cond.notify_all()
@@ -807,7 +814,7 @@ class Engine:
         self.faults.after_request()
         if reason == "deadline":
             logger.warning("request %s missed its deadline", seq.request_id,
-                           extra=self._log_fields(seq, {"event": "deadline"}))
+                           extra=self._log_fields(seq, {log_fields.EVENT: "deadline"}))
         return metrics
 
 

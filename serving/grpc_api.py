@@ -22,6 +22,9 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from gpuobs.names import logs as log_fields
+from gpuobs.names import spans
+
 __all__ = [
     "FULL_METHOD",
     "SERVICE",
@@ -33,10 +36,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-tracer = trace.get_tracer("gpuobs.serving.grpc")
+tracer = trace.get_tracer(spans.TRACER_GRPC)
 
 SERVICE = "inference.InferenceService"
-FULL_METHOD = f"/{SERVICE}/Predict"
+FULL_METHOD = f"/{SERVICE}/{spans.RPC_METHOD_PREDICT}"
 MAX_MESSAGE_BYTES = 64 << 20
 
 
@@ -176,7 +179,7 @@ class _Servicer:
         if runtime.grpc_block.is_set():
             # Fault: the handler waits on something with no timeout of its own (client deadlines are
             # ignored), as a handler stuck on a lock or a queue does. Bounded so tests end.
-            logger.warning("gRPC handler blocked by fault injection", extra={"event": "grpc_block"})
+            logger.warning("gRPC handler blocked by fault injection", extra={log_fields.EVENT: "grpc_block"})
             runtime.grpc_unblock.wait(runtime.grpc_block_s)
         manager = runtime.manager
         if not manager.ready:
@@ -191,15 +194,15 @@ class _Servicer:
                 f"model {request.model_name!r} is not served (served: {manager.served_name!r})",
             )
         span = tracer.start_span(
-            f"Predict {handle.name}",
+            spans.grpc_span_name(handle.name),
             kind=SpanKind.SERVER,
             attributes={
-                "rpc.system": "grpc",
-                "rpc.service": SERVICE,
-                "rpc.method": "Predict",
-                "gen_ai.request.model": handle.name,
-                "gen_ai.provider.name": "gpuobs",
-                "gpuobs.batch_size": len(request.input_ids),
+                spans.RPC_SYSTEM: spans.RPC_SYSTEM_GRPC,
+                spans.RPC_SERVICE: SERVICE,
+                spans.RPC_METHOD: spans.RPC_METHOD_PREDICT,
+                spans.GEN_AI_REQUEST_MODEL: handle.name,
+                spans.GEN_AI_PROVIDER_NAME: spans.PROVIDER_GPUOBS,
+                spans.GPUOBS_BATCH_SIZE: len(request.input_ids),
             },
         )
         try:
@@ -207,7 +210,7 @@ class _Servicer:
                 ids, masks = self._validate(request, handle.engine)
             except _Invalid as exc:
                 runtime.stats.record_invalid("grpc", exc.reason)
-                span.set_attribute("error.type", exc.reason)
+                span.set_attribute(spans.ERROR_TYPE, exc.reason)
                 context.abort(exc.code, exc.message)
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:
@@ -228,11 +231,13 @@ class _Servicer:
                 logits = future.result(timeout=remaining)
             except concurrent.futures.TimeoutError:
                 future.cancel()
-                span.set_attribute("error.type", "deadline_exceeded")
+                span.set_attribute(spans.ERROR_TYPE, "deadline_exceeded")
                 span.set_status(Status(StatusCode.ERROR, "deadline exceeded"))
                 waited = (time.perf_counter() - started) * 1000
                 logger.warning(
-                    "Predict deadline exceeded after %.1f ms", waited, extra={"model_name": handle.name}
+                    "Predict deadline exceeded after %.1f ms",
+                    waited,
+                    extra={log_fields.MODEL_NAME: handle.name},
                 )
                 context.abort(
                     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -242,16 +247,20 @@ class _Servicer:
                 from gpuobs import cuda_errors
 
                 cuda = cuda_errors.from_text(str(exc))
-                span.set_attribute("error.type", type(exc).__name__)
+                span.set_attribute(spans.ERROR_TYPE, cuda.name if cuda else type(exc).__name__)
+                if cuda is not None:
+                    span.set_attribute(spans.CUDA_ERROR_CODE, cuda.code)
+                    span.set_attribute(spans.CUDA_ERROR_NAME, cuda.name)
                 span.set_status(Status(StatusCode.ERROR, str(exc)))
                 logger.error(
                     "Predict failed: %s",
                     exc,
                     extra={
-                        "model_name": handle.name,
-                        "model_id": handle.model_dir or handle.name,
-                        "device_id": str(getattr(handle.engine, "device", "cpu")),
-                        "cuda_error_code": cuda.code if cuda else None,
+                        log_fields.MODEL_NAME: handle.name,
+                        log_fields.MODEL_ID: handle.model_dir or handle.name,
+                        log_fields.DEVICE_ID: str(getattr(handle.engine, "device", "cpu")),
+                        log_fields.CUDA_ERROR_CODE: cuda.code if cuda else None,
+                        log_fields.CUDA_ERROR_NAME: cuda.name if cuda else None,
                     },
                 )
                 context.abort(grpc.StatusCode.INTERNAL, f"forward pass failed: {type(exc).__name__}: {exc}")
@@ -270,7 +279,7 @@ class _Servicer:
         return grpc.method_handlers_generic_handler(
             SERVICE,
             {
-                "Predict": grpc.unary_unary_rpc_method_handler(
+                spans.RPC_METHOD_PREDICT: grpc.unary_unary_rpc_method_handler(
                     self.predict,
                     request_deserializer=c["PredictRequest"].FromString,
                     response_serializer=c["PredictResponse"].SerializeToString,

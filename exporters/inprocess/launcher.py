@@ -3,7 +3,9 @@
 What it adds to a launch:
 - an always-on launch counter per kernel (a plain dict increment; the counted launch costs about
   the host time of a plain `kernel[grid](...)` call because it calls `kernel.run` directly),
-  exposed as `gpuobs_kernel_launches_total{kernel}` by `LauncherCollector`;
+  exposed as `gpuobs_kernel_launches_total{kernel,backend}` by `LauncherCollector`; the backend of
+  its own launches is `triton` (or `triton_interpreter` under `TRITON_INTERPRET=1`), and `count()`
+  adds what others ran (`torch` reference ops on the CPU path, `tensorrt` layers);
 - for a sampled fraction of launches (`GPUOBS_KERNEL_SPAN_SAMPLE`, default 1%, drawn as a
   geometric countdown so unsampled launches pay no random draw) an OpenTelemetry span
   `kernel.launch`, child of the context current at launch, with the kernel name, grid,
@@ -17,7 +19,8 @@ What it adds to a launch:
   duration and is emitted at once;
 - CUDA error mapping: an exception at launch, at a later event poll or at `synchronize()` that
   names a CUDA error becomes `gpuobs_cuda_errors_total{code,name,kernel}` plus one JSON log line
-  with the launch configuration, then is re-raised.
+  with the launch configuration, then is re-raised. `count_error()` counts the CUDA errors a
+  process hits outside a launch (a failed allocation), once per exception.
 
 Library code here depends on opentelemetry-api only; torch is imported only on the sampled CUDA
 path (it is already loaded there).
@@ -47,6 +50,7 @@ import collections
 import contextlib
 import logging
 import math
+import os
 import random
 import sys
 import threading
@@ -59,6 +63,7 @@ from typing import Any, Protocol
 from gpuobs import cuda_errors
 from gpuobs.config import resolve
 from gpuobs.names import kernel as names
+from gpuobs.names import spans
 
 __all__ = [
     "CudaEventTiming",
@@ -92,6 +97,15 @@ def map_cuda_error(exc: BaseException) -> cuda_errors.CudaError | None:
             if found is not None and found.code != 0:
                 return found
     return cuda_errors.from_text(str(exc))
+
+
+_COUNTED = "_gpuobs_cuda_error_counted"
+
+
+def _mark_counted(exc: BaseException) -> None:
+    """Mark an exception whose CUDA error is counted (exceptions take no weak references)."""
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(exc, _COUNTED, True)
 
 
 class LaunchError(RuntimeError):
@@ -289,7 +303,11 @@ class KernelLauncher:
         self._rng = random.Random(seed)
         self._log_q = math.log1p(-self.sample_rate) if 0.0 < self.sample_rate < 1.0 else 0.0
         self._countdown = self._next_interval()
+        # Launches per kernel, per backend; `_counts` is the dict of this launcher's own launches.
+        interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+        self.backend = names.BACKEND_TRITON_INTERPRETER if interpreted else names.BACKEND_TRITON
         self._counts: dict[str, int] = {}
+        self._by_backend: dict[str, dict[str, int]] = {self.backend: self._counts}
         self._errors: dict[tuple[str, str, str], int] = {}
         self._last_kernel = ""
         self._tracer_provider = tracer_provider
@@ -361,11 +379,11 @@ class KernelLauncher:
     def _get_tracer(self) -> Any:
         if self._tracer is None:
             if self._tracer_provider is not None:
-                self._tracer = self._tracer_provider.get_tracer(names.TRACER_NAME)
+                self._tracer = self._tracer_provider.get_tracer(spans.TRACER_KERNELS)
             else:
                 from opentelemetry import trace
 
-                self._tracer = trace.get_tracer(names.TRACER_NAME)
+                self._tracer = trace.get_tracer(spans.TRACER_KERNELS)
         return self._tracer
 
     def _context_getter(self) -> Callable[[], Any]:
@@ -439,16 +457,16 @@ class KernelLauncher:
         if cached is None:
             shapes, dtypes = _describe_inputs(item.inputs)
             cached = {
-                names.ATTR_KERNEL: item.kernel,
-                names.ATTR_GRID: _grid_text(item.grid),
-                names.ATTR_NUM_WARPS: item.num_warps,
-                names.ATTR_NUM_STAGES: item.num_stages,
-                names.ATTR_SHAPES: ",".join(shapes),
-                names.ATTR_DTYPES: ",".join(dtypes),
-                names.ATTR_DEVICE: str(item.device) if item.device is not None else "cpu",
+                spans.GPUOBS_KERNEL_NAME: item.kernel,
+                spans.GPUOBS_KERNEL_GRID: _grid_text(item.grid),
+                spans.GPUOBS_KERNEL_NUM_WARPS: item.num_warps,
+                spans.GPUOBS_KERNEL_NUM_STAGES: item.num_stages,
+                spans.GPUOBS_KERNEL_INPUT_SHAPES: ",".join(shapes),
+                spans.GPUOBS_KERNEL_INPUT_DTYPES: ",".join(dtypes),
+                spans.GPUOBS_KERNEL_DEVICE: str(item.device) if item.device is not None else "cpu",
             }
             if stream is not None:
-                cached[names.ATTR_STREAM] = stream
+                cached[spans.GPUOBS_KERNEL_STREAM] = stream
             if hashable:
                 if len(self._attr_cache) >= 1024:
                     self._attr_cache.clear()
@@ -462,13 +480,13 @@ class KernelLauncher:
         """Build and end the span of a launch in one go: parent = the context current at launch."""
         attributes = self._attributes(item, self._stream_text(item.token))
         if elapsed_ms is None:
-            attributes[names.ATTR_TIMING] = "host"
+            attributes[spans.GPUOBS_KERNEL_TIMING] = "host"
         else:
-            attributes[names.ATTR_TIMING] = "cuda_event"
-            attributes[names.ATTR_GPU_DURATION_MS] = elapsed_ms
+            attributes[spans.GPUOBS_KERNEL_TIMING] = "cuda_event"
+            attributes[spans.GPUOBS_KERNEL_GPU_DURATION_MS] = elapsed_ms
         tracer = self._tracer or self._get_tracer()
         span = tracer.start_span(
-            names.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
+            spans.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
         )
         span.end(end_time=end_ns)
         self.spans_ended += 1
@@ -477,13 +495,13 @@ class KernelLauncher:
         from opentelemetry.trace import Status, StatusCode
 
         attributes = self._attributes(item, self._stream_text(item.token))
-        attributes[names.ATTR_TIMING] = "host" if item.token is None else "cuda_event"
+        attributes[spans.GPUOBS_KERNEL_TIMING] = "host" if item.token is None else "cuda_event"
         if error is not None:
-            attributes[names.ATTR_ERROR_CODE] = error.code
-            attributes[names.ATTR_ERROR_NAME] = error.name
+            attributes[spans.CUDA_ERROR_CODE] = error.code
+            attributes[spans.CUDA_ERROR_NAME] = error.name
         tracer = self._tracer or self._get_tracer()
         span = tracer.start_span(
-            names.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
+            spans.SPAN_KERNEL_LAUNCH, context=item.context, start_time=item.start_ns, attributes=attributes
         )
         span.record_exception(exc)
         span.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
@@ -592,8 +610,8 @@ class KernelLauncher:
         error = map_cuda_error(exc)
         if error is None:
             return None
-        key = (str(error.code), error.name, kernel)
-        self._errors[key] = self._errors.get(key, 0) + 1
+        self._count_error(error, kernel)
+        _mark_counted(exc)
         shapes, dtypes, device = _describe_args(args)
         logger.error(
             "CUDA error %d %s in kernel %s at %s: %s",
@@ -638,10 +656,32 @@ class KernelLauncher:
             raise
         self.resolve_ready(raise_errors=False)
 
+    def _count_error(self, error: cuda_errors.CudaError, kernel: str) -> None:
+        key = (str(error.code), error.name, kernel)
+        self._errors[key] = self._errors.get(key, 0) + 1
+
+    def count_error(self, exc: BaseException, error: cuda_errors.CudaError, kernel: str = "") -> bool:
+        """Count a CUDA error hit outside a launch (the caller logs it); False if already counted.
+
+        An exception the launcher mapped at launch or synchronisation is marked, so a caller that
+        sees it again (the engine failing the step) does not count it twice.
+        """
+        if getattr(exc, _COUNTED, False):
+            return False
+        self._count_error(error, kernel)
+        _mark_counted(exc)
+        return True
+
     # -- adapters (engines that launch their own kernels) -----------------------------------------
-    def count(self, kernel: str, n: int = 1) -> None:
-        """Count `n` launches of `kernel` run by someone else (e.g. a TensorRT layer)."""
-        self._counts[kernel] = self._counts.get(kernel, 0) + n
+    def count(self, kernel: str, n: int = 1, backend: str | None = None) -> None:
+        """Count `n` runs of `kernel` by someone else: a PyTorch reference op, a TensorRT layer.
+
+        `backend` is one of gpuobs.names.kernel's BACKEND_* (default: this launcher's own).
+        """
+        counts = self._by_backend.get(backend or self.backend)
+        if counts is None:
+            counts = self._by_backend.setdefault(backend or self.backend, {})
+        counts[kernel] = counts.get(kernel, 0) + n
 
     def record_error(
         self, exc_or_text: BaseException | str, kernel: str, phase: str
@@ -652,8 +692,20 @@ class KernelLauncher:
 
     # -- read-out ---------------------------------------------------------------------------------
     def launch_counts(self) -> dict[str, int]:
-        """Launches per kernel since start."""
-        return dict(self._counts)
+        """Launches per kernel since start, over every backend."""
+        total: dict[str, int] = {}
+        for counts in list(self._by_backend.values()):
+            for kernel, n in list(counts.items()):
+                total[kernel] = total.get(kernel, 0) + n
+        return total
+
+    def launch_counts_by_backend(self) -> dict[tuple[str, str], int]:
+        """Launches per (kernel, backend) since start."""
+        return {
+            (kernel, backend): n
+            for backend, counts in list(self._by_backend.items())
+            for kernel, n in list(counts.items())
+        }
 
     def error_counts(self) -> dict[tuple[str, str, str], int]:
         """CUDA errors per (code, name, kernel) since start."""
@@ -686,8 +738,8 @@ class LauncherCollector:
         launcher = self._get()
         launches = CounterMetricFamily(names.KERNEL_LAUNCHES.native, names.KERNEL_LAUNCHES.help,
                                        labels=list(names.KERNEL_LAUNCHES.labels))
-        for kernel, count in sorted(launcher.launch_counts().items()):
-            launches.add_metric([kernel], count)
+        for (kernel, backend), count in sorted(launcher.launch_counts_by_backend().items()):
+            launches.add_metric([kernel, backend], count)
         yield launches
         errors = CounterMetricFamily(names.CUDA_ERRORS.native, names.CUDA_ERRORS.help,
                                      labels=list(names.CUDA_ERRORS.labels))

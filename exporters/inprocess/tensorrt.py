@@ -9,7 +9,8 @@ which TensorRT requires before it accepts them:
     context.profiler = make_profiler()                  # IExecutionContext
     runtime = tensorrt.Runtime(make_logger())
 
-Layer executions are counted in the launcher's `gpuobs_kernel_launches_total{kernel=<layer>}`;
+Layer executions are counted in the launcher's
+`gpuobs_kernel_launches_total{kernel=<layer>,backend="tensorrt"}`;
 CUDA errors named in engine messages in `gpuobs_cuda_errors_total{code,name,kernel="tensorrt"}`;
 every message in `gpuobs_engine_log_messages_total{engine="tensorrt",severity}`.
 """
@@ -25,6 +26,7 @@ from typing import Any
 
 from gpuobs.exporters.inprocess.launcher import KernelLauncher, default_launcher
 from gpuobs.names import kernel as names
+from gpuobs.names import spans
 
 __all__ = [
     "ENGINE",
@@ -106,11 +108,11 @@ class SpanProfiler:
     def _get_tracer(self) -> Any:
         if self._tracer is None:
             if self._tracer_provider is not None:
-                self._tracer = self._tracer_provider.get_tracer(names.TRACER_NAME)
+                self._tracer = self._tracer_provider.get_tracer(spans.TRACER_KERNELS)
             else:
                 from opentelemetry import trace
 
-                self._tracer = trace.get_tracer(names.TRACER_NAME)
+                self._tracer = trace.get_tracer(spans.TRACER_KERNELS)
         return self._tracer
 
     def begin(self, start_ns: int | None = None) -> None:
@@ -130,18 +132,18 @@ class SpanProfiler:
             self._cursor_ns = start + duration_ns
             self._last_report_ns = now
             self.layers_reported += 1
-        (self._launcher or default_launcher()).count(layer_name)
+        (self._launcher or default_launcher()).count(layer_name, backend=names.BACKEND_TENSORRT)
         attributes: dict[str, Any] = {
-            names.ATTR_KERNEL: layer_name,
-            names.ATTR_ENGINE: ENGINE,
-            names.ATTR_LAYER: layer_name,
-            names.ATTR_GPU_DURATION_MS: float(ms),
-            names.ATTR_TIMING: "engine_profiler",
+            spans.GPUOBS_KERNEL_NAME: layer_name,
+            spans.GPUOBS_ENGINE: ENGINE,
+            spans.GPUOBS_ENGINE_LAYER: layer_name,
+            spans.GPUOBS_KERNEL_GPU_DURATION_MS: float(ms),
+            spans.GPUOBS_KERNEL_TIMING: "engine_profiler",
         }
         if self.engine_name:
-            attributes["gpuobs.engine.name"] = self.engine_name
+            attributes[spans.GPUOBS_ENGINE_NAME] = self.engine_name
         span = self._get_tracer().start_span(
-            names.SPAN_KERNEL_LAUNCH, start_time=start, attributes=attributes
+            spans.SPAN_KERNEL_LAUNCH, start_time=start, attributes=attributes
         )
         span.end(end_time=start + duration_ns)
 

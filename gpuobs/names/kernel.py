@@ -1,44 +1,48 @@
-"""Metric and setting names of the kernel domain: the instrumented launcher and engine adapters."""
+"""Metric and setting names of the kernel domain: the instrumented launcher and engine adapters.
+
+Its span name and span attribute keys live with every other span name in `gpuobs.names.spans`.
+"""
 
 from __future__ import annotations
 
 from typing import Final
 
-from gpuobs.names import spans
 from gpuobs.names.spec import MetricKind, MetricSpec, register
 
 __all__ = [
-    "ATTR_DEVICE",
-    "ATTR_DTYPES",
-    "ATTR_ENGINE",
-    "ATTR_ERROR_CODE",
-    "ATTR_ERROR_NAME",
-    "ATTR_GPU_DURATION_MS",
-    "ATTR_GRID",
-    "ATTR_KERNEL",
-    "ATTR_LAYER",
-    "ATTR_NUM_STAGES",
-    "ATTR_NUM_WARPS",
-    "ATTR_SHAPES",
-    "ATTR_STREAM",
-    "ATTR_TIMING",
+    "BACKEND_LABEL",
+    "BACKEND_TENSORRT",
+    "BACKEND_TORCH",
+    "BACKEND_TRITON",
+    "BACKEND_TRITON_INTERPRETER",
     "CUDA_ERRORS",
     "DEFAULT_SPAN_SAMPLE",
     "ENGINE_LOG_MESSAGES",
     "KERNEL_LAUNCHES",
-    "SPAN_KERNEL_LAUNCH",
     "SPAN_SAMPLE_ENV",
     "SPAN_SAMPLE_SETTING",
-    "TRACER_NAME",
 ]
+
+BACKEND_LABEL: Final = "backend"
+"""Label of KERNEL_LAUNCHES: what ran the kernel."""
+BACKEND_TRITON: Final = "triton"
+"""A compiled Triton kernel (CUDA)."""
+BACKEND_TRITON_INTERPRETER: Final = "triton_interpreter"
+"""A Triton kernel run by the interpreter on the CPU (`TRITON_INTERPRET=1`)."""
+BACKEND_TORCH: Final = "torch"
+"""The PyTorch reference implementation of the kernel (the CPU serving path)."""
+BACKEND_TENSORRT: Final = "tensorrt"
+"""A TensorRT engine layer (counted by the TensorRT adapter)."""
 
 KERNEL_LAUNCHES = MetricSpec(
     native="gpuobs_kernel_launches",
     kind=MetricKind.COUNTER,
-    help="Kernel launches through the gpuobs launcher (engine layers for TensorRT), by kernel.",
-    labels=("kernel",),
+    help="Kernel launches through the gpuobs launcher (PyTorch reference ops, TensorRT layers), by kernel "
+    "and backend.",
+    labels=("kernel", BACKEND_LABEL),
 )
-"""Counter `gpuobs_kernel_launches_total{kernel}`: launches, always counted."""
+"""Counter `gpuobs_kernel_launches_total{kernel,backend}`: launches, always counted; `backend` is one of
+`triton`, `triton_interpreter`, `torch`, `tensorrt`."""
 
 CUDA_ERRORS = MetricSpec(
     native="gpuobs_cuda_errors",
@@ -47,7 +51,8 @@ CUDA_ERRORS = MetricSpec(
     labels=("code", "name", "kernel"),
 )
 """Counter `gpuobs_cuda_errors_total{code,name,kernel}`; `name` is the runtime spelling
-(`cudaErrorIllegalAddress`), `kernel` the kernel launched (or surfaced after)."""
+(`cudaErrorIllegalAddress`), `kernel` the kernel launched (or surfaced after), or the engine phase
+(`prefill`, `decode`) when the error surfaced outside a launch (a failed allocation)."""
 
 ENGINE_LOG_MESSAGES = MetricSpec(
     native="gpuobs_engine_log_messages",
@@ -67,22 +72,3 @@ SPAN_SAMPLE_SETTING: Final = "kernel_span_sample"
 
 DEFAULT_SPAN_SAMPLE: Final = 0.01
 """Default sampled fraction: 1% of launches."""
-
-# Span names and attributes live in gpuobs.names.spans; these aliases keep the launcher's old spelling
-# importable until every user imports spans directly.
-TRACER_NAME: Final = spans.TRACER_KERNELS
-SPAN_KERNEL_LAUNCH: Final = spans.SPAN_KERNEL_LAUNCH
-ATTR_KERNEL: Final = spans.GPUOBS_KERNEL_NAME
-ATTR_GRID: Final = spans.GPUOBS_KERNEL_GRID
-ATTR_NUM_WARPS: Final = spans.GPUOBS_KERNEL_NUM_WARPS
-ATTR_NUM_STAGES: Final = spans.GPUOBS_KERNEL_NUM_STAGES
-ATTR_SHAPES: Final = spans.GPUOBS_KERNEL_INPUT_SHAPES
-ATTR_DTYPES: Final = spans.GPUOBS_KERNEL_INPUT_DTYPES
-ATTR_DEVICE: Final = spans.GPUOBS_KERNEL_DEVICE
-ATTR_STREAM: Final = spans.GPUOBS_KERNEL_STREAM
-ATTR_GPU_DURATION_MS: Final = spans.GPUOBS_KERNEL_GPU_DURATION_MS
-ATTR_TIMING: Final = spans.GPUOBS_KERNEL_TIMING
-ATTR_ERROR_CODE: Final = spans.CUDA_ERROR_CODE
-ATTR_ERROR_NAME: Final = spans.CUDA_ERROR_NAME
-ATTR_ENGINE: Final = spans.GPUOBS_ENGINE
-ATTR_LAYER: Final = spans.GPUOBS_ENGINE_LAYER

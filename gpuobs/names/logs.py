@@ -17,6 +17,7 @@ __all__ = [
     "ENTITY_FIELDS",
     "ERROR",
     "EVENT",
+    "EXC",
     "FINISH_REASON",
     "GENERATION_TOKENS",
     "GPU",
@@ -48,6 +49,8 @@ TS: Final = "ts"
 LEVEL: Final = "level"
 MSG: Final = "msg"
 LOGGER: Final = "logger"
+EXC: Final = "exc"
+"""The formatted traceback, on lines logged with exc_info."""
 
 # Entity fields (copied from `extra`).
 HOST: Final = "host"

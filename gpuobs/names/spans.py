@@ -23,6 +23,9 @@ __all__ = [
     "CUDA_ERROR_NAME",
     "ENGINE_SPANS",
     "ERROR_TYPE",
+    "EXCEPTION_EVENT",
+    "EXCEPTION_MESSAGE",
+    "EXCEPTION_TYPE",
     "GEN_AI_OPERATION_NAME",
     "GEN_AI_PROVIDER_NAME",
     "GEN_AI_REQUEST_ID",
@@ -59,6 +62,11 @@ __all__ = [
     "GPUOBS_PRIORITY",
     "GPUOBS_TENANT",
     "GPU_INDEX",
+    "HOST_NAME",
+    "K8S_CONTAINER_NAME",
+    "K8S_NAMESPACE_NAME",
+    "K8S_NODE_NAME",
+    "K8S_POD_NAME",
     "OPERATION_CHAT",
     "OPERATION_TEXT_COMPLETION",
     "PROVIDER_GPUOBS",
@@ -70,6 +78,7 @@ __all__ = [
     "RPC_SYSTEM_GRPC",
     "SERVER_ADDRESS",
     "SERVER_PORT",
+    "SERVICE_NAME",
     "SPAN_DECODE_STEP",
     "SPAN_KERNEL_LAUNCH",
     "SPAN_PREFILL",
@@ -161,8 +170,21 @@ RPC_METHOD: Final = "rpc.method"
 ERROR_TYPE: Final = "error.type"
 """Low-cardinality failure class: the CUDA error name (`cudaErrorMemoryAllocation`) when there is one."""
 
+EXCEPTION_EVENT: Final = "exception"
+"""Name of the span event `record_exception` adds; its attributes are EXCEPTION_TYPE and EXCEPTION_MESSAGE."""
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
+
 GPU_INDEX: Final = "gpu.index"
 """Index of the GPU a span ran on (RCA's straggler detector compares spans per GPU)."""
+
+# --- resource attributes (OpenTelemetry semantic conventions), set once per process ---------------------
+SERVICE_NAME: Final = "service.name"
+HOST_NAME: Final = "host.name"
+K8S_POD_NAME: Final = "k8s.pod.name"
+K8S_NAMESPACE_NAME: Final = "k8s.namespace.name"
+K8S_CONTAINER_NAME: Final = "k8s.container.name"
+K8S_NODE_NAME: Final = "k8s.node.name"
 
 # --- gpuobs attributes -----------------------------------------------------------------------------------
 GPUOBS_TENANT: Final = "gpuobs.tenant"

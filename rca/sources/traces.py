@@ -15,6 +15,8 @@ from typing import Any
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.names import logs as log_fields
+from gpuobs.names import spans as sp
 from gpuobs.rca import keys
 from gpuobs.rca.sources.logs import read_input
 
@@ -86,16 +88,19 @@ def _entity(res: dict[str, Any], span: dict[str, Any]) -> Entity:
                     return src[n]
         return None
 
-    gpu = pick("gpu.index", "hw.gpu.index", "gpu", "device_id")
+    # gpuobs' own keys first, then the spellings other producers use.
+    gpu = pick(sp.GPU_INDEX, "hw.gpu.index", log_fields.GPU, log_fields.DEVICE_ID)
     return Entity(
-        host=pick("host.name", "k8s.node.name"),
+        host=pick(sp.HOST_NAME, sp.K8S_NODE_NAME),
         gpu_uuid=pick("gpu.uuid", "hw.id", "gpu_uuid"),
         gpu_index=int(gpu) if isinstance(gpu, int) or (isinstance(gpu, str) and gpu.isdigit()) else None,
-        pod=pick("k8s.pod.name"),
-        namespace=pick("k8s.namespace.name"),
-        container=pick("k8s.container.name"),
-        model=pick("gen_ai.request.model", "gen_ai.response.model", "model_id", "model_name"),
-        tenant=pick("tenant", "gpuobs.tenant"),
+        pod=pick(sp.K8S_POD_NAME),
+        namespace=pick(sp.K8S_NAMESPACE_NAME),
+        container=pick(sp.K8S_CONTAINER_NAME),
+        model=pick(
+            sp.GEN_AI_REQUEST_MODEL, sp.GEN_AI_RESPONSE_MODEL, log_fields.MODEL_ID, log_fields.MODEL_NAME
+        ),
+        tenant=pick(log_fields.TENANT, sp.GPUOBS_TENANT),
     )
 
 
@@ -176,10 +181,10 @@ def _span(span: dict[str, Any], res: dict[str, Any], source: str) -> list[Eviden
         )
     ]
     for event in span.get("events") or []:
-        if not isinstance(event, dict) or event.get("name") != "exception":
+        if not isinstance(event, dict) or event.get("name") != sp.EXCEPTION_EVENT:
             continue
         ea = _attrs(event.get("attributes"))
-        etype = ea.get("exception.type")
+        etype = ea.get(sp.EXCEPTION_TYPE)
         if not etype:
             continue
         out.append(
@@ -190,9 +195,9 @@ def _span(span: dict[str, Any], res: dict[str, Any], source: str) -> list[Eviden
                 source=source,
                 time=_nanos(event.get("timeUnixNano")) or start,
                 entity=entity,
-                raw=f"{etype}: {ea.get('exception.message', '')}"[:2000],
+                raw=f"{etype}: {ea.get(sp.EXCEPTION_MESSAGE, '')}"[:2000],
                 attrs={
-                    "message": str(ea.get("exception.message", ""))[:500],
+                    "message": str(ea.get(sp.EXCEPTION_MESSAGE, ""))[:500],
                     "span": name,
                     "trace_id": meta["trace_id"],
                     "type": str(etype).rsplit(".", 1)[-1],

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from starlette.responses import JSONResponse, Response
 
+from gpuobs.names import logs as lf
 from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError
 from gpuobs.serving.faults import FAULT_KINDS, FaultInjector
 from gpuobs.serving.http.ingress import parse
@@ -138,7 +139,7 @@ def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
                     400, "hang_s must be a number in (0, 3600]", param="hang_s", code="invalid_value"
                 )
             _set_grpc_block(runtime, float(hang))
-            logger.warning("fault injected: grpc_block %s", params, extra={"event": "fault_injected"})
+            logger.warning("fault injected: grpc_block %s", params, extra={lf.EVENT: "fault_injected"})
             return JSONResponse({"kind": kind, "params": {"hang_s": runtime.grpc_block_s}})
         try:
             effective = engine_faults().inject(kind, **params)

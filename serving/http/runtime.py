@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuobs.errors import InputError
+from gpuobs.names import logs as lf
 from gpuobs.serving import stat_loggers
 from gpuobs.serving.hotswap import ModelManager
 from gpuobs.serving.interface import EngineClient, GenerationRequest, SamplingParams, TokenEvent
@@ -126,5 +127,5 @@ class ServingRuntime:
             self.manager.load_initial(self.config.model_dir)
         except Exception as exc:
             self.load_error = f"{type(exc).__name__}: {exc}"
-            logger.exception("model load failed", extra={"model_id": self.config.model_dir})
+            logger.exception("model load failed", extra={lf.MODEL_ID: self.config.model_dir})
             raise

@@ -2,7 +2,9 @@
 
 Signatures are those of `gpuobs.kernels` (see its module docstring). `backend="kernels"` goes through
 the dispatch functions (Triton on CUDA, and on CPU under `TRITON_INTERPRET=1`); `backend="reference"`
-calls the PyTorch references directly, so CPU serving stays fast even when the Triton interpreter is on.
+calls the PyTorch references directly, so CPU serving stays fast even when the Triton interpreter is on;
+each call is counted by the kernel launcher (backend `torch`), so the CPU path shows in
+`gpuobs_kernel_launches_total` like the Triton one.
 On that CPU path, decode attention is one batched gather + masked softmax over all sequences
 (`batched_paged_attention_decode`, the same math as the per-sequence reference) because a decode step's
 cost on CPU is otherwise dominated by per-sequence small-op overhead.
@@ -11,8 +13,12 @@ cost on CPU is otherwise dominated by per-sequence small-op overhead.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
 from typing import Any
+
+from gpuobs.exporters.inprocess.launcher import default_launcher
+from gpuobs.names.kernel import BACKEND_TORCH
 
 __all__ = ["KernelOps", "batched_paged_attention_decode", "get_ops"]
 
@@ -63,11 +69,25 @@ def batched_paged_attention_decode(
     return out.reshape(num_seqs, num_heads, head_dim).to(query.dtype)
 
 
+def _counted(kernel: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, counting each call as a launch of `kernel` on the torch backend."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        default_launcher().count(kernel, backend=BACKEND_TORCH)
+        return fn(*args, **kwargs)
+
+    run.__name__ = run.__qualname__ = kernel
+    run.__doc__ = fn.__doc__
+    return run
+
+
 def get_ops(backend: str) -> KernelOps:
     """`"kernels"`: gpuobs.kernels dispatch functions; `"reference"`: the PyTorch references."""
     if backend == "kernels":
         return _from_module("kernels", importlib.import_module("gpuobs.kernels"))
     if backend == "reference":
         ref = _from_module("reference", importlib.import_module("gpuobs.kernels.reference"))
-        return replace(ref, paged_attention_decode=batched_paged_attention_decode)
+        ref = replace(ref, paged_attention_decode=batched_paged_attention_decode)
+        counted = {f.name: _counted(f.name, getattr(ref, f.name)) for f in fields(ref) if f.name != "name"}
+        return replace(ref, **counted)
     raise ValueError(f"unknown kernel backend {backend!r} (kernels|reference)")

@@ -24,10 +24,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 from prometheus_client import CollectorRegistry, generate_latest
 
+from gpuobs import cuda_errors
 from gpuobs.errors import InputError
 from gpuobs.exporters.inprocess import launcher as L
 from gpuobs.jsonlog import JsonFormatter
 from gpuobs.names import kernel as names
+from gpuobs.names import spans as span_names
 
 
 @triton.jit
@@ -133,14 +135,17 @@ def test_sampled_span_is_child_of_current_context(spans: tuple[TracerProvider, I
     with tracer.start_as_current_span("decode_step") as step:
         launcher.launch("add_one", _add_one, (2,), (x, 6), num_warps=2, num_stages=1, BLOCK=4)
     finished = {s.name: s for s in exporter.get_finished_spans()}
-    span = finished[names.SPAN_KERNEL_LAUNCH]
+    span = finished[span_names.SPAN_KERNEL_LAUNCH]
     assert span.parent is not None and span.parent.span_id == step.get_span_context().span_id
     attrs = dict(span.attributes or {})
-    assert attrs[names.ATTR_KERNEL] == "add_one"
-    assert attrs[names.ATTR_GRID] == "2"
-    assert attrs[names.ATTR_NUM_WARPS] == 2 and attrs[names.ATTR_NUM_STAGES] == 1
-    assert attrs[names.ATTR_SHAPES] == "6" and attrs[names.ATTR_DTYPES] == "float32"
-    assert attrs[names.ATTR_DEVICE] == "cpu" and attrs[names.ATTR_TIMING] == "host"
+    assert attrs[span_names.GPUOBS_KERNEL_NAME] == "add_one"
+    assert attrs[span_names.GPUOBS_KERNEL_GRID] == "2"
+    assert attrs[span_names.GPUOBS_KERNEL_NUM_WARPS] == 2
+    assert attrs[span_names.GPUOBS_KERNEL_NUM_STAGES] == 1
+    assert attrs[span_names.GPUOBS_KERNEL_INPUT_SHAPES] == "6"
+    assert attrs[span_names.GPUOBS_KERNEL_INPUT_DTYPES] == "float32"
+    assert attrs[span_names.GPUOBS_KERNEL_DEVICE] == "cpu"
+    assert attrs[span_names.GPUOBS_KERNEL_TIMING] == "host"
     assert span.end_time is not None and span.start_time is not None and span.end_time >= span.start_time
     assert torch.equal(x, torch.ones(6))
 
@@ -184,11 +189,15 @@ def test_gpu_duration_resolved_later_without_sync(
         time.sleep(0.002)
     launcher.close()
     span = next(
-        s for s in exporter.get_finished_spans() if (s.attributes or {})[names.ATTR_KERNEL] == "paged"
+        s
+        for s in exporter.get_finished_spans()
+        if (s.attributes or {})[span_names.GPUOBS_KERNEL_NAME] == "paged"
     )
     attrs = dict(span.attributes or {})
-    assert attrs[names.ATTR_TIMING] == "cuda_event" and attrs[names.ATTR_GPU_DURATION_MS] == 2.5
-    assert attrs[names.ATTR_DEVICE] == "cuda:0" and attrs[names.ATTR_STREAM] == "0x7"
+    assert attrs[span_names.GPUOBS_KERNEL_TIMING] == "cuda_event"
+    assert attrs[span_names.GPUOBS_KERNEL_GPU_DURATION_MS] == 2.5
+    assert attrs[span_names.GPUOBS_KERNEL_DEVICE] == "cuda:0"
+    assert attrs[span_names.GPUOBS_KERNEL_STREAM] == "0x7"
     assert span.end_time - span.start_time == 2_500_000  # type: ignore[operator]
     assert timing.queries >= 1
 
@@ -212,21 +221,21 @@ def test_deferred_span_keeps_the_launch_context_as_parent(
     timing.done = True
     with tracer.start_as_current_span("decode_step_2") as step2:
         assert launcher.resolve_ready() == 1
-    (span,) = [s for s in exporter.get_finished_spans() if s.name == names.SPAN_KERNEL_LAUNCH]
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == span_names.SPAN_KERNEL_LAUNCH]
     assert span.parent is not None and span.parent.span_id == step1.get_span_context().span_id
     assert span.parent.span_id != step2.get_span_context().span_id
     assert span.context.trace_id == step1.get_span_context().trace_id
     assert dict(span.attributes or {}) == {
-        names.ATTR_KERNEL: "rms_norm",
-        names.ATTR_GRID: "64",
-        names.ATTR_NUM_WARPS: 8,
-        names.ATTR_NUM_STAGES: 1,
-        names.ATTR_SHAPES: "4x8,4x8",
-        names.ATTR_DTYPES: "bfloat16,bfloat16",
-        names.ATTR_DEVICE: "cuda:0",
-        names.ATTR_STREAM: "0x7",
-        names.ATTR_TIMING: "cuda_event",
-        names.ATTR_GPU_DURATION_MS: 0.75,
+        span_names.GPUOBS_KERNEL_NAME: "rms_norm",
+        span_names.GPUOBS_KERNEL_GRID: "64",
+        span_names.GPUOBS_KERNEL_NUM_WARPS: 8,
+        span_names.GPUOBS_KERNEL_NUM_STAGES: 1,
+        span_names.GPUOBS_KERNEL_INPUT_SHAPES: "4x8,4x8",
+        span_names.GPUOBS_KERNEL_INPUT_DTYPES: "bfloat16,bfloat16",
+        span_names.GPUOBS_KERNEL_DEVICE: "cuda:0",
+        span_names.GPUOBS_KERNEL_STREAM: "0x7",
+        span_names.GPUOBS_KERNEL_TIMING: "cuda_event",
+        span_names.GPUOBS_KERNEL_GPU_DURATION_MS: 0.75,
     }
     assert span.start_time is not None and before <= span.start_time <= after
     assert span.end_time == span.start_time + 750_000
@@ -256,7 +265,12 @@ def test_cached_attributes_follow_each_launch_configuration(
         launcher.launch("k", FakeKernel(), grid, args)
     launcher.flush(1.0)
     got = [
-        (a[names.ATTR_GRID], a[names.ATTR_SHAPES], a[names.ATTR_DTYPES], a[names.ATTR_GPU_DURATION_MS])
+        (
+            a[span_names.GPUOBS_KERNEL_GRID],
+            a[span_names.GPUOBS_KERNEL_INPUT_SHAPES],
+            a[span_names.GPUOBS_KERNEL_INPUT_DTYPES],
+            a[span_names.GPUOBS_KERNEL_GPU_DURATION_MS],
+        )
         for a in (dict(s.attributes or {}) for s in exporter.get_finished_spans())
     ]
     assert got == [(g, sh, dt, 2.5) for _, _, g, sh, dt in launches]
@@ -385,7 +399,7 @@ def test_error_on_sampled_launch_ends_span_with_error(
         )
     (span,) = exporter.get_finished_spans()
     assert span.status.status_code is StatusCode.ERROR
-    assert (span.attributes or {})[names.ATTR_ERROR_CODE] == 719
+    assert (span.attributes or {})[span_names.CUDA_ERROR_CODE] == 719
     assert launcher.pending == 0
 
 
@@ -412,16 +426,46 @@ def test_watch_maps_errors_of_any_code() -> None:
     assert launcher.error_counts() == {("719", "cudaErrorLaunchFailure", "matmul"): 1}
 
 
+def test_backend_of_own_launches_follows_the_triton_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert L.KernelLauncher(sample_rate=0.0).backend == names.BACKEND_TRITON_INTERPRETER
+    monkeypatch.delenv("TRITON_INTERPRET")
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    launcher.launch("k", FakeKernel(), (1,), ())
+    assert launcher.launch_counts_by_backend() == {("k", names.BACKEND_TRITON): 1}
+
+
+def test_an_error_is_counted_once_whoever_sees_it_again() -> None:
+    launcher = L.KernelLauncher(sample_rate=0.0)
+    illegal = RuntimeError("CUDA error: an illegal memory access was encountered")
+    with pytest.raises(RuntimeError) as raised:
+        launcher.launch("rms_norm", FakeKernel(illegal), (1,), ())
+    oom = cuda_errors.by_code(2)
+    assert oom is not None
+    # The engine failing the step sees the same exception: not counted again.
+    assert launcher.count_error(raised.value, cuda_errors.by_code(700) or oom, "") is False
+    # An error outside any launch (a failed allocation) is counted with kernel "".
+    alloc = RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert launcher.count_error(alloc, oom) is True and launcher.count_error(alloc, oom) is False
+    assert launcher.error_counts() == {
+        ("700", "cudaErrorIllegalAddress", "rms_norm"): 1,
+        ("2", "cudaErrorMemoryAllocation", ""): 1,
+    }
+
+
 def test_collector_exposition_is_promtool_clean() -> None:
     launcher = L.KernelLauncher(sample_rate=0.0)
     for _ in range(5):
         launcher.launch("silu_and_mul", FakeKernel(), (1,), ())
     with pytest.raises(RuntimeError):
         launcher.launch("rms_norm", FakeKernel(RuntimeError("CUDA error: out of memory")), (1,), ())
+    launcher.count("write_kv_cache", 2, backend=names.BACKEND_TORCH)
     registry = CollectorRegistry()
     registry.register(L.LauncherCollector(launcher))
     text = generate_latest(registry).decode()
-    assert 'gpuobs_kernel_launches_total{kernel="silu_and_mul"} 5.0' in text
+    assert f'gpuobs_kernel_launches_total{{backend="{launcher.backend}",kernel="silu_and_mul"}} 5.0' in text
+    assert 'gpuobs_kernel_launches_total{backend="torch",kernel="write_kv_cache"} 2.0' in text
+    assert launcher.launch_counts() == {"silu_and_mul": 5, "rms_norm": 1, "write_kv_cache": 2}
     assert 'gpuobs_cuda_errors_total{code="2",kernel="rms_norm",name="cudaErrorMemoryAllocation"} 1.0' in text
     check = subprocess.run(
         ["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=30

@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from gpuobs.exporters.inprocess import launcher as L
 from gpuobs.exporters.inprocess import tensorrt as trt_adapter
 from gpuobs.jsonlog import JsonFormatter
-from gpuobs.names import kernel as names
+from gpuobs.names import spans as span_names
 
 
 class Severity(enum.IntEnum):
@@ -72,8 +72,9 @@ def test_profiler_turns_layer_times_into_spans(spans: tuple[TracerProvider, InMe
         profiler.begin(start_ns=1_000_000_000)
         for layer, ms in (("embed", 0.5), ("attn_0", 1.25), ("mlp_0", 2.0)):
             profiler.report_layer_time(layer, ms)
-    layer_spans = [s for s in exporter.get_finished_spans() if s.name == names.SPAN_KERNEL_LAUNCH]
-    assert [dict(s.attributes or {})[names.ATTR_LAYER] for s in layer_spans] == ["embed", "attn_0", "mlp_0"]
+    layer_spans = [s for s in exporter.get_finished_spans() if s.name == span_names.SPAN_KERNEL_LAUNCH]
+    layers = [dict(s.attributes or {})[span_names.GPUOBS_ENGINE_LAYER] for s in layer_spans]
+    assert layers == ["embed", "attn_0", "mlp_0"]
     # Back to back from the anchor, each as long as TensorRT measured.
     assert [(s.start_time, s.end_time) for s in layer_spans] == [
         (1_000_000_000, 1_000_500_000),
@@ -82,9 +83,10 @@ def test_profiler_turns_layer_times_into_spans(spans: tuple[TracerProvider, InMe
     ]
     for s in layer_spans:
         attrs = dict(s.attributes or {})
-        assert attrs[names.ATTR_ENGINE] == "tensorrt" and attrs["gpuobs.engine.name"] == "llama-8b"
+        assert attrs[span_names.GPUOBS_ENGINE] == "tensorrt"
+        assert attrs[span_names.GPUOBS_ENGINE_NAME] == "llama-8b"
         assert s.parent is not None and s.parent.span_id == parent.get_span_context().span_id
-    assert dict(layer_spans[1].attributes or {})[names.ATTR_GPU_DURATION_MS] == 1.25
+    assert dict(layer_spans[1].attributes or {})[span_names.GPUOBS_KERNEL_GPU_DURATION_MS] == 1.25
     assert launcher.launch_counts() == {"embed": 1, "attn_0": 1, "mlp_0": 1}
     assert profiler.layers_reported == 3
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from gpuobs.names import all_specs
+from gpuobs.names import all_specs, spans
 from gpuobs.rca import keys
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
 from gpuobs.rca.catalog import CATALOG_DIR, load_catalog
 from gpuobs.rca.signature import Scope
 
-SPAN_NAMES = {"request", "queue", "prefill", "decode_step", "kernel.launch", "grpc"}
+SPAN_NAMES = {*spans.ENGINE_SPANS, spans.SPAN_KERNEL_LAUNCH}  # request spans have no fixed name
 ANOMALIES = {"memory_growth", "oom_fragmented", "straggler", "head_of_line", "latency_shift", "shared_gpu"}
 
 

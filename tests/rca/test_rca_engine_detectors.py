@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import gpu as g
 from gpuobs.names import serving as s
+from gpuobs.names import spans as sp
 from gpuobs.rca.anomalies import (
     head_of_line,
     latency_shift,
@@ -69,10 +70,26 @@ def test_head_of_line_finds_the_long_prefill_that_short_requests_wait_for() -> N
     assert head_of_line(spans[:-5]) == []  # nobody waited: a long prefill alone is not blocking
 
 
+def request(t: float, dur: float, grpc: bool = False) -> Evidence:
+    """A request span as serve names it: `chat <model>` (HTTP) or `Predict <model>` (gRPC), kind SERVER."""
+    if grpc:
+        attrs = {sp.RPC_SYSTEM: sp.RPC_SYSTEM_GRPC, sp.RPC_METHOD: sp.RPC_METHOD_PREDICT}
+        return span(sp.grpc_span_name("tiny"), t, dur, span_kind="server", **attrs)
+    attrs = {sp.GEN_AI_OPERATION_NAME: sp.OPERATION_CHAT}
+    return span(sp.request_span_name(sp.OPERATION_CHAT, "tiny"), t, dur, span_kind="server", **attrs)
+
+
 def test_latency_shift_and_shared_gpu() -> None:
-    reqs = [span("request", T0 + i, 0.05 if i < 10 else 0.13) for i in range(20)]
-    assert latency_shift(reqs)[0].value > 2.0
-    assert latency_shift([span("request", T0 + i, 0.05) for i in range(20)]) == []
+    reqs = [request(T0 + i, 0.05 if i < 10 else 0.13, grpc=i % 3 == 0) for i in range(20)]
+    found = latency_shift(reqs)
+    assert len(found) == 1 and found[0].value > 2.0 and found[0].attrs["span"] == "request"
+    assert latency_shift([request(T0 + i, 0.05) for i in range(20)]) == []
+    # Engine spans and client spans that look like requests are no request latency.
+    slower = [0.05 if i < 10 else 0.13 for i in range(20)]
+    queued = [span(sp.SPAN_QUEUE, T0 + i, d) for i, d in enumerate(slower)]
+    name = sp.request_span_name(sp.OPERATION_CHAT, "tiny")
+    client = [span(name, T0 + i, d, span_kind="client") for i, d in enumerate(slower)]
+    assert latency_shift(queued + client) == []
     proc = g.PROCESS_MEMORY_USED.native
     a = metric(proc, 10 * GIB, T0, Entity(gpu_uuid="GPU-1", gpu_index=0, pod="a", namespace="x"))
     b = metric(proc, 20 * GIB, T0, Entity(gpu_uuid="GPU-1", gpu_index=0, pod="b", namespace="y"))

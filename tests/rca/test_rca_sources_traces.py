@@ -18,13 +18,16 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import EvidenceKind
+from gpuobs.names import spans as sp
 from gpuobs.rca import keys
 from gpuobs.rca.collect import collect_evidence
 from gpuobs.rca.sources.traces import parse_otlp_text
+
+REQUEST = sp.request_span_name(sp.OPERATION_CHAT, "llama-8b")
 
 
 def _hexify(node: Any) -> Any:
@@ -43,22 +46,27 @@ def _make_spans() -> list[Any]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider(
         resource=Resource.create(
-            {"host.name": "gpu-node-3", "k8s.pod.name": "vllm-0", "k8s.namespace.name": "serving"}
+            {sp.HOST_NAME: "gpu-node-3", sp.K8S_POD_NAME: "vllm-0", sp.K8S_NAMESPACE_NAME: "serving"}
         )
     )
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("gpuobs.serving")
+    tracer = provider.get_tracer(sp.TRACER_HTTP)
     with tracer.start_as_current_span(
-        "request", attributes={"gen_ai.request.model": "llama-8b", "tenant": "acme"}
+        REQUEST,
+        kind=SpanKind.SERVER,
+        attributes={sp.GEN_AI_OPERATION_NAME: sp.OPERATION_CHAT, sp.GEN_AI_REQUEST_MODEL: "llama-8b",
+                    sp.GPUOBS_TENANT: "acme"},
     ):
-        with tracer.start_as_current_span("queue"):
+        with tracer.start_as_current_span(sp.SPAN_QUEUE):
             time.sleep(0.02)
-        with tracer.start_as_current_span("prefill"):
+        with tracer.start_as_current_span(sp.SPAN_PREFILL):
             pass
         for _ in range(3):
-            with tracer.start_as_current_span("decode_step", attributes={"gpu.index": 2}):
+            with tracer.start_as_current_span(sp.SPAN_DECODE_STEP, attributes={sp.GPU_INDEX: 2}):
                 pass
-        span = tracer.start_span("kernel.launch", attributes={"kernel": "paged_decode", "gpu.index": 2})
+        span = tracer.start_span(
+            sp.SPAN_KERNEL_LAUNCH, attributes={sp.GPUOBS_KERNEL_NAME: "paged_decode", sp.GPU_INDEX: 2}
+        )
         span.record_exception(RuntimeError("CUDA error: an illegal memory access was encountered"))
         span.set_status(Status(StatusCode.ERROR, "cudaErrorIllegalAddress"))
         span.end()
@@ -80,17 +88,18 @@ def test_collector_file_spans(tmp_path: Path) -> None:
     evs = parse_otlp_text(path.read_text(), source=str(path))
     span_evs = [e for e in evs if e.kind is EvidenceKind.SPAN]
     assert sorted(e.key for e in span_evs) == sorted(
-        ["request", "queue", "prefill", "decode_step", "decode_step", "decode_step", "kernel.launch"]
+        [REQUEST, "queue", "prefill", "decode_step", "decode_step", "decode_step", "kernel.launch"]
     )
     queue = next(e for e in span_evs if e.key == "queue")
     assert 0.015 < float(queue.value) < 1.0  # type: ignore[arg-type]
-    request = next(e for e in span_evs if e.key == "request")
+    request = next(e for e in span_evs if e.key == REQUEST)
+    assert request.attrs["span_kind"] == "server"
     assert queue.attrs["parent_span_id"] == request.attrs["span_id"] and len(request.attrs["trace_id"]) == 32
     assert request.entity.model == "llama-8b" and request.entity.tenant == "acme"
     assert request.entity.host == "gpu-node-3" and request.entity.pod == "vllm-0"
     kernel = next(e for e in span_evs if e.key == "kernel.launch")
     assert kernel.attrs["status"] == "error" and kernel.attrs["status_message"] == "cudaErrorIllegalAddress"
-    assert kernel.entity.gpu_index == 2 and kernel.attrs["kernel"] == "paged_decode"
+    assert kernel.entity.gpu_index == 2 and kernel.attrs[sp.GPUOBS_KERNEL_NAME] == "paged_decode"
     assert kernel.attrs["span_kind"] == "internal"
     assert abs(float(kernel.time or 0) - time.time()) < 60
     exc = [e for e in evs if e.key == keys.PYTHON_EXCEPTION]

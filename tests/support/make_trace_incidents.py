@@ -1,7 +1,8 @@
 """Write the span- and metric-series incident cases (OTLP JSON traces, timestamped /metrics text).
 
-The spans follow what `gpuobs serve` emits (request > queue, per-batch prefill / decode_step spans with
-`gpuobs.*` attributes; resource `service.name`, `host.name`, `k8s.pod.name`) in the OpenTelemetry
+The spans follow what `gpuobs serve` emits, with the names and keys of `gpuobs.names.spans`: a SERVER
+request span `chat <model>` with gen_ai attributes, its `queue` span, per-batch `prefill` / `decode_step`
+spans with `gpuobs.*` attributes (resource `service.name`, `host.name`, `k8s.pod.name`), in the OpenTelemetry
 Collector file-exporter format (one ExportTraceServiceRequest JSON object per line). Deterministic
 (seeded). Run: `.venv/bin/python tests/support/make_trace_incidents.py`; the outputs are committed.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 from gpuobs.names import gpu as g
 from gpuobs.names import serving as s
+from gpuobs.names import spans as sp
 
 ROOT = Path(__file__).resolve().parents[2]
 INCIDENTS = ROOT / "tests" / "rca" / "incidents"
@@ -31,54 +33,115 @@ def _attr(key: str, value: Any) -> dict[str, Any]:
     return {"key": key, "value": {"stringValue": str(value)}}
 
 
+SERVER, INTERNAL = 2, 1  # OTLP span kinds
+
+
 class Trace:
+    """Spans as serve emits them: HTTP request spans, queue/prefill/decode_step in the engine's."""
+
     def __init__(self, seed: int, resource: dict[str, Any]) -> None:
         self.rng = random.Random(seed)
         self.resource = resource
-        self.spans: list[dict[str, Any]] = []
+        self.spans: dict[str, list[dict[str, Any]]] = {}
 
     def _id(self, n: int) -> str:
         return "".join(self.rng.choice("0123456789abcdef") for _ in range(n))
 
-    def span(
-        self, name: str, start: float, dur: float, parent: dict[str, Any] | None = None, **attrs: Any
+    def _span(
+        self,
+        scope: str,
+        name: str,
+        kind: int,
+        start: float,
+        dur: float,
+        parent: dict[str, Any] | None,
+        attrs: dict[str, Any],
     ) -> dict[str, Any]:
         span = {
             "traceId": parent["traceId"] if parent else self._id(32),
             "spanId": self._id(16),
             "parentSpanId": parent["spanId"] if parent else "",
             "name": name,
-            "kind": 2 if parent is None else 1,
+            "kind": kind,
             "startTimeUnixNano": str(int(start * 1e9)),
             "endTimeUnixNano": str(int((start + dur) * 1e9)),
-            "attributes": [_attr(k.replace("__", "."), v) for k, v in attrs.items()],
+            "attributes": [_attr(k, v) for k, v in attrs.items()],
             "status": {},
         }
-        self.spans.append(span)
+        self.spans.setdefault(scope, []).append(span)
         return span
+
+    def request(
+        self, start: float, dur: float, request_id: str, model: str, prompt_tokens: int = 64
+    ) -> dict[str, Any]:
+        """The HTTP front end's SERVER span of one chat completion."""
+        return self._span(
+            sp.TRACER_HTTP,
+            sp.request_span_name(sp.OPERATION_CHAT, model),
+            SERVER,
+            start,
+            dur,
+            None,
+            {
+                sp.GEN_AI_OPERATION_NAME: sp.OPERATION_CHAT,
+                sp.GEN_AI_PROVIDER_NAME: sp.PROVIDER_GPUOBS,
+                sp.GEN_AI_REQUEST_MODEL: model,
+                sp.GEN_AI_RESPONSE_ID: request_id,
+                sp.GEN_AI_USAGE_INPUT_TOKENS: prompt_tokens,
+                sp.GEN_AI_RESPONSE_MODEL: model,
+                sp.GPUOBS_TENANT: "default",
+                sp.GPUOBS_PRIORITY: 0,
+            },
+        )
+
+    def queue(
+        self, start: float, dur: float, request: dict[str, Any], request_id: str, bucket: str = "short"
+    ) -> dict[str, Any]:
+        return self._span(
+            sp.TRACER_ENGINE,
+            sp.SPAN_QUEUE,
+            INTERNAL,
+            start,
+            dur,
+            request,
+            {
+                sp.GEN_AI_REQUEST_ID: request_id,
+                sp.GPUOBS_BUCKET: bucket,
+                sp.GPUOBS_TENANT: "default",
+                sp.GPUOBS_PRIORITY: 0,
+            },
+        )
+
+    def prefill(
+        self, start: float, dur: float, request: dict[str, Any] | None, batch: int, tokens: int, bucket: str
+    ) -> dict[str, Any]:
+        """A prefill batch: child of the batch's first traced request."""
+        attrs = {sp.GPUOBS_BATCH_SIZE: batch, sp.GPUOBS_PREFILL_TOKENS: tokens, sp.GPUOBS_BUCKET: bucket}
+        return self._span(sp.TRACER_ENGINE, sp.SPAN_PREFILL, INTERNAL, start, dur, request, attrs)
+
+    def decode_step(
+        self, start: float, dur: float, request: dict[str, Any] | None, batch: int, gpu: int | None = None
+    ) -> dict[str, Any]:
+        attrs: dict[str, Any] = {sp.GPUOBS_BATCH_SIZE: batch}
+        if gpu is not None:
+            attrs[sp.GPU_INDEX] = gpu
+        return self._span(sp.TRACER_ENGINE, sp.SPAN_DECODE_STEP, INTERNAL, start, dur, request, attrs)
 
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = []
-        for chunk in range(0, len(self.spans), 50):
-            lines.append(
-                json.dumps(
-                    {
-                        "resourceSpans": [
-                            {
-                                "resource": {"attributes": [_attr(k, v) for k, v in self.resource.items()]},
-                                "scopeSpans": [
-                                    {
-                                        "scope": {"name": "gpuobs.serving", "version": "0.1.0"},
-                                        "spans": self.spans[chunk : chunk + 50],
-                                    }
-                                ],
-                            }
-                        ]
-                    },
-                    separators=(",", ":"),
-                )
-            )
+        resource = {"attributes": [_attr(k, v) for k, v in self.resource.items()]}
+        for scope, spans in self.spans.items():
+            for chunk in range(0, len(spans), 50):
+                request = {
+                    "resourceSpans": [
+                        {
+                            "resource": resource,
+                            "scopeSpans": [{"scope": {"name": scope}, "spans": spans[chunk : chunk + 50]}],
+                        }
+                    ]
+                }
+                lines.append(json.dumps(request, separators=(",", ":")))
         path.write_text("\n".join(lines) + "\n")
 
 
@@ -87,72 +150,37 @@ def _header(name: str, kind: str, help_text: str) -> list[str]:
 
 
 RES = {
-    "service.name": "gpuobs-serve",
-    "host.name": "gpu-node-09",
-    "k8s.pod.name": "serve-llama-0",
-    "k8s.namespace.name": "serving",
+    sp.SERVICE_NAME: "gpuobs-serve",
+    sp.HOST_NAME: "gpu-node-09",
+    sp.K8S_POD_NAME: "serve-llama-0",
+    sp.K8S_NAMESPACE_NAME: "serving",
 }
 
 
 def head_of_line() -> None:
     tr = Trace(1, RES)
+    model = "llama-3-8b"
     t = T0
     # normal traffic: short prompts, prefill ~40 ms, queue ~2 ms
     for i in range(30):
-        req = tr.span("request", t, 0.9, gen_ai__request__id=f"r{i}", gen_ai__request__model="llama-3-8b")
-        tr.span(
-            "queue",
-            t,
-            0.002 + tr.rng.random() * 0.003,
-            req,
-            gen_ai__request__id=f"r{i}",
-            gpuobs__bucket="short",
-        )
-        tr.span(
-            "prefill",
-            t + 0.005,
-            0.035 + tr.rng.random() * 0.01,
-            req,
-            gpuobs__batch_size=1,
-            gpuobs__prefill_tokens=300 + tr.rng.randrange(200),
-            gpuobs__bucket="short",
-        )
+        tokens = 300 + tr.rng.randrange(200)
+        req = tr.request(t, 0.9, f"r{i}", model, tokens)
+        tr.queue(t, 0.002 + tr.rng.random() * 0.003, req, f"r{i}", "short")
+        tr.prefill(t + 0.005, 0.035 + tr.rng.random() * 0.01, req, 1, tokens, "short")
         t += 0.5
     # one 7,600-token prompt, prefilled in one piece
-    long_req = tr.span("request", t, 4.1, gen_ai__request__id="r-long", gen_ai__request__model="llama-3-8b")
-    tr.span("queue", t, 0.003, long_req, gen_ai__request__id="r-long", gpuobs__bucket="long")
+    long_req = tr.request(t, 4.1, "r-long", model, 7600)
+    tr.queue(t, 0.003, long_req, "r-long", "long")
     prefill_start, prefill_dur = t + 0.004, 2.4
-    tr.span(
-        "prefill",
-        prefill_start,
-        prefill_dur,
-        long_req,
-        gpuobs__batch_size=1,
-        gpuobs__prefill_tokens=7600,
-        gpuobs__bucket="long",
-    )
+    tr.prefill(prefill_start, prefill_dur, long_req, 1, 7600, "long")
     end = prefill_start + prefill_dur
+    first = None
     for j in range(8):  # short requests that arrived meanwhile wait until the long prefill ends
         arrive = t + 0.1 + j * 0.25
-        req = tr.span(
-            "request",
-            arrive,
-            end - arrive + 0.6,
-            gen_ai__request__id=f"s{j}",
-            gen_ai__request__model="llama-3-8b",
-        )
-        tr.span(
-            "queue", arrive, end - arrive + 0.01, req, gen_ai__request__id=f"s{j}", gpuobs__bucket="short"
-        )
-    tr.span(
-        "prefill",
-        end + 0.012,
-        0.06,
-        None,
-        gpuobs__batch_size=8,
-        gpuobs__prefill_tokens=2900,
-        gpuobs__bucket="short",
-    )
+        req = tr.request(arrive, end - arrive + 0.6, f"s{j}", model, 360)
+        first = first or req
+        tr.queue(arrive, end - arrive + 0.01, req, f"s{j}", "short")
+    tr.prefill(end + 0.012, 0.06, first, 8, 2900, "short")
     tr.write(INCIDENTS / "head_of_line_blocking" / "traces" / "otlp-spans.json")
 
 
@@ -164,7 +192,7 @@ def straggler() -> None:
         for gpu in range(8):
             base = 0.021 + tr.rng.random() * 0.002
             dur = base * (2.3 if gpu == 5 else 1.0)
-            tr.span("decode_step", t, dur, None, gpuobs__batch_size=48, gpu__index=gpu)
+            tr.decode_step(t, dur, None, 48, gpu)
         t += 0.06
     tr.write(INCIDENTS / "straggler_gpu" / "traces" / "otlp-spans.json")
 
@@ -175,16 +203,8 @@ def noisy_neighbor() -> None:
     for i in range(60):
         slow = i >= 30  # the neighbour's batch job starts half-way
         dur = (0.11 if slow else 0.045) + tr.rng.random() * 0.01
-        req = tr.span(
-            "request",
-            t,
-            dur,
-            None,
-            gen_ai__request__id=f"q{i}",
-            gen_ai__request__model="llama-3-8b",
-            gpu__index=0,
-        )
-        tr.span("queue", t, 0.002, req, gen_ai__request__id=f"q{i}")
+        req = tr.request(t, dur, f"q{i}", "llama-3-8b")
+        tr.queue(t, 0.002, req, f"q{i}")
         t += 1.0
     tr.write(INCIDENTS / "noisy_neighbor" / "traces" / "otlp-spans.json")
     uuid = "GPU-1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
@@ -227,14 +247,8 @@ def queue_saturation() -> None:
     for i in range(40):
         start = T0 + 60 + i * 4
         wait = 1.5 + i * 0.35
-        req = tr.span(
-            "request",
-            start,
-            wait + 2.0,
-            gen_ai__request__id=f"w{i}",
-            gen_ai__request__model="meta-llama/Llama-3.1-8B-Instruct",
-        )
-        tr.span("queue", start, wait, req, gen_ai__request__id=f"w{i}", gpuobs__bucket="medium")
+        req = tr.request(start, wait + 2.0, f"w{i}", "meta-llama/Llama-3.1-8B-Instruct")
+        tr.queue(start, wait, req, f"w{i}", "medium")
     tr.write(folder / "traces" / "otlp-spans.json")
 
 
@@ -273,7 +287,7 @@ def thermal_straggler() -> None:
     for _step in range(40):
         for gpu in range(8):
             dur = (0.021 + tr.rng.random() * 0.002) * (1.9 if gpu == 5 else 1.0)
-            tr.span("decode_step", t, dur, None, gpuobs__batch_size=48, gpu__index=gpu)
+            tr.decode_step(t, dur, None, 48, gpu)
         t += 0.06
     folder = INCIDENTS / "thermal_throttling_straggler"
     tr.write(folder / "traces" / "otlp-spans.json")

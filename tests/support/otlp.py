@@ -1,10 +1,18 @@
-"""A minimal OTLP/HTTP trace receiver on loopback for tests: decodes ExportTraceServiceRequest bodies."""
+"""A minimal OTLP/HTTP trace receiver on loopback for tests: decodes ExportTraceServiceRequest bodies.
+
+It also keeps each request as received, so `write_otlp_json` can write them the way the OpenTelemetry
+Collector's `file` exporter does (one OTLP/JSON ExportTraceServiceRequest per line): what
+`gpuobs diagnose --traces` reads.
+"""
 
 from __future__ import annotations
 
+import base64
+import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from support.prometheus import free_port
@@ -23,6 +31,18 @@ def _value(v: Any) -> Any:
     return getattr(v, kind) if kind else None
 
 
+def _hex_ids(node: Any) -> Any:
+    """protobuf's JSON mapping writes bytes as base64; OTLP/JSON writes trace and span ids as hex."""
+    if isinstance(node, dict):
+        return {
+            k: base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_hex_ids(v) for v in node]
+    return node
+
+
 class OtlpReceiver:
     """Collects spans POSTed to /v1/traces (protobuf)."""
 
@@ -30,6 +50,7 @@ class OtlpReceiver:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.spans: list[SpanRecord] = []
+        self.requests: list[Any] = []  # ExportTraceServiceRequest messages, in arrival order
         self._lock = threading.Lock()
         receiver = self
 
@@ -60,6 +81,7 @@ class OtlpReceiver:
                             )
                 with receiver._lock:
                     receiver.spans.extend(found)
+                    receiver.requests.append(req)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.end_headers()
@@ -77,6 +99,16 @@ class OtlpReceiver:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def write_otlp_json(self, path: Path) -> int:
+        """Write every request received so far as OTLP/JSON lines (hex ids); returns the line count."""
+        from google.protobuf.json_format import MessageToDict
+
+        with self._lock:
+            requests = list(self.requests)
+        lines = [json.dumps(_hex_ids(MessageToDict(req)), separators=(",", ":")) for req in requests]
+        Path(path).write_text("".join(line + "\n" for line in lines))
+        return len(lines)
 
     def wait_for(self, predicate: Any, timeout: float = 20) -> list[SpanRecord]:
         deadline = time.monotonic() + timeout
