@@ -1,18 +1,23 @@
 """The serving engine: a background thread running continuous batching over a paged KV cache.
 
-API agreed in SERVING_API.md (D3's server and D2's load tests code against it): `Engine(config)`,
-`start()`, `submit(request, on_event)` (thread-safe; QueueFullError / InvalidRequestError),
-`abort(id)`, `stats()`, `forward_logits(...)`, `memory_bytes()`, `stop(drain, timeout_s)`, `faults`.
+It implements `gpuobs.serving.interface.EngineClient`: `Engine(config)`, `start()`, `submit(request,
+on_event)` (thread-safe; raises the errors of gpuobs.serving.errors), `abort(id)`, `health()`, `stats()`,
+`forward_logits(...)`, `memory_bytes()`, `stop(drain, timeout_s)`, `faults`.
 
 Events: every generated token is delivered as `TokenEvent(finished=False, token_id=...)`, then exactly
 one final `TokenEvent(finished=True, token_id=None, finish_reason=..., metrics=...)`. A stop token
 (EOS or `stop_token_ids`) is not delivered as a token but counts in `generation_tokens`. `on_event`
 runs on the engine thread: hop to your own loop (loop.call_soon_threadsafe) and return quickly.
 
-Spans (opentelemetry-api only; no-ops without an SDK): `queue` per request from submission to
-scheduling (child of the request's trace_context), and one `prefill` / `decode_step` span per batch,
-child of the first traced request in the batch and linking the others; kernel launch spans nest
-under them because they are current while the model runs.
+Liveness: the loop beats a heartbeat (liveness.py). An exception in one request's bookkeeping fails that
+request and the loop goes on; a scheduler failure or anything else escaping the loop is a death: every
+request in flight fails at once, new ones are refused, and `health()` says why. Nothing ends it silently.
+
+Spans (engine_spans.py): `queue` per request, one `prefill` / `decode_step` per batch. The tensor work
+(forward passes, sampling) is the model runner's (model_runner.py).
+
+Over 500 lines on purpose: the loop, the per-request bookkeeping it does under one lock and the failure
+paths that guard both share that lock and state, and read as one unit.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +35,7 @@ from gpuobs.errors import InputError
 from gpuobs.exporters.inprocess.launcher import default_launcher
 from gpuobs.names import logs as log_fields
 from gpuobs.names import spans
+from gpuobs.serving.engine_spans import EngineTracer
 from gpuobs.serving.errors import (
     EngineClosedError,
     EngineUnhealthyError,
@@ -47,6 +53,13 @@ from gpuobs.serving.interface import (
 )
 from gpuobs.serving.kv_cache import BlockManager, KVCache
 from gpuobs.serving.liveness import EngineHealth, Heartbeat, default_stall_budget_s
+from gpuobs.serving.model_runner import (
+    ModelRunner,
+    auto_num_blocks,
+    classify_step_error,
+    num_parameters,
+    set_cpu_threads,
+)
 from gpuobs.serving.scheduler import (
     Scheduler,
     SchedulerConfig,
@@ -56,16 +69,8 @@ from gpuobs.serving.scheduler import (
 from gpuobs.serving.stats import EngineStats, RequestMetrics
 
 if TYPE_CHECKING:
-    import torch
 
     from gpuobs.serving.model.tokenizer import HFTokenizer
-
-try:  # opentelemetry-api is a core dependency; guarded so the engine also runs where it is absent
-    from opentelemetry import context as otel_context
-    from opentelemetry import trace as otel_trace
-except ImportError:  # pragma: no cover - exercised on the bare GPU machine
-    otel_trace = None  # type: ignore[assignment]
-    otel_context = None  # type: ignore[assignment]
 
 __all__ = [
     "Engine",
@@ -142,57 +147,6 @@ class _FaultyTokenizer:
         return self._inner.decode(self._faults.map_decode_ids(list(ids), self.vocab_size))
 
 
-class _Tracer:
-    """Span creation through opentelemetry-api (no-op without an SDK or without the package)."""
-
-    def __init__(self, provider: Any = None) -> None:
-        self._tracer: Any
-        if otel_trace is None:
-            self._tracer = None
-        elif provider is not None:
-            self._tracer = provider.get_tracer(spans.TRACER_ENGINE)
-        else:
-            self._tracer = otel_trace.get_tracer(spans.TRACER_ENGINE)
-
-    @property
-    def on(self) -> bool:
-        return self._tracer is not None
-
-    def start(self, name: str, parent: Any, start_ns: int | None = None, links: Any = None,
-              attributes: dict[str, Any] | None = None) -> Any:
-        if self._tracer is None:
-            return None
-        return self._tracer.start_span(name, context=parent, start_time=start_ns, links=links or None,
-                                       attributes=attributes)
-
-    @contextlib.contextmanager
-    def batch_span(self, name: str, seqs: list[SequenceState], attributes: dict[str, Any]) -> Iterator[Any]:
-        """One span for a batch step: child of the first traced request, linking the other requests."""
-        if self._tracer is None or otel_trace is None:
-            yield None
-            return
-        parent = next((s.request.trace_context for s in seqs if s.request.trace_context is not None), None)
-        links = []
-        for s in seqs:
-            ctx = s.request.trace_context
-            if ctx is None or ctx is parent:
-                continue
-            sc = otel_trace.get_current_span(ctx).get_span_context()
-            if sc.is_valid:
-                links.append(otel_trace.Link(sc, {spans.GEN_AI_REQUEST_ID: s.request_id}))
-        span = self._tracer.start_span(name, context=parent, links=links, attributes=attributes)
-        with otel_trace.use_span(span, end_on_exit=True, record_exception=True, set_status_on_exception=True):
-            yield span
-
-    @staticmethod
-    def end(span: Any, error: str | None = None) -> None:
-        if span is None:
-            return
-        if error is not None and otel_trace is not None:
-            span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, error))
-        span.end()
-
-
 class Engine:
     """Continuous-batching LLM engine over a paged KV cache, run by one background thread."""
 
@@ -212,16 +166,19 @@ class Engine:
         self._span_device: dict[str, Any] = (
             {spans.GPU_INDEX: self.device_id} if self.device.startswith("cuda") else {})
         if self.device == "cpu":
-            self._set_cpu_threads(config.cpu_threads)
+            set_cpu_threads(self.model, config.cpu_threads)
         mc = self.model.config
         limit = mc.max_position_embeddings
         self.max_model_len = min(config.max_model_len or limit, limit)
         if config.block_size < 1 or config.max_batch_size < 1 or config.max_queue_len < 1:
             raise InputError("block_size, max_batch_size and max_queue_len must be >= 1")
-        num_blocks = config.num_kv_blocks or self._auto_num_blocks()
+        num_blocks = config.num_kv_blocks or auto_num_blocks(
+            self.model, config.block_size, self.max_model_len, config.kv_cache_bytes,
+            config.kv_cache_memory_fraction)
         self.blocks = BlockManager(num_blocks, config.block_size)
         self.kv = KVCache(mc.num_hidden_layers, num_blocks, config.block_size, mc.num_key_value_heads,
                           mc.head_dim, self.model.dtype, self.model.device)
+        self.runner = ModelRunner(self.model, self.kv, self.blocks, config.seed)
         self.faults = FaultInjector(config.enable_fault_injection, self.device, self.device_id)
         self.faults.on_kv_capacity = self._set_kv_fraction
         self.faults.model_vocab_size = mc.vocab_size
@@ -243,7 +200,7 @@ class Engine:
             )
         except ValueError as exc:
             raise InputError(str(exc)) from exc
-        self._tracer = _Tracer(tracer_provider)
+        self._tracer = EngineTracer(tracer_provider)
         self.heartbeat = Heartbeat(self._stall_budget(config))
         self._cond = threading.Condition()
         self._by_request: dict[str, SequenceState] = {}
@@ -251,7 +208,6 @@ class Engine:
         self._thread: threading.Thread | None = None
         self._accepting = True
         self._stopping = False
-        self._forward_lock = threading.Lock()
         # counters (written by the engine thread under the lock)
         self._last_batch = 0
         self._last_prefill = 0
@@ -264,37 +220,13 @@ class Engine:
         self._errors: dict[str, int] = {}
 
     # ---- setup helpers ---------------------------------------------------------------------------
-    def _set_cpu_threads(self, threads: int | None) -> None:
-        import torch
-
-        if threads is None and self.model.parameter_bytes() < 256 * 1024**2:
-            threads = 1
-        if threads is not None:
-            if threads < 1:
-                raise InputError(f"cpu_threads must be >= 1, got {threads}")
-            torch.set_num_threads(threads)
-
     def _stall_budget(self, config: EngineConfig) -> float:
         if config.stall_budget_s is not None:
             if not config.stall_budget_s > 0:
                 raise InputError(f"stall_budget_s must be > 0 seconds, got {config.stall_budget_s}")
             return float(config.stall_budget_s)
-        itemsize = int(getattr(self.model.dtype, "itemsize", 4) or 4)
         return default_stall_budget_s(
-            self.model.parameter_bytes() // itemsize, config.max_prefill_tokens + config.max_batch_size,
-            self.device)
-
-    def _auto_num_blocks(self) -> int:
-        per_block = self.model.kv_bytes_per_token() * self.config.block_size
-        if self.device.startswith("cuda"):
-            import torch
-
-            free, _total = torch.cuda.mem_get_info(self.model.device)
-            budget = int(free * self.config.kv_cache_memory_fraction)
-        else:
-            budget = self.config.kv_cache_bytes
-        need_one = -(-self.max_model_len // self.config.block_size) + 1
-        return max(need_one, budget // per_block)
+            num_parameters(self.model), config.max_prefill_tokens + config.max_batch_size, self.device)
 
     def _set_kv_fraction(self, fraction: float | None) -> int:
         with self._cond:
@@ -411,29 +343,11 @@ class Engine:
         self, input_ids: list[list[int]], attention_mask: list[list[int]]
     ) -> list[list[float]]:
         """Logits of the last attended token of each row (gRPC Predict); rows may be padded either side."""
-        if len(input_ids) != len(attention_mask):
-            raise InvalidRequestError("input_ids and attention_mask have different batch sizes")
-        vocab = self.model.config.vocab_size
-        rows: list[list[int]] = []
-        for i, (ids, mask) in enumerate(zip(input_ids, attention_mask, strict=True)):
-            if len(ids) != len(mask):
-                raise InvalidRequestError(f"row {i}: input_ids and attention_mask lengths differ")
-            kept = [t for t, m in zip(ids, mask, strict=True) if m]
-            if not kept:
-                raise InvalidRequestError(f"row {i}: attention_mask masks every token")
-            if len(kept) > self.max_model_len:
-                raise InvalidRequestError(
-                    f"row {i}: {len(kept)} tokens exceed the maximum length {self.max_model_len}"
-                )
-            if any(not isinstance(t, int) or not 0 <= t < vocab for t in kept):
-                raise InvalidRequestError(f"row {i}: token id outside the vocabulary [0, {vocab})")
-            rows.append(kept)
-        with self._forward_lock:
-            return [self.model.forward_dense(r)[-1].tolist() for r in rows]
+        return self.runner.forward_logits(input_ids, attention_mask, self.max_model_len)
 
     def memory_bytes(self) -> int:
         """Model weights + KV cache (+ memory held by injected leaks), for hot-swap fit checks."""
-        return int(self.model.parameter_bytes() + self.kv.nbytes() + self.faults.leaked_bytes)
+        return self.runner.memory_bytes() + int(self.faults.leaked_bytes)
 
     def stop(self, drain: bool = True, timeout_s: float = 30) -> None:
         """Refuse new requests; with drain, let in-flight ones finish (up to timeout_s); abort the rest."""
@@ -623,8 +537,6 @@ class Engine:
     def _step(
         self, prefill: list[SequenceState], decode: list[SequenceState], copies: list[tuple[int, int]]
     ) -> None:
-        import torch
-
         now = time.monotonic()
         for seq in prefill:
             span = seq.extra.pop("queue_span", None)
@@ -638,12 +550,9 @@ class Engine:
                     spans.GPUOBS_BUCKET: prefill[0].bucket_name, **self._span_device}) as span:
                 try:
                     self.faults.before_step("prefill")
-                    slots = torch.tensor([x for s in prefill for x in s.prefill_slots], dtype=torch.long,
-                                         device=self.model.device)
-                    logits = self.model.prefill([s.all_token_ids() for s in prefill], self.kv, slots)
-                    results += zip(prefill, self._sample(prefill, logits), strict=True)
+                    results += zip(prefill, self.runner.prefill(prefill), strict=True)
                 except Exception as exc:
-                    self._mark_error(span, exc)
+                    self._tracer.mark_error(span, exc)
                     failed.append((prefill, exc))
             with self._cond:
                 self._last_prefill = len(prefill)
@@ -655,56 +564,15 @@ class Engine:
                     spans.GPUOBS_BATCH_SIZE: len(decode), **self._span_device}) as span:
                 try:
                     self.faults.before_step("decode")
-                    self.kv.copy_blocks(copies)
-                    dev = self.model.device
-                    tables = [self.blocks.block_table(s.seq_id) for s in decode]
-                    width = max(len(t) for t in tables)
-                    padded = [t + [0] * (width - len(t)) for t in tables]
-                    bt = torch.tensor(padded, dtype=torch.int32, device=dev)
-                    positions = [s.num_tokens - 1 for s in decode]
-                    ctx = torch.tensor([p + 1 for p in positions], dtype=torch.int32, device=dev)
-                    slots = torch.tensor([s.decode_slot for s in decode], dtype=torch.long, device=dev)
-                    logits = self.model.decode([s.all_token_ids()[-1] for s in decode], positions, self.kv,
-                                               slots, bt, ctx)
-                    results += zip(decode, self._sample(decode, logits), strict=True)
+                    results += zip(decode, self.runner.decode(decode, copies), strict=True)
                 except Exception as exc:
-                    self._mark_error(span, exc)
+                    self._tracer.mark_error(span, exc)
                     failed.append((decode, exc))
             with self._cond:
                 self._last_batch = len(decode)
                 for s in decode:
                     self.scheduler.account(s.tenant, 1)
         self._finish_step(results, failed, now)
-
-    def _mark_error(self, span: Any, exc: BaseException) -> None:
-        if span is not None and otel_trace is not None:
-            span.record_exception(exc)
-            span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, str(exc)[:200]))
-
-    def _sample(self, seqs: list[SequenceState], logits: torch.Tensor) -> list[int]:
-        import torch
-
-        greedy = logits.argmax(dim=-1).tolist()
-        out: list[int] = []
-        for i, seq in enumerate(seqs):
-            p = seq.request.params
-            if p.temperature <= 0.0:
-                out.append(int(greedy[i]))
-                continue
-            gen = seq.extra.get("generator")
-            if gen is None:
-                gen = torch.Generator()
-                seed = p.seed if p.seed is not None else self.config.seed * 1_000_003 + hash(seq.seq_id)
-                gen.manual_seed(seed & 0xFFFF_FFFF_FFFF)
-                seq.extra["generator"] = gen
-            probs = torch.softmax(logits[i].float().cpu() / p.temperature, dim=-1)
-            if p.top_p < 1.0:
-                sorted_p, idx = probs.sort(descending=True)
-                keep = sorted_p.cumsum(0) - sorted_p < p.top_p
-                sorted_p = sorted_p * keep
-                probs = torch.zeros_like(probs).scatter(0, idx, sorted_p)
-            out.append(int(torch.multinomial(probs / probs.sum(), 1, generator=gen).item()))
-        return out
 
     def _finish_step(self, results: list[tuple[SequenceState, int]],
                      failed: list[tuple[list[SequenceState], BaseException]], started: float) -> None:
@@ -722,7 +590,7 @@ class Engine:
                 except Exception as token_exc:
                     broken.append((seq, token_exc))
             for seqs, exc in failed:
-                kind, code, name = self._classify(exc)
+                kind, code, name = classify_step_error(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
                 cuda = cuda_errors.by_code(code) if code is not None else None
                 if cuda is not None:  # every CUDA error the process hits, not only those inside a launch
@@ -768,18 +636,6 @@ class Engine:
             self._by_request.pop(seq.request_id, None)
             self.scheduler.remove(seq)
             finals.append((seq, reason, None))
-
-    @staticmethod
-    def _classify(exc: BaseException) -> tuple[str, int | None, str | None]:
-        import torch
-
-        text = str(exc)
-        if isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text.lower():
-            return "cuda_oom", 2, "cudaErrorMemoryAllocation"
-        err = cuda_errors.from_text(text)
-        if err is not None:
-            return "cuda_error", err.code, err.name
-        return "python_exception", None, None
 
     def _deliver(self, seq: SequenceState, event: TokenEvent) -> None:
         if seq.on_event is None:
