@@ -4,6 +4,11 @@ Alive: every engine the server holds (the serving one and any draining after a s
 heartbeat (not dead, no step past its stall budget) and the model did not fail to load. Ready: alive, and
 a model is loaded and warmed. A 503 names each problem; the kubelet (livenessProbe on /health) or
 `gpuobs serve --supervise` restarts a worker that stays unhealthy.
+
+`/health` body: `{"status": "ok" | "unhealthy", "pid", "restarts", "engines": [{"model", "alive", "state",
+"reason", "stall_budget_s", "loop_age_s", "step_phase", "step_running_s", "loop_errors_total"}],
+"problems": ["engine of M is stalled: ..."]}` (problems only when unhealthy). `/ready` body: `{"ready",
+"model", "error"}` (error only when not ready for a known reason).
 """
 
 from __future__ import annotations
