@@ -4,11 +4,15 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
-COMPONENTS := exporters rca chaos serving kernels dashboards
+# The component folders are listed once, in pyproject.toml ([tool.setuptools] package-dir).
+COMPONENTS := $(shell $(PYTHON) tools/repo_layout.py components)
+ifeq ($(strip $(COMPONENTS)),)
+$(error cannot read the components from pyproject.toml with $(PYTHON) (Python 3.11+ needed))
+endif
 # torch 2.13.0 (CPU build) lies on disk on these machines; pinning it avoids a multi-GB CUDA download.
 TORCH_PIN ?= torch==2.13.0
 
-.PHONY: demo test lint typecheck pytest system-deps install install-test clean
+.PHONY: demo test lint typecheck pytest system-deps install install-test clean bench-gpu-prep bench-gpu-check bench-gpu dashboards
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,20 +42,38 @@ system-deps:
 	fi
 
 lint: install-test
-	$(VENV)/bin/ruff check gpuobs $(COMPONENTS) tests $(wildcard bench)
+	$(VENV)/bin/ruff check gpuobs $(COMPONENTS) tests bench tools
 
 # setuptools maps component folders into gpuobs.* with an import hook that mypy cannot follow,
 # so type-check a tree of links laid out as the installed package.
 typecheck: install-test
-	rm -rf build/typecheck && mkdir -p build/typecheck
-	cp -rs "$(CURDIR)/gpuobs" build/typecheck/gpuobs
-	for c in $(COMPONENTS); do cp -rs "$(CURDIR)/$$c" build/typecheck/gpuobs/$$c; done
+	rm -rf build/typecheck
+	$(PY) tools/repo_layout.py link-tree build/typecheck
 	cd build/typecheck && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p gpuobs
+	$(VENV)/bin/mypy --config-file pyproject.toml tools bench/gpu.py
+
+# Dashboards, rules and Grafana alerting into build/dashboards; the Kubernetes manifests into deploy/monitoring
+# (committed: tests/dashboards checks that they are what this target writes).
+dashboards: install
+	$(VENV)/bin/gpuobs dashboards build build/dashboards --k8s deploy/monitoring
 
 pytest: install-test system-deps
 	TRITON_INTERPRET=1 $(VENV)/bin/pytest -q $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+# GPU benchmarks on the lent H200 (docs/BENCHMARKS.md): prep here, then `bash bench/gpu.sh NAME` there
+# through the device tool with carry ["build/wheels"]; bench-gpu-check installs the same closure offline
+# into a bare venv here and imports every module (needs the package registry, not part of `make test`).
+bench-gpu-prep:
+	$(PYTHON) bench/gpu.py prep
+
+bench-gpu-check:
+	$(PYTHON) bench/gpu.py check
+
+bench-gpu:
+	@test -n "$(BENCH)" || { echo "usage: make bench-gpu BENCH='kernels serving_engine_gpu'" >&2; exit 2; }
+	bash bench/gpu.sh $(BENCH)
 
 clean:
 	rm -rf build $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# One device call on the lent H200: self-check vs nvidia-smi, a /metrics snapshot of the NVML backend, the benchmark.
-# Run from the repository root; writes everything under $OUT (device tool) or ./.device-out.
+# The exporter on the lent H200, run by `bash bench/gpu.sh exporter_h200` (which installs the carried wheels
+# and lays out the package): self-check vs nvidia-smi, a /metrics snapshot of the NVML backend, the benchmark.
+# Writes into $OUT: exporter_h200.json (bench/exporter.py's figures), selfcheck.txt/.json, metrics_both.txt,
+# history.json, healthz.json.
 set -u
 OUT=$(realpath -m "${OUT:-.device-out}"); mkdir -p "$OUT"
-rm -rf /tmp/pkg && mkdir -p /tmp/pkg && cp -rs "$PWD/gpuobs" /tmp/pkg/gpuobs
-for c in exporters rca chaos serving kernels dashboards; do cp -rs "$PWD/$c" "/tmp/pkg/gpuobs/$c"; done
-cp -rs "$PWD/bench" /tmp/pkg/bench
-# Run from the link tree: `python -m` puts the working directory first on sys.path.
-cd /tmp/pkg
-export PYTHONPATH=/tmp/pkg PYTHONUNBUFFERED=1 GPUOBS_CONFIG=/dev/null
-python3 --version; nvidia-smi -L; python3 -c "import pynvml, prometheus_client; print('nvidia-ml-py', pynvml.__file__)"
+python3 -c "import gpuobs.exporters.sidecar.service" 2>/dev/null ||
+    { echo "gpuobs is not importable here: run this through 'bash bench/gpu.sh exporter_h200'" >&2; exit 3; }
+nvidia-smi -L; python3 -c "import pynvml, prometheus_client; print('nvidia-ml-py', pynvml.__file__)"
 timeout 60 python3 -m gpuobs export --self-check >"$OUT/selfcheck.txt" 2>&1; echo "self-check rc=$?"
 timeout 60 python3 -m gpuobs export --self-check --json >"$OUT/selfcheck.json" 2>/dev/null
 timeout 60 python3 - "$OUT" <<'PY'
@@ -27,5 +25,5 @@ finally:
     exp.stop()
 print("snapshot ok", open(f"{out}/healthz.json").read())
 PY
-timeout 240 python3 -m bench.exporter --process-seconds 15 --runs 300 --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
 echo "=== self-check"; tail -45 "$OUT/selfcheck.txt"
+timeout 240 python3 -m bench.exporter --process-seconds 15 --runs 300 --json "$OUT/exporter_h200.json" "$@"

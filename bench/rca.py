@@ -1,7 +1,7 @@
 """RCA accuracy over the labelled incident corpus: top-1, top-3 and false causes on healthy baselines.
 
-Runs every case of tests/rca/incidents in this process (collect_evidence + the engine, as `gpuobs
-diagnose` does) and, in the same run, a naive baseline on the same evidence: every catalog
+Runs every case of tests/rca/incidents in this process (`gpuobs.rca.diagnose`, the pipeline `gpuobs
+diagnose` calls) and, in the same run, a naive baseline on the same evidence: every catalog
 signature evaluated on all evidence at once (no entity alignment, no symptom nesting), ranked by how
 many records it matched ("the loudest error wins"), which is what grepping for the most frequent
 error does. Prints a table and the failing cases.
@@ -29,21 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def _baseline(case: Case) -> CaseResult:
     """The loudest-signal baseline on the case's evidence."""
     from gpuobs.rca.anomalies import detect_anomalies
-    from gpuobs.rca.collect import collect_evidence
-    from gpuobs.rca.corpus import cli_options
+    from gpuobs.rca.collect import collect
 
     t0 = time.perf_counter()
-    opts = cli_options(case.cli_args())
-    collected = collect_evidence(
-        logs=opts["logs"],
-        prometheus=None,
-        exporter=None,
-        traces=opts["traces"],
-        k8s_namespace=None,
-        start=None,
-        end=None,
-        live=False,
-    )
+    collected = collect(case.inputs())
     records = list(collected.evidence)
     records += detect_anomalies(records)
     indexed = [(ev, i) for i, ev in enumerate(records)]

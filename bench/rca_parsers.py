@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.rca_corpus import fleet_openmetrics, make_log  # noqa: E402
 
-from gpuobs.rca.sources import lines as _lines  # noqa: E402
-from gpuobs.rca.sources import parse_text  # noqa: E402
-from gpuobs.rca.sources.lines import _FALLBACK_NEEDLES, _NEEDLES  # noqa: E402
+from gpuobs.rca.parsers import lines as _lines  # noqa: E402
+from gpuobs.rca.parsers import parse_text  # noqa: E402
+from gpuobs.rca.parsers.lines import _FALLBACK_NEEDLES, _NEEDLES  # noqa: E402
 
 
 def _best(fn, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
@@ -137,7 +137,7 @@ def bench_fuzz(examples: int) -> None:
 def bench_prometheus(gpus: int = 64) -> None:
     from support.prometheus import PrometheusServer, free_port, prometheus_available
 
-    from gpuobs.rca.sources.metrics import fetch_prometheus
+    from gpuobs.rca.readers.prometheus import fetch_prometheus
 
     if not prometheus_available():
         print("\n## prometheus: skipped (prometheus/promtool not installed)")

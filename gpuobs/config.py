@@ -1,23 +1,46 @@
-"""Settings resolution: CLI flag > environment (`GPUOBS_*`) > config file > default.
+"""Settings: CLI flag > environment > config file > default, each setting read in one place.
 
-One function resolves every setting so that no setting is read in two places. The config file is
-TOML, at `$GPUOBS_CONFIG` or `~/.config/gpuobs/config.toml`, with one table per verb
-(`[export]`, `[diagnose]`, ...).
+The verbs get this precedence from click itself: every option of `gpuobs <verb>` also reads
+`GPUOBS_<VERB>_<OPTION>` (click's `auto_envvar_prefix`; `--help` shows the name), and the `[<verb>]` table of
+the config file becomes click's `default_map`. Library settings that no verb owns (the kernel span sample
+rate, read by every process that launches kernels) go through `resolve()`. The config file is TOML, at
+`$GPUOBS_CONFIG` or `~/.config/gpuobs/config.toml`, with one table per verb (`[export]`, `[serve]`, ...).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from gpuobs.errors import InputError
 
-__all__ = ["config_path", "load_config", "resolve"]
+__all__ = [
+    "ENV_PREFIX",
+    "config_path",
+    "default_map",
+    "drop_service_links",
+    "load_config",
+    "resolve",
+    "verb_env_prefix",
+]
 
 T = TypeVar("T")
+
+ENV_PREFIX = "GPUOBS"
+"""Environment variables of `gpuobs <verb> --<option>` are `GPUOBS_<VERB>_<OPTION>`."""
+
+# Kubernetes gives every pod `<SERVICE>_PORT=tcp://<cluster IP>:<port>` for each Service of its namespace
+# (service links): a Service named `gpuobs-serve` yields GPUOBS_SERVE_PORT, which is not a port.
+_SERVICE_LINK = re.compile(r"(?:tcp|udp|sctp)://[0-9A-Fa-f.:\[\]]+:\d+")
+
+
+def verb_env_prefix(verb: str) -> str:
+    """`GPUOBS_EXPORT` for `export`: the prefix click puts before an option's upper-cased name."""
+    return f"{ENV_PREFIX}_{verb.upper().replace('-', '_')}"
 
 
 def config_path() -> Path:
@@ -40,6 +63,44 @@ def load_config(path: Path | None = None) -> dict[str, Any]:
         raise InputError(f"cannot read config file {path}: {exc}") from exc
 
 
+def default_map(config: Mapping[str, Any], verbs: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
+    """click's `default_map` from the config file's verb tables; keys may use `-` or `_`.
+
+    `verbs` maps each verb to its option names. A key that names no option of its verb is an InputError, so
+    a typo does not silently leave the default in place. Tables of other names (library settings such as
+    `[kernels]`) are left to their readers.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for verb, names in verbs.items():
+        table = config.get(verb)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise InputError(f"[{verb}] in {config_path()} must be a table of settings")
+        known = set(names)
+        section: dict[str, Any] = {}
+        for key, value in table.items():
+            name = str(key).replace("-", "_")
+            if name not in known:
+                options = ", ".join(sorted(n.replace("_", "-") for n in known))
+                raise InputError(f"unknown setting {key!r} in [{verb}] of {config_path()} (known: {options})")
+            section[name] = value
+        out[verb] = section
+    return out
+
+
+def drop_service_links(environ: MutableMapping[str, str]) -> dict[str, str]:
+    """Remove `GPUOBS_*_PORT=tcp://IP:PORT` (Kubernetes service links, never settings); what was removed."""
+    dropped = {
+        name: value
+        for name, value in environ.items()
+        if name.startswith(f"{ENV_PREFIX}_") and name.endswith("_PORT") and _SERVICE_LINK.fullmatch(value)
+    }
+    for name in dropped:
+        del environ[name]
+    return dropped
+
+
 def resolve(
     section: str,
     name: str,
@@ -48,10 +109,10 @@ def resolve(
     cast: Callable[[Any], T],
     config: dict[str, Any] | None = None,
 ) -> T:
-    """The value of setting `section.name` by precedence flag > GPUOBS_<NAME> > file > default."""
+    """A library setting `section.name` by precedence argument > GPUOBS_<NAME> > file > default."""
     if flag_value is not None:
         return flag_value
-    env_name = f"GPUOBS_{name.upper().replace('-', '_')}"
+    env_name = f"{ENV_PREFIX}_{name.upper().replace('-', '_')}"
     source, raw = None, None
     if env_name in os.environ:
         source, raw = env_name, os.environ[env_name]

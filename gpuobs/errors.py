@@ -1,21 +1,65 @@
-"""Error types that the CLI turns into a clear one-line message and an exit code (2 unless a class says)."""
+"""Errors gpuobs raises on purpose: one base, one base per component, and the user's input errors.
+
+The CLI prints any of them as one line and exits with the class's `exit_code`: 2 for a usage or input
+error (`InputError`, `MissingExtraError`), 1 for anything else that failed (a full queue, a lost GPU).
+A component's error that is also the user's input error derives from both, e.g.
+`class CatalogFileError(RcaError, InputError)`.
+"""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-__all__ = ["GpuobsError", "InputError", "MissingExtraError"]
+__all__ = [
+    "ChaosError",
+    "DashboardError",
+    "ExporterError",
+    "GpuobsError",
+    "InputError",
+    "KernelError",
+    "MissingExtraError",
+    "RcaError",
+    "ServingError",
+]
 
 
 class GpuobsError(Exception):
-    """Base of every error gpuobs raises on purpose; `exit_code` is what the CLI exits with."""
+    """Base of every error gpuobs raises on purpose."""
 
-    exit_code: ClassVar[int] = 2  # a usage or input error, unless a component's base says otherwise
+    exit_code: ClassVar[int] = 1
 
 
 class InputError(GpuobsError):
     """A bad input from the user: a flag, a file, a URL. The message says what and how to fix it."""
 
+    exit_code: ClassVar[int] = 2
+
 
 class MissingExtraError(GpuobsError):
     """A heavy optional dependency is not installed."""
+
+    exit_code: ClassVar[int] = 2
+
+
+class ExporterError(GpuobsError):
+    """Base of the exporters' errors: the node sidecar (`gpuobs export`) and in-process instrumentation."""
+
+
+class RcaError(GpuobsError):
+    """Base of the root-cause analysis errors (`gpuobs diagnose`, `gpuobs bundle`, the catalog)."""
+
+
+class ServingError(GpuobsError):
+    """Base of the reference serving stack's errors (`gpuobs serve`, the engine, the load tester)."""
+
+
+class KernelError(GpuobsError):
+    """Base of the Triton kernels' errors."""
+
+
+class ChaosError(GpuobsError):
+    """Base of the chaos and game-day errors (`gpuobs gameday`)."""
+
+
+class DashboardError(GpuobsError):
+    """Base of the dashboard and alert-rule generation errors."""

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-__all__ = ["configure_tracing", "node_name", "resource_attributes"]
+__all__ = ["OutageLog", "configure_tracing", "node_name", "quiet_otlp_retry_logs", "resource_attributes"]
+
+# The OTLP exporters' own loggers print a line per retry and per failed batch; OutageLog reports instead.
+_OTLP_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+    "opentelemetry.exporter.otlp.proto.http._log_exporter",
+)
+_RETRY_NOISE = ("Transient error", "Failed to export")
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +49,99 @@ def resource_attributes(service_name: str) -> dict[str, str]:
     return attrs
 
 
+class OutageLog:
+    """Logs a remote endpoint's outage as one warning, a reminder every `remind_s`, and one recovery line.
+
+    A collector that is down must not write a line every export interval into the JSON logs, nor
+    disappear from them: the reminder says how long it has failed and how many attempts were lost.
+    """
+
+    def __init__(self, what: str, remind_s: float = 300.0, clock: Callable[[], float] = time.monotonic,
+                 log: logging.Logger | None = None) -> None:
+        self.what = what
+        self.remind_s = remind_s
+        self._clock = clock
+        self._log = log or logger
+        self._lock = threading.Lock()
+        self._since: float | None = None
+        self._last_said = 0.0
+        self._failures = 0
+
+    @property
+    def failing(self) -> bool:
+        return self._since is not None
+
+    def failed(self, error: str) -> None:
+        """Record one failed attempt; warns at the first and reminds at most every `remind_s`."""
+        now = self._clock()
+        with self._lock:
+            self._failures += 1
+            if self._since is None:
+                self._since, self._last_said, self._failures = now, now, 1
+                self._log.warning("%s failed (%s); retrying quietly, a reminder every %.0f s",
+                                  self.what, error, self.remind_s)
+            elif now - self._last_said >= self.remind_s:
+                self._last_said = now
+                self._log.warning("%s still failing after %.0f s (%d attempts): %s",
+                                  self.what, now - self._since, self._failures, error)
+
+    def ok(self) -> None:
+        """Record a success; says once that the endpoint works again after an outage."""
+        with self._lock:
+            if self._since is None:
+                return
+            lasted, failures = self._clock() - self._since, self._failures
+            self._since, self._failures = None, 0
+        self._log.info("%s works again after %.0f s (%d failed attempts)", self.what, lasted, failures)
+
+
+class _DropRetryNoise(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(_RETRY_NOISE)
+
+
+_RETRY_FILTER = _DropRetryNoise()
+
+
+def quiet_otlp_retry_logs() -> None:
+    """Drop the OTLP exporters' per-retry and per-batch failure lines (an OutageLog reports instead)."""
+    for name in _OTLP_LOGGERS:
+        target = logging.getLogger(name)
+        if _RETRY_FILTER not in target.filters:
+            target.addFilter(_RETRY_FILTER)
+
+
+class _OutageReportingSpanExporter:
+    """Wraps a span exporter so that failed exports are reported through an OutageLog."""
+
+    def __init__(self, inner: SpanExporter, outage: OutageLog) -> None:
+        self._inner = inner
+        self._outage = outage
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        try:
+            result = self._inner.export(spans)
+        except Exception as exc:  # reported, and the batch processor goes on
+            self._outage.failed(f"{type(exc).__name__}: {exc}")
+            return SpanExportResult.FAILURE
+        if result == SpanExportResult.SUCCESS:
+            self._outage.ok()
+        else:
+            self._outage.failed(f"{len(spans)} spans not accepted")
+        return result
+
+    def shutdown(self) -> None:
+        self._inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self._inner.force_flush(timeout_millis))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 def configure_tracing(
     service_name: str,
     otlp_endpoint: str | None = None,
@@ -57,7 +161,10 @@ def configure_tracing(
         endpoint = otlp_endpoint.rstrip("/")
         if not endpoint.endswith("/v1/traces"):
             endpoint += "/v1/traces"
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+        quiet_otlp_retry_logs()
+        reporting = _OutageReportingSpanExporter(OTLPSpanExporter(endpoint=endpoint),
+                                                 OutageLog(f"OTLP span export to {endpoint}"))
+        provider.add_span_processor(BatchSpanProcessor(reporting))  # type: ignore[arg-type]
         logger.info("exporting spans over OTLP/HTTP to %s", endpoint)
     if exporter is not None:
         provider.add_span_processor(SimpleSpanProcessor(exporter))

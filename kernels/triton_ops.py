@@ -495,14 +495,3 @@ def prefill_attention(
     )
     return out
 
-
-def describe_kernels() -> dict[str, Any]:
-    """The Triton functions by launcher name (for tools that list or pre-compile them)."""
-    return {
-        "rms_norm": _rms_norm_kernel,
-        "rotary_embedding": _rotary_kernel,
-        "silu_and_mul": _silu_mul_kernel,
-        "paged_attention_decode": _paged_decode_kernel,
-        "paged_attention_reduce": _paged_reduce_kernel,
-        "prefill_attention": _prefill_kernel,
-    }

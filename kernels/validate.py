@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from gpuobs.errors import GpuobsError
+from gpuobs.errors import KernelError
 
 __all__ = [
     "KernelInputError",
@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-class KernelInputError(GpuobsError, ValueError):
+class KernelInputError(KernelError, ValueError):
     """A kernel argument has the wrong shape, dtype, device or layout, or an out-of-range index."""
 
 

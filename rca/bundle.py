@@ -7,13 +7,13 @@ Layout of the archive (all under `gpuobs-bundle/`):
 - `inputs/logs/...`, `inputs/traces/...`, `inputs/exporter/...`: the raw inputs, redacted.
 - `node/env.json`: the GPU-relevant environment (CUDA_*, NCCL_*, NVIDIA_*, ...), redacted.
 
-`load_bundle(path)` returns the same `CollectResult` that `collect_evidence` returned when the
-bundle was made, so `gpuobs diagnose --bundle FILE` replays an incident deterministically.
+`make_bundle(output, inputs)` reads the inputs with the pipeline's own collection stage (`collect`), so
+a bundle holds exactly what `gpuobs diagnose` would read; `readers.bundle.load_bundle(path)` returns
+that same `CollectResult`, so `gpuobs diagnose --bundle FILE` replays an incident deterministically.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import json
@@ -29,17 +29,15 @@ from typing import Any
 from gpuobs import __version__
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
-from gpuobs.rca.collect import CollectResult, collect_evidence
+from gpuobs.rca.collect import CollectResult, collect
+from gpuobs.rca.inputs import DiagnoseInputs
+from gpuobs.rca.readers.bundle import BUNDLE_FORMAT, BUNDLE_ROOT, BUNDLE_VERSION
 from gpuobs.rca.redact import Redactor, redact_env
 
-__all__ = ["BUNDLE_FORMAT", "BundleSummary", "load_bundle", "make_bundle", "read_manifest"]
+__all__ = ["BundleSummary", "make_bundle"]
 
 logger = logging.getLogger(__name__)
 
-BUNDLE_FORMAT = "gpuobs-bundle"
-BUNDLE_VERSION = 1
-_ROOT = "gpuobs-bundle"
-_MAX_MEMBER_BYTES = 1 << 30
 _ENV_PREFIXES = (
     "CUDA_",
     "NCCL_",
@@ -99,7 +97,7 @@ class _Writer:
         self.files: list[dict[str, Any]] = []
 
     def add(self, name: str, data: bytes, original: str | None = None) -> None:
-        info = tarfile.TarInfo(f"{_ROOT}/{name}")
+        info = tarfile.TarInfo(f"{BUNDLE_ROOT}/{name}")
         info.size = len(data)
         info.mtime = int(self.mtime)
         info.mode = 0o644
@@ -134,22 +132,8 @@ def _safe_name(path: str, used: set[str]) -> str:
     return name
 
 
-def make_bundle(
-    output: str,
-    logs: list[str],
-    prometheus: str | None = None,
-    exporter: str | None = None,
-    traces: list[str] | None = None,
-    k8s_namespace: str | None = None,
-    start: float | None = None,
-    end: float | None = None,
-    live: bool = False,
-    stdin_data: bytes | None = None,
-) -> BundleSummary:
-    """Collect everything (as `collect_evidence` does) and write one redacted archive to `output`."""
-    from gpuobs.rca.sources.logs import iter_log_inputs
-
-    traces = list(traces or [])
+def make_bundle(output: str | Path, inputs: DiagnoseInputs) -> BundleSummary:
+    """Collect every input (as `gpuobs diagnose` would) and write one redacted archive to `output`."""
     out_path = Path(output)
     if out_path.exists() and out_path.is_dir():
         raise InputError(f"-o {output}: is a folder; give a file name like incident.tar.gz")
@@ -157,38 +141,13 @@ def make_bundle(
         raise InputError(f"-o {output}: folder {out_path.parent} does not exist")
     now = time.time()
     redactor = Redactor()
-
-    # Read the raw log inputs once (stdin can only be read once) and hand the same bytes to collection.
-    raw_logs: list[tuple[str, str]] = []
-    stdin_stream = io.BytesIO(stdin_data) if stdin_data is not None else None
-    for item in iter_log_inputs(logs, stdin=stdin_stream):
-        raw_logs.append((item.name, item.text))
-    tmp_paths: list[str] = []
-    collect_logs: list[str] = []
-    try:
-        for name, text in raw_logs:
-            if name == "<stdin>":
-                import tempfile
-
-                fd, tmp = tempfile.mkstemp(prefix="gpuobs-stdin-", suffix=".log")
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                tmp_paths.append(tmp)
-                collect_logs.append(tmp)
-            else:
-                collect_logs.append(name)
-        remote: dict[str, Any] = {}
-        result = collect_evidence(
-            collect_logs, prometheus, exporter, traces, k8s_namespace, start, end, live, raw=remote
-        )
-    finally:
-        for tmp in tmp_paths:
-            Path(tmp).unlink(missing_ok=True)
-    stdin_tmp = set(tmp_paths)
+    inputs = inputs.resolved(now)
+    result = collect(inputs, keep_raw=True)
+    raw_logs = [(item.name, item.text) for item in result.raw_logs]
+    remote = result.remote
+    traces = list(inputs.traces)
+    exporter = inputs.exporter
     result.evidence = [_redact_evidence(e, redactor) for e in result.evidence]
-    result.evidence = [
-        dataclasses.replace(e, source="<stdin>") if e.source in stdin_tmp else e for e in result.evidence
-    ]
 
     used: set[str] = set()
     partial = out_path.with_name(out_path.name + ".partial")
@@ -228,14 +187,14 @@ def make_bundle(
                 "created": now,
                 "gpuobs_version": __version__,
                 "host": socket.gethostname(),
-                "window": {"start": start, "end": end},
+                "window": {"start": inputs.window.start, "end": inputs.window.end},
                 "inputs": {
                     "logs": [n for n, _ in raw_logs],
-                    "prometheus": prometheus,
+                    "prometheus": inputs.prometheus,
                     "exporter": exporter,
                     "traces": traces,
-                    "k8s_namespace": k8s_namespace,
-                    "live": live,
+                    "k8s_namespace": inputs.k8s_namespace,
+                    "live": inputs.live,
                 },
                 "sources": result.sources,
                 "evidence": len(result.evidence),
@@ -257,76 +216,3 @@ def make_bundle(
         redactor.total,
     )
     return BundleSummary(path=out_path, manifest=manifest, result=result, files=[f["path"] for f in w.files])
-
-
-def _open(path: str | Path) -> tarfile.TarFile:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"--bundle {path}: no such file")
-    try:
-        return tarfile.open(p, "r:*")
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise InputError(f"--bundle {path}: not a gpuobs bundle (.tar.gz): {exc}") from exc
-
-
-def _member(tar: tarfile.TarFile, name: str, path: str | Path) -> bytes:
-    try:
-        info = tar.getmember(f"{_ROOT}/{name}")
-    except KeyError as exc:
-        raise InputError(f"--bundle {path}: {name} missing; not a gpuobs bundle") from exc
-    if not info.isfile() or info.size > _MAX_MEMBER_BYTES:
-        raise InputError(f"--bundle {path}: {name} is not a regular file of sane size")
-    fh = tar.extractfile(info)
-    if fh is None:
-        raise InputError(f"--bundle {path}: cannot read {name}")
-    return fh.read()
-
-
-def read_manifest(path: str | Path) -> dict[str, Any]:
-    """The manifest of a bundle (InputError when the file is not a gpuobs bundle)."""
-    with _open(path) as tar:
-        try:
-            manifest = json.loads(_member(tar, "manifest.json", path))
-        except ValueError as exc:
-            raise InputError(f"--bundle {path}: manifest.json is not JSON ({exc})") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
-        raise InputError(f"--bundle {path}: not a gpuobs bundle (manifest format is not {BUNDLE_FORMAT!r})")
-    if int(manifest.get("version", 0)) > BUNDLE_VERSION:
-        raise InputError(
-            f"--bundle {path}: bundle version {manifest.get('version')} is newer than this gpuobs "
-            f"understands ({BUNDLE_VERSION}); upgrade gpuobs"
-        )
-    return manifest
-
-
-def load_bundle(path: str | Path, reparse: bool = False) -> CollectResult:
-    """The CollectResult stored in a bundle; with `reparse`, logs and traces are parsed again from
-    the archived (redacted) inputs with this version's parsers, metrics/Kubernetes kept as stored."""
-    manifest = read_manifest(path)
-    with _open(path) as tar:
-        try:
-            stored = CollectResult.from_dict(json.loads(_member(tar, "evidence.json", path)))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"--bundle {path}: evidence.json is damaged ({exc})") from exc
-        if not reparse:
-            return stored
-        from gpuobs.rca.collect import evidence_from_input
-        from gpuobs.rca.sources.traces import parse_otlp_text
-
-        fresh: list[Evidence] = []
-        log_names = set(manifest.get("inputs", {}).get("logs", []))
-        for entry in manifest.get("files", []):
-            name = entry.get("path", "")
-            text = _member(tar, name, path).decode("utf-8", errors="replace")
-            if name.startswith("inputs/logs/"):
-                fresh.extend(evidence_from_input(entry.get("original", name), text))
-            elif name.startswith("inputs/traces/"):
-                fresh.extend(parse_otlp_text(text, source=entry.get("original", name)))
-        kept = [
-            e
-            for e in stored.evidence
-            if e.source not in log_names
-            and not e.source.startswith(tuple(manifest.get("inputs", {}).get("traces", [])) or ("\0",))
-        ]
-        stored.evidence = sorted(kept + fresh, key=lambda e: (e.time is None, e.time or 0.0))
-        return stored

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuobs.errors import InputError
+from gpuobs.rca.inputs import DiagnoseInputs
 
-__all__ = ["Case", "CaseResult", "Score", "cli_options", "load_cases", "run_in_process", "score"]
+__all__ = ["Case", "CaseResult", "Score", "load_cases", "run_in_process", "score"]
 
 EXPECTED = "expected.json"
 
@@ -35,6 +36,20 @@ class Case:
     @property
     def healthy(self) -> bool:
         return self.top is None
+
+    def inputs(self) -> DiagnoseInputs:
+        """The case's inputs as the pipeline takes them (--logs, --traces, --prometheus, --exporter)."""
+        opts: dict[str, Any] = {"logs": [], "traces": []}
+        it = iter(self.cli_args())
+        for flag in it:
+            value = next(it)
+            if flag in ("--logs", "--traces"):
+                opts[flag[2:]].append(value)
+            elif flag in ("--prometheus", "--exporter"):
+                opts[flag[2:]] = value
+            else:
+                raise InputError(f"corpus case {self.name}: unsupported argument {flag}")
+        return DiagnoseInputs(**opts)
 
     def cli_args(self) -> list[str]:
         """The `gpuobs diagnose` arguments of the case (absolute paths)."""
@@ -110,42 +125,13 @@ def load_cases(root: Path) -> list[Case]:
     return cases
 
 
-def cli_options(args: Sequence[str]) -> dict[str, Any]:
-    """The input options of a diagnose argument list (--logs, --traces, --prometheus, --exporter)."""
-    opts: dict[str, Any] = {"logs": [], "traces": [], "prometheus": None, "exporter": None}
-    it = iter(args)
-    for flag in it:
-        value = next(it)
-        if flag == "--logs":
-            opts["logs"].append(value)
-        elif flag == "--traces":
-            opts["traces"].append(value)
-        elif flag in ("--prometheus", "--exporter"):
-            opts[flag[2:]] = value
-        else:
-            raise InputError(f"corpus runner: unsupported argument {flag}")
-    return opts
-
-
 def run_in_process(case: Case) -> CaseResult:
-    """Collect and diagnose one case in this process (what `gpuobs diagnose --json` does, minus the CLI)."""
-    from gpuobs.rca.collect import collect_evidence
-    from gpuobs.rca.engine import diagnose
+    """Diagnose one case in this process through the pipeline `gpuobs diagnose --json` calls."""
+    from gpuobs.rca.pipeline import diagnose
 
     t0 = time.perf_counter()
     try:
-        opts = cli_options(case.cli_args())
-        collected = collect_evidence(
-            logs=opts["logs"],
-            prometheus=opts["prometheus"],
-            exporter=opts["exporter"],
-            traces=opts["traces"],
-            k8s_namespace=None,
-            start=None,
-            end=None,
-            live=False,
-        )
-        report = diagnose(collected.evidence, problems=collected.problems)
+        report = diagnose(case.inputs())
     except InputError as exc:
         return CaseResult(case, (), time.perf_counter() - t0, error=str(exc))
     return CaseResult(

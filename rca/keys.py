@@ -1,6 +1,6 @@
-"""Evidence keys and value vocabularies shared by the RCA sources and the signature engine (RCA_KEYS.md).
+"""Evidence keys and value vocabularies shared by the RCA parsers and the signature engine (RCA_KEYS.md).
 
-Sources (gpuobs.rca.sources) produce `Evidence` records whose `key` is one of these constants;
+Parsers (gpuobs.rca.parsers) produce `Evidence` records whose `key` is one of these constants;
 signatures only ever compare against these names, never spell a key again. Metric evidence uses the
 native metric name from gpuobs.names as its key; span evidence uses the span name.
 """

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuobs.errors import RcaError
 from gpuobs.evidence import Evidence, EvidenceKind
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 
-class SignatureError(ValueError):
+class SignatureError(RcaError, ValueError):
     """A catalog entry that cannot be built (unknown field, bad regex, unknown metric constant)."""
 
 

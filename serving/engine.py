@@ -214,6 +214,7 @@ class Engine:
         self._prompt_tokens = 0
         self._gen_tokens = 0
         self._steps = 0
+        self._iteration_tokens: dict[int, int] = {}  # tokens processed in a step -> steps (vLLM's histogram)
         self._finished: dict[str, int] = dict.fromkeys(FINISH_REASONS, 0)
         self._tenant_finished: dict[str, int] = {}
         self._rejected = 0
@@ -333,6 +334,7 @@ class Engine:
                 last_prefill_batch_size=self._last_prefill,
                 preemptions_total=self.scheduler.preemptions_total, prompt_tokens_total=self._prompt_tokens,
                 generation_tokens_total=self._gen_tokens, steps_total=self._steps,
+                iteration_tokens=dict(self._iteration_tokens),
                 requests_finished_total=dict(self._finished), tenant_running=tenant_running,
                 tenant_waiting=tenant_waiting, tenant_finished_total=dict(self._tenant_finished),
                 rejected_total=self._rejected, errors_total=dict(self._errors),
@@ -572,6 +574,9 @@ class Engine:
                 self._last_batch = len(decode)
                 for s in decode:
                     self.scheduler.account(s.tenant, 1)
+        step_tokens = sum(s.num_tokens for s in prefill) + len(decode)
+        with self._cond:
+            self._iteration_tokens[step_tokens] = self._iteration_tokens.get(step_tokens, 0) + 1
         self._finish_step(results, failed, now)
 
     def _finish_step(self, results: list[tuple[SequenceState, int]],

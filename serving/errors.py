@@ -1,4 +1,4 @@
-"""Error classes of the serving stack, under one base: `ServingError`.
+"""Error classes of the serving stack, all under the component's base `gpuobs.errors.ServingError`.
 
 A `ServingError` is a runtime condition of the server (a full queue, a dead engine, a refused swap), not a
 usage error: if one ever reaches the CLI it exits 1, while `gpuobs.errors.InputError` (a bad flag, option
@@ -7,27 +7,20 @@ or model directory) stays the exit-2 usage error. The HTTP and gRPC layers map e
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from gpuobs.errors import GpuobsError
+from gpuobs.errors import ServingError
 
 __all__ = [
     "EngineClosedError",
     "EngineUnhealthyError",
     "FaultNotEnabledError",
     "InvalidRequestError",
+    "NoFreeBlocksError",
     "QueueFullError",
     "ServingError",
     "SwapInProgressError",
     "SwapRefusedError",
     "UnknownModelError",
 ]
-
-
-class ServingError(GpuobsError):
-    """Base of every error the serving stack raises on purpose; a runtime failure, not a usage error."""
-
-    exit_code: ClassVar[int] = 1
 
 
 class QueueFullError(ServingError):
@@ -68,3 +61,7 @@ class SwapInProgressError(ServingError):
 
 class UnknownModelError(ServingError):
     """A request named a model that is not served."""
+
+
+class NoFreeBlocksError(ServingError):
+    """The KV cache has not enough free blocks for the request (the scheduler preempts on this)."""

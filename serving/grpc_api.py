@@ -6,6 +6,14 @@ runtime installed (the GPU machine has another protobuf than this one). Deadline
 request whose deadline passes while the forward pass runs is answered DEADLINE_EXCEEDED at once.
 Bad input (unknown model, empty or oversized batch, ragged masks, ids outside the vocabulary) is
 INVALID_ARGUMENT or NOT_FOUND with a clear message; the server stays healthy.
+
+Metrics: every call is counted by outcome and timed in the families every path in shares
+(`gpuobs_serving_requests_total{api="grpc"}`, `gpuobs_serving_request_duration_seconds`), and a call
+refused because `max_concurrent` calls are in flight is RESOURCE_EXHAUSTED at once, counted in
+`vllm:admission_rejections_total{reason="max_concurrent_rpcs"}` too. gRPC's own
+`maximum_concurrent_rpcs` refuses before any application code runs (no interceptor or handler sees
+the refusal), so the server applies the same limit itself, in the thread pool it hands to gRPC: every
+call gRPC accepts is submitted there, so the pool sees each one and can count what it refuses.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import concurrent.futures
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +32,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from gpuobs.names import logs as log_fields
+from gpuobs.names import serving as serving_names
 from gpuobs.names import spans
 
 __all__ = [
@@ -109,6 +119,99 @@ class _Invalid(Exception):
         self.code, self.message, self.reason = code, message, reason
 
 
+_call_state = threading.local()
+"""Per handler thread: `refused` (the admission pool refused this call: answer it at once) and
+`recorded` (the handler counted the call)."""
+
+
+class _AdmissionPool(concurrent.futures.ThreadPoolExecutor):
+    """The pool gRPC runs handlers on, admitting at most `limit` calls in flight (queued or running).
+
+    This is the limit gRPC's `maximum_concurrent_rpcs` would apply, applied where it can be counted:
+    gRPC submits every call it accepts here. A call past the limit runs on a small pool of its own
+    (never queued behind admitted work), flagged so that the handler answers RESOURCE_EXHAUSTED at
+    once; `on_refused` is called for it. An admitted call that ends without its handler counting it
+    (the client cancelled, or its deadline passed while it waited for a thread, so gRPC never called
+    the handler) is reported to `on_dropped` with the seconds it waited: every call is counted once.
+    """
+
+    def __init__(
+        self,
+        workers: int,
+        limit: int,
+        on_refused: Callable[[], None],
+        on_dropped: Callable[[float], None],
+    ) -> None:
+        super().__init__(max_workers=workers, thread_name_prefix="grpc")
+        self.limit = limit
+        self._on_refused = on_refused
+        self._on_dropped = on_dropped
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._refusals = concurrent.futures.ThreadPoolExecutor(
+            max_workers=2, thread_name_prefix="grpc-refuse"
+        )
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        with self._lock:
+            admitted = self._in_flight < self.limit
+            if admitted:
+                self._in_flight += 1
+        if admitted:
+            return super().submit(self._run_admitted, time.perf_counter(), fn, args, kwargs)
+        try:
+            self._on_refused()
+        except Exception:  # counting must never break serving
+            logger.exception("counting a refused gRPC call failed")
+        return self._refusals.submit(_run_refused, fn, args, kwargs)
+
+    def _run_admitted(
+        self, submitted: float, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        _call_state.recorded = False
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+            if not _call_state.recorded:
+                try:
+                    self._on_dropped(time.perf_counter() - submitted)
+                except Exception:  # counting must never break serving
+                    logger.exception("counting a dropped gRPC call failed")
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._refusals.shutdown(wait=wait, cancel_futures=cancel_futures)
+        super().shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def _run_refused(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    _call_state.refused = True
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _call_state.refused = False
+
+
+_OUTCOME_OF_CODE = {
+    grpc.StatusCode.INVALID_ARGUMENT: serving_names.OUTCOME_INVALID,
+    grpc.StatusCode.NOT_FOUND: serving_names.OUTCOME_INVALID,
+    grpc.StatusCode.UNAUTHENTICATED: serving_names.OUTCOME_INVALID,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: serving_names.OUTCOME_REJECTED,
+    grpc.StatusCode.DEADLINE_EXCEEDED: serving_names.OUTCOME_DEADLINE,
+    grpc.StatusCode.UNAVAILABLE: serving_names.OUTCOME_UNAVAILABLE,
+    grpc.StatusCode.CANCELLED: serving_names.OUTCOME_ABORT,
+}
+
+
+@dataclass
+class _Call:
+    """What the metrics of one Predict call need to know once it ends."""
+
+    model: str = ""
+    invalid_reason: str | None = None
+
+
 class _Servicer:
     def __init__(self, runtime: Any, max_batch: int, workers: int) -> None:
         self.runtime = runtime
@@ -174,7 +277,30 @@ class _Servicer:
         return ids, masks
 
     def predict(self, request: Any, context: grpc.ServicerContext) -> Any:
+        """Predict, counted by outcome and timed (one record per call, whatever way it ends)."""
+        if getattr(_call_state, "refused", False):  # counted by the pool when it refused the call
+            context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "Concurrent RPC limit exceeded: the server has its maximum of calls in flight; retry later",
+            )
         started = time.perf_counter()
+        call = _Call()
+        outcome = serving_names.OUTCOME_OK
+        try:
+            return self._predict(request, context, started, call)
+        except BaseException:
+            code = context.code() if hasattr(context, "code") else None
+            outcome = _OUTCOME_OF_CODE.get(code, serving_names.OUTCOME_ERROR)  # type: ignore[arg-type]
+            raise
+        finally:
+            _call_state.recorded = True
+            stats, api = self.runtime.stats, serving_names.API_GRPC
+            if call.invalid_reason is not None:
+                stats.record_invalid(api, call.invalid_reason, call.model)
+            else:
+                stats.record_request(api, call.model, outcome, time.perf_counter() - started)
+
+    def _predict(self, request: Any, context: grpc.ServicerContext, started: float, call: _Call) -> Any:
         runtime = self.runtime
         if runtime.grpc_block.is_set():
             # Fault: the handler waits on something with no timeout of its own (client deadlines are
@@ -188,11 +314,12 @@ class _Servicer:
         try:
             handle = manager.acquire(name)
         except Exception:
-            runtime.stats.record_invalid("grpc", "unknown_model")
+            call.invalid_reason = "unknown_model"
             context.abort(
                 grpc.StatusCode.NOT_FOUND,
                 f"model {request.model_name!r} is not served (served: {manager.served_name!r})",
             )
+        call.model = handle.name
         span = tracer.start_span(
             spans.grpc_span_name(handle.name),
             kind=SpanKind.SERVER,
@@ -209,7 +336,7 @@ class _Servicer:
             try:
                 ids, masks = self._validate(request, handle.engine)
             except _Invalid as exc:
-                runtime.stats.record_invalid("grpc", exc.reason)
+                call.invalid_reason = exc.reason
                 span.set_attribute(spans.ERROR_TYPE, exc.reason)
                 context.abort(exc.code, exc.message)
             remaining = context.time_remaining()
@@ -293,15 +420,26 @@ def start_grpc_server(
 ) -> grpc.Server:
     """Start the Predict server on address:port (port 0 picks one; `server.bound_port` tells it)."""
     servicer = _Servicer(runtime, getattr(runtime.config, "max_grpc_batch", 64), workers)
+
+    def served_name() -> str:
+        return str(getattr(runtime.manager, "served_name", "") or "")
+
+    def refused() -> None:
+        reason = serving_names.REASON_MAX_CONCURRENT_RPCS
+        runtime.stats.record_rejection(served_name(), reason, api=serving_names.API_GRPC)
+
+    def dropped(waited_s: float) -> None:
+        api, outcome = serving_names.API_GRPC, serving_names.OUTCOME_ABORT
+        runtime.stats.record_request(api, served_name(), outcome, waited_s)
+
     server = grpc.server(
-        concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpc"),
+        # beyond `max_concurrent` calls in flight: RESOURCE_EXHAUSTED at once (HTTP's 429), counted
+        _AdmissionPool(workers, max_concurrent, refused, dropped),
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.so_reuseport", 0),
         ],
-        # beyond this many calls in flight gRPC answers RESOURCE_EXHAUSTED at once (HTTP's 429)
-        maximum_concurrent_rpcs=max_concurrent,
     )
     server.add_generic_rpc_handlers((servicer.handler(),))
     bound = server.add_insecure_port(f"{address}:{port}")

@@ -2,8 +2,15 @@
 
 As in vLLM v1 (`vllm/v1/metrics/loggers.py`), the engine returns plain stats dataclasses and these
 classes turn them into metrics: per-request histograms are observed when a request finishes (from
-its `RequestMetrics` and the token arrival times the server saw), engine-wide gauges are read fresh
-from `Engine.stats()` at every scrape by a collector that never raises.
+its `RequestMetrics` and the token arrival times the server saw), engine-wide gauges (and the
+tokens-per-step histogram the engine accumulates) are read fresh from `Engine.stats()` at every
+scrape by a collector that never raises.
+
+Every path in is measured the same way: `record_request` counts each request by `api` (http, grpc)
+and outcome and times it (`gpuobs_serving_requests_total`, `gpuobs_serving_request_duration_seconds`);
+HTTP requests reach it through `record_finished` / `record_rejection` / `record_invalid`, gRPC Predict
+calls it directly. vLLM's own families keep vLLM's labels (no `api`: vLLM's dashboard must work
+unchanged) and count generation requests, which only the HTTP API serves.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
@@ -77,6 +84,21 @@ class FinishedRequest:
     metrics: Any  # gpuobs.serving.engine.RequestMetrics (duck-typed to keep prometheus out of the engine)
     token_times: Sequence[float]  # time.monotonic() at which each generated token reached the server
     n: int = 1
+    api: str = names.API_HTTP
+
+
+_OUTCOME_OF_FINISH = {
+    "stop": names.OUTCOME_OK,
+    "length": names.OUTCOME_OK,
+    "abort": names.OUTCOME_ABORT,
+    "deadline": names.OUTCOME_DEADLINE,
+    "error": names.OUTCOME_ERROR,
+}
+
+
+def outcome_of_finish(engine_reason: str | None) -> str:
+    """The `outcome` label of a finished generation (stop/length are ok, deadline is deadline)."""
+    return _OUTCOME_OF_FINISH.get(engine_reason or "error", names.OUTCOME_ERROR)
 
 
 class PrometheusStatLogger:
@@ -96,6 +118,14 @@ class PrometheusStatLogger:
         self.tenant_generation_tokens = counter(names.SERVING_TENANT_GENERATION_TOKENS)
         self.invalid_requests = counter(names.SERVING_INVALID_REQUESTS)
         self.model_swaps = counter(names.SERVING_MODEL_SWAPS)
+        self.requests = counter(names.SERVING_REQUESTS)
+        self.request_duration = Histogram(
+            _name(names.SERVING_REQUEST_DURATION),
+            _desc(names.SERVING_REQUEST_DURATION),
+            labelnames=list(names.SERVING_REQUEST_DURATION.labels),
+            buckets=_buckets(names.SERVING_REQUEST_DURATION, names.REQUEST_DURATION_BUCKETS),
+            registry=registry,
+        )
         self._histograms: dict[str, Histogram] = {}
         self._lock = threading.Lock()
 
@@ -107,7 +137,6 @@ class PrometheusStatLogger:
                 for spec in (
                     names.REQUEST_PROMPT_TOKENS,
                     names.REQUEST_GENERATION_TOKENS,
-                    names.ITERATION_TOKENS,
                     names.REQUEST_MAX_NUM_GENERATION_TOKENS,
                     names.REQUEST_PARAMS_N,
                     names.REQUEST_PARAMS_MAX_TOKENS,
@@ -140,9 +169,18 @@ class PrometheusStatLogger:
             counter.labels(*ids)
         for reason in ("stop", "length", "abort", "error"):
             self.request_success.labels(model_name, ENGINE_ID, reason)
-        self.admission_rejections.labels(model_name, "max_num_queued_reqs")
+        self.admission_rejections.labels(model_name, names.REASON_MAX_NUM_QUEUED_REQS)
         for h in self._histograms_for(max_model_len).values():
             h.labels(*ids)
+        for api in (names.API_HTTP, names.API_GRPC):
+            self.requests.labels(api, model_name, names.OUTCOME_OK)
+            self.request_duration.labels(api, model_name)
+
+    def record_request(self, api: str, model_name: str, outcome: str, duration_s: float | None) -> None:
+        """Count one request of any path in by outcome, and time it when it ran (None: refused at once)."""
+        self.requests.labels(api, model_name, outcome).inc()
+        if duration_s is not None:
+            self.request_duration.labels(api, model_name).observe(max(0.0, duration_s))
 
     def record_finished(self, done: FinishedRequest) -> None:
         """Observe one finished request (called once per request, from the server's event loop)."""
@@ -152,6 +190,8 @@ class PrometheusStatLogger:
         self.request_success.labels(done.model_name, ENGINE_ID, reason).inc()
         tenant = str(getattr(m, "tenant", "default")) if m is not None else "default"
         self.tenant_requests.labels(done.model_name, tenant, reason).inc()
+        duration = float(m.finished) - float(m.arrival) if m is not None else None
+        self.record_request(done.api, done.model_name, outcome_of_finish(done.finish_reason), duration)
         if m is None:
             return
         prompt_tokens = int(m.prompt_tokens)
@@ -191,21 +231,35 @@ class PrometheusStatLogger:
         for before, after in itertools.pairwise(times):
             self._h(names.INTER_TOKEN_LATENCY).labels(*ids).observe(max(0.0, after - before))
 
-    def record_iteration(self, model_name: str, num_tokens: int) -> None:
-        """Observe the tokens processed by one engine step (when the engine reports steps)."""
-        self._h(names.ITERATION_TOKENS).labels(model_name, ENGINE_ID).observe(num_tokens)
-
-    def record_rejection(self, model_name: str, reason: str = "max_num_queued_reqs") -> None:
+    def record_rejection(
+        self, model_name: str, reason: str = names.REASON_MAX_NUM_QUEUED_REQS, api: str = names.API_HTTP
+    ) -> None:
         """Count an admission refusal (HTTP 429 / gRPC RESOURCE_EXHAUSTED)."""
         self.admission_rejections.labels(model_name, reason).inc()
+        self.record_request(api, model_name, names.OUTCOME_REJECTED, None)
 
-    def record_invalid(self, api: str, reason: str) -> None:
+    def record_invalid(self, api: str, reason: str, model_name: str = "") -> None:
         """Count a request refused as invalid (4xx / INVALID_ARGUMENT)."""
         self.invalid_requests.labels(api, reason).inc()
+        self.record_request(api, model_name, names.OUTCOME_INVALID, None)
 
     def record_swap(self, result: str) -> None:
         """Count a hot-swap attempt by result: ok, refused, failed."""
         self.model_swaps.labels(result).inc()
+
+
+_ITERATION_BUCKETS = _buckets(names.ITERATION_TOKENS, ())
+
+
+def _histogram_buckets(
+    counts: dict[int, int], bounds: Sequence[float]
+) -> tuple[list[tuple[str, float]], float]:
+    """Cumulative (le, count) buckets ending in +Inf, and the sum, of observations given as value -> count."""
+    out = []
+    for bound in bounds:
+        out.append((str(bound), float(sum(c for v, c in counts.items() if v <= bound))))
+    out.append(("+Inf", float(sum(counts.values()))))
+    return out, float(sum(v * c for v, c in counts.items()))
 
 
 class EngineStatsCollector(Collector):
@@ -259,6 +313,9 @@ class EngineStatsCollector(Collector):
             names.NUM_PREEMPTIONS.help,
             labels=list(names.NUM_PREEMPTIONS.labels),
         )
+        spec = names.ITERATION_TOKENS
+        iteration = HistogramMetricFamily(spec.native, spec.help, labels=list(spec.labels))
+        step_tokens: dict[str, dict[int, int]] = {}
         try:
             pairs = list(self._source())
         except Exception:  # a scrape must never fail because of the engine
@@ -288,6 +345,9 @@ class EngineStatsCollector(Collector):
                 tenant_wait.add_metric([model_name, str(tenant)], float(n))
             memory.add_metric([model_name], float(stats.memory_bytes))
             steps.add_metric([model_name], float(stats.steps_total))
+            per_model = step_tokens.setdefault(model_name, {})
+            for n, count in stats.iteration_tokens.items():
+                per_model[n] = per_model.get(n, 0) + count
             for kind, n in stats.errors_total.items():
                 errors.add_metric([model_name, str(kind)], float(n))
             if stats.faults.enabled:
@@ -303,6 +363,8 @@ class EngineStatsCollector(Collector):
             preempt.add_metric(ids, acc["preempt"])
             batch.add_metric([model_name], acc["batch"])
             blocks.add_metric([model_name], acc["blocks"])
+            buckets, total = _histogram_buckets(step_tokens.get(model_name, {}), _ITERATION_BUCKETS)
+            iteration.add_metric(ids, buckets, sum_value=total)
         try:
             ready.add_metric([self._current()], 1.0 if self._ready() else 0.0)
         except Exception:
@@ -320,6 +382,7 @@ class EngineStatsCollector(Collector):
             kv,
             cache_info,
             preempt,
+            iteration,
             batch,
             depth,
             tenant_wait,

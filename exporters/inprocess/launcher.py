@@ -62,6 +62,7 @@ from typing import Any, Protocol
 
 from gpuobs import cuda_errors
 from gpuobs.config import resolve
+from gpuobs.errors import ExporterError
 from gpuobs.names import kernel as names
 from gpuobs.names import spans
 
@@ -108,7 +109,7 @@ def _mark_counted(exc: BaseException) -> None:
         setattr(exc, _COUNTED, True)
 
 
-class LaunchError(RuntimeError):
+class LaunchError(ExporterError, RuntimeError):
     """Raised by test doubles and adapters to simulate a CUDA error with a given code."""
 
     def __init__(self, cuda_error_code: int, message: str = "") -> None:

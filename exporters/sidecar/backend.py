@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import abc
 
+from gpuobs.errors import ExporterError
 from gpuobs.exporters.sidecar.samples import DeviceInfo, GpuSample, SlowSample, XidEvent
 
 __all__ = ["BackendError", "BackendInitError", "BackendUnavailableError", "GpuBackend", "GpuLostError"]
 
 
-class BackendError(Exception):
+class BackendError(ExporterError):
     """Base of the errors a backend raises on purpose."""
 
 

@@ -261,8 +261,9 @@ class GpuCollector(Collector):
                 continue
             mask = r.sample.clock_event_mask
             if self.native or not self.dcgm:
-                for bit, reason in g.CLOCK_EVENT_REASONS:
-                    fams.native(spec, {**nl, "reason": reason}, 1.0 if mask & bit else 0.0)
+                active = g.clock_event_reasons(mask)
+                for _, reason in g.CLOCK_EVENT_REASONS:
+                    fams.native(spec, {**nl, "reason": reason}, 1.0 if reason in active else 0.0)
             if self.dcgm:
                 fams.dcgm(spec, dl, float(mask))
 

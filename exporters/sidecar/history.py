@@ -4,45 +4,20 @@ So that `gpuobs diagnose` has data when Prometheus is down. JSON shape of `to_js
 `{"host", "interval_seconds", "retention_seconds", "samples": [{"ts", "nvml_up", "gpus": [{"gpu", "uuid",
 "up", "values": {<native metric name>: value}}]}], "events": [{"ts", "kind": "xid", "gpu", "uuid",
 "code", "detail"}]}`; `values` are in native units, and `gpuobs_gpu_clock_event_active` holds NVML's
-clock-event bitmask there. Times are Unix seconds.
+clock-event bitmask there. Times are Unix seconds; `since` takes every form of `gpuobs.timeparse.parse_time`
+(`5m`, `now-1h`, `2026-11-29T21:00:00Z`, epoch seconds; an ISO time without an offset is UTC).
 """
 
 from __future__ import annotations
 
-import re
 import threading
-import time
 from collections import deque
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpuobs.exporters.sidecar.core import Snapshot
 
-__all__ = ["FlightRecorder", "parse_since"]
-
-_REL = re.compile(r"^-?(\d+(?:\.\d+)?)(ms|s|m|h|d)$")
-_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def parse_since(text: str | None, now: float | None = None) -> float:
-    """`since` as Unix seconds: a number (Unix time), a duration back from now (`5m`, `-30s`) or ISO 8601."""
-    now = time.time() if now is None else now
-    if text is None or text == "":
-        return 0.0
-    text = text.strip()
-    match = _REL.match(text)
-    if match:
-        return now - float(match.group(1)) * _UNIT_S[match.group(2)]
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError as exc:
-        raise ValueError(f"since={text!r}: give Unix seconds, a duration like 5m, or ISO 8601") from exc
-
+__all__ = ["FlightRecorder"]
 
 class FlightRecorder:
     """Ring of snapshots covering `retention_s` at one per `interval_s`, plus the last events."""

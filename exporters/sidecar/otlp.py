@@ -10,7 +10,8 @@ the spec's kind (gauge -> observable gauge, counter -> observable counter) unles
 `spec.extra["otel.instrument"]` says `gauge`, `counter` or `updowncounter` (the semconv makes
 `hw.gpu.memory.usage`/`.limit` up-down counters); `spec.extra["otel.attr.<key>"]` entries are
 fixed attributes added to every point of that spec (e.g. `hw.gpu.task`). Specs without `otel`
-are skipped. A collector that is down costs one warning per outage and never an exception.
+are skipped. A collector that is down costs one warning per outage, a reminder every few minutes
+(`gpuobs.telemetry.OutageLog`), and never an exception.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 
 from gpuobs.errors import InputError
 from gpuobs.names.spec import MetricKind, MetricSpec
+from gpuobs.telemetry import OutageLog, quiet_otlp_retry_logs
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Observation
@@ -99,7 +101,7 @@ class OtlpMetricsPusher:
         self._push_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._failing = False
+        self._outage = OutageLog(f"OTLP push to {self.endpoint}", log=logger)
         self._closed = False
         self._provider: MeterProvider | None = None
         self._reader: PeriodicExportingMetricReader | None = None
@@ -121,6 +123,7 @@ class OtlpMetricsPusher:
         from gpuobs import __version__
         from gpuobs.telemetry import resource_attributes
 
+        quiet_otlp_retry_logs()
         attributes: dict[str, Any] = dict(resource_attributes("gpuobs-exporter"))
         attributes.update(self._extra_resource)
         self._exporter = _recorder_class()(OTLPMetricExporter(endpoint=self.endpoint, timeout=self.timeout_s))
@@ -207,17 +210,10 @@ class OtlpMetricsPusher:
 
     def _record(self, ok: bool, error: str) -> None:
         if ok:
-            if self._failing:
-                logger.info("OTLP push to %s works again", self.endpoint)
-            self._failing = False
+            self._outage.ok()
             return
         self.failures += 1
-        if not self._failing:
-            logger.warning("OTLP push to %s failed (%s); retrying every %.3g s", self.endpoint, error,
-                           self.interval_s)
-        else:
-            logger.debug("OTLP push to %s still failing: %s", self.endpoint, error)
-        self._failing = True
+        self._outage.failed(error)
 
     def start(self) -> OtlpMetricsPusher:
         """Push every `interval_s` from a daemon thread (the first push after one interval)."""

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuobs.errors import GpuobsError
+from gpuobs.errors import ExporterError
 from gpuobs.exporters.sidecar._podresources_proto import LIST_METHOD, messages
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class PodRef:
     container: str
 
 
-class PodResourcesError(GpuobsError):
+class PodResourcesError(ExporterError):
     """The kubelet pod-resources API did not answer (RPC error, timeout, bad reply)."""
 
 

@@ -22,8 +22,8 @@ from typing import Any, Protocol
 from prometheus_client.registry import CollectorRegistry
 
 from gpuobs.exporters.sidecar.collector import CONTENT_TYPE, render
-from gpuobs.exporters.sidecar.history import parse_since
 from gpuobs.names import exporter as ex
+from gpuobs.timeparse import parse_time
 
 __all__ = ["ExporterHttpServer", "FaultTarget"]
 
@@ -102,10 +102,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, app.health())
             elif url.path == "/api/history" and method == "GET":
                 params = urllib.parse.parse_qs(url.query)
+                raw_since = (params.get("since") or [""])[0]
                 try:
-                    since = parse_since((params.get("since") or [""])[0])
+                    since = parse_time(raw_since) if raw_since.strip() else 0.0
                 except ValueError as exc:
-                    self._json(400, {"error": str(exc)})
+                    self._json(400, {"error": f"since: {exc}"})
                     return
                 self._json(200, app.history(since))
             elif url.path == "/api/faults":

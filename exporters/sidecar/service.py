@@ -39,7 +39,7 @@ DEFAULT_POD_RESOURCES_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock"
 
 @dataclass(frozen=True)
 class ExporterConfig:
-    """Every setting of `gpuobs export` (resolved already: flag > GPUOBS_* env > config file)."""
+    """Every setting of `gpuobs export` (resolved already: flag > GPUOBS_EXPORT_* env > config file)."""
 
     backend: str = "auto"
     gpus: int = 8

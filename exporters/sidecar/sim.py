@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuobs.errors import ExporterError
 from gpuobs.exporters.sidecar.backend import (
     BackendInitError,
     BackendUnavailableError,
@@ -34,7 +35,7 @@ from gpuobs.exporters.sidecar.samples import (
     SlowSample,
     XidEvent,
 )
-from gpuobs.names.gpu import CLOCK_EVENT_REASONS
+from gpuobs.names.gpu import CLOCK_EVENT_REASONS, clock_event_mask
 
 __all__ = ["FAULT_KINDS", "FIELD_ERRORS", "SimBackend", "SimFaultError"]
 
@@ -51,7 +52,6 @@ DRIVER_VERSION = "580.95.05"
 AMBIENT_C = 28.0
 THERMAL_TAU_S = 20.0
 UTIL_TAU_S = 2.0
-_REASON_BITS = {name: bit for bit, name in CLOCK_EVENT_REASONS}
 
 FIELD_ERRORS = ("not_supported", "no_permission", "unknown")
 """Per-field error kinds: not_supported/no_permission make the field None; unknown raises inside sample()."""
@@ -73,7 +73,7 @@ FAULT_KINDS = (
 )
 
 
-class SimFaultError(ValueError):
+class SimFaultError(ExporterError, ValueError):
     """A fault request that names an unknown kind, GPU, field or argument."""
 
 
@@ -295,9 +295,7 @@ class SimBackend(GpuBackend):
         if g.clock_cap_hz is not None:
             sm = min(sm, g.clock_cap_hz)
             reasons.add("hw_slowdown")
-        mask = 0
-        for reason in reasons:
-            mask |= _REASON_BITS[reason]
+        mask = clock_event_mask(reasons)
         procs = dict(g.processes)
         main_pid = 3000 + g.index
         kv = 0.85 * (H200_MEMORY_BYTES - H200_RESERVED_BYTES - g.base_memory) * min(1.0, u * 1.4)
@@ -396,8 +394,9 @@ class SimBackend(GpuBackend):
 
     def fault_throttle(self, gpu: int, reason: str, active: bool = True) -> None:
         """Force a clock-event reason on or off."""
-        if reason not in _REASON_BITS:
-            raise SimFaultError(f"unknown throttle reason {reason!r}; one of {', '.join(_REASON_BITS)}")
+        known = [name for _, name in CLOCK_EVENT_REASONS]
+        if reason not in known:
+            raise SimFaultError(f"unknown throttle reason {reason!r}; one of {', '.join(known)}")
         with self._lock:
             g = self._gpu(gpu)
             (g.forced_reasons.add if active else g.forced_reasons.discard)(reason)

@@ -60,6 +60,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gpuobs.errors import InputError
+from gpuobs.timeparse import DURATION_FORMS, parse_duration
 
 __all__ = [
     "TLSServerConfig",
@@ -119,8 +120,6 @@ _ALLOWED_HEADERS: dict[str, tuple[str, ...] | None] = {
 }
 
 _BCRYPT_RE = re.compile(r"^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$")
-_DURATION_RE = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
-_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 _AUTH_CACHE_SIZE = 256
 
 
@@ -399,14 +398,11 @@ def _reject_unknown(mapping: dict[str, Any], allowed: set[str], where: str, sour
 
 
 def _duration_s(value: Any, where: str, source: str) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)  # a bare number: seconds
-    text = str(value).strip()
-    if text == "0":
-        return 0.0
-    if not text or _DURATION_RE.sub("", text):
-        raise InputError(f"{source}: {where}: {value!r} is not a duration like 1s, 100ms, 1m30s")
-    return sum(int(n) * _DURATION_UNITS[u] for n, u in _DURATION_RE.findall(text))
+    """Seconds of a web-config duration (`1s`, `100ms`, `1m30s`, a bare number of seconds, `0`)."""
+    try:
+        return parse_duration(value, allow_zero=True)
+    except ValueError:
+        raise InputError(f"{source}: {where}: {value!r} is not a duration ({DURATION_FORMS}, or 0)") from None
 
 
 def _string_list(value: Any, where: str, source: str) -> tuple[str, ...]:

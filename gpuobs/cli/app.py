@@ -1,18 +1,23 @@
 """The `gpuobs` typer app. Every module in gpuobs.cli with a `register(app)` function adds its verbs.
 
 Exit codes for every verb: 0 ok, 1 a finding or a failed check, 2 a usage or input error.
+Settings: flag > `GPUOBS_<VERB>_<OPTION>` > the `[<verb>]` table of the config file > default, applied by
+click (auto_envvar_prefix and default_map, set up by the root callback; see gpuobs/config.py).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from gpuobs import __version__
+from gpuobs.config import ENV_PREFIX, default_map, drop_service_links, load_config, verb_env_prefix
 from gpuobs.errors import GpuobsError
 
 __all__ = ["app", "main"]
@@ -36,11 +41,32 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """gpuobs: exporter, diagnose, chaos and dashboards for GPU inference fleets."""
+    _settings(ctx)
+
+
+def _settings(ctx: typer.Context) -> None:
+    """Give the verb's context its environment prefix and the config file's tables (before it parses)."""
+    verb = ctx.invoked_subcommand or ""
+    for name, value in drop_service_links(os.environ).items():
+        if name.startswith(f"{verb_env_prefix(verb)}_"):
+            service = name.removesuffix("_PORT").lower().replace("_", "-")
+            _err.print(
+                f"warning: ignoring {name}={value}: Kubernetes sets it for a Service named {service} "
+                "(a service link, not a port); set enableServiceLinks: false in the pod spec",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    ctx.auto_envvar_prefix = ENV_PREFIX
+    commands = getattr(ctx.command, "commands", {})  # typer's group (typer carries its own click)
+    verbs = {name: [p.name for p in cmd.params if p.name] for name, cmd in commands.items()}
+    ctx.default_map = default_map(load_config(), verbs)
 
 
 def _register_verbs() -> None:
@@ -59,11 +85,11 @@ _register_verbs()
 
 
 def main() -> None:
-    """Console-script entry point: runs the app and turns gpuobs errors into their exit code (2: usage)."""
+    """Console-script entry point: runs the app and turns gpuobs errors into exit code 2."""
     try:
         app()
     except GpuobsError as exc:
-        _err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        _err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _err.print("interrupted")

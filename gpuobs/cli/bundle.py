@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import typer
 
 from gpuobs.cli.render import console, emit_json, emit_table
@@ -40,37 +38,29 @@ def bundle(
     k8s_namespace: str = typer.Option(
         None, "--k8s-namespace", help="Read events and pods of this namespace."
     ),
-    since: str = typer.Option(None, "--since", help="Window back from now, e.g. 30m, 2h."),
-    start: str = typer.Option(None, "--start", help="Window start (ISO 8601 or epoch seconds)."),
-    end: str = typer.Option(None, "--end", help="Window end (ISO 8601 or epoch seconds)."),
+    since: str = typer.Option(None, "--since", help="Window back from now, e.g. 30m, 1m30s, 2h."),
+    start: str = typer.Option(
+        None, "--start", help="Window start: RFC 3339 (no offset = UTC), epoch seconds, now-1h or 1h (ago)."
+    ),
+    end: str = typer.Option(None, "--end", help="Window end: same forms as --start."),
     live: bool = typer.Option(None, "--live/--no-live", help="Add this node's NVML state and kernel log."),
     json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
 ) -> None:
-    from gpuobs.cli.diagnose import parse_duration, parse_time
+    from gpuobs.rca import DiagnoseInputs, TimeWindow
     from gpuobs.rca.bundle import make_bundle
 
     if not output.endswith((".tar.gz", ".tgz")):
         raise InputError(f"-o {output}: the bundle is a gzip tar; name it FILE.tar.gz")
-    if since and (start or end):
-        raise InputError("give either --since or --start/--end, not both")
-    now = time.time()
-    t_start = now - parse_duration(since) if since else (parse_time(start, now) if start else None)
-    t_end = now if since else (parse_time(end, now) if end else None)
-    if t_start is not None and t_end is not None and t_start >= t_end:
-        raise InputError(f"--start ({start}) must be before --end ({end})")
-    nothing_given = not (logs or prometheus or exporter or traces or k8s_namespace)
-    use_live = nothing_given if live is None else live
-    summary = make_bundle(
-        output,
+    inputs = DiagnoseInputs(
         logs=logs,
         prometheus=prometheus,
         exporter=exporter,
         traces=traces,
         k8s_namespace=k8s_namespace,
-        start=t_start,
-        end=t_end,
-        live=use_live,
+        live=live,
+        window=TimeWindow.from_flags(since, start, end),
     )
+    summary = make_bundle(output, inputs)
     manifest = summary.manifest
     if json_out:
         emit_json(manifest)

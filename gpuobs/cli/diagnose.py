@@ -5,9 +5,6 @@ Exit codes: 0 a cause was found, 1 no known failure signature matched, 2 a usage
 
 from __future__ import annotations
 
-import datetime as dt
-import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +17,8 @@ from rich.text import Text
 from gpuobs.cli.render import console, emit_json, emit_table
 from gpuobs.errors import InputError
 
-__all__ = ["parse_duration", "parse_time", "register"]
+__all__ = ["register"]
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$", re.IGNORECASE)
-_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-DEFAULT_LIVE_WINDOW_S = 1800.0
 _SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
 
 HELP = """Diagnose a GPU inference incident: correlate logs, metrics, traces and Kubernetes state and name the
@@ -44,105 +38,6 @@ Examples:
 
 Exit codes: 0 cause found, 1 no known failure signature, 2 usage or input error.
 """
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in '30m', '2h', '90s', '1d', '500ms' or a bare number of seconds."""
-    m = _DURATION.match(text)
-    if not m:
-        raise InputError(f"invalid duration {text!r}: use e.g. 30m, 2h, 90s, 1d")
-    value = float(m.group(1)) * _UNIT_S[(m.group(2) or "s").lower()]
-    if value <= 0:
-        raise InputError(f"invalid duration {text!r}: must be positive")
-    return value
-
-
-def parse_time(text: str, now: float | None = None) -> float:
-    """Epoch seconds from ISO-8601 (naive means UTC), epoch seconds, 'now' or 'now-30m'."""
-    raw = text.strip()
-    now = time.time() if now is None else now
-    if raw.lower() == "now":
-        return now
-    if raw.lower().startswith("now-"):
-        return now - parse_duration(raw[4:])
-    try:
-        return float(raw)
-    except ValueError:
-        pass
-    try:
-        parsed = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise InputError(
-            f"invalid time {text!r}: use ISO 8601 (2026-11-29T21:00:00Z) or epoch seconds"
-        ) from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.UTC)
-    return parsed.timestamp()
-
-
-def _window(
-    since: str | None, start: str | None, end: str | None, live: bool
-) -> tuple[float | None, float | None]:
-    if since and (start or end):
-        raise InputError("give either --since or --start/--end, not both")
-    now = time.time()
-    if since:
-        return now - parse_duration(since), now
-    t_start = parse_time(start, now) if start else None
-    t_end = parse_time(end, now) if end else None
-    if t_start is not None and t_end is not None and t_start >= t_end:
-        raise InputError(f"--start ({start}) must be before --end ({end})")
-    if live and t_start is None and t_end is None:
-        return now - DEFAULT_LIVE_WINDOW_S, now
-    return t_start, t_end
-
-
-def _check_paths(paths: list[str], flag: str) -> None:
-    for p in paths:
-        if p == "-":
-            continue
-        if not Path(p).exists():
-            raise InputError(f"{flag} {p}: no such file or directory")
-
-
-def _collect(
-    logs: list[str],
-    prometheus: str | None,
-    exporter: str | None,
-    traces: list[str],
-    bundle: str | None,
-    k8s_namespace: str | None,
-    window: tuple[float | None, float | None],
-    live: bool,
-) -> tuple[list[Any], list[str], list[str]]:
-    from gpuobs.rca.collect import collect_evidence
-
-    evidence: list[Any] = []
-    problems: list[str] = []
-    notes: list[str] = []
-    if bundle:
-        from gpuobs.rca.bundle import load_bundle
-
-        if not Path(bundle).is_file():
-            raise InputError(f"--bundle {bundle}: no such file")
-        loaded = load_bundle(Path(bundle))
-        evidence.extend(loaded.evidence)
-        problems.extend(loaded.problems)
-    if live or logs or prometheus or exporter or traces or k8s_namespace:
-        result = collect_evidence(
-            logs=logs,
-            prometheus=prometheus,
-            exporter=exporter,
-            traces=traces,
-            k8s_namespace=k8s_namespace,
-            start=window[0],
-            end=window[1],
-            live=live,
-        )
-        evidence.extend(result.evidence)
-        problems.extend(result.problems)
-        notes.extend(getattr(result, "notes", []) or [])
-    return evidence, problems, notes
 
 
 def _entity_text(entity: dict[str, Any]) -> str:
@@ -266,11 +161,11 @@ def diagnose_cmd(
     k8s_namespace: str | None = typer.Option(
         None, "--k8s-namespace", help="Read pods and events of this namespace (current kubeconfig context)."
     ),
-    since: str | None = typer.Option(None, "--since", help="Window ending now, e.g. 30m, 2h."),
+    since: str | None = typer.Option(None, "--since", help="Window ending now, e.g. 30m, 1m30s, 2h, 1d."),
     start: str | None = typer.Option(
-        None, "--start", help="Window start: ISO 8601, epoch seconds or now-1h."
+        None, "--start", help="Window start: RFC 3339 (no offset = UTC), epoch seconds, now-1h or 1h (ago)."
     ),
-    end: str | None = typer.Option(None, "--end", help="Window end: ISO 8601, epoch seconds or now."),
+    end: str | None = typer.Option(None, "--end", help="Window end: same forms as --start, e.g. now."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
     markdown: Path | None = typer.Option(
         None, "--markdown", help="Also write the report as Markdown to FILE."
@@ -282,20 +177,9 @@ def diagnose_cmd(
         False, "--list-signatures", help="Print the signature catalog (id, severity, scope, title) and exit."
     ),
 ) -> None:
-    from gpuobs.rca.catalog import Catalog, load_catalog
-    from gpuobs.rca.engine import diagnose
+    from gpuobs.rca import DiagnoseInputs, TimeWindow, catalog_with_overrides, diagnose, load_catalog
 
-    _check_paths(logs, "--logs")
-    _check_paths(traces, "--traces")
-    live = not (logs or prometheus or exporter or traces or bundle or k8s_namespace)
-    window = _window(since, start, end, live)
-    catalog = load_catalog()
-    if catalog_dir is not None:
-        if not catalog_dir.is_dir():
-            raise InputError(f"--catalog {catalog_dir}: not a folder")
-        extra = load_catalog(catalog_dir.glob("*.toml"))
-        merged = {s.id: s for s in catalog.signatures} | {s.id: s for s in extra.signatures}
-        catalog = Catalog(signatures=tuple(merged.values()), problems=catalog.problems + extra.problems)
+    catalog = catalog_with_overrides(catalog_dir) if catalog_dir is not None else load_catalog()
     if list_signatures:
         rows = [
             {"id": sig.id, "severity": sig.severity.value, "scope": sig.scope.value, "title": sig.title}
@@ -306,16 +190,16 @@ def diagnose_cmd(
         else:
             emit_table(f"{len(rows)} failure signatures", ["id", "severity", "scope", "title"], rows)
         raise typer.Exit(0)
-    evidence, problems, notes = _collect(
-        logs, prometheus, exporter, traces, bundle, k8s_namespace, window, live
+    inputs = DiagnoseInputs(
+        logs=logs,
+        traces=traces,
+        prometheus=prometheus,
+        exporter=exporter,
+        k8s_namespace=k8s_namespace,
+        bundle=bundle,
+        window=TimeWindow.from_flags(since, start, end),
     )
-    if not evidence and problems and not live:
-        # Every source that was asked for failed: that is an input error, not a healthy verdict.
-        # (plain "name: message" text: the error line is printed with rich markup, which eats "[name]")
-        raise InputError(
-            "no evidence could be read: " + "; ".join(re.sub(r"^\[([^]]+)\] ", r"\1: ", p) for p in problems)
-        )
-    report = diagnose(evidence, catalog, problems=problems, notes=notes, window=window)
+    report = diagnose(inputs, catalog=catalog)
     if markdown is not None:
         try:
             markdown.write_text(report.to_markdown(), encoding="utf-8")

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
 
 import typer
 
 from gpuobs.cli.render import console, emit_json
-from gpuobs.config import load_config, resolve
 from gpuobs.errors import InputError
 from gpuobs.jsonlog import setup_logging
 
@@ -24,7 +21,8 @@ _HELP = "\n\n".join(
         "auto (NVML when a driver answers, else exit 2). Endpoints: /metrics, /healthz, "
         "/api/history?since=5m (flight recorder), and "
         '/api/faults (POST {"fault": "xid", "gpu": 0, "code": 79}) only with --enable-fault-injection.',
-        "Settings: flag > GPUOBS_<NAME> environment > the export table of the config file.",
+        "Settings: flag > GPUOBS_EXPORT_<OPTION> environment (shown beside each option) > the \\[export] "
+        "table of ~/.config/gpuobs/config.toml ($GPUOBS_CONFIG) > default.",
         "Example: gpuobs export --backend sim --gpus 8 --naming dcgm --port 9400",
         "Self-check on a GPU machine (exporter values beside nvidia-smi's): gpuobs export --self-check",
         "Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or self-check agreed, 1 self-check disagreed, "
@@ -34,35 +32,36 @@ _HELP = "\n\n".join(
 
 
 def export(
-    backend: str = typer.Option(None, "--backend", help="nvml | sim | auto (default auto)."),
-    gpus: int = typer.Option(None, "--gpus", help="GPUs of the simulated node (sim backend; default 8)."),
-    naming: str = typer.Option(None, "--naming", help="native | dcgm | both (default native)."),
-    address: str = typer.Option(None, "--address", help="Bind address (default 127.0.0.1; 0.0.0.0 for all)."),
-    port: int = typer.Option(None, "--port", help="Port (default 9400; 0 picks a free one)."),
-    web_config: str = typer.Option(
+    backend: str = typer.Option("auto", "--backend", help="nvml | sim | auto."),
+    gpus: int = typer.Option(8, "--gpus", help="GPUs of the simulated node (sim backend)."),
+    naming: str = typer.Option("native", "--naming", help="native | dcgm | both."),
+    address: str = typer.Option("127.0.0.1", "--address", help="Bind address (0.0.0.0 for all)."),
+    port: int = typer.Option(9400, "--port", help="Port (0 picks a free one)."),
+    web_config: str | None = typer.Option(
         None, "--web-config", help="exporter-toolkit web config (TLS, basic auth)."
     ),
     enable_fault_injection: bool = typer.Option(
-        None, "--enable-fault-injection/--no-fault-injection", help="Serve /api/faults (sim backend only)."
+        False, "--enable-fault-injection/--no-fault-injection", help="Serve /api/faults (sim backend only)."
     ),
-    otlp_endpoint: str = typer.Option(None, "--otlp-endpoint", help="Push hw.gpu.* metrics over OTLP/HTTP."),
-    otlp_interval: float = typer.Option(
-        None, "--otlp-interval", help="Seconds between OTLP pushes (default 10)."
+    otlp_endpoint: str | None = typer.Option(
+        None, "--otlp-endpoint", help="Push hw.gpu.* metrics over OTLP/HTTP."
     ),
-    history_minutes: float = typer.Option(
-        None, "--history-minutes", help="Flight recorder span (default 30)."
-    ),
+    otlp_interval: float = typer.Option(10.0, "--otlp-interval", help="Seconds between OTLP pushes."),
+    history_minutes: float = typer.Option(30.0, "--history-minutes", help="Flight recorder span."),
     history_interval: float = typer.Option(
-        None, "--history-interval", help="Seconds between recorder samples (default 10)."
+        10.0, "--history-interval", help="Seconds between recorder samples."
     ),
     slow_interval: float = typer.Option(
-        None, "--slow-interval", help="Seconds between slow-field polls (energy, PCIe, GPM; default 5)."
+        5.0, "--slow-interval", help="Seconds between slow-field polls (energy, PCIe, GPM)."
     ),
-    pod_resources_socket: str = typer.Option(
-        None, "--pod-resources-socket", help="kubelet pod-resources socket ('none' to disable)."
+    pod_resources_socket: str | None = typer.Option(
+        None,
+        "--pod-resources-socket",
+        help="kubelet pod-resources socket ('none' to disable).",
+        show_default="/var/lib/kubelet/pod-resources/kubelet.sock",
     ),
-    seed: int = typer.Option(None, "--seed", help="Seed of the simulated node (default 0)."),
-    log_level: str = typer.Option(None, "--log-level", help="debug | info | warning | error (default info)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the simulated node."),
+    log_level: str = typer.Option("info", "--log-level", help="debug | info | warning | error."),
     self_check: bool = typer.Option(
         False, "--self-check", help="Compare NVML readings with nvidia-smi, exit."
     ),
@@ -74,48 +73,29 @@ def export(
         run_until_signal,
     )
 
-    cfg = load_config()
-
-    def r(name: str, flag: Any, default: Any, cast: Callable[[Any], Any]) -> Any:
-        return resolve("export", name, flag, default, cast, cfg)
-
-    level = str(r("log_level", log_level, "info", str))
-    if level.lower() not in ("debug", "info", "warning", "error"):
-        raise InputError(f"--log-level must be debug, info, warning or error, got {level!r}")
-    setup_logging(level)
+    if log_level.lower() not in ("debug", "info", "warning", "error"):
+        raise InputError(f"--log-level must be debug, info, warning or error, got {log_level!r}")
+    setup_logging(log_level)
     if self_check:
         _self_check(json_out)
         return
     config = ExporterConfig(
-        backend=str(r("backend", backend, "auto", str)),
-        gpus=int(r("gpus", gpus, 8, int)),
-        naming=str(r("naming", naming, "native", str)),
-        address=str(r("address", address, "127.0.0.1", str)),
-        port=int(r("port", port, 9400, int)),
-        web_config=r("web_config", web_config, None, str),
-        enable_fault_injection=bool(r("enable_fault_injection", enable_fault_injection, False, _bool)),
-        otlp_endpoint=r("otlp_endpoint", otlp_endpoint, None, str),
-        otlp_interval_s=float(r("otlp_interval", otlp_interval, 10.0, float)),
-        history_minutes=float(r("history_minutes", history_minutes, 30.0, float)),
-        history_interval_s=float(r("history_interval", history_interval, 10.0, float)),
-        slow_interval_s=float(r("slow_interval", slow_interval, 5.0, float)),
-        pod_resources_socket=str(
-            r("pod_resources_socket", pod_resources_socket, DEFAULT_POD_RESOURCES_SOCKET, str)
-        ),
-        seed=int(r("seed", seed, 0, int)),
+        backend=backend,
+        gpus=gpus,
+        naming=naming,
+        address=address,
+        port=port,
+        web_config=web_config,
+        enable_fault_injection=enable_fault_injection,
+        otlp_endpoint=otlp_endpoint,
+        otlp_interval_s=otlp_interval,
+        history_minutes=history_minutes,
+        history_interval_s=history_interval,
+        slow_interval_s=slow_interval,
+        pod_resources_socket=pod_resources_socket or DEFAULT_POD_RESOURCES_SOCKET,
+        seed=seed,
     )
     run_until_signal(config)
-
-
-def _bool(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError("expected true or false")
 
 
 def _self_check(json_out: bool) -> None:

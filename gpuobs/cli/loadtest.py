@@ -11,7 +11,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from gpuobs.cli.render import console, emit_json
-from gpuobs.config import resolve
 from gpuobs.errors import InputError
 from gpuobs.extras import require
 
@@ -113,6 +112,16 @@ def _dimensions_table(data: dict[str, Any]) -> Table:
     return table
 
 
+def _error_lines(steps: list[dict[str, Any]]) -> list[str]:
+    """What failed requests were told, per step: the server's own message (e.g. model not found)."""
+    lines = []
+    for s in steps:
+        for e in s.get("errors", []):
+            lines.append(f"step at {s['offered_rate']:.3g} req/s: {e['count']} requests failed with: "
+                         f"{e['message']}")
+    return lines
+
+
 def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -125,10 +134,8 @@ def register(app: typer.Typer) -> None:
         rate: float = typer.Option(1.0, "--rate", help="First offered rate of the ladder, requests/s."),
         duration: float = typer.Option(10.0, "--duration", help="Seconds of arrivals per step."),
         requests: int = typer.Option(1000, "--requests", help="At most this many requests per step."),
-        p99_target_ms: float | None = typer.Option(
-            None, "--p99-target-ms", help="P99 end-to-end target, ms [default 2000; GPUOBS_P99_TARGET_MS]."),
-        gpu_hour_price: float | None = typer.Option(
-            None, "--gpu-hour-price", help="Price of one GPU-hour [default 3.0; GPUOBS_GPU_HOUR_PRICE]."),
+        p99_target_ms: float = typer.Option(2000.0, "--p99-target-ms", help="P99 end-to-end target, ms."),
+        gpu_hour_price: float = typer.Option(3.0, "--gpu-hour-price", help="Price of one GPU-hour."),
         gpus: int = typer.Option(1, "--gpus", help="GPUs behind the URL (for the cost)."),
         robustness: int = typer.Option(100, "--robustness", help="Random bad requests to send (0: skip)."),
         max_steps: int = typer.Option(8, "--max-steps", help="At most this many rates on the ladder."),
@@ -152,8 +159,7 @@ def register(app: typer.Typer) -> None:
         require("httpx", "loadtest")
         from gpuobs.serving import loadtest as lt
 
-        target_ms = resolve("loadtest", "p99_target_ms", p99_target_ms, 2000.0, float)
-        price = resolve("loadtest", "gpu_hour_price", gpu_hour_price, 3.0, float)
+        target_ms, price = p99_target_ms, gpu_hour_price
         try:
             process = lt.ArrivalProcess(arrival)
             ep = lt.Endpoint(endpoint)
@@ -179,6 +185,7 @@ def register(app: typer.Typer) -> None:
             raise InputError(str(exc)) from None
 
         err = Console(stderr=True)
+        plain = not err.is_terminal      # no live bar: a line as each step starts and ends
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=err,
                       transient=True) as progress:
@@ -189,6 +196,9 @@ def register(app: typer.Typer) -> None:
                     p = event.progress
                     key = f"step{event.step_index}"
                     if key not in tasks:
+                        if plain:
+                            err.print(f"  step {event.step_index + 1}: {p.rate:.3g} req/s, "
+                                      f"{p.planned} requests planned", highlight=False)
                         tasks[key] = progress.add_task(
                             f"step {event.step_index + 1} at {p.rate:.3g} req/s", total=p.planned, info="")
                     progress.update(tasks[key], completed=p.completed + p.failed,
@@ -207,6 +217,8 @@ def register(app: typer.Typer) -> None:
             emit_json(data)
         else:
             console.print(_steps_table(data["steps"], target_ms))
+            for line in _error_lines(data["steps"]):
+                console.print(line, highlight=False, markup=False)
             console.print(_dimensions_table(data))
         if not report.passed:
             raise typer.Exit(1)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import typer
 
-from gpuobs.config import load_config, resolve
 from gpuobs.errors import InputError
 
 __all__ = ["register"]
@@ -52,12 +51,12 @@ def _serve(
     served_model_name: str | None = typer.Option(
         None, "--served-model-name", help="Name clients pass as `model`."
     ),
-    address: str | None = typer.Option(None, "--address", help="Listen address [default: 127.0.0.1]."),
-    port: int | None = typer.Option(None, "--port", help="HTTP port [default: 8000]."),
+    address: str = typer.Option("127.0.0.1", "--address", help="Listen address."),
+    port: int = typer.Option(8000, "--port", help="HTTP port."),
     grpc_port: int | None = typer.Option(None, "--grpc-port", help="gRPC Predict port (off when unset)."),
     supervise: bool = typer.Option(
         False,
-        "--supervise",
+        "--supervise/--no-supervise",
         help="Run the worker as a child process and restart it with backoff when it crashes "
         "or its /health stays 503.",
     ),
@@ -70,10 +69,8 @@ def _serve(
     enable_fault_injection: bool = typer.Option(
         False, "--enable-fault-injection", help="Expose /admin/faults (chaos experiments only)."
     ),
-    scheduler: str | None = typer.Option(
-        None, "--scheduler", help="bucketed | fifo_static [default: bucketed]."
-    ),
-    device: str | None = typer.Option(None, "--device", help="cpu | cuda | cuda:N | auto [default: auto]."),
+    scheduler: str = typer.Option("bucketed", "--scheduler", help="bucketed | fifo_static."),
+    device: str = typer.Option("auto", "--device", help="cpu | cuda | cuda:N | auto."),
     memory_budget_bytes: int | None = typer.Option(
         None,
         "--memory-budget-bytes",
@@ -104,13 +101,8 @@ def _serve(
     ),
 ) -> None:
     """Serve a Llama model over OpenAI-compatible HTTP (and gRPC Predict with --grpc-port)."""
-    config = load_config()
-    address_v = resolve("serve", "address", address, "127.0.0.1", str, config)
-    port_v = resolve("serve", "port", port, 8000, int, config)
-    grpc_v = resolve("serve", "grpc_port", grpc_port, 0, int, config) or None
-    scheduler_v = resolve("serve", "scheduler", scheduler, "bucketed", str, config)
-    device_v = resolve("serve", "device", device, "auto", str, config)
-    model_v = resolve("serve", "model", str(model) if model else None, "", str, config) or None
+    address_v, port_v, grpc_v, scheduler_v, device_v = address, port, grpc_port or None, scheduler, device
+    model_v = str(model) if model else None
     if scheduler_v not in ("bucketed", "fifo_static"):
         raise InputError(f"--scheduler must be bucketed or fifo_static, got {scheduler_v!r}")
     if device_v not in ("cpu", "cuda", "auto") and not re.fullmatch(r"cuda:\d+", device_v):
@@ -136,7 +128,8 @@ def _serve(
     if supervise:
         from gpuobs.serving.supervisor import HealthWatch, Supervisor, health_url
 
-        argv = [a for a in sys.argv[1:] if a != "--supervise"]
+        # The worker must not supervise again, whatever the environment or the config file say.
+        argv = [*(a for a in sys.argv[1:] if a != "--supervise"), "--no-supervise"]
         watch = None
         if unhealthy_restart_s > 0:
             watch = HealthWatch(health_url(address_v, port_v), unhealthy_after_s=unhealthy_restart_s)

@@ -9,11 +9,15 @@ Labels: every per-GPU metric carries `GPU_LABELS` in native naming (`DCGM_LABELS
 `POD_LABELS` when the GPU is attributed to a pod; `labels` on each spec lists the full native label set.
 `extra["source"]` says where the value comes from: `fast` (read on every scrape), `slow` (background
 poller, served from cache with its age), `event` (XID event thread).
+
+Over 500 lines on purpose: it is one table (a spec per GPU metric, each with its docstring), and
+splitting a table by line count would scatter the one place producers and consumers look names up.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Final
 
 from gpuobs.names.spec import MetricKind, MetricSpec, register
@@ -37,6 +41,7 @@ __all__ = [
     "GPU_TEMPERATURE",
     "GPU_UTILIZATION",
     "GR_ENGINE_ACTIVE",
+    "HW_SLOWDOWN_REASONS",
     "MEMORY_CLOCK",
     "MEMORY_COPY_UTILIZATION",
     "MEMORY_FREE",
@@ -71,6 +76,8 @@ __all__ = [
     "TENSOR_ACTIVE",
     "XID_ERRORS",
     "XID_LAST",
+    "clock_event_mask",
+    "clock_event_reasons",
 ]
 
 GPU_LABELS: Final = ("gpu", "uuid", "host", "model_name")
@@ -102,6 +109,24 @@ CLOCK_EVENT_REASONS: Final = (
     (0x100, "display_clock_setting"),
 )
 """NVML clock-event (throttle) reason bits and the `reason` label value of each."""
+HW_SLOWDOWN_REASONS: Final = frozenset({"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"})
+"""Reasons that are the hardware protecting itself (heat, power brake), not a setting or a software cap."""
+
+
+def clock_event_reasons(mask: float) -> tuple[str, ...]:
+    """The `reason` values set in an NVML clock-event (throttle) bitmask, in bit order: the one decoder."""
+    bits = int(mask)
+    return tuple(reason for bit, reason in CLOCK_EVENT_REASONS if bits & bit)
+
+
+def clock_event_mask(reasons: Iterable[str]) -> int:
+    """The NVML bitmask of `reason` values (the inverse of `clock_event_reasons`); KeyError if unknown."""
+    bits = {reason: bit for bit, reason in CLOCK_EVENT_REASONS}
+    mask = 0
+    for reason in reasons:
+        mask |= bits[reason]
+    return mask
+
 
 _G = GPU_LABELS
 _MIB = 1.0 / (1024 * 1024)

@@ -9,10 +9,14 @@ into instruments.
 
 from __future__ import annotations
 
+from typing import Final
+
 from gpuobs.names.spec import MetricKind, MetricSpec, register
 
 __all__ = [
     "ADMISSION_REJECTIONS",
+    "API_GRPC",
+    "API_HTTP",
     "CACHE_CONFIG_INFO",
     "E2E_REQUEST_LATENCY",
     "ENGINE_LABELS",
@@ -24,9 +28,20 @@ __all__ = [
     "NUM_PREEMPTIONS",
     "NUM_REQUESTS_RUNNING",
     "NUM_REQUESTS_WAITING",
+    "OUTCOMES",
+    "OUTCOME_ABORT",
+    "OUTCOME_DEADLINE",
+    "OUTCOME_ERROR",
+    "OUTCOME_INVALID",
+    "OUTCOME_OK",
+    "OUTCOME_REJECTED",
+    "OUTCOME_UNAVAILABLE",
     "PER_TOKEN_BUCKETS",
     "PROMPT_TOKENS",
+    "REASON_MAX_CONCURRENT_RPCS",
+    "REASON_MAX_NUM_QUEUED_REQS",
     "REQUEST_DECODE_TIME",
+    "REQUEST_DURATION_BUCKETS",
     "REQUEST_GENERATION_TOKENS",
     "REQUEST_INFERENCE_TIME",
     "REQUEST_MAX_NUM_GENERATION_TOKENS",
@@ -48,6 +63,8 @@ __all__ = [
     "SERVING_MEMORY",
     "SERVING_MODEL_SWAPS",
     "SERVING_READY",
+    "SERVING_REQUESTS",
+    "SERVING_REQUEST_DURATION",
     "SERVING_TENANT_GENERATION_TOKENS",
     "SERVING_TENANT_REQUESTS",
     "SERVING_TENANT_RUNNING",
@@ -58,6 +75,34 @@ __all__ = [
 ]
 
 ENGINE_LABELS = ("model_name", "engine")
+
+# Label values shared by every path in (`api`, `outcome`, admission `reason`).
+API_HTTP: Final = "http"
+"""The OpenAI-style HTTP API."""
+API_GRPC: Final = "grpc"
+"""gRPC `inference.InferenceService/Predict`."""
+OUTCOME_OK: Final = "ok"
+OUTCOME_INVALID: Final = "invalid"
+"""Refused as invalid: HTTP 4xx, gRPC INVALID_ARGUMENT / NOT_FOUND / UNAUTHENTICATED."""
+OUTCOME_REJECTED: Final = "rejected"
+"""Refused by admission control: HTTP 429, gRPC RESOURCE_EXHAUSTED."""
+OUTCOME_DEADLINE: Final = "deadline"
+"""The request's deadline passed: HTTP 504, gRPC DEADLINE_EXCEEDED."""
+OUTCOME_UNAVAILABLE: Final = "unavailable"
+"""No model ready: HTTP 503, gRPC UNAVAILABLE."""
+OUTCOME_ABORT: Final = "abort"
+"""The client went away: a disconnect, a cancel, or a gRPC deadline that passed while the call waited
+for a handler thread (gRPC then never runs the handler)."""
+OUTCOME_ERROR: Final = "error"
+"""The server failed: HTTP 500, gRPC INTERNAL / UNKNOWN."""
+OUTCOMES: Final = (
+    OUTCOME_OK, OUTCOME_INVALID, OUTCOME_REJECTED, OUTCOME_DEADLINE, OUTCOME_UNAVAILABLE, OUTCOME_ABORT,
+    OUTCOME_ERROR,
+)
+REASON_MAX_NUM_QUEUED_REQS: Final = "max_num_queued_reqs"
+"""ADMISSION_REJECTIONS reason: the engine's queue is full (HTTP 429, as vLLM)."""
+REASON_MAX_CONCURRENT_RPCS: Final = "max_concurrent_rpcs"
+"""ADMISSION_REJECTIONS reason: the gRPC server has its maximum of calls in flight."""
 
 # Bucket boundaries as vLLM 0.32/0.33 exposes them (checked against the real scrape).
 LATENCY_BUCKETS = (
@@ -144,6 +189,10 @@ ITERATION_TOKEN_BUCKETS = (
     16384.0,
 )
 PREEMPTION_BUCKETS = (1.0, 2.0, 3.0, 4.0, 5.0, 10.0, 20.0)
+REQUEST_DURATION_BUCKETS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0,
+)
+"""From a forward pass of a small batch (ms) to a long generation (minutes)."""
 N_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0)
 
 
@@ -206,7 +255,7 @@ REQUEST_SUCCESS = _vllm(
 ADMISSION_REJECTIONS = _vllm(
     "vllm:admission_rejections",
     MetricKind.COUNTER,
-    "Requests rejected by admission control (HTTP 429).",
+    "Requests rejected by admission control (HTTP 429, gRPC RESOURCE_EXHAUSTED).",
     labels=("model_name", "reason"),
 )
 
@@ -365,6 +414,25 @@ SERVING_FAULT_ACTIVE = MetricSpec(
     help="1 while an injected fault is active (`--enable-fault-injection` only).",
     labels=("model_name", "fault"),
 )
+SERVING_REQUESTS = MetricSpec(
+    native="gpuobs_serving_requests",
+    kind=MetricKind.COUNTER,
+    help="Requests by path in (api: http, grpc) and outcome (ok, invalid, rejected, deadline, unavailable, "
+    "abort, error); every path is counted the same way.",
+    labels=("api", "model_name", "outcome"),
+)
+"""Counter `gpuobs_serving_requests_total{api,model_name,outcome}`. vLLM's own families keep vLLM's labels
+(no `api`), so these carry the per-path view; `model_name` is empty for a request refused before its
+model was known."""
+SERVING_REQUEST_DURATION = MetricSpec(
+    native="gpuobs_serving_request_duration_seconds",
+    kind=MetricKind.HISTOGRAM,
+    unit="seconds",
+    help="Time from a request's arrival to its last answer, by path in (api: http, grpc).",
+    labels=("api", "model_name"),
+    extra={"buckets": ",".join(str(b) for b in REQUEST_DURATION_BUCKETS)},
+)
+"""Histogram, s. HTTP: the engine's arrival to finish; gRPC: the handler's start to its answer."""
 SERVING_INVALID_REQUESTS = MetricSpec(
     native="gpuobs_serving_invalid_requests",
     kind=MetricKind.COUNTER,

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuobs.errors import InputError
 from gpuobs.evidence import EvidenceKind
 from gpuobs.rca.anomalies import INCREASE_PREFIX
 from gpuobs.rca.signature import (
@@ -46,7 +47,7 @@ from gpuobs.rca.signature import (
     resolve_metric,
 )
 
-__all__ = ["CATALOG_DIR", "Catalog", "load_catalog", "parse_signature"]
+__all__ = ["CATALOG_DIR", "Catalog", "catalog_with_overrides", "load_catalog", "parse_signature"]
 
 logger = logging.getLogger(__name__)
 
@@ -303,3 +304,12 @@ def load_catalog(paths: Iterable[Path] | None = None) -> Catalog:
         seen.add(signature.id)
         signatures.append(signature)
     return Catalog(signatures=tuple(signatures), problems=tuple(problems))
+
+
+def catalog_with_overrides(folder: Path) -> Catalog:
+    """The bundled catalog plus a site's own signatures (`folder/*.toml`); the same id replaces ours."""
+    if not folder.is_dir():
+        raise InputError(f"{folder}: not a folder of signature TOML files")
+    base, extra = load_catalog(), load_catalog(folder.glob("*.toml"))
+    merged = {s.id: s for s in base.signatures} | {s.id: s for s in extra.signatures}
+    return Catalog(signatures=tuple(merged.values()), problems=base.problems + extra.problems)

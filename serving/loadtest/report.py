@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -96,10 +97,27 @@ class LoadtestReport:
         }
 
 
+def server_errors(run: LoadRun, limit: int = 3) -> list[dict[str, Any]]:
+    """The most frequent error messages of failed requests (the server's own words when it gave any)."""
+    counts = Counter(r.error for r in run.results if r.error)
+    return [{"message": message, "count": n} for message, n in counts.most_common(limit)]
+
+
 def _step_dict(run: LoadRun, target_s: float, purpose: str) -> dict[str, Any]:
     ok, reason = step_verdict(run.summary, target_s)
     return {"purpose": purpose, "passed": ok, "verdict": reason, "send_lag_p99_s": run.send_lag_p99_s,
-            **run.summary.to_dict()}
+            "errors": server_errors(run), **run.summary.to_dict()}
+
+
+def _step_message(run: LoadRun, reason: str) -> str:
+    """One line per finished step; a failed request's own message is shown, not just a count."""
+    lag = run.send_lag_p99_s
+    if lag is not None and lag > 0.1:     # the client itself fell behind its schedule
+        reason += f"; client sent late (P99 {lag * 1000:.0f} ms): figures include its own delay"
+    errors = server_errors(run, limit=1)
+    if errors:
+        reason += f"; first error ({errors[0]['count']}x): {errors[0]['message']}"
+    return f"{run.summary.offered_rate:.3g} req/s: {reason}"
 
 
 def _step_progress(
@@ -137,15 +155,14 @@ async def run_loadtest_async(
             runs.append(run)
             report.steps.append(_step_dict(run, config.p99_target_s, "ladder"))
             ok, reason = step_verdict(run.summary, config.p99_target_s)
-            lag = run.send_lag_p99_s
-            if lag is not None and lag > 0.1:     # the client itself fell behind its schedule
-                reason += f"; client sent late (P99 {lag * 1000:.0f} ms): figures include its own delay"
-            emit(LoadtestEvent("step_done", i, len(rates), message=f"{rate:.3g} req/s: {reason}"))
+            emit(LoadtestEvent("step_done", i, len(rates), message=_step_message(run, reason)))
             if not ok:
                 break
         summaries = [r.summary for r in runs]
         report.throughput = throughput_at_target(summaries, config.p99_target_s)
-        if report.throughput is not None and elasticity(summaries, config.p99_target_s) is None:
+        # --max-steps is a hard bound: the extra run at a tenth of the rate is one of the steps.
+        if (report.throughput is not None and len(runs) < config.max_steps
+                and elasticity(summaries, config.p99_target_s) is None):
             low = report.throughput.offered_rate / 10.0
             duration = max(config.step.duration_s, config.elasticity_min_requests / low)
             duration = min(duration, config.elasticity_max_duration_s)
@@ -155,6 +172,9 @@ async def run_loadtest_async(
             runs.append(run)
             report.steps.append(_step_dict(run, config.p99_target_s, "elasticity"))
             summaries.append(run.summary)
+            reason = step_verdict(run.summary, config.p99_target_s)[1]
+            emit(LoadtestEvent("step_done", len(runs) - 1, len(runs),
+                               message=_step_message(run, f"(elasticity) {reason}")))
         report.elasticity = elasticity(summaries, config.p99_target_s)
         if report.throughput is not None:
             report.cost = cost_at(report.throughput.throughput_rps, report.throughput.output_tokens_per_s,

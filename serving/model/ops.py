@@ -88,6 +88,8 @@ def get_ops(backend: str) -> KernelOps:
     if backend == "reference":
         ref = _from_module("reference", importlib.import_module("gpuobs.kernels.reference"))
         ref = replace(ref, paged_attention_decode=batched_paged_attention_decode)
-        counted = {f.name: _counted(f.name, getattr(ref, f.name)) for f in fields(ref) if f.name != "name"}
-        return replace(ref, **counted)
+        ops: dict[str, Any] = {
+            f.name: _counted(f.name, getattr(ref, f.name)) for f in fields(ref) if f.name != "name"
+        }
+        return KernelOps(name=ref.name, **ops)
     raise ValueError(f"unknown kernel backend {backend!r} (kernels|reference)")

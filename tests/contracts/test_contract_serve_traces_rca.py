@@ -1,10 +1,10 @@
 """Contract: the spans a real `gpuobs serve` exports drive RCA's trace detectors.
 
 serve runs as a subprocess exporting OTLP/HTTP to a real receiver; the receiver writes the spans as
-the Collector's file exporter would; RCA reads that file the way `gpuobs diagnose --traces` does. A
-baseline of normal requests, then the `slow_kernel` fault (every model step slower): RCA must report
-the latency shift of the request spans and of the decode steps, and nothing of the kind for the
-baseline alone.
+the Collector's file exporter would; RCA reads that file through `gpuobs.rca.diagnose`, as
+`gpuobs diagnose --traces` does. A baseline of normal requests, then the `slow_kernel` fault (every
+model step slower): RCA must report the latency shift of the request spans and of the decode steps,
+and nothing of the kind for the baseline alone.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from support.otlp import OtlpReceiver, SpanRecord
 from support.serve import ServeProcess, http_json
 
 from gpuobs.names import spans as sp
+from gpuobs.rca import DiagnoseInputs, diagnose
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, REQUEST_SPANS
-from gpuobs.rca.engine import diagnose_sources
 
 MODEL = "gpuobs-tiny-llama"
 PER_PHASE = 10
@@ -57,7 +57,7 @@ def _request_spans(spans: list[SpanRecord]) -> list[SpanRecord]:
 
 def _shift_spans(path: Path) -> set[str]:
     """The span groups RCA reports a latency shift for (from the report's anomaly or cause evidence)."""
-    report = diagnose_sources(traces=[str(path)])
+    report = diagnose(DiagnoseInputs(traces=[str(path)]))
     texts = [a.text for a in report.anomalies if a.key == LATENCY_SHIFT]
     texts += [ev.text for c in report.causes for ev in c.evidence if ev.key == LATENCY_SHIFT]
     groups = (REQUEST_SPANS, sp.SPAN_DECODE_STEP)

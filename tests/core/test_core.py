@@ -1,15 +1,24 @@
-"""Core data model and settings resolution."""
+"""Core data model, settings resolution and the error classes."""
 
 from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import pytest
 
-from gpuobs.config import resolve
-from gpuobs.errors import InputError
+from gpuobs.config import default_map, drop_service_links, resolve
+from gpuobs.errors import (
+    ChaosError,
+    DashboardError,
+    ExporterError,
+    GpuobsError,
+    InputError,
+    KernelError,
+    MissingExtraError,
+    RcaError,
+    ServingError,
+)
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.jsonlog import JsonFormatter
 
@@ -27,16 +36,69 @@ def test_entity_overlap_ignores_unknown_fields() -> None:
     assert Entity(host="a").merged(Entity(host="b", pod="p")) == Entity(host="a", pod="p")
 
 
-def test_resolve_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    cfg = {"export": {"port": 9500}}
-    monkeypatch.delenv("GPUOBS_PORT", raising=False)
-    assert resolve("export", "port", None, 9400, int, cfg) == 9500
-    monkeypatch.setenv("GPUOBS_PORT", "9600")
-    assert resolve("export", "port", None, 9400, int, cfg) == 9600
-    assert resolve("export", "port", 9700, 9400, int, cfg) == 9700
-    monkeypatch.setenv("GPUOBS_PORT", "nope")
-    with pytest.raises(InputError, match="GPUOBS_PORT"):
-        resolve("export", "port", None, 9400, int, cfg)
+def test_library_setting_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """resolve() serves the settings no verb owns: argument > GPUOBS_<NAME> > [section] of the file."""
+    cfg = {"kernels": {"kernel-span-sample": 0.5}}
+    monkeypatch.delenv("GPUOBS_KERNEL_SPAN_SAMPLE", raising=False)
+    assert resolve("kernels", "kernel_span_sample", None, 0.01, float, cfg) == 0.5
+    monkeypatch.setenv("GPUOBS_KERNEL_SPAN_SAMPLE", "0.25")
+    assert resolve("kernels", "kernel_span_sample", None, 0.01, float, cfg) == 0.25
+    assert resolve("kernels", "kernel_span_sample", 1.0, 0.01, float, cfg) == 1.0
+    monkeypatch.setenv("GPUOBS_KERNEL_SPAN_SAMPLE", "nope")
+    with pytest.raises(InputError, match="GPUOBS_KERNEL_SPAN_SAMPLE"):
+        resolve("kernels", "kernel_span_sample", None, 0.01, float, cfg)
+
+
+def test_default_map_takes_verb_tables_and_refuses_unknown_keys() -> None:
+    config = {"export": {"pod-resources-socket": "none", "port": 9500}, "kernels": {"anything": 1}}
+    verbs = {"export": ["port", "pod_resources_socket"], "serve": ["port"]}
+    assert default_map(config, verbs) == {"export": {"port": 9500, "pod_resources_socket": "none"}}
+    unknown = r"unknown setting 'prot' in \[export\].*known: pod-resources-socket, port"
+    with pytest.raises(InputError, match=unknown):
+        default_map({"export": {"prot": 1}}, verbs)
+    with pytest.raises(InputError, match=r"\[serve\].*must be a table"):
+        default_map({"serve": 8000}, verbs)
+
+
+def test_kubernetes_service_links_are_dropped_and_settings_kept() -> None:
+    env = {
+        "GPUOBS_PORT": "tcp://10.0.0.1:9400",  # Service `gpuobs`
+        "GPUOBS_SERVE_PORT": "tcp://10.96.3.7:8000",  # Service `gpuobs-serve`
+        "GPUOBS_SERVE_GRPC_PORT": "tcp://[fd00::12]:50051",  # Service `gpuobs-serve-grpc`, IPv6 cluster
+        "GPUOBS_SERVE_SERVICE_HOST": "10.96.3.7",
+        "GPUOBS_EXPORT_PORT": "9500",
+        "GPUOBS_EXPORT_OTLP_ENDPOINT": "tcp://10.0.0.9:4318",  # not a *_PORT variable: left alone
+        "OTHER_PORT": "tcp://10.0.0.2:80",
+    }
+    dropped = drop_service_links(env)
+    assert dropped == {
+        "GPUOBS_PORT": "tcp://10.0.0.1:9400",
+        "GPUOBS_SERVE_PORT": "tcp://10.96.3.7:8000",
+        "GPUOBS_SERVE_GRPC_PORT": "tcp://[fd00::12]:50051",
+    }
+    assert env == {
+        "GPUOBS_SERVE_SERVICE_HOST": "10.96.3.7",
+        "GPUOBS_EXPORT_PORT": "9500",
+        "GPUOBS_EXPORT_OTLP_ENDPOINT": "tcp://10.0.0.9:4318",
+        "OTHER_PORT": "tcp://10.0.0.2:80",
+    }
+
+
+def test_errors_share_one_base_per_component() -> None:
+    from gpuobs.exporters.inprocess.launcher import LaunchError
+    from gpuobs.exporters.sidecar.backend import BackendError
+    from gpuobs.exporters.sidecar.podresources import PodResourcesError
+    from gpuobs.exporters.sidecar.sim import SimFaultError
+    from gpuobs.rca.signature import SignatureError
+
+    for cls in (LaunchError, BackendError, PodResourcesError, SimFaultError):
+        assert issubclass(cls, ExporterError), cls
+    assert issubclass(SignatureError, RcaError)
+    assert issubclass(SimFaultError, ValueError), "the fault route answers ValueErrors with 400"
+    assert issubclass(SignatureError, ValueError), "the catalog loader catches ValueErrors"
+    for base in (ExporterError, RcaError, ServingError, KernelError, ChaosError, DashboardError):
+        assert issubclass(base, GpuobsError) and base.exit_code == 1, "a failure, not a usage error"
+    assert InputError.exit_code == MissingExtraError.exit_code == 2
 
 
 def test_json_log_line_carries_entity_fields() -> None:

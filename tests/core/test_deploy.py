@@ -41,6 +41,7 @@ from support.prometheus import free_port
 import gpuobs
 from gpuobs.exporters.sidecar import podresources
 from gpuobs.exporters.sidecar.service import DEFAULT_POD_RESOURCES_SOCKET
+from gpuobs.names import kernel as kernel_names
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -218,9 +219,33 @@ SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
 }
 
 
+# --- the PrometheusRule fields (prometheus-operator CRD monitoring.coreos.com/v1), written by
+# `gpuobs dashboards build`; tests/dashboards also runs promtool over its groups.
+_RULE_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+_RULE = {"type": "object", "additionalProperties": False, "required": ["expr"],
+         "oneOf": [{"required": ["record"]}, {"required": ["alert"]}],
+         "properties": {"record": {"type": "string"}, "alert": {"type": "string"},
+                        "expr": {"type": ["string", "integer"]}, "for": _DURATION,
+                        "keep_firing_for": _DURATION, "labels": _RULE_MAP, "annotations": _RULE_MAP}}
+_RULE_GROUP = {"type": "object", "additionalProperties": False, "required": ["name", "rules"],
+               "properties": {"name": {"type": "string", "minLength": 1}, "interval": _DURATION,
+                              "rules": {"type": "array", "items": _RULE}}}
+PROMETHEUS_RULE_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"}, "kind": {"const": "PrometheusRule"},
+        "metadata": {"type": "object"},
+        "spec": {"type": "object", "additionalProperties": False, "required": ["groups"],
+                 "properties": {"groups": {"type": "array", "items": _RULE_GROUP}}},
+    },
+}
+
+
 def validate(obj: dict[str, Any]) -> None:
     if obj["kind"] == "ServiceMonitor":
         jsonschema.validate(obj, SERVICE_MONITOR_SCHEMA)
+    elif obj["kind"] == "PrometheusRule":
+        jsonschema.validate(obj, PROMETHEUS_RULE_SCHEMA)
     else:
         kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
 
@@ -314,9 +339,13 @@ def quantity_bytes(text: str) -> int:
     return int(match.group(1)) * _QUANTITY.get(match.group(2) or "", 1)
 
 
+def help_text(verb: str) -> str:
+    return subprocess.run([GPUOBS, verb, "--help"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "250", "TERM": "dumb"}, check=True).stdout
+
+
 def help_flags(verb: str) -> set[str]:
-    out = subprocess.run([GPUOBS, verb, "--help"], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "COLUMNS": "250", "TERM": "dumb"}, check=True).stdout
+    out = help_text(verb)
     flags = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", out))
     assert "--help" in flags and not any(f.endswith("-") for f in flags), out
     return flags
@@ -515,8 +544,21 @@ def test_manifest_flags_exist_in_the_cli() -> None:
     assert used["export"] and used["serve"]
     for verb, names in used.items():
         assert names <= flags[verb], f"gpuobs {verb} has no {sorted(names - flags[verb])}"
-    # GPUOBS_WEB_CONFIG (tls overlay) is the environment form of --web-config.
+    # GPUOBS_EXPORT_WEB_CONFIG (tls overlay) is the environment form of --web-config.
     assert "--web-config" in flags["export"]
+    # Every GPUOBS_* variable a pod sets is one that `gpuobs <verb> --help` names, or a library setting.
+    helps = {verb: help_text(verb) for verb in flags}
+    library = {"GPUOBS_CONFIG", "GPUOBS_CACHE_DIR", kernel_names.SPAN_SAMPLE_ENV}
+    for directory in kustomization_dirs():
+        for obj in render(directory):
+            if obj["kind"] not in ("DaemonSet", "Deployment"):
+                continue
+            for c in pod_spec(obj)["containers"]:
+                verb = c["args"][0]
+                for name in (item["name"] for item in c.get("env", [])):
+                    if name.startswith("GPUOBS_") and name not in library:
+                        found = re.search(rf"\b{name}\b", helps[verb])
+                        assert found, f"{directory}: gpuobs {verb} reads no {name}"
     # The README's gpuobs flags too (the others belong to docker and kubectl).
     text = (DEPLOY / "README.md").read_text(encoding="utf-8")
     readme = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
@@ -613,9 +655,9 @@ def test_tls_overlay_end_to_end(tmp_path: Path, spawn: Any) -> None:
                 data = (tmp_path / item["key"]).read_bytes()
             (web_dir / item["path"]).write_bytes(data)
     env = container_env(c, tmp_path)
-    config_path = Path(env["GPUOBS_WEB_CONFIG"])
+    config_path = Path(env["GPUOBS_EXPORT_WEB_CONFIG"])
     assert config_path.parent == Path(mount["mountPath"])
-    env["GPUOBS_WEB_CONFIG"] = str(web_dir / config_path.name)
+    env["GPUOBS_EXPORT_WEB_CONFIG"] = str(web_dir / config_path.name)
     users = yaml.safe_load((web_dir / config_path.name).read_text())["basic_auth_users"]
     assert bcrypt.checkpw(auth[1].encode(), users[auth[0]].encode()), "placeholder password and hash differ"
 

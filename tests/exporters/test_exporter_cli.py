@@ -8,9 +8,9 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
+from support.exporter import ExporterProcess
 from support.prometheus import free_port
 
 
@@ -85,23 +85,9 @@ def test_settings_come_from_env_and_config_file(tmp_path: Path) -> None:
         f'[export]\nbackend = "sim"\ngpus = 3\nport = {port}\nnaming = "native"\n'
         'pod-resources-socket = "none"\n'
     )
-    env = {**os.environ, "GPUOBS_CONFIG": str(config), "GPUOBS_NAMING": "dcgm"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuobs", "export"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 20
-        body = b""
-        while time.monotonic() < deadline and not body:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1) as resp:
-                    body = resp.read()
-            except OSError:
-                time.sleep(0.1)
-        text = body.decode()
-        assert "DCGM_FI_DEV_GPU_TEMP{" in text, "GPUOBS_NAMING beats the config file"
+    env = {"GPUOBS_CONFIG": str(config), "GPUOBS_EXPORT_NAMING": "dcgm"}
+    with ExporterProcess(env=env, port=port, port_flag=False) as exp:
+        text = exp.metrics()
+        assert "DCGM_FI_DEV_GPU_TEMP{" in text, "GPUOBS_EXPORT_NAMING beats the config file"
         assert text.count("DCGM_FI_DEV_GPU_TEMP{") == 3, "gpus = 3 from the config file"
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
+    assert exp.returncode == 0, exp.logs()

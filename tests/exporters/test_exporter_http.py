@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -15,6 +13,7 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from support.exporter import SIM_NODE, ExporterProcess
 
 from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
 from gpuobs.names import exporter as ex
@@ -116,8 +115,15 @@ def test_endpoints(exporter: Exporter) -> None:
     hist = json.loads(body)
     assert status == 200 and hist["host"] == "node-a" and len(hist["samples"]) >= 2
     assert hist["samples"][-1]["gpus"][0]["values"][g.MEMORY_USED.native] > 0
+    status, body, _ = _get(f"{exporter.url}/api/history?since=1m30s")
+    assert status == 200 and len(json.loads(body)["samples"]) >= 2
+    # `since` is gpuobs.timeparse's: a naive ISO time is UTC, as in `gpuobs diagnose --start`
+    ago = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 600))
+    ahead = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 3600))
+    assert len(json.loads(_get(f"{exporter.url}/api/history?since={ago}")[1])["samples"]) >= 2
+    assert json.loads(_get(f"{exporter.url}/api/history?since={ahead}")[1])["samples"] == []
     status, body, _ = _get(f"{exporter.url}/api/history?since=garbage")
-    assert status == 400 and b"since" in body
+    assert status == 400 and b"since: invalid time 'garbage'" in body
     status, _, _ = _get(f"{exporter.url}/nope")
     assert status == 404
 
@@ -207,64 +213,25 @@ def test_promtool_reports_nothing_for_native_names(exporter: Exporter) -> None:
     assert out.returncode == 0 and out.stdout.strip() == b"" and out.stderr.strip() == b"", out
 
 
-def _start_subprocess(*args: str) -> tuple[subprocess.Popen[bytes], str]:
-    from support.prometheus import free_port
-
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuobs", "export", "--port", str(port), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "GPUOBS_CONFIG": os.devnull},
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"exporter exited: {proc.stderr.read().decode() if proc.stderr else ''}")
-        try:
-            if _get(f"{url}/healthz", timeout=1)[0] == 200:
-                return proc, url
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("exporter did not answer in 20 s")
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_clean_shutdown_on_signal(sig: signal.Signals) -> None:
-    proc, url = _start_subprocess("--backend", "sim", "--gpus", "2", "--pod-resources-socket", "none")
-    assert _get(f"{url}/metrics")[0] == 200
-    proc.send_signal(sig)
-    try:
-        rc = proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
-    assert rc == 0, stderr
-    assert "export_stopped" in stderr and "Traceback" not in stderr
+    with ExporterProcess(*SIM_NODE, "--gpus", "2") as exp:
+        assert _get(f"{exp.url}/metrics")[0] == 200
+        rc = exp.stop(sig, timeout=10)
+    assert rc == 0, exp.logs()
+    assert "export_stopped" in exp.logs() and "Traceback" not in exp.logs()
     with pytest.raises(OSError):
-        urllib.request.urlopen(f"{url}/healthz", timeout=1)
+        urllib.request.urlopen(f"{exp.url}/healthz", timeout=1)
 
 
 def test_xid_event_is_one_json_log_line() -> None:
-    proc, url = _start_subprocess(
-        "--backend", "sim", "--gpus", "2", "--pod-resources-socket", "none", "--enable-fault-injection"
-    )
-    try:
-        assert _post(f"{url}/api/faults", {"fault": "xid", "gpu": 1, "code": 79})[0] == 200
+    with ExporterProcess(*SIM_NODE, "--gpus", "2", "--enable-fault-injection") as exp:
+        exp.fault(fault="xid", gpu=1, code=79)
         assert _eventually(
-            lambda: _value(_samples(_get(f"{url}/metrics")[1]), g.XID_LAST.native, gpu="1") == 79
+            lambda: _value(_samples(_get(f"{exp.url}/metrics")[1]), g.XID_LAST.native, gpu="1") == 79
         )
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
-    lines = [
-        json.loads(line)
-        for line in (proc.stderr.read().decode() if proc.stderr else "").splitlines()
-        if line.startswith("{")
-    ]
+    assert exp.returncode == 0, exp.logs()
+    lines = exp.json_logs()
     xids = [line for line in lines if line.get("event") == "xid"]
     assert len(xids) == 1, lines
     assert xids[0]["xid"] == 79 and xids[0]["gpu"] == 1 and xids[0]["uuid"].startswith("GPU-")

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import gzip
 import http.server
-import os
-import subprocess
-import sys
 import threading
 import time
 from typing import Any
@@ -15,7 +12,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
     ExportMetricsServiceResponse,
 )
-from support.prometheus import free_port
+from support.exporter import SIM_NODE, ExporterProcess
 
 
 class _Receiver:
@@ -64,33 +61,12 @@ class _Receiver:
 
 def test_export_pushes_semconv_metrics() -> None:
     receiver = _Receiver()
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gpuobs",
-            "export",
-            "--backend",
-            "sim",
-            "--gpus",
-            "2",
-            "--port",
-            str(port),
-            "--otlp-endpoint",
-            receiver.url,
-            "--otlp-interval",
-            "0.5",
-            "--slow-interval",
-            "0.2",
-            "--pod-resources-socket",
-            "none",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "GPUOBS_CONFIG": os.devnull},
+    exp = ExporterProcess(
+        *SIM_NODE, "--gpus", "2", "--otlp-endpoint", receiver.url, "--otlp-interval", "0.5",
+        "--slow-interval", "0.2",
     )
     try:
+        exp.start()
         deadline = time.monotonic() + 30
         wanted = {
             "hw.gpu.utilization",
@@ -102,7 +78,7 @@ def test_export_pushes_semconv_metrics() -> None:
             "hw.errors",
         }
         while time.monotonic() < deadline and not wanted <= set(receiver.metrics()):
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "exited"
+            assert exp.alive(), exp.logs()
             time.sleep(0.2)
         got = receiver.metrics()
         assert wanted <= set(got), f"missing {wanted - set(got)}"
@@ -115,6 +91,5 @@ def test_export_pushes_semconv_metrics() -> None:
         assert all(0.0 <= v <= 1.0 for v in util), "hw.gpu.utilization is a fraction (unit 1)"
         assert {a["hw.sensor_location"] for _, a in got["hw.temperature"]} == {"gpu", "memory"}
     finally:
-        proc.terminate()
-        assert proc.wait(timeout=15) == 0
+        assert exp.stop() == 0, exp.logs()
         receiver.server.shutdown()

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.prometheus import PrometheusServer, free_port
+from support.exporter import SIM_NODE, ExporterProcess
+from support.prometheus import PrometheusServer
 
 from gpuobs.names import exporter as ex
 from gpuobs.names import gpu as g
@@ -104,85 +100,37 @@ def _dashboard_queries(compat_dir: Path) -> list[str]:
     return [e.replace("$instance", ".*").replace("$gpu", ".*") for e in exprs]
 
 
-def _start_exporter(*args: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gpuobs",
-            "export",
-            "--backend",
-            "sim",
-            "--gpus",
-            "8",
-            "--port",
-            str(port),
-            "--pod-resources-socket",
-            "none",
-            "--slow-interval",
-            "0.5",
-            *args,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "GPUOBS_CONFIG": os.devnull},
-    )
-    target = f"127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "exporter exited"
-        try:
-            with urllib.request.urlopen(f"http://{target}/healthz", timeout=1):
-                return proc, target
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("exporter did not start in 20 s")
+def _sim_exporter(*args: str) -> ExporterProcess:
+    return ExporterProcess(*SIM_NODE, "--gpus", "8", "--slow-interval", "0.5", *args)
 
 
 @pytest.fixture
-def exporters() -> Iterator[dict[str, str]]:
-    procs = []
-    try:
-        dcgm, dcgm_target = _start_exporter("--naming", "dcgm")
-        procs.append(dcgm)
-        native, native_target = _start_exporter("--naming", "native", "--enable-fault-injection")
-        procs.append(native)
-        yield {"dcgm": dcgm_target, "native": native_target}
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                assert proc.wait(timeout=10) == 0
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-
-
-def _fault(target: str, body: dict[str, object]) -> None:
-    req = urllib.request.Request(f"http://{target}/api/faults", data=json.dumps(body).encode(), method="POST")
-    with urllib.request.urlopen(req, timeout=5) as resp:
-        assert resp.status == 200
+def exporters() -> Iterator[dict[str, ExporterProcess]]:
+    with (
+        _sim_exporter("--naming", "dcgm") as dcgm,
+        _sim_exporter("--naming", "native", "--enable-fault-injection") as native,
+    ):
+        yield {"dcgm": dcgm, "native": native}
+    for exp in (dcgm, native):
+        assert exp.returncode == 0, exp.logs()
 
 
 def test_prometheus_scrapes_dcgm_dashboard_and_native_queries(
-    exporters: dict[str, str], prometheus: Callable[..., PrometheusServer], compat_dir: Path
+    exporters: dict[str, ExporterProcess], prometheus: Callable[..., PrometheusServer], compat_dir: Path
 ) -> None:
-    native = exporters["native"]
-    _fault(native, {"fault": "xid", "gpu": 2, "code": 13})
-    _fault(native, {"fault": "temperature_ramp", "gpu": 4, "delta_c": 70, "seconds": 0})
-    _fault(native, {"fault": "mig", "gpu": 7, "instances": 2})
-    prom = prometheus(targets=[exporters["dcgm"], native], interval="250ms")
+    native = exporters["native"].target
+    exporters["native"].fault(fault="xid", gpu=2, code=13)
+    exporters["native"].fault(fault="temperature_ramp", gpu=4, delta_c=70, seconds=0)
+    exporters["native"].fault(fault="mig", gpu=7, instances=2)
+    prom = prometheus(targets=[exporters["dcgm"].target, native], interval="250ms")
     prom.wait_for_up(timeout=40)
     queries = _dashboard_queries(compat_dir)
     assert len(queries) >= 8, "the dashboard fixture should hold the DCGM panels' queries"
     # Scoped to the DCGM-named exporter: DCGM names must come from it alone.
-    prom.wait_for(f'DCGM_FI_DEV_GPU_TEMP{{instance="{exporters["dcgm"]}"}}', timeout=30)
+    prom.wait_for(f'DCGM_FI_DEV_GPU_TEMP{{instance="{exporters["dcgm"].target}"}}', timeout=30)
     missing = [q for q in queries if not prom.query(q)]
     assert not missing, f"dashboard queries without series: {missing}"
-    dcgm = prom.query(f'DCGM_FI_DEV_FB_USED{{instance="{exporters["dcgm"]}"}}')
+    dcgm = prom.query(f'DCGM_FI_DEV_FB_USED{{instance="{exporters["dcgm"].target}"}}')
     assert len(dcgm) == 8
     labels = dcgm[0]["metric"]
     for key in ("gpu", "UUID", "pci_bus_id", "device", "modelName", "hostname", "DCGM_FI_DRIVER_VERSION"):

@@ -5,11 +5,7 @@ from __future__ import annotations
 import base64
 import datetime
 import ipaddress
-import os
 import ssl
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -21,7 +17,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from support.prometheus import PrometheusServer, free_port
+from support.exporter import SIM_NODE, ExporterProcess
+from support.prometheus import PrometheusServer
 
 from gpuobs.names import exporter as ex
 
@@ -63,45 +60,10 @@ def secured(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         f"tls_server_config:\n  cert_file: {cert.name}\n  key_file: {key.name}\n"
         f"basic_auth_users:\n  prometheus: '{hashed}'\n"
     )
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gpuobs",
-            "export",
-            "--backend",
-            "sim",
-            "--gpus",
-            "2",
-            "--port",
-            str(port),
-            "--web-config",
-            str(config),
-            "--pod-resources-socket",
-            "none",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "GPUOBS_CONFIG": os.devnull},
-    )
     ctx = ssl.create_default_context(cafile=str(cert))
-    url = f"https://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "exited"
-            try:
-                urllib.request.urlopen(f"{url}/healthz", timeout=2, context=ctx).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        yield url, cert
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
+    with ExporterProcess(*SIM_NODE, "--gpus", "2", "--web-config", str(config), ssl_context=ctx) as exp:
+        yield exp.url, cert
+    assert exp.returncode == 0, exp.logs()
 
 
 def _get(url: str, cert: Path, user: str | None = None, password: str | None = None) -> tuple[int, bytes]:

@@ -35,17 +35,13 @@ from typing import Any
 import pytest
 
 from gpuobs.evidence import Evidence
+from gpuobs.names import gpu as g
 from gpuobs.rca import keys
-from gpuobs.rca.sources import parse_text
-from gpuobs.rca.sources.kernel import (
-    clock_event_reasons,
-    nvlink5_subcode,
-    oom_start_process,
-    parse_cpu_pid_comm,
-    parse_gpu_map_line,
-    parse_kmsg_record,
-)
-from gpuobs.rca.sources.text import normalize_pci
+from gpuobs.rca.parsers import parse_text
+from gpuobs.rca.parsers.host_kernel import oom_start_process, parse_cpu_pid_comm
+from gpuobs.rca.parsers.kmsg import parse_kmsg_record
+from gpuobs.rca.parsers.nvrm import nvlink5_subcode, parse_gpu_map_line
+from gpuobs.rca.parsers.prefix import normalize_pci
 
 NOT_APPLICABLE: dict[str, str] = {
     "xid.getDetailWithSubCode": "gpud catalog lookup (event type per subcode), not parsing",
@@ -328,9 +324,9 @@ def check_fabric(row: Row, exp: dict[str, Any], compat: Path) -> None:
 
 def check_clock(row: Row, exp: dict[str, Any], compat: Path) -> None:
     mask = int(row.input.split()[0], 16)
-    reasons = clock_event_reasons(mask)
-    assert sum(1 for _, hw in reasons if hw) == len(exp["hw_slowdown_reasons"])
-    assert sum(1 for _, hw in reasons if not hw) == len(exp["other_reasons"])
+    reasons = g.clock_event_reasons(mask)
+    assert sum(1 for r in reasons if r in g.HW_SLOWDOWN_REASONS) == len(exp["hw_slowdown_reasons"])
+    assert sum(1 for r in reasons if r not in g.HW_SLOWDOWN_REASONS) == len(exp["other_reasons"])
 
 
 def check_kmsg(row: Row, exp: dict[str, Any], compat: Path) -> None:
@@ -644,16 +640,12 @@ def test_diagnose_names_the_cause_of_each_fixture_log(compat_dir: Path) -> None:
 def test_nvidia_smi_page_retirement_reports(compat_dir: Path) -> None:
     """azurehpc-health-checks' `nvidia-smi -q -d PAGE_RETIREMENT` fixtures: per-GPU retired pages; the
     check's 'retirement table full' rule (SBE + DBE >= 62 and pending) flags GPUs 2, 6 and 8."""
-    from gpuobs.rca.collect import collect_evidence
+    from gpuobs.rca import DiagnoseInputs, collect
 
     az = compat_dir / "azurehpc-health-checks"
-    good = collect_evidence(
-        [str(az / "test__data__orig_nvsmi8_output.txt")], None, None, [], None, None, None, False
-    )
+    good = collect(DiagnoseInputs(logs=[str(az / "test__data__orig_nvsmi8_output.txt")], live=False))
     assert [e.value for e in good.evidence] == [0.0] * 8
-    bad = collect_evidence(
-        [str(az / "test__data__bad_nvsmi8_output.txt")], None, None, [], None, None, None, False
-    )
+    bad = collect(DiagnoseInputs(logs=[str(az / "test__data__bad_nvsmi8_output.txt")], live=False))
     pages = {e.attrs["bus_id"]: e for e in bad.evidence if e.key == keys.RETIRED_PAGES}
     assert pages["00000002:00:00.0"].attrs == {
         "sbe": 2.0,

@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 
 from gpuobs.cli.app import app
 from gpuobs.errors import InputError
-from gpuobs.rca import keys
-from gpuobs.rca.bundle import load_bundle, make_bundle, read_manifest
+from gpuobs.rca import DiagnoseInputs, keys
+from gpuobs.rca.bundle import make_bundle
+from gpuobs.rca.readers.bundle import load_bundle, read_manifest
 from gpuobs.rca.redact import MASK, Redactor, is_secret_name, redact_env, redact_json, redact_text
 
 SECRETS = {
@@ -111,7 +112,7 @@ def inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 def test_bundle_round_trip_and_redaction(tmp_path: Path, inputs: dict[str, Path]) -> None:
     out = tmp_path / "incident.tar.gz"
-    summary = make_bundle(str(out), logs=[str(inputs["logs"])], start=None, end=None)
+    summary = make_bundle(str(out), DiagnoseInputs(logs=[str(inputs["logs"])]))
     members = _all_bytes(out)
     assert set(members) >= {
         "gpuobs-bundle/manifest.json",
@@ -144,7 +145,9 @@ def test_bundle_round_trip_and_redaction(tmp_path: Path, inputs: dict[str, Path]
 
 def test_bundle_records_failed_sources(tmp_path: Path, inputs: dict[str, Path]) -> None:
     out = tmp_path / "b.tar.gz"
-    summary = make_bundle(str(out), logs=[str(inputs["logs"] / "node.log")], prometheus="http://127.0.0.1:1")
+    summary = make_bundle(
+        str(out), DiagnoseInputs(logs=[str(inputs["logs"] / "node.log")], prometheus="http://127.0.0.1:1")
+    )
     assert len(summary.manifest["problems"]) == 1 and summary.manifest["problems"][0].startswith(
         "[prometheus]"
     )
@@ -264,7 +267,7 @@ def test_bundle_keeps_remote_documents(tmp_path: Path, monkeypatch: pytest.Monke
     try:
         time.sleep(0.6)
         out = tmp_path / "remote.tar.gz"
-        summary = make_bundle(str(out), logs=[], exporter=exp.url, k8s_namespace="serving")
+        summary = make_bundle(str(out), DiagnoseInputs(exporter=exp.url, k8s_namespace="serving"))
     finally:
         exp.stop()
         api.shutdown()

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuobs.cli.app import app
-from gpuobs.cli.diagnose import parse_duration, parse_time
 from gpuobs.errors import InputError
+from gpuobs.rca import TimeWindow
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "rca" / "incidents"
@@ -181,15 +181,20 @@ def test_live_mode_with_no_inputs_reads_this_node() -> None:
     assert any("NVML" in n for n in data["notes"]) or data["evidence_count"] > 0
 
 
-def test_duration_and_time_parsing() -> None:
-    assert parse_duration("30m") == 1800 and parse_duration("2h") == 7200 and parse_duration("90") == 90
-    assert parse_time("2026-11-29T21:04:52Z") == parse_time("2026-11-29T21:04:52+00:00") == 1795986292.0
-    assert parse_time("now-1h", now=10_000.0) == 6400.0
-    for bad in ("", "-5m", "0s", "1y"):
-        with pytest.raises(InputError):
-            parse_duration(bad)
-    with pytest.raises(InputError):
-        parse_time("yesterday")
+def test_window_flags_parse_with_gpuobs_timeparse_and_name_the_flag() -> None:
+    assert TimeWindow.from_flags(since="1m30s", now=10_000.0) == TimeWindow(9_910.0, 10_000.0)
+    assert TimeWindow.from_flags(since="2h", now=10_000.0).start == 2800.0
+    window = TimeWindow.from_flags(start="2026-11-29T21:04:52Z", end="2026-11-29T21:04:53+00:00")
+    assert window == TimeWindow(1795986292.0, 1795986293.0)
+    assert TimeWindow.from_flags(start="now-1h", now=10_000.0).start == 6400.0
+    assert TimeWindow.from_flags(start="2026-11-29T21:04:52").start == 1795986292.0  # naive: UTC
+    for bad in ("", "-5m", "0s", "1x"):
+        with pytest.raises(InputError, match="--since: invalid duration"):
+            TimeWindow.from_flags(since=bad or " ")
+    with pytest.raises(InputError, match="--start: invalid time 'yesterday'"):
+        TimeWindow.from_flags(start="yesterday")
+    with pytest.raises(InputError, match="must be before"):
+        TimeWindow.from_flags(start="now", end="now-1h")
 
 
 def test_bundle_replays_to_the_same_diagnosis(tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ import pytest
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import gpu as gpu_names
 from gpuobs.names import serving as serving_names
+from gpuobs.rca import DiagnoseInputs, diagnose
 from gpuobs.rca.catalog import Catalog, load_catalog, parse_signature
-from gpuobs.rca.engine import EntityIndex, diagnose, diagnose_sources, normalise_pci
+from gpuobs.rca.engine import diagnose_evidence
+from gpuobs.rca.entities import EntityIndex, normalise_pci
 from gpuobs.rca.report import NO_CAUSE
 
 T0 = 1_790_000_000.0
@@ -82,7 +84,7 @@ def test_xid_before_cuda_errors_makes_the_xid_the_cause(catalog: Catalog) -> Non
         ),
         log("nccl_timeout", None, T0 + 600, "Watchdog caught collective operation timeout", source="app.log"),
     ]
-    report = diagnose(evidence, catalog)
+    report = diagnose_evidence(evidence, catalog)
     assert report.top is not None and report.top.id == "xid_79_fallen_off_bus"
     ids = [c.id for c in report.causes]
     assert "illegal_memory_access" not in ids and "nccl_timeout" not in ids
@@ -108,7 +110,7 @@ def test_cuda_error_before_xid_31_makes_the_application_the_cause(catalog: Catal
             process="python3",
         ),
     ]
-    assert diagnose(app_first, catalog).top.id == "illegal_memory_access"  # type: ignore[union-attr]
+    assert diagnose_evidence(app_first, catalog).top.id == "illegal_memory_access"  # type: ignore[union-attr]
     xid_first = [
         log(
             "xid",
@@ -125,7 +127,7 @@ def test_cuda_error_before_xid_31_makes_the_application_the_cause(catalog: Catal
             source="app.log",
         ),
     ]
-    report = diagnose(xid_first, catalog)
+    report = diagnose_evidence(xid_first, catalog)
     assert report.top is not None and report.top.id == "xid_31_mmu_fault"
     assert [c.id for c in report.causes] == ["xid_31_mmu_fault"]
 
@@ -141,9 +143,9 @@ def test_untimed_excerpt_uses_line_order_within_one_source(catalog: Catalog) -> 
             source="paste",
         ),
     ]
-    assert diagnose(evidence, catalog).top.id == "xid_13_graphics_exception"  # type: ignore[union-attr]
+    assert diagnose_evidence(evidence, catalog).top.id == "xid_13_graphics_exception"  # type: ignore[union-attr]
     evidence.reverse()
-    assert diagnose(evidence, catalog).top.id == "illegal_memory_access"  # type: ignore[union-attr]
+    assert diagnose_evidence(evidence, catalog).top.id == "illegal_memory_access"  # type: ignore[union-attr]
 
 
 def test_desktop_xid_31_is_not_paged(catalog: Catalog) -> None:
@@ -156,7 +158,7 @@ def test_desktop_xid_31_is_not_paged(catalog: Catalog) -> None:
             process="Xorg",
         )
     ]
-    report = diagnose(evidence, catalog)
+    report = diagnose_evidence(evidence, catalog)
     assert report.causes == ()
     assert report.verdict == NO_CAUSE
     assert report.anomalies and report.anomalies[0].key == "xid"
@@ -167,7 +169,7 @@ def test_nothing_matching_gives_no_cause_and_the_strongest_anomalies(catalog: Ca
         log("log_line", "error", T0 + i, f"ERROR something odd {i}", source="app.log") for i in range(3)
     ]
     evidence.append(log("python_exception", "KeyError", T0 + 9, "KeyError: 'foo'", source="app.log"))
-    report = diagnose(evidence, catalog)
+    report = diagnose_evidence(evidence, catalog)
     assert report.top is None
     assert {a.key for a in report.anomalies} == {"log_line", "python_exception"}
     assert report.to_dict()["top_cause"] is None
@@ -192,7 +194,7 @@ def test_a_failing_signature_is_recorded_and_the_run_goes_on(catalog: Catalog) -
 
     exploding = Exploding(**{f: getattr(broken, f) for f in broken.__dataclass_fields__})
     cat = Catalog(signatures=(exploding, *catalog.signatures), problems=())
-    report = diagnose(
+    report = diagnose_evidence(
         [log("xid", 79, T0, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.")], cat
     )
     assert report.top is not None and report.top.id == "xid_79_fallen_off_bus"
@@ -228,7 +230,7 @@ def test_entity_alignment_joins_pci_uuid_and_index() -> None:
     ]
     index = EntityIndex(evidence)
     assert index.gpu_group(0) == index.gpu_group(1)
-    report = diagnose(evidence)
+    report = diagnose_evidence(evidence)
     assert report.top is not None and report.top.id == "xid_48_double_bit_ecc"
     assert report.top.entity["gpu_index"] == 2 and report.top.entity["gpu_uuid"] == "GPU-abc"
     assert report.top.entity["host"] == "node-1"
@@ -255,7 +257,7 @@ def test_thermal_throttling_names_the_hot_gpu_only(catalog: Catalog) -> None:
                     reason="hw_thermal_slowdown",
                 )
             )
-    report = diagnose(evidence, catalog)
+    report = diagnose_evidence(evidence, catalog)
     assert [c.id for c in report.causes] == ["thermal_throttling"]
     assert report.top is not None and report.top.entity["gpu_index"] == 1
     assert report.top.confidence == pytest.approx(0.8)
@@ -285,9 +287,9 @@ def _oom(
 
 def test_oom_kinds_are_told_apart(catalog: Catalog) -> None:
     capacity = [_oom(T0, 6 * GIB, 74 * GIB, 0.2 * GIB)]
-    assert diagnose(capacity, catalog).top.id == "cuda_oom_capacity"  # type: ignore[union-attr]
+    assert diagnose_evidence(capacity, catalog).top.id == "cuda_oom_capacity"  # type: ignore[union-attr]
     fragmented = [_oom(T0, 0.02 * GIB, 70 * GIB, 5.4 * GIB)]
-    report = diagnose(fragmented, catalog)
+    report = diagnose_evidence(fragmented, catalog)
     assert report.top is not None and report.top.id == "cuda_oom_fragmentation"
     assert {s.id for s in report.top.explained_symptoms if s.id} == {"cuda_oom_capacity"}
     growth = [
@@ -295,7 +297,7 @@ def test_oom_kinds_are_told_apart(catalog: Catalog) -> None:
         for i in range(10)
     ]
     leak = [*growth, _oom(T0 + 600, 0.05 * GIB, 78 * GIB, 0.1 * GIB)]
-    report = diagnose(leak, catalog)
+    report = diagnose_evidence(leak, catalog)
     assert report.top is not None and report.top.id == "cuda_oom_leak"
     assert report.problems == ()
     swap = [
@@ -309,9 +311,9 @@ def test_oom_kinds_are_told_apart(catalog: Catalog) -> None:
         ),
         _oom(T0 + 30, 2 * GIB, 75 * GIB, 0.1 * GIB),
     ]
-    assert diagnose(swap, catalog).top.id == "cuda_oom_hot_swap"  # type: ignore[union-attr]
+    assert diagnose_evidence(swap, catalog).top.id == "cuda_oom_hot_swap"  # type: ignore[union-attr]
     swap_long_before = [swap[0], _oom(T0 + 5000, 2 * GIB, 75 * GIB, 0.1 * GIB)]
-    assert diagnose(swap_long_before, catalog).top.id == "cuda_oom_capacity"  # type: ignore[union-attr]
+    assert diagnose_evidence(swap_long_before, catalog).top.id == "cuda_oom_capacity"  # type: ignore[union-attr]
 
 
 def test_a_few_preemptions_do_not_page_but_a_storm_with_a_full_cache_does(catalog: Catalog) -> None:
@@ -321,13 +323,13 @@ def test_a_few_preemptions_do_not_page_but_a_storm_with_a_full_cache_does(catalo
         for i in range(3)
     ]
     calm += [metric(usage, 0.6, T0 + i * 10, model_name="m") for i in range(6)]
-    assert diagnose(calm, catalog).causes == ()
+    assert diagnose_evidence(calm, catalog).causes == ()
     storm = [
         log("vllm_preemption", None, T0 + i, "WARNING Sequence group is preempted", source="vllm.log")
         for i in range(40)
     ]
     storm += [metric(usage, 0.99, T0 + i * 10, model_name="m") for i in range(6)]
-    assert diagnose(storm, catalog).top.id == "kv_cache_exhausted"  # type: ignore[union-attr]
+    assert diagnose_evidence(storm, catalog).top.id == "kv_cache_exhausted"  # type: ignore[union-attr]
 
 
 def test_report_is_json_and_deterministic(catalog: Catalog) -> None:
@@ -341,8 +343,8 @@ def test_report_is_json_and_deterministic(catalog: Catalog) -> None:
             source="app.log",
         ),
     ]
-    first = json.dumps(diagnose(evidence, catalog).to_dict(), sort_keys=True)
-    second = json.dumps(diagnose(list(evidence), catalog).to_dict(), sort_keys=True)
+    first = json.dumps(diagnose_evidence(evidence, catalog).to_dict(), sort_keys=True)
+    second = json.dumps(diagnose_evidence(list(evidence), catalog).to_dict(), sort_keys=True)
     assert first == second
     data = json.loads(first)
     cause = data["causes"][0]
@@ -351,7 +353,7 @@ def test_report_is_json_and_deterministic(catalog: Catalog) -> None:
     assert {"time", "source", "text"} <= set(cause["evidence"][0])
     assert cause["evidence"][0]["time_iso"].endswith("Z")
     assert cause["remediation"] and cause["explained_symptoms"][0]["key"] == "cuda_error"
-    markdown = diagnose(evidence, catalog).to_markdown()
+    markdown = diagnose_evidence(evidence, catalog).to_markdown()
     assert "xid_94_contained_ecc" in markdown and "Remediation" in markdown
 
 
@@ -377,12 +379,12 @@ def test_a_fault_on_one_host_explains_the_job_wide_timeouts_on_the_others(catalo
                 entity=Entity(host=host),
             )
         )
-    report = diagnose(evidence, catalog)
+    report = diagnose_evidence(evidence, catalog)
     assert [c.id for c in report.causes] == ["xid_48_double_bit_ecc"]
     assert report.top is not None and report.top.entity["host"] == "node-a"
     assert [s.id for s in report.top.explained_symptoms if s.id] == ["nccl_timeout"]
     # the timeouts' own entity keeps only what all ranks agree on: no host
-    only_timeouts = diagnose(evidence[1:], catalog)
+    only_timeouts = diagnose_evidence(evidence[1:], catalog)
     assert only_timeouts.top is not None and "host" not in only_timeouts.top.entity
 
 
@@ -408,7 +410,7 @@ def test_a_generic_signature_never_hides_a_specific_cause(catalog: Catalog) -> N
             source="app.log",
         ),
     ]
-    report = diagnose(evidence, catalog)
+    report = diagnose_evidence(evidence, catalog)
     assert report.top is not None and report.top.id == "cuda_arch_unsupported"
 
 
@@ -430,14 +432,14 @@ def test_serving_signatures_align_by_model(catalog: Catalog) -> None:
     evidence = [m(usage, 0.99, T0 + 15 * i, "a") for i in range(5)]
     evidence += [m(waiting, 40, T0 + 15 * i, "b") for i in range(5)]
     evidence += [m(serving_names.NUM_PREEMPTIONS.native, 10 + 30 * i, T0 + 15 * i, "b") for i in range(5)]
-    report = diagnose(evidence, catalog)
+    report = diagnose_evidence(evidence, catalog)
     assert [c.id for c in report.causes] == ["queue_saturation"]
     assert report.top is not None and report.top.entity == {"model": "b"}
 
 
-def test_diagnose_sources_is_the_cli_as_one_call() -> None:
+def test_diagnose_is_the_cli_as_one_call() -> None:
     case = Path(__file__).resolve().parent / "incidents" / "xid_79_fallen_off_bus"
-    report = diagnose_sources(logs=[str(case)])
+    report = diagnose(DiagnoseInputs(logs=[str(case)]))
     assert report.top is not None and report.top.id == "xid_79_fallen_off_bus"
     assert report.sources and report.problems == ()
 
@@ -449,6 +451,6 @@ def test_nvml_gpu_lost_alone_is_a_gpu_off_the_bus_but_not_inside_a_container(cat
         T0,
         "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.",
     )
-    assert diagnose([lost], catalog).top.id == "xid_79_fallen_off_bus"  # type: ignore[union-attr]
+    assert diagnose_evidence([lost], catalog).top.id == "xid_79_fallen_off_bus"  # type: ignore[union-attr]
     in_container = log("nvml_error", "gpu_lost", T0, "container runtime: NVML reports GPU lost in cgroup")
-    assert diagnose([in_container], catalog).top.id == "container_gpu_access_lost"  # type: ignore[union-attr]
+    assert diagnose_evidence([in_container], catalog).top.id == "container_gpu_access_lost"  # type: ignore[union-attr]

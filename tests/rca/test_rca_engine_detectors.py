@@ -16,7 +16,7 @@ from gpuobs.rca.anomalies import (
     straggler,
 )
 from gpuobs.rca.catalog import parse_signature
-from gpuobs.rca.engine import diagnose
+from gpuobs.rca.engine import diagnose_evidence
 
 T0 = 1_790_000_000.0
 GIB = 2**30
@@ -217,6 +217,6 @@ def test_metric_snapshots_are_not_ordered_against_events() -> None:
         ),
         metric(g.ROW_REMAP_PENDING.native, 1, T0, Entity(pci_bus_id="00000000:3B:00.0", gpu_index=0)),
     ]
-    report = diagnose(evs)
+    report = diagnose_evidence(evs)
     assert [c.id for c in report.causes] == ["xid_48_double_bit_ecc"]
     assert [x.id for x in report.causes[0].explained_symptoms if x.id] == ["gpu_reset_required"]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca.catalog import load_catalog
-from gpuobs.rca.engine import diagnose
+from gpuobs.rca.engine import diagnose_evidence
 
 CATALOG = load_catalog()
 KEYS = sorted({k for s in CATALOG.signatures for k in s.evidence_keys()} | {"log_line", "unknown_key"})
@@ -80,10 +80,11 @@ evidence = st.builds(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(evidence, max_size=40))
 def test_any_evidence_gives_a_report(records: list[Evidence]) -> None:
-    report = diagnose(records, CATALOG)
+    report = diagnose_evidence(records, CATALOG)
     assert report.problems == (), report.problems
     text = json.dumps(report.to_dict(), sort_keys=True, default=str, allow_nan=False)
-    assert json.dumps(diagnose(list(records), CATALOG).to_dict(), sort_keys=True, default=str) == text
+    again = diagnose_evidence(list(records), CATALOG).to_dict()
+    assert json.dumps(again, sort_keys=True, default=str) == text
     for cause in report.causes:
         assert 0 < cause.confidence <= 1 and not math.isnan(cause.confidence)
         assert cause.evidence and cause.remediation

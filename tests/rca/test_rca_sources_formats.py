@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from gpuobs.cli.app import app
 from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
-from gpuobs.rca.sources import parse_text
-from gpuobs.rca.sources.text import parse_timestamp, split_prefix
+from gpuobs.rca.parsers import parse_text
+from gpuobs.rca.parsers.prefix import parse_timestamp, split_prefix
 
 INCIDENTS = Path(__file__).parent / "incidents"
 GiB = 1 << 30
@@ -272,7 +272,7 @@ def test_throttled_preemption_case_is_named(tmp_path: Path) -> None:
 def test_automaton_and_find_scans_find_the_same_lines() -> None:
     from support.rca_corpus import make_log
 
-    from gpuobs.rca.sources.lines import _automaton, _candidate_lines
+    from gpuobs.rca.parsers.lines import _automaton, _candidate_lines
 
     assert _automaton() is not None  # the declared dependency is installed
     texts = [make_log(20000, 0.2), make_log(5000, 0.0)]

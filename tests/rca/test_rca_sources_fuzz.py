@@ -15,8 +15,8 @@ from support.rca_corpus import FAILURE_LINES, NOISE_LINES
 
 from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
-from gpuobs.rca.sources import parse_text
-from gpuobs.rca.sources.text import split_prefix
+from gpuobs.rca.parsers import parse_text
+from gpuobs.rca.parsers.prefix import split_prefix
 
 SEEDS = (
     FAILURE_LINES

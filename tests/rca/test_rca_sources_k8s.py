@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 import pytest
 
 from gpuobs.errors import InputError
-from gpuobs.rca import keys
-from gpuobs.rca.collect import collect_evidence
-from gpuobs.rca.sources.k8s import evidence_from_objects, fetch_live, maybe_k8s_json
+from gpuobs.rca import DiagnoseInputs, TimeWindow, collect, keys
+from gpuobs.rca.parsers.k8s import evidence_from_objects, maybe_k8s_json
+from gpuobs.rca.readers.kubernetes import fetch_live
 
 EVENTS: dict[str, Any] = {
     "apiVersion": "v1",
@@ -199,12 +199,12 @@ def test_saved_pods_dump() -> None:
 def test_dumps_among_log_inputs(tmp_path: Path) -> None:
     (tmp_path / "events.json").write_text(json.dumps(EVENTS, indent=2))
     (tmp_path / "pods.json").write_text(json.dumps(PODS))
-    result = collect_evidence([str(tmp_path)], None, None, [], None, None, None, False)
+    result = collect(DiagnoseInputs(logs=[str(tmp_path)], live=False))
     assert sorted({e.key for e in result.evidence}) == [keys.K8S_EVENT, keys.K8S_POD_STATUS]
     assert len(result.evidence) == 7
     # a window filters by time
-    window = collect_evidence(
-        [str(tmp_path)], None, None, [], None, _ts(2026, 11, 29, 10, 0, 30), None, False
+    window = collect(
+        DiagnoseInputs(logs=[str(tmp_path)], window=TimeWindow(_ts(2026, 11, 29, 10, 0, 30), None), live=False)
     )
     assert sorted(str(e.value) for e in window.evidence if e.time is not None) == [
         "BackOff",
@@ -294,7 +294,7 @@ def test_live_namespace_through_the_kubernetes_client(mock_api: str) -> None:
 
 
 def test_live_api_failure_is_a_problem(mock_api: str) -> None:
-    result = collect_evidence([], None, None, [], "other-namespace", None, None, False)
+    result = collect(DiagnoseInputs(k8s_namespace="other-namespace", live=False))
     assert result.evidence == [] and len(result.problems) == 1
     assert result.problems[0].startswith("[kubernetes]") and "other-namespace" in result.problems[0]
 

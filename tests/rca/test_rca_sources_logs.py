@@ -19,10 +19,10 @@ import pytest
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
-from gpuobs.rca.sources import parse_text
-from gpuobs.rca.sources.cuda import parse_oom_figures, parse_size
-from gpuobs.rca.sources.logs import iter_log_inputs, looks_binary, read_input
-from gpuobs.rca.sources.text import normalize_pci, split_prefix, strip_decorations
+from gpuobs.rca.parsers import parse_text
+from gpuobs.rca.parsers.cuda import parse_oom_figures, parse_size
+from gpuobs.rca.parsers.prefix import normalize_pci, split_prefix, strip_decorations
+from gpuobs.rca.readers.files import iter_log_inputs, looks_binary, read_input
 
 GiB = 1 << 30
 MiB = 1 << 20

@@ -18,14 +18,11 @@ from support.rca_corpus import fleet_openmetrics
 from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
 from gpuobs.names import exporter as x
 from gpuobs.names import gpu as g
-from gpuobs.rca import keys
-from gpuobs.rca.collect import collect_evidence
-from gpuobs.rca.sources.metrics import (
-    evidence_from_history,
-    fetch_exporter_history,
-    fetch_prometheus,
-    parse_exposition,
-)
+from gpuobs.rca import DiagnoseInputs, collect, keys
+from gpuobs.rca.parsers.exposition import parse_exposition
+from gpuobs.rca.parsers.history import evidence_from_history
+from gpuobs.rca.readers.exporter import fetch_exporter_history
+from gpuobs.rca.readers.prometheus import fetch_prometheus
 
 GPUS = 64
 
@@ -125,7 +122,7 @@ def test_saved_metrics_text_in_dcgm_naming_maps_to_native(sim_exporter: Exporter
     body = _poll(scrape)
     saved = tmp_path / "metrics.txt"
     saved.write_text(body)
-    result = collect_evidence([], None, str(saved), [], None, None, None, False)
+    result = collect(DiagnoseInputs(exporter=str(saved), live=False))
     assert not result.problems
     used = [e for e in result.evidence if e.key == g.MEMORY_USED.native]
     assert len(used) == 4 and all(e.attrs["dcgm"] == "DCGM_FI_DEV_FB_USED" for e in used)
@@ -215,15 +212,13 @@ def test_prometheus_with_dcgm_exporter_names(tmp_path: Path, prometheus: Callabl
 def test_prometheus_down_is_a_problem_not_a_failure(tmp_path: Path) -> None:
     log = tmp_path / "dmesg.txt"
     log.write_text("NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=x, An uncorrectable double bit error\n")
-    result = collect_evidence(
-        [str(log)],
-        f"http://127.0.0.1:{free_port()}",
-        f"http://127.0.0.1:{free_port()}",
-        [],
-        None,
-        None,
-        None,
-        False,
+    result = collect(
+        DiagnoseInputs(
+            logs=[str(log)],
+            prometheus=f"http://127.0.0.1:{free_port()}",
+            exporter=f"http://127.0.0.1:{free_port()}",
+            live=False,
+        )
     )
     assert [e.value for e in result.evidence if e.key == keys.XID] == [48]
     assert len(result.problems) == 2

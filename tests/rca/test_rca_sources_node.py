@@ -9,10 +9,9 @@ from typing import Any
 from gpuobs.evidence import EvidenceKind
 from gpuobs.exporters.sidecar.sim import SimBackend
 from gpuobs.names import gpu as g
-from gpuobs.rca import keys
-from gpuobs.rca.collect import collect_evidence
-from gpuobs.rca.sources import parse_text
-from gpuobs.rca.sources.node import live_nvml_state
+from gpuobs.rca import DiagnoseInputs, collect, keys
+from gpuobs.rca.parsers import parse_text
+from gpuobs.rca.readers.node import live_nvml_state
 
 
 def test_live_state_from_a_backend() -> None:
@@ -37,7 +36,7 @@ def test_live_state_from_a_backend() -> None:
 def test_no_driver_means_nothing_and_a_note() -> None:
     evs, notes = live_nvml_state()  # the real NVML binding; this machine has no NVIDIA driver
     assert evs == [] and len(notes) == 1 and "not available" in notes[0]
-    result = collect_evidence([], None, None, [], None, None, None, True)
+    result = collect(DiagnoseInputs(live=True))
     assert not any(e.source == "nvml" for e in result.evidence)
     assert any("NVML" in n for n in result.notes) and not any("nvml" in p for p in result.problems)
 

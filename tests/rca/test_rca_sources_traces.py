@@ -23,9 +23,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from gpuobs.errors import InputError
 from gpuobs.evidence import EvidenceKind
 from gpuobs.names import spans as sp
-from gpuobs.rca import keys
-from gpuobs.rca.collect import collect_evidence
-from gpuobs.rca.sources.traces import parse_otlp_text
+from gpuobs.rca import DiagnoseInputs, collect, keys
+from gpuobs.rca.parsers.traces import parse_otlp_text
 
 REQUEST = sp.request_span_name(sp.OPERATION_CHAT, "llama-8b")
 
@@ -111,12 +110,12 @@ def test_pretty_document_gz_and_errors(tmp_path: Path) -> None:
     pretty = tmp_path / "one.json.gz"
     with gzip.open(pretty, "wt") as fh:
         fh.write(json.dumps(doc, indent=2))
-    result = collect_evidence([], None, None, [str(pretty)], None, None, None, False)
+    result = collect(DiagnoseInputs(traces=[str(pretty)], live=False))
     assert result.sources["traces"] == 8 and not result.problems
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"resourceSpans": []}\nnot json\n')
     with pytest.raises(InputError, match=r"bad.jsonl: line 2 is not OTLP JSON"):
-        collect_evidence([], None, None, [str(bad)], None, None, None, False)
+        collect(DiagnoseInputs(traces=[str(bad)], live=False))
     other = tmp_path / "metrics.json"
     other.write_text('{"resourceMetrics": []}')
     with pytest.raises(InputError, match="not an OTLP trace export"):
@@ -126,5 +125,5 @@ def test_pretty_document_gz_and_errors(tmp_path: Path) -> None:
 def test_trace_file_given_as_a_log_is_recognised(tmp_path: Path) -> None:
     path = tmp_path / "otel-export.json"
     _write_collector_file(path, _make_spans())
-    result = collect_evidence([str(path)], None, None, [], None, None, None, False)
+    result = collect(DiagnoseInputs(logs=[str(path)], live=False))
     assert sorted({e.kind for e in result.evidence}) == [EvidenceKind.LOG, EvidenceKind.SPAN]

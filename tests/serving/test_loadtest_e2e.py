@@ -8,6 +8,7 @@ one (tiny embedded model on CPU), started once for the module.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -37,9 +38,24 @@ IGNORE_EOS = {"ignore_eos": True}     # fixed output lengths, so token counts ar
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     proc = ServeProcess(tmp_path_factory.mktemp("serve-loadtest"), "--device", "cpu", "--log-level",
-                        "warning", grpc=False)
+                        "warning", "--enable-fault-injection", grpc=False)
     with proc:
         yield proc
+
+
+@contextlib.contextmanager
+def _slowed(server: ServeProcess, delay_s: float) -> Iterator[None]:
+    """Every model step of the server takes `delay_s` longer (its slow_kernel fault) inside the block.
+
+    The tiny model is fast on an idle machine; tests that need the server to fall behind make that
+    slowness themselves instead of hoping the machine is busy.
+    """
+    with httpx.Client(timeout=10) as client:
+        client.post(server.url + "/admin/faults/slow_kernel", json={"delay_s": delay_s}).raise_for_status()
+        try:
+            yield
+        finally:
+            client.delete(server.url + "/admin/faults/slow_kernel").raise_for_status()
 
 
 def _counters(server: ServeProcess) -> dict[str, float]:
@@ -100,9 +116,13 @@ def test_streamed_run_matches_the_servers_own_counters(server: ServeProcess) -> 
 
 
 def test_load_is_open_loop_when_the_server_falls_behind(server: ServeProcess) -> None:
-    """Every arrival leaves on schedule before the first answer is complete (a closed loop would wait)."""
+    """Every arrival leaves on schedule before the first answer is complete (a closed loop would wait).
+
+    The server is slowed to 0.1 s a step, so no answer of 16 tokens can finish before ~1.6 s, while the
+    last of the 15 arrivals is due at 0.47 s: a margin of over a second, however idle the machine.
+    """
     target = resolve_target(server.url, extra_body=IGNORE_EOS)
-    mix = PromptMix(long_fraction=0.0, short_words=(2, 4), short_max_tokens=256)
+    mix = PromptMix(long_fraction=0.0, short_words=(2, 4), short_max_tokens=16)
     config = LoadConfig(rate=30.0, duration_s=0.5, arrival=ArrivalProcess.CONSTANT, mix=mix,
                         request_timeout_s=90, drain_timeout_s=90)
     peak = 0
@@ -111,13 +131,14 @@ def test_load_is_open_loop_when_the_server_falls_behind(server: ServeProcess) ->
         nonlocal peak
         peak = max(peak, p.in_flight)
 
-    run = asyncio.run(run_load_async(target, config, on_progress=on_progress, progress_interval_s=0.02))
+    with _slowed(server, 0.1):
+        run = asyncio.run(run_load_async(target, config, on_progress=on_progress, progress_interval_s=0.02))
     assert run.summary.requests == 15 and run.summary.completed == 15, run.summary.outcomes
     last_sent = max(r.sent for r in run.results if r.sent is not None)
     first_done = min(r.finished for r in run.results if r.finished is not None)
     assert last_sent < first_done, "an arrival waited for an answer"
     assert peak == 15, f"only {peak} requests were ever in flight together"
-    assert run.send_lag_p99_s is not None and run.send_lag_p99_s < 0.25
+    assert run.send_lag_p99_s is not None and run.send_lag_p99_s < 1.0
     # Latency counts from the scheduled arrival, so the last arrivals carry the queueing they met.
     assert all(r.e2e is not None and r.e2e > 0 for r in run.results)
 
@@ -132,11 +153,13 @@ def test_chat_endpoint_streams_content_deltas(server: ServeProcess) -> None:
 
 
 def test_requests_over_the_timeout_count_as_failures(server: ServeProcess) -> None:
+    """40 tokens at 0.1 s a step need 4 s or more: a 0.3 s timeout cuts every request, on any machine."""
     target = resolve_target(server.url, extra_body=IGNORE_EOS)
     config = LoadConfig(rate=5.0, duration_s=1.0, max_requests=3, arrival=ArrivalProcess.CONSTANT,
-                        mix=PromptMix(long_fraction=0.0, short_max_tokens=400), request_timeout_s=0.3,
+                        mix=PromptMix(long_fraction=0.0, short_max_tokens=40), request_timeout_s=0.3,
                         drain_timeout_s=2.0)
-    run = run_load(target, config)
+    with _slowed(server, 0.1):
+        run = run_load(target, config)
     assert run.summary.outcomes == {"timeout": 3}
     assert run.summary.slo_p99_e2e == float("inf")
 
@@ -159,25 +182,45 @@ def test_robustness_bad_requests_get_clear_4xx_and_the_server_stays_up(server: S
 
 
 def test_cli_json_reports_the_four_dimensions(server: ServeProcess) -> None:
-    out = _loadtest(server.url, "--rate", "2", "--duration", "1.5", "--max-steps", "2", "--max-tokens", "4",
-                    "--long-words", "10-20", "--p99-target-ms", "30000", "--gpu-hour-price", "7.2",
-                    "--robustness", "16", "--ignore-eos", "--elasticity-max-s", "4", "--json")
+    # A tenfold step factor puts a tenth of the best rate on the ladder itself, within --max-steps 2.
+    out = _loadtest(server.url, "--rate", "0.8", "--step-factor", "10", "--duration", "2.5",
+                    "--max-steps", "2",
+                    "--max-tokens", "4", "--long-words", "10-20", "--p99-target-ms", "30000",
+                    "--gpu-hour-price", "7.2", "--robustness", "16", "--ignore-eos", "--json")
     assert out.returncode in (0, 1), out.stderr
     data = json.loads(out.stdout)
     assert data["target"]["model"] == MODEL
-    ladder = [s for s in data["steps"] if s["purpose"] == "ladder"]
-    assert [round(s["offered_rate"], 3) for s in ladder] == [2.0, round(2 * 10**0.25, 3)]
+    assert [round(s["offered_rate"], 3) for s in data["steps"]] == [0.8, 8.0]
+    assert all(s["purpose"] == "ladder" for s in data["steps"])
     best = data["throughput_at_p99"]
-    assert best is not None and best["offered_rate"] == ladder[-1]["offered_rate"]
+    assert best is not None and best["offered_rate"] == data["steps"][-1]["offered_rate"]
     # The cost is the GPU-second price over the sustained request rate.
     assert data["cost"]["per_1000_requests"] == pytest.approx(7.2 / 3600 / best["throughput_rps"] * 1000)
-    # Elasticity needed a run at a tenth of the best rate; it was added and compared.
     el = data["elasticity"]
     assert el is not None and el["load_factor"] == pytest.approx(10.0)
-    assert any(s["purpose"] == "elasticity" for s in data["steps"])
     rb = data["robustness"]
     assert rb["total"] == 16 and rb["healthy_after"]
     assert out.returncode == (0 if data["passed"] else 1)
+
+
+def test_max_steps_is_a_hard_bound(server: ServeProcess) -> None:
+    """Two passing ladder steps and no tenth of the rate among them: no third (elasticity) run is added."""
+    out = _loadtest(server.url, "--rate", "2", "--duration", "1", "--max-steps", "2", "--max-tokens", "2",
+                    "--p99-target-ms", "30000", "--robustness", "0", "--ignore-eos", "--json")
+    assert out.returncode in (0, 1), out.stderr
+    data = json.loads(out.stdout)
+    assert len(data["steps"]) == 2 and data["elasticity"] is None
+    # Not on a terminal: a line as each step starts and as it ends.
+    assert out.stderr.count("requests planned") == 2, out.stderr
+    assert out.stderr.count("req/s: P99 e2e") == 2, out.stderr
+
+
+def test_failed_requests_show_the_servers_own_message(server: ServeProcess) -> None:
+    out = _loadtest(server.url, "--model", "no-such-model", "--rate", "4", "--duration", "0.5", "--max-steps",
+                    "1", "--robustness", "0")
+    assert out.returncode == 1, out.stderr
+    assert "no-such-model" in out.stdout and "requests failed with" in out.stdout
+    assert "first error" in out.stderr and "no-such-model" in out.stderr
 
 
 def test_cli_table_output_and_target_miss_exit_code(server: ServeProcess) -> None:

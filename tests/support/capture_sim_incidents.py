@@ -9,82 +9,31 @@ The saved files are committed; tests only read them.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))  # run as a script: make `support` importable
+
+from support.exporter import SIM_NODE, ExporterProcess  # noqa: E402
+
 INCIDENTS = ROOT / "tests" / "rca" / "incidents"
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Exporter:
-    def __init__(self, gpus: int = 4, seed: int = 7, interval: float = 0.5) -> None:
-        self.port = _port()
-        self.log = Path(f"/tmp/sim-exporter-{self.port}.log")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gpuobs",
-                "export",
-                "--backend",
-                "sim",
-                "--gpus",
-                str(gpus),
-                "--enable-fault-injection",
-                "--address",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--history-interval",
-                str(interval),
-                "--slow-interval",
-                "0.5",
-                "--seed",
-                str(seed),
-                "--log-level",
-                "info",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=self.log.open("w"),
-            cwd=ROOT,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                self.get("/healthz")
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("exporter did not start")
-
-    def get(self, path: str) -> bytes:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
-            return bytes(r.read())
-
-    def fault(self, **body: object) -> None:
-        req = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/api/faults",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        with urllib.request.urlopen(req, timeout=5) as r:
-            r.read()
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
+def _exporter(gpus: int = 4, seed: int = 7, interval: float = 0.5) -> ExporterProcess:
+    return ExporterProcess(
+        *SIM_NODE,
+        "--gpus", str(gpus),
+        "--enable-fault-injection",
+        "--address", "127.0.0.1",
+        "--history-interval", str(interval),
+        "--slow-interval", "0.5",
+        "--seed", str(seed),
+        "--log-level", "info",
+        cwd=ROOT,
+    )
 
 
 def _save(case: str, name: str, data: bytes | str) -> Path:
@@ -95,13 +44,13 @@ def _save(case: str, name: str, data: bytes | str) -> Path:
     return path
 
 
-def _history(exp: Exporter, case: str) -> dict[str, object]:
+def _history(exp: ExporterProcess, case: str) -> dict[str, object]:
     raw = exp.get("/api/history")
     _save(case, "exporter-history.json", json.dumps(json.loads(raw), indent=1))
     return json.loads(raw)
 
 
-def thermal(exp: Exporter) -> None:
+def thermal(exp: ExporterProcess) -> None:
     time.sleep(3)
     exp.fault(fault="temperature_ramp", gpu=2, delta_c=58.0, seconds=2.0)
     exp.fault(fault="throttle", gpu=2, reason="hw_thermal_slowdown")
@@ -109,41 +58,41 @@ def thermal(exp: Exporter) -> None:
     _history(exp, "thermal_throttling")
 
 
-def power(exp: Exporter) -> None:
+def power(exp: ExporterProcess) -> None:
     time.sleep(2)
     exp.fault(fault="throttle", gpu=1, reason="hw_power_brake_slowdown")
     time.sleep(3)
     _save("power_throttling", "metrics.prom", exp.get("/metrics"))
 
 
-def fallen(exp: Exporter) -> None:
+def fallen(exp: ExporterProcess) -> None:
     time.sleep(2)
     exp.fault(fault="fall_off_bus", gpu=3)
     time.sleep(3)
     _history(exp, "xid_79_sim_exporter")
 
 
-def dbe(exp: Exporter) -> None:
+def dbe(exp: ExporterProcess) -> None:
     time.sleep(2)
     exp.fault(fault="ecc", gpu=0, uncorrected=2)
     time.sleep(3)
     _history(exp, "xid_48_sim_exporter")
 
 
-def corrected(exp: Exporter) -> None:
+def corrected(exp: ExporterProcess) -> None:
     time.sleep(2)
     exp.fault(fault="ecc", gpu=1, corrected=1)
     time.sleep(3)
     _history(exp, "healthy_single_corrected_ecc")
 
 
-def healthy(exp: Exporter) -> None:
+def healthy(exp: ExporterProcess) -> None:
     time.sleep(6)
     _history(exp, "healthy_sim_node")
     _save("healthy_sim_node", "metrics.prom", exp.get("/metrics"))
 
 
-def clock_drop(exp: Exporter) -> None:
+def clock_drop(exp: ExporterProcess) -> None:
     """The board's hardware slowdown signal holds GPU 1 at 600 MHz (no thermal or power-brake reason)."""
     time.sleep(2)
     exp.fault(fault="clock_drop", gpu=1, mhz=600.0)
@@ -151,7 +100,7 @@ def clock_drop(exp: Exporter) -> None:
     _history(exp, "hw_slowdown")
 
 
-def power_cap(exp: Exporter) -> None:
+def power_cap(exp: ExporterProcess) -> None:
     """Every GPU at its software power cap under full load: normal for a busy node, no slowdown seen."""
     time.sleep(1)
     for gpu in range(4):
@@ -160,17 +109,17 @@ def power_cap(exp: Exporter) -> None:
     _history(exp, "healthy_power_cap_under_load")
 
 
-def exporter_broken(exp: Exporter) -> None:
+def exporter_broken(exp: ExporterProcess) -> None:
     time.sleep(2)
     exp.fault(fault="nvml_failure", init_failures=1000)
     time.sleep(4)
-    _save("gpu_driver_failure_sim_exporter", "exporter.log", exp.log.read_text())
+    _save("gpu_driver_failure_sim_exporter", "exporter.log", exp.logs())
     _save("gpu_driver_failure_sim_exporter", "metrics.prom", exp.get("/metrics"))
 
 
 SETUP: dict[str, dict[str, float]] = {"healthy": {"gpus": 2}}
 
-CASES: dict[str, Callable[[Exporter], None]] = {
+CASES: dict[str, Callable[[ExporterProcess], None]] = {
     "thermal": thermal,
     "power": power,
     "fallen": fallen,
@@ -186,11 +135,8 @@ CASES: dict[str, Callable[[Exporter], None]] = {
 def main(names: list[str]) -> None:
     for name in names or list(CASES):
         setup = SETUP.get(name, {})
-        exp = Exporter(gpus=int(setup.get("gpus", 4)), interval=float(setup.get("interval", 0.5)))
-        try:
+        with _exporter(gpus=int(setup.get("gpus", 4)), interval=float(setup.get("interval", 0.5))) as exp:
             CASES[name](exp)
-        finally:
-            exp.stop()
         print(f"captured {name}")
 
 

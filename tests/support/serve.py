@@ -36,7 +36,12 @@ class ServeProcess:
     """`python -m gpuobs serve --port P --grpc-port G ARGS...`, stopped with SIGTERM on exit."""
 
     def __init__(
-        self, workdir: Path, *args: str, env: dict[str, str] | None = None, grpc: bool = True
+        self,
+        workdir: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        grpc: bool = True,
+        port_flag: bool = True,
     ) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -45,7 +50,9 @@ class ServeProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.grpc_target = f"127.0.0.1:{self.grpc_port}"
         self.log_path = self.workdir / f"serve-{self.port}.log"
-        argv = [sys.executable, "-m", "gpuobs", "serve", "--address", "127.0.0.1", "--port", str(self.port)]
+        argv = [sys.executable, "-m", "gpuobs", "serve", "--address", "127.0.0.1"]
+        if port_flag:  # else the test sets the port another way (environment, config file)
+            argv += ["--port", str(self.port)]
         if self.grpc_port:
             argv += ["--grpc-port", str(self.grpc_port)]
         self.argv = argv + list(args)

@@ -1,0 +1,86 @@
+"""Check the real-text incident corpus (tests/rca/real_corpus) and print its counts; never runs the engine.
+
+The corpus is split by source repository into `tune/` and `heldout/`. This script checks what the
+README promises: every case has an expected.json with `top` (a catalog signature id or null),
+`source`, `repo` and `diagnosis`; every other file in a case is non-empty text under 100 KB; no
+repository appears in both splits. It prints the per-signature counts per split as a Markdown table,
+so the README figures can be refreshed. It does not diagnose anything: scoring the tune part is
+`python bench/rca.py --corpus tests/rca/real_corpus/tune --heldout /nonexistent`.
+
+    python bench/real_corpus_check.py [--root tests/rca/real_corpus]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from gpuobs.rca.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+SPLITS = ("tune", "heldout")
+MAX_BYTES = 100_000
+REQUIRED = ("top", "source", "repo", "diagnosis")
+
+
+def _check_case(case: Path, known: set[str]) -> tuple[dict[str, str | None], list[str]]:
+    """The expected.json of one case and the problems found in it."""
+    problems: list[str] = []
+    try:
+        expected = json.loads((case / "expected.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return {}, [f"{case}: unreadable expected.json ({exc})"]
+    problems += [f"{case}: expected.json lacks '{key}'" for key in REQUIRED if key not in expected]
+    top = expected.get("top")
+    if top is not None and top not in known:
+        problems.append(f"{case}: unknown signature id {top!r}")
+    excerpts = [p for p in case.iterdir() if p.is_file() and p.name != "expected.json"]
+    if not excerpts:
+        problems.append(f"{case}: no excerpt file")
+    for path in excerpts:
+        data = path.read_bytes()
+        if not data.strip():
+            problems.append(f"{path}: empty")
+        if len(data) > MAX_BYTES:
+            problems.append(f"{path}: {len(data)} bytes (limit {MAX_BYTES})")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"{path}: not UTF-8 text")
+    return expected, problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT / "tests" / "rca" / "real_corpus")
+    args = parser.parse_args(argv)
+    known = {sig.id for sig in load_catalog().signatures}
+    problems: list[str] = []
+    counts: dict[str, Counter[str]] = {split: Counter() for split in SPLITS}
+    repos: dict[str, set[str]] = {split: set() for split in SPLITS}
+    for split in SPLITS:
+        for case in sorted(p for p in (args.root / split).iterdir() if p.is_dir()):
+            expected, found = _check_case(case, known)
+            problems += found
+            counts[split][str(expected.get("top") or "(healthy)")] += 1
+            repos[split].add(str(expected.get("repo", "")))
+    shared = repos["tune"] & repos["heldout"]
+    problems += [f"repository {repo} has cases in both splits" for repo in sorted(shared)]
+    print("| signature | tune | heldout |")
+    print("| --- | ---: | ---: |")
+    for sig in sorted(set(counts["tune"]) | set(counts["heldout"])):
+        print(f"| {sig} | {counts['tune'][sig]} | {counts['heldout'][sig]} |")
+    total = {split: sum(counts[split].values()) for split in SPLITS}
+    print(f"| **cases** | {total['tune']} | {total['heldout']} |")
+    distinct = {split: len([s for s in counts[split] if s != "(healthy)"]) for split in SPLITS}
+    print(f"| **distinct signatures** | {distinct['tune']} | {distinct['heldout']} |")
+    for problem in problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

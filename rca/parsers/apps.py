@@ -1,0 +1,498 @@
+"""Serving-stack parsers: vLLM engine death / preemption / KV cache, TensorRT and ONNX, gRPC status,
+Python tracebacks, Ray's OOM killer, tokenizer mismatches, model load times, exporter failures.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuobs.rca import keys
+from gpuobs.rca.parsers.context import ParseContext, Trigger
+from gpuobs.rca.parsers.cuda import parse_size
+from gpuobs.rca.parsers.prefix import LinePrefix
+
+__all__ = ["FALLBACK", "PARSERS"]
+
+# --- vLLM ------------------------------------------------------------------------------------------
+_DEAD_RE = re.compile(
+    r"\b(?:Async)?EngineDeadError\b|EngineCore encountered an issue|Engine loop is not running|"
+    r"Engine core initialization failed|EngineCore failed to start|Engine process failed to start|"
+    r"Background loop has errored already"
+)
+_PREEMPT_V0_RE = re.compile(
+    r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
+    r"(?:total_num_cumulative_preemption=(?P<n>\d+))?$"
+)
+_PREEMPT_V1_RE = re.compile(r"Preempt(?:ing|ed) request (?P<rid>[^\s:]+)")
+_KV_LEN_RE = re.compile(
+    r"max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be stored in "
+    r"KV cache "
+    r"\((?P<cap>\d+)\)"
+)
+_KV_V1_RE = re.compile(
+    r"max seq len \((?P<len>\d+)\), \(?(?P<need>[\d.]+ ?[GMK]i?B) KV cache is needed, "
+    r"which is larger than the "
+    r"available KV cache memory \((?P<avail>[\d.]+ ?[GMK]i?B)\)"
+)
+
+
+def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if _DEAD_RE.search(msg):
+        attrs: dict[str, object] = {"message": msg.strip()[:500]}
+        if "initialization failed" in msg or "failed to start" in msg:
+            attrs["phase"] = "startup"
+        ctx.emit(keys.VLLM_ENGINE_DEAD, None, pre, msg, attrs)
+        return
+    m = _PREEMPT_V0_RE.search(msg)
+    if m:
+        attrs = {"request_id": m["rid"], "mode": m["mode"].lower()}
+        if m["n"]:
+            n = int(m["n"])
+            attrs["count"] = n
+            # vLLM V0 prints this warning for every 50th preemption only (1, 51, 101...): a record stands
+            # for the preemptions since the previous warning of this log, which its cumulative count says
+            prev = ctx.state.get("preempt_count")
+            if prev is not None and n - prev > 1:
+                attrs["repeats"] = n - prev
+            ctx.state["preempt_count"] = n
+        ctx.emit(keys.VLLM_PREEMPTION, int(m["n"]) if m["n"] else None, pre, msg, attrs)
+        return
+    m = _PREEMPT_V1_RE.search(msg)
+    if m and "resumed" not in msg:
+        ctx.emit(keys.VLLM_PREEMPTION, None, pre, msg, {"request_id": m["rid"]})
+        return
+    kv = _KV_LEN_RE.search(msg)
+    if kv:
+        ctx.emit(
+            keys.KV_CACHE_INSUFFICIENT,
+            None,
+            pre,
+            msg,
+            {"max_model_len": int(kv["len"]), "kv_capacity_tokens": int(kv["cap"]), "message": msg.strip()},
+        )
+        return
+    kv = _KV_V1_RE.search(msg)
+    if kv:
+        ctx.emit(
+            keys.KV_CACHE_INSUFFICIENT,
+            None,
+            pre,
+            msg,
+            {
+                "max_model_len": int(kv["len"]),
+                "needed_bytes": parse_size(kv["need"]),
+                "available_bytes": parse_size(kv["avail"]),
+                "message": msg.strip(),
+            },
+        )
+        return
+    if "No available memory for the cache blocks" in msg or "insufficient KV cache" in msg.lower():
+        ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
+
+
+# --- TensorRT / ONNX -------------------------------------------------------------------------------
+_TRT_PARSE_RE = re.compile(
+    r"ModelImporter\.cpp|onnx2trt|While parsing node number|UNSUPPORTED_NODE|Failed to parse (?:the )?ONNX|"
+    r"ONNX(?:Runtime)?Error\]?\s*:\s*\d+\s*:\s*(?:INVALID_GRAPH|INVALID_PROTOBUF|NOT_IMPLEMENTED|FAIL|NO_MODEL)|"
+    r"onnx runtime error|Unsupported ONNX opset|ERROR: Failed to parse the ONNX file|parser->parse",
+    re.I,
+)
+_TRT_NODE_RE = re.compile(r"(?:In node|node number) (?P<node>-?\d+)(?: \((?P<op>\w+)\))?")
+_TRT_ENGINE_RE = re.compile(
+    r"engine plan file is (?:not compatible with this version of TensorRT|"
+    r"generated on an incompatible device)|"
+    r"Version tag does not match|deserializeCudaEngine failed|Serialization assertion .*failed|"
+    r"was built with TensorRT .* but is being run|Engine deserialization failed|magicTagRead",
+    re.I,
+)
+
+
+def _tensorrt(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if _TRT_ENGINE_RE.search(msg):
+        ctx.emit(keys.TENSORRT_ENGINE_INCOMPATIBLE, None, pre, msg, {"message": msg.strip()[:500]})
+        return
+    if _TRT_PARSE_RE.search(msg):
+        attrs: dict[str, object] = {"message": msg.strip()[:500]}
+        node = _TRT_NODE_RE.search(msg)
+        if node:
+            attrs["node"] = int(node["node"])
+            if node["op"]:
+                attrs["op"] = node["op"]
+        ctx.emit(keys.TENSORRT_PARSE_ERROR, None, pre, msg, attrs)
+
+
+# --- gRPC ------------------------------------------------------------------------------------------
+_GRPC_NAMES = (
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+)
+_GRPC_CAMEL = {n.replace("_", "").lower(): n for n in _GRPC_NAMES}
+_GRPC_PY_RE = re.compile(r"StatusCode\.(?P<name>[A-Z_]+)")
+_GRPC_GO_RE = re.compile(r"rpc error: code = (?P<name>\w+)(?: desc = (?P<desc>.*))?")
+_GRPC_STATUS_RE = re.compile(r"grpc_status:(?P<code>\d+)|\"grpc_status\":\s*(?P<code2>\d+)")
+# A status name with gRPC context ("gRPC call failed: UNAVAILABLE", "Predict deadline exceeded after 5 s").
+_GRPC_BARE_RE = re.compile(
+    r"\b(?P<name>DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|UNAVAILABLE|CANCELLED|INTERNAL|UNIMPLEMENTED)\b|"
+    r"(?i:\b(?:Predict|rpc|grpc)\b.{0,40}deadline exceeded)"
+)
+_GRPC_METHOD_RE = re.compile(r"(?P<m>/[\w.]+/\w+)")
+
+
+_GRPC_CONTINUATION = ("details", "debug_error_string", '"grpc_status', "grpc_status", "{")
+
+
+def _grpc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    name = None
+    via_code = False  # only a grpc_status:N number (the debug string line of a multi-line error)
+    m = _GRPC_PY_RE.search(msg)
+    if m and m["name"] in _GRPC_NAMES:
+        name = m["name"]
+    else:
+        g = _GRPC_GO_RE.search(msg)
+        if g:
+            name = _GRPC_CAMEL.get(g["name"].lower())
+        else:
+            s = _GRPC_STATUS_RE.search(msg)
+            if s:
+                code = int(s["code"] or s["code2"])
+                name = _GRPC_NAMES[code - 1] if 1 <= code <= len(_GRPC_NAMES) else None
+                via_code = True
+            else:
+                bare = _GRPC_BARE_RE.search(msg)
+                if bare and ("rpc" in msg.lower() or "Predict" in msg):
+                    name = bare["name"] if bare["name"] else "DEADLINE_EXCEEDED"
+    if name is None:
+        return
+    attrs: dict[str, object] = {"message": msg.strip()[:500]}
+    method = pre.fields.get("grpc_method") or pre.fields.get("method")
+    mm = _GRPC_METHOD_RE.search(msg) if method is None else None
+    if method is None and mm:
+        method = mm["m"]
+    if method:
+        attrs["method"] = method
+    last = ctx.state.get("last_grpc")
+    continuation = via_code or msg.lstrip().startswith(_GRPC_CONTINUATION)
+    if last is not None and ctx.index - last <= 3 and continuation:
+        # one Python _InactiveRpcError prints status, details and debug string (grpc_status:N) on
+        # consecutive lines: one error. A line that states its own status is another error and counts.
+        return
+    ctx.state["last_grpc"] = ctx.index
+    ctx.emit(keys.GRPC_STATUS, name, pre, msg, attrs)
+
+
+# --- Triton Inference Server / TensorRT's logger -------------------------------------------------
+# Triton (glog): "E1129 12:30:01.123456 1 model_lifecycle.cc:638] failed to load 'x' version 1: Internal:
+# ...", "I... model_lifecycle.cc:461] loading: x:1", "I... successfully loaded 'x' version 1".
+_TRITON_FAILED_RE = re.compile(
+    r"failed to load '(?P<model>[^']+)'(?: version (?P<version>\d+))?\s*:\s*(?P<reason>.*)$"
+)
+_TRITON_LOADING_RE = re.compile(r"^loading: (?P<model>[^\s:]+):(?P<version>\d+)\s*$")
+_TRITON_LOADED_RE = re.compile(r"successfully loaded '(?P<model>[^']+)'(?: version (?P<version>\d+))?")
+# TensorRT: "[TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (...)",
+# "Error Code 1: Cuda Runtime (out of memory)", "Error Code 1: Serialization (Serialization assertion ...)".
+_TRT_CODE_RE = re.compile(
+    r"Error Code (?P<code>\d+): (?P<kind>[A-Za-z][\w ]*?)\s*(?:\((?P<detail>.*)\))?\s*$"
+)
+_OOM_TEXT_RE = re.compile(r"(?i)out of memory|OutOfMemory|OUT_OF_MEMORY|cudaErrorMemoryAllocation")
+
+
+def _triton(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _TRITON_FAILED_RE.search(msg)
+    if m:
+        model, reason = m["model"], m["reason"].strip()
+        attrs: dict[str, object] = {"model": model, "failed": True, "message": reason[:500]}
+        if m["version"]:
+            attrs["version"] = int(m["version"])
+        ctx.emit(keys.MODEL_LOAD, None, pre, msg, attrs, model=model)
+        if _OOM_TEXT_RE.search(reason) and not ctx.emitted_here(keys.CUDA_OOM):
+            oom = {"framework": "triton", "message": reason[:500]}
+            ctx.emit(keys.CUDA_OOM, None, pre, msg, oom, model=model)
+        return
+    m = _TRITON_LOADING_RE.search(msg)
+    if m:
+        if pre.time is not None:
+            ctx.state.setdefault("triton_loading", {})[(m["model"], m["version"])] = pre.time
+        return
+    m = _TRITON_LOADED_RE.search(msg)
+    if m and pre.time is not None:
+        loading = ctx.state.get("triton_loading", {})
+        key: tuple[str, str] | None = (m["model"], m["version"])
+        if not m["version"]:  # newer Triton: "successfully loaded 'x'" without the version
+            key = next((k for k in loading if k[0] == m["model"]), None)
+        started = loading.pop(key, None) if key is not None else None
+        if started is not None and pre.time >= started:
+            seconds = round(pre.time - started, 6)
+            ctx.emit(keys.MODEL_LOAD, seconds, pre, msg, {"model": m["model"]}, model=m["model"])
+
+
+def _trt_code(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _TRT_CODE_RE.search(msg)
+    if not m:
+        return
+    kind, detail = m["kind"].strip(), (m["detail"] or "").strip()
+    attrs: dict[str, object] = {
+        "trt_error_code": int(m["code"]),
+        "trt_error": kind,
+        "message": msg.strip()[:500],
+    }
+    if kind == "OutOfMemory" or (kind.startswith("Cuda") and _OOM_TEXT_RE.search(detail)):
+        if not ctx.emitted_here(keys.CUDA_OOM):
+            ctx.emit(keys.CUDA_OOM, None, pre, msg, {"framework": "tensorrt", **attrs})
+    elif kind == "Serialization" and not ctx.emitted_here(keys.TENSORRT_ENGINE_INCOMPATIBLE):
+        ctx.emit(keys.TENSORRT_ENGINE_INCOMPATIBLE, None, pre, msg, attrs)
+
+
+# --- Python tracebacks -----------------------------------------------------------------------------
+_EXC_RE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Timeout|Fault|Warning)|"
+    r"(?:[A-Za-z_]\w*\.)+[A-Z]\w*)(?::\s?(?P<msg>.*))?$"
+)
+
+
+def _traceback(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if "Traceback (most recent call last)" in msg:
+        ctx.state["tb"] = ctx.index
+
+
+def _exception(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    text = msg.rstrip()
+    if not text or text[0].isspace() or text.startswith(("File ", "During handling", "The above exception")):
+        return
+    m = _EXC_RE.match(text)
+    if not m:
+        return
+    etype = m["type"]
+    in_tb = "tb" in ctx.state and ctx.index - ctx.state["tb"] < 400
+    if not in_tb and not etype.endswith(("Error", "Exception")):
+        return
+    if etype.endswith("Warning") and not in_tb:
+        return
+    attrs: dict[str, object] = {"message": (m["msg"] or "").strip()[:500], "type": etype.rsplit(".", 1)[-1]}
+    if in_tb:
+        attrs["traceback"] = True
+        ctx.state.pop("tb", None)
+    ctx.emit(keys.PYTHON_EXCEPTION, etype, pre, msg, attrs)
+
+
+# --- Ray OOM killer --------------------------------------------------------------------------------
+_RAY_NODE_RE = re.compile(r"Memory on the node \(IP: (?P<ip>[^,]+), ID: (?P<id>\w+)\)")
+_RAY_TASK_RE = re.compile(r"name=(?P<name>[^,]+), pid=(?P<pid>\d+), memory used=(?P<used>[\d.]+ ?[GMK]i?B)")
+_RAY_RATIO_RE = re.compile(
+    r"\((?P<ratio>0\.\d+)\), which exceeds the memory usage threshold of (?P<thr>\d+(?:\.\d+)?)"
+)
+_RAY_COUNT_RE = re.compile(
+    r"(?P<n>\d+) Workers? \(tasks / actors\) killed due to memory pressure \(OOM\)"
+    r"(?:.*?node \(ID: (?P<id>\w+), IP: (?P<ip>[\d.]+)\))?"
+)
+
+
+def _ray(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    c = _RAY_COUNT_RE.search(msg)
+    if c:
+        attrs: dict[str, object] = {"count": int(c["n"]), "message": msg.strip()[:500]}
+        if c["ip"]:
+            attrs["node"] = c["ip"]
+        ctx.emit(keys.RAY_OOM_KILL, int(c["n"]), pre, msg, attrs)
+        return
+    if "running low on memory" not in msg:
+        return
+    text = msg + " " + ctx.lookahead(3)
+    attrs = {"message": msg.strip()[:500]}
+    node = _RAY_NODE_RE.search(text)
+    if node:
+        attrs["node"] = node["ip"].strip()
+    task = _RAY_TASK_RE.search(text)
+    if task:
+        attrs.update(
+            {"process": task["name"].strip(), "pid": int(task["pid"]), "rss_bytes": parse_size(task["used"])}
+        )
+    ratio = _RAY_RATIO_RE.search(text)
+    if ratio:
+        attrs["memory_used_ratio"] = float(ratio["ratio"])
+        attrs["threshold"] = float(ratio["thr"])
+    ctx.emit(keys.RAY_OOM_KILL, 1, pre, msg, attrs)
+
+
+# --- tokenizer, model load, exporter ----------------------------------------------------------------
+_TOKENIZER_RE = re.compile(
+    r"(?i)vocab(?:ulary)?[ _]size.{0,80}?(?:mismatch|does not match|doesn't match|!=|differs)|"
+    r"token ids? (?:\d+ )?(?:is |are )?out of (?:vocab|range)|out of vocabulary|"
+    r"tokenizer.{0,60}?(?:mismatch|does not match|incompatible)"
+)
+_LOAD_RE = re.compile(
+    r"(?:Loading weights took|Model loading took .*? and|model loaded in|Loading model weights took|"
+    r"load(?:ed|ing)? model .*? in) (?P<s>[\d.]+) ?(?:s|sec|seconds)\b",
+    re.I,
+)
+_EXPORTER_RE = re.compile(
+    r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
+    r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
+    r"Host engine (?:connection|is running)|Cannot initialize the hostengine"
+)
+
+
+def _tokenizer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if _TOKENIZER_RE.search(msg):
+        ctx.emit(keys.TOKENIZER_MISMATCH, None, pre, msg, {"message": msg.strip()[:500]})
+
+
+def _model_load(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _LOAD_RE.search(msg)
+    if m:
+        attrs: dict[str, object] = {}
+        size = parse_size(msg)
+        if size:
+            attrs["bytes"] = size
+        model = pre.fields.get("model_id") or pre.fields.get("model")
+        if model:
+            attrs["model"] = model
+        ctx.emit(keys.MODEL_LOAD, float(m["s"]), pre, msg, attrs)
+
+
+def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    level = pre.level or ""
+    low = msg.lower()
+    erroring = (
+        level in ("error", "fatal", "critical")
+        or "level=error" in low
+        or "level=fatal" in low
+        or " error" in low
+        or "failed" in low
+        or "fatal" in low
+    )
+    logger_name = pre.fields.get("logger")
+    if (
+        isinstance(logger_name, str)
+        and logger_name.startswith("gpuobs.exporters")
+        and level in ("error", "fatal", "critical")
+    ):
+        ctx.emit(keys.EXPORTER_ERROR, "gpuobs", pre, msg, {"message": msg.strip()[:500]})
+        return
+    if erroring and _EXPORTER_RE.search(msg):
+        ctx.emit(
+            keys.EXPORTER_ERROR,
+            "dcgm" if "dcgm" in low or "hostengine" in low else "exporter",
+            pre,
+            msg,
+            {"message": msg.strip()[:500]},
+        )
+
+
+# --- fallback: an error/fatal line nothing else recognised ---------------------------------------------
+_LEVEL_IN_TEXT_RE = re.compile(
+    r"\b(?:level=|\"level\":\s*\")?(?P<lvl>ERROR|FATAL|CRITICAL|error|fatal|critical)\b"
+)
+
+
+def _fallback(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    level = pre.level
+    if level not in ("error", "fatal", "critical"):
+        m = _LEVEL_IN_TEXT_RE.search(msg[:40])
+        if not m or (m["lvl"].islower() and "level=" not in msg[:40]):
+            return
+        level = m["lvl"].lower()
+    if not msg.strip() or msg.lstrip().startswith(('File "', "^", "~")):
+        return
+    ctx.emit(keys.LOG_LINE, level, pre, msg, {"message": msg.strip()[:500]})
+
+
+PARSERS: list[Trigger] = [
+    (
+        (
+            "EngineDead",
+            "EngineCore",
+            "Engine loop",
+            "Engine core",
+            "Engine process",
+            "Background loop",
+            "preempted",
+            "Preempt",
+            "stored in KV cache",
+            "KV cache is needed",
+            "cache blocks",
+            "nsufficient KV cache",
+        ),
+        _vllm,
+    ),
+    (
+        (
+            "ModelImporter",
+            "onnx2trt",
+            "parsing node",
+            "UNSUPPORTED_NODE",
+            "ONNX",
+            "onnx",
+            "engine plan",
+            "Version tag",
+            "deserializeCudaEngine",
+            "Serialization assertion",
+            "TensorRT",
+            "magicTagRead",
+            "parser->parse",
+        ),
+        _tensorrt,
+    ),
+    (
+        (
+            "StatusCode.",
+            "rpc error: code",
+            "grpc_status",
+            "DEADLINE_EXCEEDED",
+            "RESOURCE_EXHAUSTED",
+            "deadline exceeded",
+        ),
+        _grpc,
+    ),
+    (("failed to load '", "loading: ", "successfully loaded '"), _triton),
+    (("Error Code ",), _trt_code),
+    (("Traceback (most recent call last)",), _traceback),
+    (("Error", "Exception", "Warning", "SystemExit", "KeyboardInterrupt"), _exception),
+    (("running low on memory", "killed due to memory pressure"), _ray),
+    (("ocab", "okenizer", "oken id"), _tokenizer),
+    (("weights took", "loading took", "loaded in", "oading model"), _model_load),
+    (
+        (
+            "dcgm",
+            "DCGM",
+            "hostengine",
+            "gpuobs.exporters",
+            "watch metrics",
+            "watching fields",
+            "collect metrics",
+            "Host engine",
+        ),
+        _exporter,
+    ),
+]
+
+FALLBACK: Trigger = (
+    (
+        "ERROR",
+        "FATAL",
+        "CRITICAL",
+        "level=error",
+        "level=fatal",
+        '"error"',
+        '"fatal"',
+        '"critical"',
+        "[E",
+        ":err ",
+        "[error]",
+        "[fatal]",
+    ),
+    _fallback,
+)

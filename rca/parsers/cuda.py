@@ -1,0 +1,365 @@
+"""Application-side GPU error parsers: PyTorch CUDA OOM figures, CUDA error names and codes,
+driver/arch mismatches and NVML / nvidia-smi / container-toolkit failures.
+
+CUDA names, codes and messages come from the shared catalog `gpuobs.cuda_errors`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuobs import cuda_errors
+from gpuobs.rca import keys
+from gpuobs.rca.parsers.context import ParseContext, Trigger
+from gpuobs.rca.parsers.prefix import LinePrefix
+
+__all__ = ["PARSERS", "parse_oom_figures", "parse_size"]
+
+_UNITS = {
+    "b": 1,
+    "bytes": 1,
+    "byte": 1,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+}
+_SIZE = r"(\d+(?:\.\d+)?)\s*(TiB|GiB|MiB|KiB|bytes|byte|TB|GB|MB|KB|B)\b"
+_SIZE_RE = re.compile(_SIZE)
+
+
+def parse_size(text: str) -> int | None:
+    """Bytes from '2.26 GiB', '781.59 MiB', '0 bytes', '12.18GB'; None when not a size."""
+    m = _SIZE_RE.search(text)
+    if not m:
+        return None
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+# (attribute, keyword that must be in the text, regex): the keyword check keeps regexes off lines without it.
+_OOM_FIELDS = (
+    ("tried", "Tried to allocate", re.compile(r"Tried to allocate " + _SIZE)),
+    ("total", "total capac", re.compile(r"(?:total capacity|total capacty) of " + _SIZE)),
+    ("total", "total capacity", re.compile(_SIZE + r" total capacity")),
+    ("free", "is free", re.compile(r"of which " + _SIZE + r" is free")),
+    ("free", " free", re.compile(_SIZE + r" free\b")),
+    ("process_in_use", "this process has", re.compile(r"this process has " + _SIZE + r" memory in use")),
+    ("allocated", "allocated by PyTorch", re.compile(_SIZE + r" is allocated by PyTorch")),
+    ("allocated", "already allocated", re.compile(_SIZE + r" already allocated")),
+    (
+        "reserved_unallocated",
+        "but unallocated",
+        re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),
+    ),
+    ("reserved", "reserved in total", re.compile(_SIZE + r" reserved in total by PyTorch")),
+    ("reserved", " cached", re.compile(_SIZE + r" cached\b")),
+)
+_GPU_RE = re.compile(r"\(?GPU (\d+)[;\s]")
+_OTHER_PROC_RE = re.compile(r"Process (\d+) has " + _SIZE + r" memory in use")
+
+
+def parse_oom_figures(text: str) -> dict[str, object]:
+    """The byte figures of a PyTorch 'CUDA out of memory' message (old and new formats)."""
+    out: dict[str, object] = {}
+    for name, keyword, regex in _OOM_FIELDS:
+        if name in out or keyword not in text:
+            continue
+        m = regex.search(text)
+        if m:
+            out[name] = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if "reserved" not in out and "allocated" in out and "reserved_unallocated" in out:
+        out["reserved"] = int(out["allocated"]) + int(out["reserved_unallocated"])  # type: ignore[call-overload]
+    if "reserved_unallocated" not in out and "reserved" in out and "allocated" in out:
+        out["reserved_unallocated"] = max(0, int(out["reserved"]) - int(out["allocated"]))  # type: ignore[call-overload]
+    gpu = _GPU_RE.search(text)
+    if gpu:
+        out["gpu_index"] = int(gpu.group(1))
+    others = (
+        [(int(p), int(float(v) * _UNITS[u.lower()])) for p, v, u in _OTHER_PROC_RE.findall(text)]
+        if "Process " in text
+        else []
+    )
+    if others:
+        out["other_processes"] = [{"pid": p, "bytes": b} for p, b in others]
+    return out
+
+
+def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    low = msg.lower()
+    if "out of memory" not in low and "outofmemoryerror" not in low and "oom when allocating" not in low:
+        return
+    if "ray" in low and "node running low on memory" in low:
+        return  # host memory, the Ray parser reports it
+    if (
+        "killed process" in low
+        or "oom-kill" in low
+        or "invoked oom-killer" in low
+        or "cgroup out of memory" in low
+    ):
+        return  # kernel OOM killer
+    framework = "cuda"
+    if "CUDA out of memory" in msg or "torch.OutOfMemoryError" in msg or "torch.cuda.OutOfMemoryError" in msg:
+        framework = "pytorch"
+    elif "OOM when allocating" in msg or "ResourceExhaustedError" in msg:
+        framework = "tensorflow"
+    elif not ("CUDA" in msg or "cuda" in msg or "GPU" in msg or "CUBLAS" in msg):
+        return
+    text = msg
+    if "Tried to allocate" in msg and ("reserved" not in msg and "cached" not in msg):
+        text = msg + " " + ctx.lookahead(4)  # wrapped or split over lines
+    figures = parse_oom_figures(text.split("See documentation")[0])
+    attrs: dict[str, object] = {"framework": framework, "message": msg.strip()[:500]}
+    attrs.update(figures)
+    ctx.emit(keys.CUDA_OOM, None, pre, msg, attrs, gpu_index=figures.get("gpu_index"))
+
+
+_KERNEL_RE = re.compile(r"(?:in kernel|kernel[= ]|Kernel:?)\s*['\"`]?(?P<k>[A-Za-z_][\w:<>]*)")
+_API_RE = re.compile(r"\b(?P<api>cuda[A-Z]\w+|cu[A-Z]\w+)\(")
+_LIB_STATUS_RE = re.compile(r"\b(?P<name>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|NCCL)_STATUS_[A-Z_]+)\b")
+_ASSERT_RE = re.compile(r"(?P<file>[\w/.-]+\.cu):(?P<line>\d+): .*Assertion `(?P<cond>.*)` failed")
+
+
+def _cuda_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    low = msg.lower()
+    if "out of memory" in low or "cudaerrormemoryallocation" in low or "cuda_error_out_of_memory" in low:
+        if (
+            "CUDA error: out of memory" in msg
+            or "CUDA_ERROR_OUT_OF_MEMORY" in msg
+            or "cudaErrorMemoryAllocation" in msg
+        ):
+            ctx.emit(keys.CUDA_OOM, None, pre, msg, {"framework": "cuda", "message": msg.strip()[:500]})
+        return
+    assertion = _ASSERT_RE.search(msg)
+    if assertion:
+        err = cuda_errors.by_name("cudaErrorAssert")
+        attrs: dict[str, object] = {
+            "assertion": assertion["cond"],
+            "file": assertion["file"],
+            "raw_name": "device-side assert",
+        }
+        if err is not None:
+            attrs.update({"code": err.code, "category": err.category, "sticky": err.sticky})
+        ctx.emit(keys.CUDA_ERROR, err.name if err else "cudaErrorAssert", pre, msg, attrs)
+        return
+    found = cuda_errors.from_text(msg)
+    if found is None or found.code == 0:
+        lib = _LIB_STATUS_RE.search(msg)
+        if lib and "SUCCESS" not in lib["name"]:
+            ctx.emit(
+                keys.CUDA_ERROR,
+                lib["name"],
+                pre,
+                msg,
+                {"category": "library", "raw_name": lib["name"], "message": msg.strip()[:500]},
+            )
+        return
+    attrs = {
+        "code": found.code,
+        "category": found.category,
+        "sticky": found.sticky,
+        "message": msg.strip()[:500],
+    }
+    named = re.search(r"\b(cudaError\w+|CUDA_ERROR_[A-Z_]+)\b", msg)
+    attrs["raw_name"] = named.group(1) if named else found.message
+    kernel = _KERNEL_RE.search(msg) or None
+    if kernel:
+        attrs["kernel"] = kernel["k"]
+    api = _API_RE.search(msg)
+    if api:
+        attrs["api"] = api["api"]
+    if found.name in (
+        "cudaErrorInsufficientDriver",
+        "cudaErrorNoKernelImageForDevice",
+        "cudaErrorUnsupportedPtxVersion",
+        "cudaErrorNoDevice",
+        "cudaErrorCompatNotSupportedOnDevice",
+    ):
+        _driver(msg, pre, ctx)
+    ctx.emit(keys.CUDA_ERROR, found.name, pre, msg, attrs)
+
+
+def _json_cuda(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    """Structured logs of the serving stack carry `cuda_error_code` / `cuda_error_name` fields."""
+    code = pre.fields.get("cuda_error_code")
+    name = pre.fields.get("cuda_error_name")
+    err = None
+    if isinstance(code, int) or (isinstance(code, str) and code.isdigit()):
+        err = cuda_errors.by_code(int(code))
+    if err is None and isinstance(name, str):
+        err = cuda_errors.by_name(name)
+    if err is None or err.code == 0:
+        return
+    if err.code == 2:
+        same = ctx.emitted_index(keys.CUDA_OOM)
+        if same is not None:
+            # the message text was the OOM already (PyTorch's figures): one record per line, so counts
+            # stay the number of failures
+            ctx.amend(same, {"cuda_error_code": 2})
+            return
+        ctx.emit(keys.CUDA_OOM, None, pre, msg, {"framework": "cuda", "message": msg.strip()[:500]})
+        return
+    attrs: dict[str, object] = {
+        "code": err.code,
+        "category": err.category,
+        "sticky": err.sticky,
+        "raw_name": name or err.name,
+        "message": msg.strip()[:500],
+    }
+    for field in ("kernel", "input_hash", "request_id"):
+        if pre.fields.get(field) is not None:
+            attrs[field] = pre.fields[field]
+    if ctx.emitted_here(keys.CUDA_ERROR):
+        # the message text named the error too: keep one record, with the structured fields added
+        ctx.amend(len(ctx.out) - 1, {k: v for k, v in attrs.items() if k not in ("message", "raw_name")})
+        return
+    ctx.emit(keys.CUDA_ERROR, err.name, pre, msg, attrs)
+
+
+_DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"(?i)CUDA driver version is insufficient|driver version is too old|"
+            r"unsatisfied condition: cuda>="
+        ),
+        "cuda_driver_version_insufficient",
+    ),
+    (
+        re.compile(
+            r"(?i)no kernel image is available|is not compatible with the current PyTorch installation|"
+            r"CUDA capability sm_\d+ is not compatible"
+        ),
+        "no_kernel_image",
+    ),
+    (
+        re.compile(r"(?i)PTX was compiled with an unsupported toolchain|unsupported PTX version"),
+        "unsupported_ptx",
+    ),
+    (
+        re.compile(
+            r"NVRM: (?:RmInitAdapter failed|The NVIDIA probe routine failed|GPU \S+: rm_init_adapter failed|"
+            r"failed to allocate vendor device)"
+        ),
+        "nvrm_init",
+    ),
+    (re.compile(r"NVRM: API mismatch"), "driver_library_mismatch"),
+    (
+        re.compile(
+            r"(?i)Found no NVIDIA driver on your system|No CUDA GPUs are available|"
+            r"no CUDA-capable device is detected"
+        ),
+        "no_cuda_gpus",
+    ),
+    (
+        re.compile(r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error"),
+        "container_cli",
+    ),
+)
+
+
+def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if ctx.emitted_here(keys.DRIVER_ERROR):
+        return
+    for regex, cls in _DRIVER_PATTERNS:
+        if regex.search(msg):
+            ctx.emit(keys.DRIVER_ERROR, cls, pre, msg, {"message": msg.strip()[:500]})
+            return
+
+
+_NVML_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?i)Driver/library version mismatch"), "driver_library_mismatch"),
+    (re.compile(r"(?i)GPU is lost|GpuIsLost|GPU_IS_LOST"), "gpu_lost"),
+    (
+        re.compile(
+            r"(?i)NVML Shared Library Not Found|libnvidia-ml\.so(?:\.1)?: cannot open|LibraryNotFound|"
+            r"ERROR_LIBRARY_NOT_FOUND|could not load NVML library"
+        ),
+        "library_not_found",
+    ),
+    (re.compile(r"(?i)No devices were found"), "no_devices"),
+    (
+        re.compile(
+            r"(?i)Failed to initialize NVML: (?:Unknown Error|ERROR_UNKNOWN)|Unable to determine the device "
+            r"handle for GPU|NVMLError_Unknown|NVML_ERROR_UNKNOWN"
+        ),
+        "unknown",
+    ),
+    (
+        re.compile(
+            r"(?i)couldn't communicate with the NVIDIA driver|Failed to initialize NVML\b|"
+            r"NVMLError_Uninitialized|NVML_ERROR_UNINITIALIZED|DriverNotLoaded"
+        ),
+        "init_failed",
+    ),
+)
+
+
+def _nvml(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    for regex, cls in _NVML_PATTERNS:
+        if regex.search(msg):
+            attrs: dict[str, object] = {"message": msg.strip()[:500]}
+            if "Unknown Error" in msg and "device handle" in msg:
+                attrs["detail"] = "device_handle"
+            ctx.emit(keys.NVML_ERROR, cls, pre, msg, attrs)
+            return
+
+
+PARSERS: list[Trigger] = [
+    (("out of memory", "OutOfMemoryError", "OOM when allocating", "CUDA out of"), _oom),
+    (
+        (
+            "CUDA error",
+            "CUDA_ERROR_",
+            "cudaError",
+            "CUDA driver error",
+            "device-side assert",
+            "illegal memory access",
+            "Triton Error",
+            "illegal instruction",
+            "misaligned address",
+            "unspecified launch failure",
+            "Assertion `",
+            "_STATUS_",
+            "launch timed out",
+            "uncorrectable ECC",
+            "CUDA Error",
+            "no kernel image",
+            "driver version is insufficient",
+            "no CUDA-capable device",
+        ),
+        _cuda_error,
+    ),
+    (("cuda_error_code", "cuda_error_name"), _json_cuda),
+    (
+        (
+            "driver version",
+            "PyTorch installation",
+            "capability sm_",
+            "PTX",
+            "NVRM: ",
+            "NVIDIA driver",
+            "CUDA GPUs",
+            "nvidia-container-cli",
+            "CUDA-capable",
+        ),
+        _driver,
+    ),
+    (
+        (
+            "NVML",
+            "nvidia-smi",
+            "NVIDIA-SMI",
+            "GPU is lost",
+            "No devices were found",
+            "libnvidia-ml",
+            "device handle",
+            "GpuIsLost",
+            "LibraryNotFound",
+            "version mismatch",
+        ),
+        _nvml,
+    ),
+]

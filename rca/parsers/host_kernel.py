@@ -1,0 +1,322 @@
+"""Host kernel messages: PCIe AER, the OOM killer, panics, oopses, lockups, hung tasks, NCCL segfaults,
+NVLink/peermem/InfiniBand driver errors, link flaps, file-max, machine checks, read-only remounts.
+
+The same kernel-log inputs as `nvrm` (dmesg, journalctl -k, syslog, /dev/kmsg); each parser is a pure
+function of the message plus the pass state for multi-line reports (OOM killer reports, panics).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuobs.rca import keys
+from gpuobs.rca.parsers.context import ParseContext, Trigger
+from gpuobs.rca.parsers.prefix import LinePrefix, normalize_pci
+
+__all__ = ["PARSERS", "oom_start_process", "parse_cpu_pid_comm"]
+
+# --- PCIe AER -------------------------------------------------------------------------------------
+_AER_DEV_RE = re.compile(r"(?P<agent>[\w-]+) (?P<port>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): ")
+_AER_SRC_RE = re.compile(r"received: (?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)")
+_BUS_ERR_RE = re.compile(r"PCIe Bus Error: severity=(?P<sev>[^,]+), type=(?P<type>[^,(]+)")
+
+
+def _aer_severity(text: str) -> str | None:
+    low = text.lower()
+    if "corrected error" in low or low.startswith("corrected"):
+        return "corrected"
+    if "fatal)" in low and "non-fatal" not in low:
+        return "fatal"
+    if "non-fatal" in low or "nonfatal" in low:
+        return "uncorrected"
+    if "can't recover" in low or "fatal" in low:
+        return "fatal"
+    if "uncorrect" in low:
+        return "uncorrected"
+    return None
+
+
+def _aer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    dev = _AER_DEV_RE.search(msg)
+    bus = _BUS_ERR_RE.search(msg)
+    if bus:
+        severity = _aer_severity(bus["sev"])
+        etype = bus["type"].strip()
+        last = ctx.state.get("last_aer")
+        if last is not None and ctx.index - last[0] <= 2 and ctx.out[last[1]].value == severity:
+            ctx.amend(last[1], {"type": etype})
+            return
+    elif "AER:" in msg:
+        severity = _aer_severity(msg.split("AER:", 1)[1])
+        etype = None
+    else:
+        return
+    if severity is None:
+        return
+    attrs: dict[str, object] = {"message": msg.strip()}
+    if etype:
+        attrs["type"] = etype
+    device = None
+    if dev:
+        attrs["agent"] = dev["agent"]
+        attrs["port"] = dev["port"]
+        device = dev["port"]
+    src = _AER_SRC_RE.search(msg)
+    if src:
+        device = src["src"]
+    if device:
+        attrs["device"] = device
+    index = ctx.emit(keys.PCIE_AER, severity, pre, msg, attrs, pci_bus_id=normalize_pci(device))
+    ctx.state["last_aer"] = (ctx.index, index)
+
+
+# --- host OOM killer ------------------------------------------------------------------------------
+_OOM_START_RE = re.compile(r"(?P<proc>\S.*?) invoked oom-killer:")
+_OOM_KILL_RE = re.compile(
+    r"oom-kill:constraint=(?P<c>[^,]*),.*?(?:oom_memcg=(?P<memcg>[^,]*),)?(?:task_memcg=(?P<tmemcg>[^,]*),)?"
+    r"task=(?P<task>[^,]*),pid=(?P<pid>\d+)\b"
+)
+_KILLED_RE = re.compile(
+    r"(?P<scope>Memory cgroup out of memory: |Out of memory: )?Killed process (?P<pid>\d+)(?:, UID \d+,)?"
+    r" \((?P<proc>.+?)\)(?=[\s,.]|$)"
+)
+_RSS_RE = re.compile(r"anon-rss:(?P<anon>\d+)kB, file-rss:(?P<file>\d+)kB(?:, shmem-rss:(?P<shmem>\d+)kB)?")
+_TASK_IN_RE = re.compile(r"Task in (?P<cg>\S+) killed as a result of limit of (?P<limit>\S+)")
+_POD_UID_RE = re.compile(
+    r"pod(?P<uid>[0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})"
+)
+
+
+def oom_start_process(line: str) -> str | None:
+    """The process named by a `<proc> invoked oom-killer:` line (start of a kernel OOM report)."""
+    m = _OOM_START_RE.search(line)
+    return m["proc"].strip() if m else None
+
+
+def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _OOM_START_RE.search(msg)
+    if m and "oom-kill:" not in msg:
+        ctx.state["oom_start"] = (ctx.index, m["proc"].strip())
+        ctx.state.pop("oom_cgroup", None)
+        return
+    t = _TASK_IN_RE.search(msg)
+    if t:
+        ctx.state["oom_cgroup"] = (t["cg"], t["limit"])
+        return
+    k = _OOM_KILL_RE.search(msg)
+    if k:
+        attrs: dict[str, object] = {
+            "pid": int(k["pid"]),
+            "process": k["task"],
+            "constraint": k["c"],
+            "message": msg.strip(),
+        }
+        memcg = k["tmemcg"] or k["memcg"]
+        if memcg:
+            attrs["memcg"] = memcg
+            pod = _POD_UID_RE.search(memcg)
+            if pod:
+                attrs["pod_uid"] = pod["uid"].replace("_", "-")
+        ctx.state["last_oom"] = (ctx.index, ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs))
+        ctx.state.pop("oom_start", None)
+        return
+    kd = _KILLED_RE.search(msg)
+    if not kd:
+        return
+    pid, proc = int(kd["pid"]), kd["proc"]
+    attrs = {"pid": pid, "process": proc}
+    rss = _RSS_RE.search(msg)
+    if rss:
+        attrs["rss_bytes"] = (int(rss["anon"]) + int(rss["file"]) + int(rss["shmem"] or 0)) * 1024
+    scope = kd["scope"] or ""
+    if scope.startswith("Memory cgroup"):
+        attrs["constraint"] = "CONSTRAINT_MEMCG"
+    cgroup = ctx.state.pop("oom_cgroup", None)
+    if cgroup:
+        attrs["memcg"] = cgroup[0]
+        pod = _POD_UID_RE.search(cgroup[0])
+        if pod:
+            attrs["pod_uid"] = pod["uid"].replace("_", "-")
+    last = ctx.state.get("last_oom")
+    if last is not None and ctx.index - last[0] <= 60 and ctx.out[last[1]].attrs.get("pid") == pid:
+        ctx.amend(last[1], attrs)
+        return
+    if "constraint" not in attrs:
+        attrs["constraint"] = "CONSTRAINT_NONE" if "oom_start" in ctx.state or scope else None
+    attrs["message"] = msg.strip()
+    ctx.state["last_oom"] = (
+        ctx.index,
+        ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, {k: v for k, v in attrs.items() if v is not None}),
+    )
+    ctx.state.pop("oom_start", None)
+
+
+# --- panics, lockups ------------------------------------------------------------------------------
+_PANIC_RE = re.compile(r"Kernel [Pp]anic - (?:not )?syncing:?\s*(?P<reason>.*)$")
+_CPU_PID_RE = re.compile(r"\bCPU: (?P<cpu>\d+) PID: (?P<pid>\d+) Comm: (?P<comm>\S+)")
+_HUNG_RE = re.compile(r"\btask (?P<proc>[^\s:]+):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds")
+_LOCKUP_RE = re.compile(
+    r"soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<s>\d+)s! \[(?P<proc>.+):(?P<pid>\d+)\]"
+)
+
+
+def parse_cpu_pid_comm(line: str) -> tuple[int, int, str] | None:
+    """(cpu, pid, process) from a `CPU: 24 PID: 1364 Comm: khungtaskd ...` line, else None."""
+    m = _CPU_PID_RE.search(line)
+    return (int(m["cpu"]), int(m["pid"]), m["comm"]) if m else None
+
+
+def _panic(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _PANIC_RE.search(msg)
+    if m:
+        index = ctx.emit(keys.KERNEL_PANIC, None, pre, msg, {"reason": m["reason"].strip()})
+        ctx.state["panic"] = (ctx.index, index)
+
+
+# Oopses: the kernel hit a bug or a bad access; the faulting task dies and the node is unreliable
+# (a panic follows with panic_on_oops). "BUG: soft lockup"/"scheduling while atomic" are not oopses, nor
+# is a user-space "traps: proc[pid] general protection fault ip:... in lib.so" (a process crash).
+_OOPS_RE = re.compile(
+    r"(?P<what>BUG: (?:unable to handle (?:kernel )?(?:NULL pointer dereference|paging request|page fault)|"
+    r"kernel NULL pointer dereference)|kernel BUG at \S+|"
+    r"general protection fault(?:,[^:\]]*)?: [0-9a-fA-F]{4} \[#\d+\]|"
+    r"Oops: (?P<code>[0-9a-fA-F]{4})\b)(?P<rest>.*)$"
+)
+
+
+def _oops(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _OOPS_RE.search(msg)
+    if not m:
+        return
+    what = m["what"]
+    panic = ctx.state.get("panic")
+    if panic is not None and ctx.index - panic[0] <= 60:
+        # one oops prints BUG:, Oops: and a general protection fault line: keep one record for it
+        reasons = ctx.out[panic[1]].attrs.get("oops") or []
+        ctx.amend(panic[1], {"oops": [*reasons, what.strip()][:4]})
+        return
+    reason = (what + m["rest"]).strip()
+    attrs = {"reason": reason[:300], "kind": "oops", "oops": [what.strip()]}
+    index = ctx.emit(keys.KERNEL_PANIC, None, pre, msg, attrs)
+    ctx.state["panic"] = (ctx.index, index)
+
+
+def _cpu_line(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    panic = ctx.state.get("panic")
+    if panic is None or ctx.index - panic[0] > 60 or "process" in ctx.out[panic[1]].attrs:
+        return
+    found = parse_cpu_pid_comm(msg)
+    if found:
+        ctx.amend(panic[1], {"cpu": found[0], "pid": found[1], "process": found[2]})
+
+
+def _hung(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _HUNG_RE.search(msg)
+    if m:
+        ctx.emit(
+            keys.HUNG_TASK,
+            int(m["s"]),
+            pre,
+            msg,
+            {"process": m["proc"], "pid": int(m["pid"]), "seconds": int(m["s"])},
+        )
+
+
+def _lockup(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _LOCKUP_RE.search(msg)
+    if m:
+        ctx.emit(
+            keys.SOFT_LOCKUP,
+            int(m["s"]),
+            pre,
+            msg,
+            {"cpu": int(m["cpu"]), "process": m["proc"], "pid": int(m["pid"]), "seconds": int(m["s"])},
+        )
+
+
+# --- NCCL segfault, NVLink, peermem, InfiniBand, misc ---------------------------------------------
+_SEGV_RE = re.compile(
+    r"(?:(?P<proc>[\w.-]+)\[(?P<pid>\d+)\]: )?segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl\.so"
+)
+
+
+def _segfault(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _SEGV_RE.search(msg)
+    if m:
+        attrs: dict[str, object] = {"message": msg.strip()}
+        if m["proc"]:
+            attrs["process"] = m["proc"]
+            attrs["pid"] = int(m["pid"])
+        ctx.emit(keys.NCCL_ERROR, "segfault", pre, msg, attrs)
+
+
+_NVLINK_RX_RE = re.compile(r"postRxDetLinkMask failed|Failed to update Rx Detect Link mask")
+_PEERMEM_RE = re.compile(r"nvidia-peermem.*ERROR detected invalid context")
+_IB_POWER_RE = re.compile(r"Detected insufficient power on the PCIe slot \((?P<w>\d+)W\)")
+_IB_TEMP_RE = re.compile(r"Port module event.*High Temperature")
+_IB_ACCESS_RE = re.compile(r"mlx5_cmd_out_err.*ACCESS_REG.*failed")
+_MLX_DEV_RE = re.compile(r"mlx5_core (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)")
+_FLAP_RE = re.compile(
+    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|[Ll]ink (?:is )?[Dd]own)"
+)
+_FILE_MAX_RE = re.compile(r"VFS: file-max limit (?P<n>\d+) reached")
+_HW_ERR_RE = re.compile(
+    r"\[Hardware Error\]: (?:event severity: (?P<sev>\w+)|(?P<mce>Machine check events logged))"
+)
+_RO_RE = re.compile(r"(?P<fs>[\w-]+)(?: \((?P<dev>[^)]*)\))?: Remounting filesystem read-only")
+
+
+def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if _NVLINK_RX_RE.search(msg):
+        ctx.emit(keys.NVLINK_ERROR, "post_rx_detect_failure", pre, msg, {"message": msg.strip()})
+    elif _PEERMEM_RE.search(msg):
+        ctx.emit(keys.PEERMEM_ERROR, "invalid_context", pre, msg, {"message": msg.strip()})
+    elif "mlx5" in msg or "Port module event" in msg or "insufficient power" in msg:
+        dev = _MLX_DEV_RE.search(msg)
+        attrs: dict[str, object] = {"message": msg.strip()}
+        if dev:
+            attrs["device"] = dev["dev"]
+        if (p := _IB_POWER_RE.search(msg)) is not None:
+            attrs["watts"] = int(p["w"])
+            ctx.emit(keys.INFINIBAND_ERROR, "pci_power_insufficient", pre, msg, attrs)
+        elif _IB_TEMP_RE.search(msg):
+            ctx.emit(keys.INFINIBAND_ERROR, "port_module_high_temperature", pre, msg, attrs)
+        elif _IB_ACCESS_RE.search(msg):
+            ctx.emit(keys.INFINIBAND_ERROR, "access_reg_failed", pre, msg, attrs)
+    elif (f := _FLAP_RE.search(msg)) is not None:
+        ctx.emit(keys.LINK_FLAP, f["iface"], pre, msg, {"message": msg.strip()})
+    elif (v := _FILE_MAX_RE.search(msg)) is not None:
+        ctx.emit(keys.FILE_MAX_REACHED, int(v["n"]), pre, msg, {"message": msg.strip()})
+    elif (h := _HW_ERR_RE.search(msg)) is not None:
+        ctx.emit(keys.MACHINE_CHECK, (h["sev"] or "logged").lower(), pre, msg, {"message": msg.strip()})
+    elif (r := _RO_RE.search(msg)) is not None:
+        ctx.emit(keys.FILESYSTEM_READONLY, r["dev"] or r["fs"], pre, msg, {"message": msg.strip()})
+
+
+PARSERS: list[Trigger] = [
+    (("AER:", "PCIe Bus Error"), _aer),
+    (("oom-kill", "Killed process", "Task in "), _oom),
+    (("anic - ",), _panic),
+    (("BUG: ", "kernel BUG at", "general protection fault", "Oops: "), _oops),
+    (("CPU: ",), _cpu_line),
+    (("blocked for more than",), _hung),
+    (("soft lockup",), _lockup),
+    (("libnccl",), _segfault),
+    (
+        (
+            "postRxDetLinkMask",
+            "Rx Detect Link mask",
+            "nvidia-peermem",
+            "mlx5",
+            "Port module event",
+            "insufficient power",
+            "carrier",
+            "ink down",
+            "ink is down",
+            "file-max",
+            "[Hardware Error]",
+            "read-only",
+        ),
+        _misc,
+    ),
+]

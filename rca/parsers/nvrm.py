@@ -1,0 +1,238 @@
+"""NVIDIA driver messages in the kernel log: Xid/SXid, fabric manager, GPU maps, fallen off the bus, resets.
+
+Inputs are `dmesg` (relative, `--ctime`, `--time-format=iso`, `--decode`), `journalctl -k`,
+syslog, raw `/dev/kmsg` records and nv-fabricmanager logs; `prefix.split_prefix` removes their
+prefixes before these parsers see the message. Each parser is a pure function of the message
+(plus the pass state for multi-line reports).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuobs.rca import keys
+from gpuobs.rca.parsers.context import ParseContext, Trigger
+from gpuobs.rca.parsers.prefix import LinePrefix, normalize_pci
+
+__all__ = [
+    "PARSERS",
+    "finish",
+    "nvlink5_subcode",
+    "parse_gpu_map_line",
+]
+
+# --- Xid / SXid -----------------------------------------------------------------------------------
+_XID_RE = re.compile(
+    r"NVRM: Xid \((?P<dev>[^)]*)\): (?P<code>\d+)\b,?\s*"
+    r"(?:pid=(?P<pid>'?<?\w+>?'?),\s*)?(?:name=(?P<name>[^,]*),?\s*)?(?P<msg>.*)$"
+)
+_MIG_RE = re.compile(r"GPU-I:(?P<gi>\d+)(?:\s+GPU-CI:(?P<ci>\d+))?")
+_NVL5_RE = re.compile(
+    r"^(?P<sub>[A-Z][A-Z0-9_/]*)\s+(?P<sev>Fatal|Nonfatal|Non-fatal)\s+XC\d+\s+i\d+\s+Link\s+(?P<link>-?\d+)\s+"
+    r"\((?P<regs>0x[0-9a-fA-F]+(?:\s+0x[0-9a-fA-F]+)+)\)"
+)
+_GPC_RE = re.compile(r"\(GPC (?P<gpc>\d+), TPC (?P<tpc>\d+)(?:, SM (?P<sm>\d+))?\)")
+_NVLINK_LINK_RE = re.compile(r"NVLink: fatal error detected on link (?P<link>\d+)")
+_SXID_RE = re.compile(
+    r"(?:nvidia-nvswitch(?P<sw>\d+): )?SXid \((?P<dev>[^)]*)\): (?P<code>\d+)\b,?\s*(?P<rest>.*)$"
+)
+_SXID_LINK_RE = re.compile(r"\bLink (?P<link>\d+)\b\s*(?P<msg>.*)$")
+_FM_SXID_RE = re.compile(
+    r"detected NVSwitch (?P<sev>fatal|non-fatal) error (?P<code>\d+) on fid \d+ on NVSwitch pci bus id "
+    r"(?P<pci>\S+)(?: physical id (?P<phys>\d+))?(?: port (?P<port>\d+))?"
+)
+_GPU_MAP_RE = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F-]+)")
+
+
+def nvlink5_subcode(intrinfo: str) -> int:
+    """The NVLink5 (Xid 144-150) error subcode carried in bits 20-25 of the first register."""
+    return (int(intrinfo, 16) >> 20) & 0x3F
+
+
+def _xid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if "SXid" in msg:
+        _sxid(msg, pre, ctx)
+        return
+    m = _XID_RE.search(msg)
+    if not m:
+        return
+    dev = m["dev"].strip()
+    pci = normalize_pci(dev.split()[0]) if dev else None
+    attrs: dict[str, object] = {"device": dev, "message": m["msg"].strip()}
+    if pci:
+        attrs["pci"] = pci
+    mig = _MIG_RE.search(dev)
+    if mig:
+        attrs["gpu_instance"] = int(mig["gi"])
+        if mig["ci"]:
+            attrs["compute_instance"] = int(mig["ci"])
+    pid = (m["pid"] or "").strip("'<>")
+    if pid.isdigit():
+        attrs["pid"] = int(pid)
+    name = (m["name"] or "").strip()
+    if name and name != "<unknown>":
+        attrs["process"] = name
+    rest = m["msg"]
+    nvl = _NVL5_RE.match(rest)
+    if nvl:
+        regs = nvl["regs"].split()
+        attrs.update(
+            {
+                "subcode_name": nvl["sub"],
+                "severity": nvl["sev"],
+                "link": int(nvl["link"]),
+                "intrinfo": regs[0],
+                "error_status": regs[1],
+                "subcode": nvlink5_subcode(regs[0]),
+            }
+        )
+    gpc = _GPC_RE.search(rest)
+    if gpc:
+        attrs.update({k: int(v) for k, v in gpc.groupdict().items() if v is not None})
+    link = _NVLINK_LINK_RE.search(rest)
+    if link:
+        attrs["link"] = int(link["link"])
+    ctx.state["last_xid_line"] = ctx.index
+    ctx.emit(keys.XID, int(m["code"]), pre, msg, attrs, pci_bus_id=pci)
+
+
+def _sxid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _SXID_RE.search(msg)
+    if not m:
+        return
+    rest = m["rest"].strip()
+    attrs: dict[str, object] = {"device": m["dev"].strip()}
+    pci = m["dev"].strip()
+    attrs["pci"] = pci.removeprefix("PCI:")
+    if m["sw"] is not None:
+        attrs["nvswitch"] = int(m["sw"])
+    first = rest.split(",", 1)[0].strip().lower()
+    if first in ("fatal", "non-fatal", "nonfatal"):
+        attrs["fatal"] = first == "fatal"
+        rest = rest.split(",", 1)[1].strip() if "," in rest else ""
+    link = _SXID_LINK_RE.match(rest)
+    if link:
+        attrs["link"] = int(link["link"])
+        attrs["message"] = link["msg"].strip()
+    else:
+        attrs["message"] = rest
+    ctx.emit(keys.SXID, int(m["code"]), pre, msg, attrs)
+
+
+def _fabric_manager(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _FM_SXID_RE.search(msg)
+    if m:
+        attrs: dict[str, object] = {
+            "fatal": m["sev"] == "fatal",
+            "pci": m["pci"],
+            "message": msg.strip(),
+            "origin": "fabricmanager",
+        }
+        if m["port"]:
+            attrs["port"] = int(m["port"])
+        if m["phys"]:
+            attrs["nvswitch"] = int(m["phys"])
+        ctx.emit(keys.SXID, int(m["code"]), pre, msg, attrs)
+        return
+    if "don't match with any supported system topology" in msg:
+        ctx.emit(keys.FABRIC_MANAGER_ERROR, "topology_mismatch", pre, msg, {"message": msg.strip()})
+    elif "NV_WARN_NOTHING_TO_DO" in msg:
+        ctx.emit(keys.FABRIC_MANAGER_ERROR, "nothing_to_do", pre, msg, {"message": msg.strip()})
+    elif "failed to find the GPU handle" in msg and "multicast team" in msg:
+        ctx.emit(keys.FABRIC_MANAGER_ERROR, "multicast_gpu_handle", pre, msg, {"message": msg.strip()})
+
+
+def parse_gpu_map_line(line: str) -> tuple[str, str] | None:
+    """(pci, uuid) from `NVRM: GPU at PCI:0000:66:00: GPU-1234...`, else None."""
+    m = _GPU_MAP_RE.search(line)
+    return (m["pci"], m["uuid"]) if m else None
+
+
+def _gpu_map(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    found = parse_gpu_map_line(msg)
+    if found:
+        pci = normalize_pci(found[0])
+        if pci:
+            ctx.state.setdefault("pci_uuid", {})[pci] = found[1]
+
+
+# --- fallen off the bus / reset -------------------------------------------------------------------
+_FALLEN_GPU_RE = re.compile(r"(?:The NVIDIA GPU|GPU) (?P<bdf>[0-9A-Za-z:.-]+)(?::|\s*$)")
+_PCI_ID_RE = re.compile(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
+
+
+def _fallen_prelude(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _FALLEN_GPU_RE.search(msg)
+    if m and "The NVIDIA GPU" in msg:
+        ctx.state["fallen_bdf"] = (ctx.index, m["bdf"].rstrip(":"))
+    pid = _PCI_ID_RE.search(msg)
+    if pid:
+        ctx.state["fallen_pci_id"] = (ctx.index, pid["id"])
+
+
+def _fallen(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if "Xid" in msg:
+        return  # the Xid parser reports it with its code
+    _fallen_prelude(msg, pre, ctx)
+    bdf: str | None = None
+    m = _FALLEN_GPU_RE.search(msg.split("fallen off the bus")[0])
+    if m:
+        bdf = m["bdf"].rstrip(":")
+    elif "fallen_bdf" in ctx.state and ctx.index - ctx.state["fallen_bdf"][0] <= 3:
+        bdf = ctx.state["fallen_bdf"][1]
+    pci = normalize_pci(bdf) if bdf else None
+    if "NVRM" in msg and pci is None:
+        return  # a kernel message whose GPU address cannot be read is not evidence about a GPU
+    attrs: dict[str, object] = {"message": msg.strip()}
+    if pci:
+        attrs["pci"] = pci
+        attrs["device"] = bdf
+    if "fallen_pci_id" in ctx.state and ctx.index - ctx.state["fallen_pci_id"][0] <= 3:
+        attrs["pci_id"] = ctx.state["fallen_pci_id"][1]
+    ctx.emit(keys.GPU_FALLEN_OFF_BUS, None, pre, msg, attrs, pci_bus_id=pci)
+
+
+_RESET_RE = re.compile(r"(?i)\b(?:requires? (?:a )?reset|reset required|needs? (?:a )?reset)\b")
+
+
+def _reset(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    target = msg
+    if "recovery action changed from" in msg:
+        target = msg.split(" to ", 1)[-1]
+    if not _RESET_RE.search(target):
+        return
+    xm = _XID_RE.search(msg)
+    pci = normalize_pci(xm["dev"].split()[0]) if xm and xm["dev"].strip() else None
+    ctx.emit(keys.GPU_RESET_REQUIRED, None, pre, msg, {"message": msg.strip()}, pci_bus_id=pci)
+
+
+def finish(ctx: ParseContext) -> None:
+    """Cross-line fixes after a pass: GPU UUIDs from `NVRM: GPU at` lines, fallen-off-bus dedupe."""
+    pci_uuid: dict[str, str] = ctx.state.get("pci_uuid", {})
+    xid79 = {e.entity.pci_bus_id for e in ctx.out if e.key == keys.XID and e.value == 79}
+    kept = []
+    for ev in ctx.out:
+        if ev.key == keys.GPU_FALLEN_OFF_BUS and (
+            ev.entity.pci_bus_id in xid79 or (ev.entity.pci_bus_id is None and xid79)
+        ):
+            continue
+        kept.append(ev)
+    ctx.out[:] = kept
+    if pci_uuid:
+        for i, ev in enumerate(ctx.out):
+            pci = ev.entity.pci_bus_id
+            if pci and ev.entity.gpu_uuid is None and pci in pci_uuid:
+                ctx.amend(i, gpu_uuid=pci_uuid[pci])
+
+
+PARSERS: list[Trigger] = [
+    (("Xid",), _xid),
+    (
+        ("detected NVSwitch", "supported system topology", "NV_WARN_NOTHING_TO_DO", "multicast team"),
+        _fabric_manager,
+    ),
+    (("NVRM: GPU at PCI:",), _gpu_map),
+    (("fallen off the bus",), _fallen),
+    (("The NVIDIA GPU", "(PCI ID:"), _fallen_prelude),
+    (("eset",), _reset),
+]

@@ -1,0 +1,111 @@
+"""`nvidia-smi -q` output -> STATE evidence: retired pages and remapped rows per GPU.
+
+People attach `nvidia-smi -q` (or `-q -d PAGE_RETIREMENT,ROW_REMAPPER`) to tickets. The report is a
+tree of `Key : Value` lines under one `GPU <bus id>` header per GPU; the sections read here are
+`Retired Pages` (pre-Ampere) and `Remapped Rows` (Ampere and later). Remapped rows use the native
+metric names of gpuobs.names; retired pages, which have no metric, use the `retired_pages` key.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.names import gpu as g
+from gpuobs.rca import keys
+from gpuobs.rca.parsers.prefix import normalize_pci
+
+__all__ = ["looks_like_nvsmi_query", "parse_nvsmi_query"]
+
+_GPU_RE = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
+_KV_RE = re.compile(r"^(?P<indent>\s*)(?P<key>[^:]+?)\s*:\s*(?P<value>.*?)\s*$")
+_SECTION_RE = re.compile(r"^(?P<indent>\s+)(?P<name>[A-Za-z][\w /()-]*?)\s*$")
+_REMAP = {
+    "Correctable Error": g.ROWS_REMAPPED_CORRECTABLE.native,
+    "Uncorrectable Error": g.ROWS_REMAPPED_UNCORRECTABLE.native,
+    "Pending": g.ROW_REMAP_PENDING.native,
+    "Remapping Failure Occurred": g.ROW_REMAP_FAILURE.native,
+}
+
+
+def looks_like_nvsmi_query(text: str) -> bool:
+    """True for the output of `nvidia-smi -q`."""
+    return "==============NVSMI LOG==============" in text[:2000]
+
+
+def _number(value: str) -> float | None:
+    low = value.strip().lower()
+    if low in ("yes", "no"):
+        return 1.0 if low == "yes" else 0.0
+    try:
+        return float(low)
+    except ValueError:
+        return None
+
+
+def parse_nvsmi_query(text: str, source: str = "nvidia-smi", when: float | None = None) -> list[Evidence]:
+    """STATE evidence from an `nvidia-smi -q` report (time: `when`, e.g. the file's mtime)."""
+    out: list[Evidence] = []
+    bus: str | None = None
+    index = -1
+    section = ""
+    retired: dict[str, float] = {}
+
+    def flush() -> None:
+        if bus is not None and retired:
+            sbe, dbe = retired.get("Single Bit ECC", 0.0), retired.get("Double Bit ECC", 0.0)
+            pending = bool(retired.get("pending"))
+            out.append(
+                Evidence(
+                    kind=EvidenceKind.STATE,
+                    key=keys.RETIRED_PAGES,
+                    value=sbe + dbe,
+                    source=source,
+                    time=when,
+                    entity=Entity(gpu_index=index, pci_bus_id=normalize_pci(bus)),
+                    raw=f"GPU {bus} retired pages: SBE {sbe:g}, DBE {dbe:g}, pending {pending}",
+                    attrs={"sbe": sbe, "dbe": dbe, "pending": bool(retired.get("pending")), "bus_id": bus},
+                )
+            )
+        retired.clear()
+
+    for line in text.splitlines():
+        m = _GPU_RE.match(line)
+        if m:
+            flush()
+            bus, index, section = m["bus"], index + 1, ""
+            continue
+        if bus is None or not line.strip():
+            continue
+        kv = _KV_RE.match(line)
+        if kv is None or not kv["value"]:
+            sec = _SECTION_RE.match(line)
+            if sec:
+                section = sec["name"].strip()
+            continue
+        key, value = kv["key"].strip(), kv["value"]
+        if section == "Retired Pages":
+            if key == "Pending Page Blacklist" or key == "Pending Page Retirement":
+                retired["pending"] = _number(value) or 0.0
+            elif key in ("Single Bit ECC", "Double Bit ECC"):
+                number = _number(value)
+                if number is not None:
+                    retired[key] = number
+        elif section == "Remapped Rows" and key in _REMAP:
+            number = _number(value)
+            if number is not None:
+                name = _REMAP[key]
+                out.append(
+                    Evidence(
+                        kind=EvidenceKind.STATE,
+                        key=name,
+                        value=number,
+                        source=source,
+                        time=when,
+                        entity=Entity(gpu_index=index, pci_bus_id=normalize_pci(bus)),
+                        raw=f"GPU {bus} {key}: {value}",
+                        attrs={"labels": {"gpu": str(index), "pci_bus_id": bus}, "agg": "now"},
+                    )
+                )
+    flush()
+    return out

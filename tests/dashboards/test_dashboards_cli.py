@@ -1,0 +1,80 @@
+"""`gpuobs dashboards build|alerts` as a user runs them: a real subprocess, its files, exit codes, JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from gpuobs.dashboards.options import Options
+from gpuobs.dashboards.rules.alerts import alert_rules
+
+
+def _gpuobs(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpuobs", "dashboards", *args], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "GPUOBS_CONFIG": os.devnull, "COLUMNS": "200", **(env or {})}, check=False,
+    )
+
+
+def test_build_writes_everything_and_reports_json(tmp_path: Path) -> None:
+    out = _gpuobs("build", str(tmp_path / "out"), "--k8s", str(tmp_path / "k8s"), "--json",
+                  "--runbook-base-url", "https://runbooks.example/gpuobs", "--serving-job", "vllm")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    files = [Path(f["path"]) for f in report["files"]]
+    assert all(f.is_file() for f in files)
+    kinds = [f["kind"] for f in report["files"]]
+    assert kinds.count("dashboard") == 4 and kinds.count("prometheus-rules") == 2
+    assert kinds.count("grafana-alerting") == 3 and kinds.count("kubernetes") == 4
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.json")) == sorted(
+        f.name for f, k in zip(files, kinds, strict=True) if k == "dashboard"
+    )
+    alerts = yaml.safe_load((tmp_path / "out" / "rules" / "gpuobs-alerts.yml").read_text())
+    rules = [r for g in alerts["groups"] for r in g["rules"]]
+    assert {r["annotations"]["runbook_url"] for r in rules} == {
+        f"https://runbooks.example/gpuobs/{r.name}.md" for r in alert_rules(Options())
+    }
+    restarts = next(r for r in rules if r["alert"] == "ServingRestarts")
+    assert 'job="vllm"' in restarts["expr"]
+
+
+def test_build_settings_come_from_the_environment_too(tmp_path: Path) -> None:
+    out = _gpuobs("build", str(tmp_path), "--json", env={"GPUOBS_EXPORTER_JOB": "dcgm"})
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "rules" / "gpuobs-alerts.yml").read_text()
+    assert 'up{job="dcgm"}' in text
+
+
+def test_bad_out_dir_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    for args in (["build", str(a_file)], ["build", str(tmp_path / "o"), "--exporter-job", "two words"],
+                 ["build", str(tmp_path / "o"), "--k8s", str(a_file)]):
+        out = _gpuobs(*args)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:"), out.stderr
+        assert "Traceback" not in out.stderr
+    assert a_file.read_text() == "x"
+
+
+def test_missing_out_dir_is_a_usage_error() -> None:
+    out = _gpuobs("build")
+    assert out.returncode == 2
+    assert "OUT_DIR" in out.stderr
+
+
+def test_alerts_lists_every_alert_with_signature_and_runbook() -> None:
+    out = _gpuobs("alerts", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["alert"] for r in rows] == [r.name for r in alert_rules(Options())]
+    assert all(r["signature"] and r["severity"] and r["runbook"].endswith(f"/{r['alert']}.md") for r in rows)
+    people = _gpuobs("alerts")
+    assert people.returncode == 0
+    assert "GpuFallenOffBus" in people.stdout and "xid_79_fallen_off_bus" in people.stdout
