@@ -22,7 +22,8 @@ def test_every_serving_error_is_a_serving_error_with_exit_code_1(name: str) -> N
 
 def test_the_http_error_is_a_serving_error_and_usage_errors_stay_exit_2() -> None:
     assert issubclass(ApiError, errors.ServingError)
-    assert InputError.exit_code == MissingExtraError.exit_code == GpuobsError.exit_code == 2
+    assert InputError.exit_code == MissingExtraError.exit_code == 2
+    assert GpuobsError.exit_code == errors.ServingError.exit_code == 1
 
 
 @pytest.mark.parametrize(
