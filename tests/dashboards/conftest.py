@@ -3,24 +3,17 @@ named scrape jobs and alerting, and `gpuobs export` / `gpuobs serve` subprocesse
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.prometheus import PrometheusServer, free_port
+from support.alertmanager import ALERTMANAGER, Alertmanager, JobsPrometheus
+from support.exporter import SIM_NODE, ExporterProcess
 
 from gpuobs.dashboards.build import BuildResult, build
 from gpuobs.dashboards.options import Options
-
-ALERTMANAGER = "prometheus-alertmanager"
 
 
 @pytest.fixture(scope="session")
@@ -30,67 +23,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     return build(out, Options(), out / "k8s")
 
 
-def http_get_json(url: str, timeout: float = 5.0) -> Any:
-    with urllib.request.urlopen(url, timeout=timeout) as resp:
-        return json.loads(resp.read())
-
-
-def http_post_json(url: str, body: dict[str, Any], timeout: float = 30.0) -> Any:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
-        return json.loads(resp.read() or b"null")
-
-
-class Alertmanager:
-    """`prometheus-alertmanager` on loopback with one receiver that drops notifications; alerts it
-    received are read back from its API v2."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log = workdir / "alertmanager.log"
-
-    def start(self) -> Alertmanager:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        config = self.workdir / "alertmanager.yml"
-        config.write_text(json.dumps({
-            "route": {"receiver": "blackhole", "group_by": ["alertname", "signature"]},
-            "receivers": [{"name": "blackhole"}],
-        }))
-        self.proc = subprocess.Popen(
-            [ALERTMANAGER, f"--config.file={config}", f"--storage.path={self.workdir / 'data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}", "--cluster.listen-address="],
-            stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"alertmanager exited: {self.log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as resp:
-                    if resp.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("alertmanager did not become ready in 20 s")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def alerts(self) -> list[dict[str, Any]]:
-        result = http_get_json(f"{self.url}/api/v2/alerts")
-        return list(result)
-
-
 @pytest.fixture
 def alertmanager(tmp_path: Path) -> Iterator[Alertmanager]:
     if shutil.which(ALERTMANAGER) is None:
@@ -98,31 +30,6 @@ def alertmanager(tmp_path: Path) -> Iterator[Alertmanager]:
     am = Alertmanager(tmp_path / "alertmanager").start()
     yield am
     am.stop()
-
-
-class JobsPrometheus(PrometheusServer):
-    """PrometheusServer with one scrape job per name (the rules select jobs) and an Alertmanager."""
-
-    def __init__(self, workdir: Path, jobs: dict[str, list[str]], alertmanager: str, **kwargs: Any) -> None:
-        super().__init__(workdir, [t for targets in jobs.values() for t in targets], **kwargs)
-        self.jobs = jobs
-        self.alertmanager = alertmanager
-
-    def _write_config(self) -> Path:
-        config = {
-            "global": {"scrape_interval": self.interval, "evaluation_interval": self.interval},
-            "rule_files": [str(p) for p in self.rule_files],
-            "alerting": {"alertmanagers": [{"static_configs": [{"targets": [self.alertmanager]}]}]},
-            "scrape_configs": [{"job_name": job, "static_configs": [{"targets": targets}]}
-                               for job, targets in self.jobs.items()],
-        }
-        path = self.workdir / "prometheus.yml"
-        path.write_text(json.dumps(config, indent=2))
-        return path
-
-    def alerts(self) -> list[dict[str, Any]]:
-        """Alerts of Prometheus's rule evaluation (pending and firing)."""
-        return list(http_get_json(f"{self.url}/api/v1/alerts")["data"]["alerts"])
 
 
 @pytest.fixture
@@ -139,52 +46,14 @@ def jobs_prometheus(tmp_path: Path) -> Iterator[Callable[..., JobsPrometheus]]:
         server.__exit__(None, None, None)
 
 
-class Exporter:
-    """`gpuobs export --backend sim --enable-fault-injection` as a subprocess, stopped with SIGTERM."""
-
-    def __init__(self, gpus: int) -> None:
-        self.port = free_port()
-        self.target = f"127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gpuobs", "export", "--backend", "sim", "--gpus", str(gpus),
-             "--enable-fault-injection", "--port", str(self.port), "--pod-resources-socket", "none",
-             "--slow-interval", "0.5", "--log-level", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env={**os.environ, "GPUOBS_CONFIG": os.devnull},
-        )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise RuntimeError(f"exporter exited: {err}")
-            try:
-                with urllib.request.urlopen(f"http://{self.target}/healthz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("exporter did not answer /healthz in 20 s")
-
-    def fault(self, **body: Any) -> Any:
-        return http_post_json(f"http://{self.target}/api/faults", body)
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return int(self.proc.returncode)
-
-
 @pytest.fixture
-def sim_exporter() -> Iterator[Callable[[int], Exporter]]:
-    started: list[Exporter] = []
+def sim_exporter() -> Iterator[Callable[[int], ExporterProcess]]:
+    """`gpuobs export` on a simulated node of N GPUs with fault injection, stopped after the test."""
+    started: list[ExporterProcess] = []
 
-    def start(gpus: int) -> Exporter:
-        exporter = Exporter(gpus)
+    def start(gpus: int) -> ExporterProcess:
+        exporter = ExporterProcess(*SIM_NODE, "--gpus", str(gpus), "--enable-fault-injection",
+                                   "--slow-interval", "0.5", "--log-level", "warning").start()
         started.append(exporter)
         return exporter
 

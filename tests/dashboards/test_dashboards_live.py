@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Alertmanager, Exporter, JobsPrometheus, http_post_json
+from support.alertmanager import Alertmanager, JobsPrometheus, http_post_json
+from support.exporter import ExporterProcess
 from support.serve import ServeProcess, http_json
 
 from gpuobs.dashboards.build import RULES_DIR, build
@@ -102,7 +103,7 @@ def load(tmp_path: Path) -> Iterator[ServeProcess]:
 def test_dashboards_return_data_and_faults_reach_alertmanager(
     tmp_path: Path,
     load: ServeProcess,
-    sim_exporter: Callable[[int], Exporter],
+    sim_exporter: Callable[[int], ExporterProcess],
     alertmanager: Alertmanager,
     jobs_prometheus: Callable[..., JobsPrometheus],
 ) -> None:
