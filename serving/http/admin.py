@@ -118,7 +118,7 @@ def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
     def engine_faults() -> FaultInjector:
         current = runtime.manager.current
         if current is None:
-            raise ApiError(503, "no model loaded yet", type_="service_unavailable", code="not_ready")
+            raise ApiError.unavailable("no model loaded yet", "not_ready")
         return current.engine.faults
 
     @app.get("/admin/faults")

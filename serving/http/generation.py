@@ -164,17 +164,11 @@ def _submit(
     except InvalidRequestError as exc:
         raise ApiError(400, str(exc), code="invalid_request", reason="engine_refused") from exc
     except EngineUnhealthyError as exc:
-        raise ApiError(
-            503,
-            f"the engine cannot take requests: {exc.reason}",
-            type_="service_unavailable",
-            code="engine_unhealthy",
-            headers={"Retry-After": "5"},
+        raise ApiError.unavailable(
+            f"the engine cannot take requests: {exc.reason}", "engine_unhealthy", 5
         ) from exc
     except EngineClosedError as exc:
-        raise ApiError(
-            503, str(exc), type_="service_unavailable", code="engine_closed", headers={"Retry-After": "1"}
-        ) from exc
+        raise ApiError.unavailable(str(exc), "engine_closed", 1) from exc
 
 
 async def engine_events(
@@ -225,13 +219,7 @@ def _check_still_waiting(handle: ModelHandle, last_event: float) -> None:
     """No event for a while: end the wait if the engine died (503) or made no progress in MAX_WAIT_S."""
     health = handle.engine.health()
     if health.state == "dead":
-        raise ApiError(
-            503,
-            f"the engine died: {health.reason}",
-            type_="service_unavailable",
-            code="engine_dead",
-            headers={"Retry-After": "5"},
-        )
+        raise ApiError.unavailable(f"the engine died: {health.reason}", "engine_dead", 5)
     if time.monotonic() - last_event > MAX_WAIT_S:
         raise ApiError(
             504,
@@ -251,11 +239,8 @@ def failure(outcome: Outcome) -> ApiError:
             code="deadline_exceeded",
         )
     if outcome.finish_reason == "abort":
-        return ApiError(
-            503,
-            f"request aborted by the engine: {outcome.error or 'shutting down'}",
-            type_="service_unavailable",
-            code="aborted",
+        return ApiError.unavailable(
+            f"request aborted by the engine: {outcome.error or 'shutting down'}", "aborted"
         )
     return ApiError(
         500,

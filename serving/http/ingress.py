@@ -103,13 +103,7 @@ def parse(model_cls: type[BodyT], data: dict[str, Any]) -> BodyT:
 def lease(runtime: ServingRuntime, model: str) -> ModelHandle:
     """Lease the served engine for one request (503 while loading, 404 for another model's name)."""
     if not runtime.manager.ready:
-        raise ApiError(
-            503,
-            "model is still loading; retry when /ready says ready",
-            type_="service_unavailable",
-            code="not_ready",
-            headers={"Retry-After": "1"},
-        )
+        raise ApiError.unavailable("model is still loading; retry when /ready says ready", "not_ready", 1)
     try:
         return runtime.manager.acquire(model)
     except UnknownModelError as exc:

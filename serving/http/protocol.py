@@ -62,6 +62,12 @@ class ApiError(ServingError):
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
+    @classmethod
+    def unavailable(cls, message: str, code: str, retry_after_s: int | None = None) -> ApiError:
+        """A 503 (the server cannot serve this now), with Retry-After when a retry may succeed."""
+        headers = {"Retry-After": str(retry_after_s)} if retry_after_s is not None else None
+        return cls(503, message, type_="service_unavailable", code=code, headers=headers)
+
 
 Number = StrictFloat | StrictInt
 

@@ -6,63 +6,17 @@ every wait is a bounded poll: nothing depends on how fast this machine is.
 
 from __future__ import annotations
 
-import io
-import json
-import logging
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from support.engine_doubles import SchedulerDouble
-from support.serving_model import Collector, tiny_model_dir
+from support.serving_model import Collector
 
-from gpuobs.jsonlog import JsonFormatter
-from gpuobs.serving.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
+from gpuobs.serving.engine import Engine, GenerationRequest, SamplingParams
 from gpuobs.serving.errors import EngineUnhealthyError, ServingError
 from gpuobs.serving.liveness import STALL_BUDGET_FLOOR_S, Heartbeat, default_stall_budget_s
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_model_dir(tmp_path_factory.mktemp("cache"))
-
-
-@pytest.fixture
-def engine_factory(model_dir: Path) -> Iterator[Callable[..., Engine]]:
-    engines: list[Engine] = []
-
-    def make(**kw: Any) -> Engine:
-        kw.setdefault("num_kv_blocks", 64)
-        kw.setdefault("block_size", 4)
-        kw.setdefault("enable_fault_injection", True)
-        engine = Engine(EngineConfig(model_dir=str(model_dir), device="cpu", **kw))
-        engine.start()
-        engines.append(engine)
-        return engine
-
-    yield make
-    for engine in engines:
-        engine.stop(drain=False, timeout_s=1)
-
-
-@pytest.fixture
-def logs() -> Iterator[io.StringIO]:
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    root = logging.getLogger("gpuobs")
-    old_level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    yield stream
-    root.removeHandler(handler)
-    root.setLevel(old_level)
-
-
-def _records(stream: io.StringIO) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
 
 
 def _go(engine: Engine, rid: str, n: int = 4) -> Collector:
@@ -142,7 +96,7 @@ def test_hang_makes_the_engine_stalled_and_clearing_it_recovers(
 
 
 def test_a_scheduler_that_raises_kills_the_engine_loudly_and_fails_its_requests(
-    engine_factory: Callable[..., Engine], logs: io.StringIO
+    engine_factory: Callable[..., Engine], logs: Any
 ) -> None:
     engine = engine_factory()
     double = SchedulerDouble(engine.scheduler)
@@ -163,14 +117,14 @@ def test_a_scheduler_that_raises_kills_the_engine_loudly_and_fails_its_requests(
         _go(engine, "next")
     assert time.monotonic() - t0 < 5
     assert engine.stats().errors_total.get("engine_dead") == 1
-    dead = [r for r in _records(logs) if r.get("event") == "engine_dead"]
+    dead = [r for r in logs.records() if r.get("event") == "engine_dead"]
     assert len(dead) == 1 and dead[0]["level"] == "critical" and "scheduler bug" in dead[0]["msg"]
     engine.stop(drain=True, timeout_s=1)  # stopping a dead engine neither hangs nor raises
     assert engine.health().state == "dead"
 
 
 def test_a_memory_error_in_bookkeeping_fails_that_request_and_not_the_next(
-    engine_factory: Callable[..., Engine], logs: io.StringIO
+    engine_factory: Callable[..., Engine], logs: Any
 ) -> None:
     engine = engine_factory()
     double = SchedulerDouble(engine.scheduler)
@@ -188,7 +142,7 @@ def test_a_memory_error_in_bookkeeping_fails_that_request_and_not_the_next(
     assert health.alive and health.loop_errors_total == 1
     assert engine.stats().errors_total.get("engine_bookkeeping") == 1
     assert engine.stats().running == 0 and engine.blocks.num_free == engine.blocks.num_blocks
-    failed = [r for r in _records(logs) if r.get("event") == "engine_error"]
+    failed = [r for r in logs.records() if r.get("event") == "engine_error"]
     assert len(failed) == 1 and failed[0]["request_id"] == "first" and failed[0]["level"] == "error"
 
 

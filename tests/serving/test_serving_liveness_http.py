@@ -19,7 +19,6 @@ import pytest
 from support.engine_doubles import SchedulerDouble
 from support.prometheus import free_port
 from support.serve import ServeProcess, http_json
-from support.serving_model import tiny_model_dir
 
 from gpuobs.serving.engine import Engine
 from gpuobs.serving.http import ServerConfig, ServingRuntime, create_app
@@ -176,11 +175,6 @@ class InProcessServer:
         self.server.should_exit = True
         self.thread.join(15)
         self.runtime.manager.shutdown(drain=False, timeout_s=2)
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_model_dir(tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture
