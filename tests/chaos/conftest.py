@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import paths
 
 from gpuobs.chaos.gameday.stack import LocalStack
 from gpuobs.chaos.incident import current
 
-EXPERIMENTS = Path(__file__).resolve().parents[2] / "chaos" / "experiments"
-ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts" / "chaos"
+ARTIFACTS = paths.ARTIFACTS / "chaos"
 
 
 @pytest.fixture(scope="module")

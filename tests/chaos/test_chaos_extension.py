@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from chaoslib.exceptions import ActivityFailed
-from conftest import EXPERIMENTS
+from support.paths import EXPERIMENTS
 
 import gpuobs.chaos
 from gpuobs.chaos import control, safety

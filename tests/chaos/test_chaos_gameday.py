@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXPERIMENTS
+from support.paths import EXPERIMENTS
 
 from gpuobs.chaos.gameday.report import html_report, markdown_report
 from gpuobs.chaos.gameday.runner import Outcome, run_one

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from chaoslib.experiment import run_experiment
-from conftest import EXPERIMENTS
+from support.paths import EXPERIMENTS
 
 from gpuobs.chaos.gameday.runner import load_experiment
 from gpuobs.chaos.k8s import actions, probes
