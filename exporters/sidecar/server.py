@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import socket
 import ssl
 import threading
@@ -30,6 +31,27 @@ __all__ = ["ExporterHttpServer", "FaultTarget"]
 logger = logging.getLogger(__name__)
 
 _MAX_BODY = 64 * 1024
+
+
+def _not_a_json_number(text: str) -> float:
+    raise ValueError(f"{text} is not a JSON number (NaN and Infinity are not JSON)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:32]} overflows to Infinity (NaN and Infinity are not JSON)")
+    return value
+
+
+def _strict_json(data: bytes) -> Any:
+    """JSON as RFC 8259 has it: NaN, Infinity and numbers that overflow to them are errors."""
+    try:
+        return json.loads(data, parse_constant=_not_a_json_number, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"body is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ValueError("body is not JSON: nested too deeply") from exc
 
 
 class FaultTarget(Protocol):
@@ -102,10 +124,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, app.health())
             elif url.path == "/api/history" and method == "GET":
                 params = urllib.parse.parse_qs(url.query)
+                text = (params.get("since") or [""])[0]
                 try:
-                    since = parse_since((params.get("since") or [""])[0])
+                    since = parse_since(text)
                 except ValueError as exc:
                     self._json(400, {"error": str(exc)})
+                    return
+                if not math.isfinite(since):  # since=nan would answer "since": NaN, which is not JSON
+                    self._json(400, {"error": f"since={text[:64]!r}: not a finite time"})
                     return
                 self._json(200, app.history(since))
             elif url.path == "/api/faults":
@@ -136,15 +162,20 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "DELETE":
             self._json(200, app.faults.inject("clear"))
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY:
-            self._json(413, {"error": "body too large"})
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        if not (declared.isascii() and declared.isdigit()):  # -1 would read until the client hangs up
+            self.close_connection = True  # the body, if any, is not read
+            self._json(400, {"error": f"Content-Length {declared[:32]!r} is not a byte count"})
+            return
+        if int(declared) > _MAX_BODY:
+            self.close_connection = True
+            self._json(413, {"error": f"body too large (at most {_MAX_BODY} bytes)"})
             return
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
-            if not isinstance(body, dict) or "fault" not in body:
+            body = _strict_json(self.rfile.read(int(declared)) or b"{}")
+            if not isinstance(body, dict) or not isinstance(body.get("fault"), str):
                 raise ValueError('send a JSON object like {"fault": "xid", "gpu": 0, "code": 79}')
-            kind = str(body.pop("fault"))
+            kind = body.pop("fault")
             result = app.faults.inject(kind, **body)
         except ValueError as exc:  # SimFaultError and JSON errors are ValueErrors
             self._json(400, {"error": str(exc)})
