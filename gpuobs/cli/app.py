@@ -63,7 +63,7 @@ def main() -> None:
     try:
         app()
     except GpuobsError as exc:
-        _err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        _err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)  # one line, never wrapped
         sys.exit(2)
     except KeyboardInterrupt:
         _err.print("interrupted")
