@@ -3,9 +3,11 @@
 `gpuobs bundle` passes every input through `gpuobs.rca.redact`; a rule that backtracks over long runs
 made one 40 KB line of dots cost 42 s. This prints MB/s per shape (each shape built here, about
 `--mb` MB) so a regression to super-linear time shows as a collapse on the pathological rows, and
-how the time grows when the input doubles (a linear redactor gives a ratio near 2).
+how the time grows when the input doubles (a linear redactor gives a ratio near 2). With
+`--baseline REV`, the redactor of that git revision is timed on the shapes without long lines (on
+those, the quadratic one before issue 10 takes minutes).
 
-    python -m bench.redact [--mb 2] [--json FILE]
+    python -m bench.redact [--mb 2] [--baseline 354dd6d] [--json FILE]
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import os
 import platform
 import random
 import string
+import subprocess
 import sys
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -107,10 +111,21 @@ def _shapes(size: int) -> dict[str, str]:
     }
 
 
-def _time(text: str, runs: int) -> tuple[float, int]:
+def _baseline_redactor(rev: str) -> Any:
+    """The `Redactor` class of `rca/redact.py` at git revision `rev`."""
+    source = subprocess.run(
+        ["git", "show", f"{rev}:rca/redact.py"], capture_output=True, text=True, check=True
+    ).stdout
+    module = types.ModuleType(f"redact_{rev}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, f"{rev}:rca/redact.py", "exec"), module.__dict__)
+    return module.Redactor
+
+
+def _time(text: str, runs: int, redactor: Any = Redactor) -> tuple[float, int]:
     best, masks = float("inf"), 0
     for _ in range(runs):
-        r = Redactor()
+        r = redactor()
         started = time.perf_counter()
         r.text(text)
         best = min(best, time.perf_counter() - started)
@@ -122,36 +137,44 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=2.0, help="size of each shape (MB)")
     parser.add_argument("--runs", type=int, default=3, help="runs per shape (best is kept)")
+    parser.add_argument("--baseline", help="git revision whose redactor to time beside this one")
     parser.add_argument("--json", dest="json_path", help="write the figures to this file")
     args = parser.parse_args(argv)
+    baseline = _baseline_redactor(args.baseline) if args.baseline else None
     size = int(args.mb * 1_000_000)
     rows: list[dict[str, Any]] = []
     small, large = _shapes(size), _shapes(2 * size)
     for name, text in small.items():
         seconds, masks = _time(text, args.runs)
         seconds_2x, _ = _time(large[name], args.runs)
-        rows.append(
-            {
-                "shape": name,
-                "mb": len(text) / 1e6,
-                "seconds": seconds,
-                "mb_per_s": len(text) / 1e6 / seconds,
-                "masks": masks,
-                "time_ratio_2x_input": seconds_2x / seconds,
-            }
-        )
+        row = {
+            "shape": name,
+            "mb": len(text) / 1e6,
+            "seconds": seconds,
+            "mb_per_s": len(text) / 1e6 / seconds,
+            "masks": masks,
+            "time_ratio_2x_input": seconds_2x / seconds,
+        }
+        if baseline is not None and "KB lines" not in name:
+            old_seconds, old_masks = _time(text, args.runs, baseline)
+            row["baseline_mb_per_s"] = len(text) / 1e6 / old_seconds
+            row["baseline_masks"] = old_masks
+        rows.append(row)
     out = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} CPUs",
         "python": platform.python_version(),
+        "baseline": args.baseline,
         "rows": rows,
     }
     cols = ["shape", "mb", "seconds", "mb_per_s", "masks", "time_ratio_2x_input"]
-    widths = [max(len(c), *(len(_fmt(r[c])) for r in rows)) for c in cols]
+    if baseline is not None:
+        cols += ["baseline_mb_per_s", "baseline_masks"]
+    widths = [max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in cols]
     print(f"redaction throughput, {out['date']} on {out['machine']}, Python {out['python']}")
     print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
     for r in rows:
-        print("  ".join(_fmt(r[c]).ljust(w) for c, w in zip(cols, widths, strict=True)))
+        print("  ".join(_fmt(r.get(c)).ljust(w) for c, w in zip(cols, widths, strict=True)))
     if args.json_path:
         with open(args.json_path, "w") as fh:
             json.dump(out, fh, indent=2)
@@ -159,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
     if isinstance(v, float):
         return f"{v:.3f}" if v < 10 else f"{v:.1f}"
     return str(v)

@@ -124,8 +124,40 @@ def _accept_bearer(name: str, value: str) -> bool:
 
 
 def _vendor(name: str, pattern: str, *keywords: str) -> _Rule:
-    """A vendor token: it starts at a token boundary, its body is bounded, it is masked whole."""
-    return _Rule(name, rf"{_TOKEN_START}(?P<s>{pattern})", keywords)
+    """A vendor token: it starts at a token boundary, its body is bounded, it is masked whole.
+
+    The boundary is checked after the first character of each alternative when that is a literal,
+    so the regex still starts with literals, which the engine skips to (seven times faster than a
+    look-behind first, which it must try at every position)."""
+    alternatives = "|".join(_bounded_start(alt) for alt in _top_level_alternatives(pattern))
+    return _Rule(name, rf"(?P<s>{alternatives})", keywords)
+
+
+def _top_level_alternatives(pattern: str) -> list[str]:
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*parts, pattern[start:]]
+
+
+def _bounded_start(alternative: str) -> str:
+    first = alternative[0]
+    if first.isalnum() or first in "_-":
+        return first + _AFTER_TOKEN_START + alternative[1:]
+    return _TOKEN_START + alternative
 
 
 _NOT_MASKED = r"(?!\[REDACTED\])"
@@ -133,6 +165,7 @@ _NOT_MASKED_LC = r"(?!\[redacted\])"  # the same in a fold rule, which reads the
 # Where a token may start: not inside a word, or right after an escaped line break or tab (`\nghp_...`
 # inside a JSON string).
 _TOKEN_START = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+_AFTER_TOKEN_START = r"(?:(?<![A-Za-z0-9_].)|(?<=\\[nrt].))"  # the same, one character in
 # The secret words a name may contain (lower case): the match of a named rule starts at one of them.
 _KEY_WORD = (
     r"(?:pass(?:words?|wd|phrase)?|pwd|secrets?|token|credentials?|cookies?|apikeys?|keys?|auth|"
@@ -213,7 +246,7 @@ _RULES: tuple[_Rule, ...] = (
     # --- vendor token formats (the kinds of gitleaks' rule set) --------------------------------------
     _vendor(
         "aws_access_key",
-        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+        r"A(?:3T[A-Z0-9]|KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA)[A-Z0-9]{16}(?![A-Za-z0-9])",
         "A3T",
         "AKIA",
         "ASIA",
@@ -262,7 +295,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _vendor(
         "stripe_key",
-        r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,255}|whsec_[A-Za-z0-9]{20,255}",
+        r"sk_(?:live|test|prod)_[A-Za-z0-9]{10,255}|rk_(?:live|test|prod)_[A-Za-z0-9]{10,255}|"
+        r"whsec_[A-Za-z0-9]{20,255}",
         "k_live_",
         "k_test_",
         "k_prod_",
@@ -297,7 +331,7 @@ _RULES: tuple[_Rule, ...] = (
         "saas_token",
         r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}|key-[0-9a-z]{32}(?![A-Za-z0-9])|"
         r"do[opr]_v1_[a-f0-9]{64}|dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,64}|dapi[a-f0-9]{32}(?:-[0-9])?|"
-        r"hv[sbr]\.[A-Za-z0-9_-]{24,255}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,255}|"
+        r"hv[sbr]\.[A-Za-z0-9_-]{24,255}|"
         r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|gl(?:c|sa)_[A-Za-z0-9_=+/-]{32,255}|lin_api_[A-Za-z0-9]{40}|"
         r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}|pul-[a-f0-9]{40}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|"
         r"ATATT3[A-Za-z0-9_=-]{50,255}|NRAK-[A-Z0-9]{27}|HRKU-[A-Za-z0-9_-]{30,255}|EAA[MC][A-Za-z0-9]{80,255}|"
@@ -310,7 +344,6 @@ _RULES: tuple[_Rule, ...] = (
         "hvs.",
         "hvb.",
         "hvr.",
-        "atlasv1",
         "shpat_",
         "shpca_",
         "shppa_",
@@ -330,6 +363,7 @@ _RULES: tuple[_Rule, ...] = (
         "AGE-SECRET-KEY-1",
     ),
     _vendor("twilio_key", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", "SK"),
+    _vendor("terraform_token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,255}", "atlasv1"),
     _vendor("telegram_bot_token", r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}", ":AA"),
     _vendor("azure_client_secret", r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}", "Q~"),
     _vendor("jwt", r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{0,4096}", "eyJ"),
