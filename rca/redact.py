@@ -519,8 +519,9 @@ class Redactor:
                 text = text.replace(literal, MASK)
         if "PRIVATE KEY" in text:
             text = self._private_keys(text)
-        lowered: str | None = text.lower()
-        present = _KEYWORDS.present(text) | _KEYWORDS_FOLDED.present(lowered)
+        folded = text.lower()
+        present = _KEYWORDS.present(text) | _KEYWORDS_FOLDED.present(folded)
+        lowered: str | None = folded
         for rule in _RULES:
             if not present.intersection(rule.keywords):
                 continue  # masking only ever removes keywords: what was absent stays absent
@@ -627,7 +628,7 @@ class Redactor:
         name = value.get("name")
         named_secret = isinstance(name, str) and is_secret_name(name)
         is_k8s_secret = value.get("kind") == "Secret"
-        out = {}
+        out: dict[Any, Any] = {}
         for k, v in value.items():
             if k == "value" and named_secret and isinstance(v, str) and v:
                 # Kubernetes env entries and similar {"name": SECRET_NAME, "value": ...}

@@ -175,9 +175,10 @@ class _Handler(BaseHTTPRequestHandler):
         return ok
 
     def flush_headers(self) -> None:
-        if hasattr(self, "_headers_buffer"):
-            self.wfile.write(b"".join(self._headers_buffer) + self._body_with_headers)
-            self._headers_buffer = []
+        buffer: list[bytes] | None = getattr(self, "_headers_buffer", None)
+        if buffer is not None:
+            self.wfile.write(b"".join(buffer) + self._body_with_headers)
+            buffer.clear()
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("http %s " + format, self.address_string(), *args)
