@@ -228,7 +228,7 @@ def test_redaction_rules() -> None:
         "PATH": "/bin",
     }
     assert is_secret_name("HF_TOKEN") and is_secret_name("x-api-key") and not is_secret_name("max_tokens")
-    assert r.total >= 4
+    assert r.total == 3  # the three masks above; vetoed look-alikes (max_tokens=128) are not counted
 
 
 def test_bundle_keeps_remote_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
