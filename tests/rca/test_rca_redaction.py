@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from gpuobs.rca.bundle import make_bundle
+from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.redact import MASK, Redactor, redact_json, redact_text
 
 _RNG = random.Random(20260110)
@@ -405,7 +406,7 @@ def test_every_file_of_a_bundle_is_redacted(tmp_path: Path, monkeypatch: pytest.
     prometheus = "http://admin:Pr0mPass-0123@127.0.0.1"
     exporter = "https://scrape:Exp0rterPass-4567@127.0.0.1/"
     out = tmp_path / "incident.tar.gz"
-    summary = make_bundle(str(out), logs=[str(logs)], prometheus=prometheus, exporter=exporter)
+    summary = make_bundle(str(out), DiagnoseInputs(logs=[str(logs)], prometheus=prometheus, exporter=exporter))
     assert len(summary.manifest["problems"]) == 2, summary.manifest["problems"]
     members = _members(out)
     secrets = [s for _, _, planted in PLANTED for s in planted] + [

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from gpuobs.rca.bundle import make_bundle
+from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.redact import MASK, MAX_LINE_CHARS, Redactor
 
 # Fragments that start a rule (a keyword, a separator, a URL scheme, a key header) repeated: each
@@ -113,7 +114,7 @@ def test_bundle_and_diagnose_of_pathological_lines_stay_fast(tmp_path: Path) -> 
         + "\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
     )
     started = time.perf_counter()
-    summary = make_bundle(str(tmp_path / "b.tar.gz"), logs=[str(log)])
+    summary = make_bundle(str(tmp_path / "b.tar.gz"), DiagnoseInputs(logs=[str(log)]))
     took = time.perf_counter() - started
     assert took < 20, f"bundle of {log.stat().st_size} bytes took {took:.1f} s"  # was 42 s for one line
     assert summary.manifest["lines_cut"] == sum(
