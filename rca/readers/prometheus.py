@@ -13,7 +13,6 @@ import math
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
 from gpuobs.errors import InputError
@@ -24,6 +23,7 @@ from gpuobs.names import serving as s
 from gpuobs.names.spec import MetricSpec
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.metrics import clock_reason_evidence, format_labels, metric_evidence
+from gpuobs.rca.readers.http import display_url, open_url
 
 __all__ = ["DEFAULT_WINDOW_S", "fetch_prometheus"]
 
@@ -60,7 +60,8 @@ _AGG_FN = {"max": "max_over_time", "min": "min_over_time", "avg": "avg_over_time
 
 class _Prom:
     def __init__(self, url: str, timeout_s: float) -> None:
-        self.url = url.rstrip("/")
+        self._full_url = url.rstrip("/")
+        self.url = display_url(self._full_url)  # what messages and evidence sources show
         self.timeout_s = timeout_s
         self.queries = 0
 
@@ -68,7 +69,7 @@ class _Prom:
         params = urllib.parse.urlencode({"query": expr, "time": f"{at:.3f}"})
         self.queries += 1
         try:
-            with urllib.request.urlopen(f"{self.url}/api/v1/query?{params}", timeout=self.timeout_s) as resp:
+            with open_url(f"{self._full_url}/api/v1/query?{params}", self.timeout_s) as resp:
                 body = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode("utf-8", "replace")

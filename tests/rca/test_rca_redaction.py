@@ -427,5 +427,6 @@ def test_every_file_of_a_bundle_is_redacted(tmp_path: Path, monkeypatch: pytest.
         assert line in node_log
     manifest = json.loads(members["gpuobs-bundle/manifest.json"])
     assert manifest["inputs"]["prometheus"] == f"http://admin:{MASK}@127.0.0.1"
-    assert all(p.startswith(("[prometheus]", "[exporter]")) and MASK in p for p in manifest["problems"])
+    # the readers name a URL without its credentials (rca/readers/http.py), so nothing is left to mask
+    assert all(p.startswith(("[prometheus]", "[exporter]")) for p in manifest["problems"])
     assert manifest == summary.manifest
