@@ -350,7 +350,8 @@ LATENCY_GROUP = "group"
 LATENCY_SIGNAL = "signal"
 """Attribute of a latency_shift: `span` (request or step spans) or `metric` (a latency histogram's median)."""
 BATCH_GROWTH = "batch_growth"
-"""Attribute of a decode-step latency_shift: how much the median batch size grew (1.0: the same batches)."""
+"""Attribute of a decode-step latency_shift: how much the batches grew (1.0: the same); absent when unknown.
+From spans: the decode steps' median batch size; from metrics: the mean tokens per engine step."""
 
 # Latency histograms (summarised per half of the window by the Prometheus reader) and the group each
 # measures: the time between two tokens is one decode step.
@@ -358,6 +359,8 @@ _METRIC_GROUPS = {
     serving.INTER_TOKEN_LATENCY.native: spans.SPAN_DECODE_STEP,
     serving.E2E_REQUEST_LATENCY.native: REQUEST_SPANS,
 }
+_BATCH_METRIC = serving.ITERATION_TOKENS.native
+"""Its mean per half of the window stands for the batch size behind a step-latency shift."""
 
 
 def _latency_group(ev: Evidence) -> str | None:
@@ -430,31 +433,42 @@ def latency_shift(evidence: Sequence[Evidence]) -> list[Evidence]:
 
 
 def _metric_latency_shift(evidence: Sequence[Evidence]) -> list[Evidence]:
-    """A latency histogram whose median over the second half of the window is at least twice the first's."""
+    """A latency histogram whose median over the second half of the window is at least twice the first's.
+
+    A step-latency shift says how the mean tokens per engine step (ITERATION_TOKENS, per half, same
+    labels) grew, when the source gave it: the batch size behind the steps.
+    """
     halves: dict[tuple[str, tuple[tuple[str, str], ...]], dict[int, Evidence]] = defaultdict(dict)
     for ev in evidence:
         half = ev.attrs.get(WINDOW_HALF)
-        if ev.key in _METRIC_GROUPS and half in (1, 2) and _numeric(ev) is not None:
+        if ev.key in (*_METRIC_GROUPS, _BATCH_METRIC) and half in (1, 2) and _numeric(ev) is not None:
             halves[_series_key(ev)][int(half)] = ev
     out = []
-    for (key, _), pair in sorted(halves.items()):
-        if len(pair) < 2:
+    for (key, labels), pair in sorted(halves.items()):
+        if key == _BATCH_METRIC or len(pair) < 2:
             continue
         before, after = _val(pair[1]), _val(pair[2])
-        if before > 0 and after >= 2 * before:
-            out.append(
-                _event(
-                    "latency_shift",
-                    after / before,
-                    pair[2].entity,
-                    pair[1].time,
-                    f"median {key} rose from {before * 1e3:.1f} ms in the first half of the window to "
-                    f"{after * 1e3:.1f} ms in the second ({after / before:.1f}x)",
-                    source=_source(pair.values()),
-                    metric=key,
-                    **{LATENCY_GROUP: _METRIC_GROUPS[key], LATENCY_SIGNAL: "metric"},
-                )
+        if before <= 0 or after < 2 * before:
+            continue
+        group = _METRIC_GROUPS[key]
+        batches: dict[str, float] = {}
+        tokens = halves.get((_BATCH_METRIC, labels), {})
+        if group == spans.SPAN_DECODE_STEP and len(tokens) == 2 and _val(tokens[1]) > 0:
+            first, second = _val(tokens[1]), _val(tokens[2])
+            batches = {"batch_before": first, "batch_after": second, BATCH_GROWTH: second / first}
+        out.append(
+            _event(
+                "latency_shift",
+                after / before,
+                pair[2].entity,
+                pair[1].time,
+                f"median {key} rose from {before * 1e3:.1f} ms in the first half of the window to "
+                f"{after * 1e3:.1f} ms in the second ({after / before:.1f}x)",
+                source=_source(pair.values()),
+                metric=key,
+                **{LATENCY_GROUP: group, LATENCY_SIGNAL: "metric", **batches},
             )
+        )
     return out
 
 

@@ -107,6 +107,14 @@ def _rng(seconds: float) -> str:
     return f"{max(1, math.ceil(seconds))}s"
 
 
+def _mean(spec: MetricSpec, window: str) -> str:
+    """The mean of a histogram's observations over the window, per served model."""
+    total, count = (
+        f"sum by (model_name) (increase({spec.native}_{part}[{window}]))" for part in ("sum", "count")
+    )
+    return f"{total} / {count}"
+
+
 def _quantile(q: float, spec: MetricSpec, window: str) -> str:
     """The q-quantile of a histogram over the window, per served model."""
     return f"histogram_quantile({q}, sum by (le, model_name) (increase({spec.native}_bucket[{window}])))"
@@ -138,7 +146,8 @@ def fetch_prometheus(
         key: str,
         agg: str,
         scale: float = 1.0,
-        at: float = end,
+        *,
+        at: float | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
         for r in results:
@@ -149,7 +158,8 @@ def fetch_prometheus(
                 continue
             if math.isnan(value):
                 continue
-            out.append(metric_evidence(key, value, labels, source, at, agg, {**meta, **(extra or {})}))
+            when = end if at is None else at
+            out.append(metric_evidence(key, value, labels, source, when, agg, {**meta, **(extra or {})}))
 
     if native or dcgm:
         for spec, aggs in _GAUGES:
@@ -185,10 +195,13 @@ def fetch_prometheus(
     for spec in (s.E2E_REQUEST_LATENCY, s.REQUEST_QUEUE_TIME, s.TTFT, s.INTER_TOKEN_LATENCY):
         add(prom.query(_quantile(0.99, spec, window), end), spec.native, "p99")
     half = (end - start) / 2
-    for spec in _HALVES:
-        for n, at in ((1, start + half), (2, end)):  # each half's median, dated at that half's end
+    for n, at in ((1, start + half), (2, end)):  # each half's summary, dated at that half's end
+        for spec in _HALVES:
             median = _quantile(0.5, spec, _rng(half))
             add(prom.query(median, at), spec.native, "p50", at=at, extra={WINDOW_HALF: n})
+        # tokens per engine step, the batch size behind a step's latency
+        tokens = _mean(s.ITERATION_TOKENS, _rng(half))
+        add(prom.query(tokens, at), s.ITERATION_TOKENS.native, "mean", at=at, extra={WINDOW_HALF: n})
     # Targets that were down at some point: the monitoring itself broke.
     for r in prom.query(f"min_over_time(up[{window}]) == 0", end):
         labels = {k: v for k, v in r.get("metric", {}).items() if k != "__name__"}

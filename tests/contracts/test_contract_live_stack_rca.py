@@ -7,9 +7,10 @@ clears it, and runs the real CLI as a subprocess over that phase's window:
 
     gpuobs diagnose --prometheus URL --traces SPANS.jsonl --logs serve.log --start T0 --end T1 --json
 
-`slow_kernel` must come out as `kernel_slowdown` (decode steps slower at the same batch size, from the
-spans, with Prometheus's inter-token latency agreeing), `cuda_oom` as `cuda_oom_capacity` (the
-server's log line, the CUDA error counter in Prometheus and the failed request's span). The window is
+`slow_kernel` must come out as `kernel_slowdown` (decode steps slower at the same batch size, in the
+spans and in Prometheus's inter-token latency), `cuda_oom` as `cuda_oom_capacity` (the server's log
+line, the CUDA error counter in Prometheus and the failed request's span); each also from the
+Prometheus server alone, as `gpuobs diagnose --prometheus URL` with no other input would. The window is
 pinned with `--start/--end` rather than `--since`: `--since` ends when the CLI reads the clock, seconds
 after the phase, and would cut its first requests. Nothing in the evidence may come from the
 server's own `fault_injected` log line: the diagnosis must rest on what a real incident leaves.
@@ -34,9 +35,11 @@ from support.serve import ServeProcess, http_json
 
 from gpuobs.names import gpu as g
 from gpuobs.names import kernel as kn
+from gpuobs.names import serving as s
 from gpuobs.names import spans as sp
-from gpuobs.rca import keys
+from gpuobs.rca import DiagnoseInputs, diagnose, keys
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
+from gpuobs.rca.inputs import TimeWindow
 
 pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
 
@@ -135,6 +138,12 @@ def _diagnose(stack: Stack, name: str, start: float, end: float) -> dict[str, An
     return report
 
 
+def _prometheus_alone(stack: Stack, start: float, end: float) -> str | None:
+    """The top cause from the Prometheus server alone (the library call `gpuobs diagnose` makes)."""
+    report = diagnose(DiagnoseInputs(prometheus=stack.prom.url, window=TimeWindow(start, end)))
+    return report.causes[0].id if report.causes else None
+
+
 def _lines(cause: dict[str, Any]) -> list[dict[str, Any]]:
     """Every line of a cause's chain: its evidence and the symptoms it explains."""
     return [*cause["evidence"], *cause["explained_symptoms"]]
@@ -178,18 +187,23 @@ def test_slow_kernel_is_named_kernel_slowdown_from_spans_and_prometheus(stack: S
     assert not any(c["id"].startswith("cuda_oom") for c in report["causes"])
     _no_fault_injection_lines(report)
 
-    # The anchor is the decode steps' shift in the spans; Prometheus's inter-token latency agrees.
+    # Two anchors: the decode steps' shift in the spans and the inter-token latency's in Prometheus.
     chain = top["evidence"]
-    steps = [e for e in chain if e["key"] == LATENCY_SHIFT and e["role"] == "anchor"]
-    assert steps and all(e["source"] == report["_traces"] for e in steps), chain
-    assert any(f"median {sp.SPAN_DECODE_STEP} latency" in e["text"] for e in steps), chain
+    anchors = [e for e in chain if e["key"] == LATENCY_SHIFT and e["role"] == "anchor"]
+    assert any(
+        e["source"] == report["_traces"] and f"median {sp.SPAN_DECODE_STEP} latency" in e["text"]
+        for e in anchors
+    ), chain
     metric = [e for e in chain if e["key"] == LATENCY_SHIFT and e["source"].startswith("prometheus:")]
-    assert metric, f"no Prometheus latency shift in the chain: {chain}"
+    assert any(
+        e["role"] == "anchor" and f"median {s.INTER_TOKEN_LATENCY.native}" in e["text"] for e in metric
+    ), f"no Prometheus inter-token latency shift anchoring the cause: {chain}"
     # Prometheus's latency summaries of the window are listed as what the cause explains.
-    assert any(s["source"].startswith("prometheus:") for s in top["explained_symptoms"]), top
+    assert any(sym["source"].startswith("prometheus:") for sym in top["explained_symptoms"]), top
     # The shift is far past the 2x threshold: a step went from milliseconds to over STEP_DELAY_S.
     shifts = [a for a in report["anomalies"] if a["key"] == LATENCY_SHIFT]
     assert shifts and max(float(a["value"]) for a in shifts) >= 5, shifts
+    assert _prometheus_alone(stack, start, end) == "kernel_slowdown"
 
 
 def test_cuda_oom_is_named_cuda_oom_capacity_from_log_metrics_and_spans(stack: Stack) -> None:
@@ -222,6 +236,8 @@ def test_cuda_oom_is_named_cuda_oom_capacity_from_log_metrics_and_spans(stack: S
     assert keys.PYTHON_EXCEPTION in by_source.get(report["_traces"], set()), by_source  # the span's event
     moved = [e for e in top["evidence"] if e["key"] == CUDA_ERRORS_MOVED]
     assert all('name="cudaErrorMemoryAllocation"' in e["text"] for e in moved), moved
+
+    assert _prometheus_alone(stack, start, end) == "cuda_oom_capacity"
 
     # One entity across the three: serve's device 0 is the simulated node's GPU 0 (exporter labels).
     uuids = {r["metric"]["uuid"] for r in stack.prom.query(f'{g.GPU_TEMPERATURE.native}{{gpu="0"}}')}

@@ -149,6 +149,28 @@ def test_latency_shift_from_a_histograms_medians_per_half_of_the_window() -> Non
     assert latency_shift([_half(e2e, 0.2, 1), _half(e2e, 0.6, 2)])[0].attrs[LATENCY_GROUP] == "request"
     ttft = s.TTFT.native  # not a latency the detector compares per half
     assert latency_shift([_half(ttft, 0.1, 1), _half(ttft, 0.9, 2)]) == []
+    assert BATCH_GROWTH not in found.attrs  # no tokens-per-step summary: the batch size is unknown
+    steps = s.ITERATION_TOKENS.native
+    (same,) = latency_shift(
+        [_half(itl, 0.005, 1), _half(itl, 0.175, 2), _half(steps, 2.2, 1), _half(steps, 2.2, 2)]
+    )
+    assert same.attrs[BATCH_GROWTH] == 1.0
+
+
+def test_kernel_slowdown_from_prometheus_alone_needs_the_same_tokens_per_step() -> None:
+    itl, steps = s.INTER_TOKEN_LATENCY.native, s.ITERATION_TOKENS.native
+
+    def causes(tokens_after: float) -> list[str]:
+        halves = [
+            _half(itl, 0.005, 1),
+            _half(itl, 0.175, 2),
+            _half(steps, 2.2, 1),
+            _half(steps, tokens_after, 2),
+        ]
+        return [c.id for c in diagnose_evidence(halves).causes]
+
+    assert causes(2.4) == ["kernel_slowdown"]
+    assert causes(9.0) == []  # four times the tokens per step: the load grew
 
 
 def test_kernel_slowdown_needs_slower_steps_at_the_same_batch_size_and_clean_clocks() -> None:
