@@ -34,11 +34,12 @@ demo: install
 	$(VENV)/bin/gpuobs demo
 
 # Debian's Prometheus server and promtool: integration tests scrape the real exporter with them.
+# Debian's chromium: the game-day report test loads the HTML page in a real headless browser.
 system-deps:
-	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then \
-		echo "installing Debian packages prometheus, prometheus-alertmanager"; \
+	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v chromium >/dev/null; then \
+		echo "installing Debian packages prometheus, prometheus-alertmanager, chromium"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			prometheus prometheus-alertmanager >/dev/null; \
+			prometheus prometheus-alertmanager chromium >/dev/null; \
 	fi
 
 lint: install-test

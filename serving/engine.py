@@ -1,40 +1,66 @@
 """The serving engine: a background thread running continuous batching over a paged KV cache.
 
-API agreed in SERVING_API.md (D3's server and D2's load tests code against it): `Engine(config)`,
-`start()`, `submit(request, on_event)` (thread-safe; QueueFullError / InvalidRequestError),
-`abort(id)`, `stats()`, `forward_logits(...)`, `memory_bytes()`, `stop(drain, timeout_s)`, `faults`.
+It implements `gpuobs.serving.interface.EngineClient`: `Engine(config)`, `start()`, `submit(request,
+on_event)` (thread-safe; raises the errors of gpuobs.serving.errors), `abort(id)`, `health()`, `stats()`,
+`forward_logits(...)`, `memory_bytes()`, `stop(drain, timeout_s)`, `faults`.
 
 Events: every generated token is delivered as `TokenEvent(finished=False, token_id=...)`, then exactly
 one final `TokenEvent(finished=True, token_id=None, finish_reason=..., metrics=...)`. A stop token
 (EOS or `stop_token_ids`) is not delivered as a token but counts in `generation_tokens`. `on_event`
 runs on the engine thread: hop to your own loop (loop.call_soon_threadsafe) and return quickly.
 
-Spans (opentelemetry-api only; no-ops without an SDK): `queue` per request from submission to
-scheduling (child of the request's trace_context), and one `prefill` / `decode_step` span per batch,
-child of the first traced request in the batch and linking the others; kernel launch spans nest
-under them because they are current while the model runs.
+Liveness: the loop beats a heartbeat (liveness.py). An exception in one request's bookkeeping fails that
+request and the loop goes on; a scheduler failure or anything else escaping the loop is a death: every
+request in flight fails at once, new ones are refused, and `health()` says why. Nothing ends it silently.
+
+Spans (engine_spans.py): `queue` per request, one `prefill` / `decode_step` per batch. The tensor work
+(forward passes, sampling) is the model runner's (model_runner.py).
+
+Over 500 lines on purpose: the loop, the per-request bookkeeping it does under one lock and the failure
+paths that guard both share that lock and state, and read as one unit.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpuobs import cuda_errors
-from gpuobs.errors import GpuobsError, InputError
+from gpuobs.errors import InputError
 from gpuobs.exporters.inprocess.launcher import default_launcher
 from gpuobs.names import logs as log_fields
 from gpuobs.names import spans
-from gpuobs.serving.faults import FaultInjector
-from gpuobs.serving.kv_cache import BlockManager, KVCache
-from gpuobs.serving.scheduler import (
+from gpuobs.serving.engine_spans import EngineTracer
+from gpuobs.serving.errors import (
+    EngineClosedError,
+    EngineUnhealthyError,
+    InvalidRequestError,
     QueueFullError,
+)
+from gpuobs.serving.faults import FaultInjector
+from gpuobs.serving.interface import (
+    FINISH_REASONS,
+    EngineClient,
+    GenerationRequest,
+    SamplingParams,
+    TokenEvent,
+    input_hash,
+)
+from gpuobs.serving.kv_cache import BlockManager, KVCache
+from gpuobs.serving.liveness import EngineHealth, Heartbeat, default_stall_budget_s
+from gpuobs.serving.model_runner import (
+    ModelRunner,
+    auto_num_blocks,
+    classify_step_error,
+    num_parameters,
+    set_cpu_threads,
+)
+from gpuobs.serving.scheduler import (
     Scheduler,
     SchedulerConfig,
     SequenceState,
@@ -43,22 +69,16 @@ from gpuobs.serving.scheduler import (
 from gpuobs.serving.stats import EngineStats, RequestMetrics
 
 if TYPE_CHECKING:
-    import torch
 
     from gpuobs.serving.model.tokenizer import HFTokenizer
-
-try:  # opentelemetry-api is a core dependency; guarded so the engine also runs where it is absent
-    from opentelemetry import context as otel_context
-    from opentelemetry import trace as otel_trace
-except ImportError:  # pragma: no cover - exercised on the bare GPU machine
-    otel_trace = None  # type: ignore[assignment]
-    otel_context = None  # type: ignore[assignment]
 
 __all__ = [
     "Engine",
     "EngineClosedError",
     "EngineConfig",
+    "EngineHealth",
     "EngineStats",
+    "EngineUnhealthyError",
     "GenerationRequest",
     "InvalidRequestError",
     "QueueFullError",
@@ -69,47 +89,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-FINISH_REASONS = ("stop", "length", "abort", "deadline", "error")
-
-
-class InvalidRequestError(GpuobsError):
-    """The request cannot be served as given (too long, bad parameter...): an HTTP 400."""
-
-
-class EngineClosedError(GpuobsError):
-    """The engine is stopping or stopped and takes no new requests (an HTTP 503)."""
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    max_tokens: int = 16
-    temperature: float = 0.0  # 0 = greedy
-    top_p: float = 1.0
-    seed: int | None = None
-    stop_token_ids: tuple[int, ...] = ()
-    ignore_eos: bool = False
-
-
-@dataclass
-class GenerationRequest:
-    request_id: str
-    prompt_token_ids: list[int]
-    params: SamplingParams
-    tenant: str = "default"
-    priority: int = 0  # higher first
-    deadline: float | None = None  # time.monotonic() deadline
-    trace_context: Any = None  # opentelemetry.context.Context: parent of queue/prefill/decode spans
-
-
-@dataclass(frozen=True)
-class TokenEvent:
-    request_id: str
-    token_id: int | None
-    finished: bool
-    finish_reason: str | None  # "stop" | "length" | "abort" | "deadline" | "error"
-    error: str | None = None
-    metrics: RequestMetrics | None = None  # set on the final event
 
 
 @dataclass
@@ -138,12 +117,17 @@ class EngineConfig:
     # torch intra-op threads on CPU (process-wide). None: 1 for small models (< 256 MiB of weights), whose
     # ops are too small to split and suffer badly from thread contention, else torch's default.
     cpu_threads: int | None = None
+    # A model step (or loop turn) running longer than this makes /health answer 503 (the engine is stalled).
+    # None: sized for the model by liveness.default_stall_budget_s (30 s for the embedded tiny model).
+    stall_budget_s: float | None = None
 
 
-def input_hash(token_ids: list[int]) -> str:
-    """Short stable hash of a prompt (logged instead of the prompt itself)."""
-    raw = ",".join(map(str, token_ids)).encode()
-    return hashlib.sha256(raw).hexdigest()[:16]
+class _LoopFailure(Exception):
+    """Raised inside the engine loop when a part it cannot recover from (the scheduler) failed."""
+
+    def __init__(self, where: str, cause: BaseException) -> None:
+        super().__init__(f"{where}: {cause}")
+        self.where, self.cause = where, cause
 
 
 class _FaultyTokenizer:
@@ -161,57 +145,6 @@ class _FaultyTokenizer:
 
     def decode(self, ids: list[int]) -> str:
         return self._inner.decode(self._faults.map_decode_ids(list(ids), self.vocab_size))
-
-
-class _Tracer:
-    """Span creation through opentelemetry-api (no-op without an SDK or without the package)."""
-
-    def __init__(self, provider: Any = None) -> None:
-        self._tracer: Any
-        if otel_trace is None:
-            self._tracer = None
-        elif provider is not None:
-            self._tracer = provider.get_tracer(spans.TRACER_ENGINE)
-        else:
-            self._tracer = otel_trace.get_tracer(spans.TRACER_ENGINE)
-
-    @property
-    def on(self) -> bool:
-        return self._tracer is not None
-
-    def start(self, name: str, parent: Any, start_ns: int | None = None, links: Any = None,
-              attributes: dict[str, Any] | None = None) -> Any:
-        if self._tracer is None:
-            return None
-        return self._tracer.start_span(name, context=parent, start_time=start_ns, links=links or None,
-                                       attributes=attributes)
-
-    @contextlib.contextmanager
-    def batch_span(self, name: str, seqs: list[SequenceState], attributes: dict[str, Any]) -> Iterator[Any]:
-        """One span for a batch step: child of the first traced request, linking the other requests."""
-        if self._tracer is None or otel_trace is None:
-            yield None
-            return
-        parent = next((s.request.trace_context for s in seqs if s.request.trace_context is not None), None)
-        links = []
-        for s in seqs:
-            ctx = s.request.trace_context
-            if ctx is None or ctx is parent:
-                continue
-            sc = otel_trace.get_current_span(ctx).get_span_context()
-            if sc.is_valid:
-                links.append(otel_trace.Link(sc, {spans.GEN_AI_REQUEST_ID: s.request_id}))
-        span = self._tracer.start_span(name, context=parent, links=links, attributes=attributes)
-        with otel_trace.use_span(span, end_on_exit=True, record_exception=True, set_status_on_exception=True):
-            yield span
-
-    @staticmethod
-    def end(span: Any, error: str | None = None) -> None:
-        if span is None:
-            return
-        if error is not None and otel_trace is not None:
-            span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, error))
-        span.end()
 
 
 class Engine:
@@ -233,16 +166,19 @@ class Engine:
         self._span_device: dict[str, Any] = (
             {spans.GPU_INDEX: self.device_id} if self.device.startswith("cuda") else {})
         if self.device == "cpu":
-            self._set_cpu_threads(config.cpu_threads)
+            set_cpu_threads(self.model, config.cpu_threads)
         mc = self.model.config
         limit = mc.max_position_embeddings
         self.max_model_len = min(config.max_model_len or limit, limit)
         if config.block_size < 1 or config.max_batch_size < 1 or config.max_queue_len < 1:
             raise InputError("block_size, max_batch_size and max_queue_len must be >= 1")
-        num_blocks = config.num_kv_blocks or self._auto_num_blocks()
+        num_blocks = config.num_kv_blocks or auto_num_blocks(
+            self.model, config.block_size, self.max_model_len, config.kv_cache_bytes,
+            config.kv_cache_memory_fraction)
         self.blocks = BlockManager(num_blocks, config.block_size)
         self.kv = KVCache(mc.num_hidden_layers, num_blocks, config.block_size, mc.num_key_value_heads,
                           mc.head_dim, self.model.dtype, self.model.device)
+        self.runner = ModelRunner(self.model, self.kv, self.blocks, config.seed)
         self.faults = FaultInjector(config.enable_fault_injection, self.device, self.device_id)
         self.faults.on_kv_capacity = self._set_kv_fraction
         self.faults.model_vocab_size = mc.vocab_size
@@ -264,14 +200,14 @@ class Engine:
             )
         except ValueError as exc:
             raise InputError(str(exc)) from exc
-        self._tracer = _Tracer(tracer_provider)
+        self._tracer = EngineTracer(tracer_provider)
+        self.heartbeat = Heartbeat(self._stall_budget(config))
         self._cond = threading.Condition()
         self._by_request: dict[str, SequenceState] = {}
         self._aborts: set[str] = set()
         self._thread: threading.Thread | None = None
         self._accepting = True
         self._stopping = False
-        self._forward_lock = threading.Lock()
         # counters (written by the engine thread under the lock)
         self._last_batch = 0
         self._last_prefill = 0
@@ -285,27 +221,13 @@ class Engine:
         self._errors: dict[str, int] = {}
 
     # ---- setup helpers ---------------------------------------------------------------------------
-    def _set_cpu_threads(self, threads: int | None) -> None:
-        import torch
-
-        if threads is None and self.model.parameter_bytes() < 256 * 1024**2:
-            threads = 1
-        if threads is not None:
-            if threads < 1:
-                raise InputError(f"cpu_threads must be >= 1, got {threads}")
-            torch.set_num_threads(threads)
-
-    def _auto_num_blocks(self) -> int:
-        per_block = self.model.kv_bytes_per_token() * self.config.block_size
-        if self.device.startswith("cuda"):
-            import torch
-
-            free, _total = torch.cuda.mem_get_info(self.model.device)
-            budget = int(free * self.config.kv_cache_memory_fraction)
-        else:
-            budget = self.config.kv_cache_bytes
-        need_one = -(-self.max_model_len // self.config.block_size) + 1
-        return max(need_one, budget // per_block)
+    def _stall_budget(self, config: EngineConfig) -> float:
+        if config.stall_budget_s is not None:
+            if not config.stall_budget_s > 0:
+                raise InputError(f"stall_budget_s must be > 0 seconds, got {config.stall_budget_s}")
+            return float(config.stall_budget_s)
+        return default_stall_budget_s(
+            num_parameters(self.model), config.max_prefill_tokens + config.max_batch_size, self.device)
 
     def _set_kv_fraction(self, fraction: float | None) -> int:
         with self._cond:
@@ -353,8 +275,12 @@ class Engine:
             raise InvalidRequestError("stop_token_ids must be token ids inside the vocabulary")
 
     def submit(self, req: GenerationRequest, on_event: Callable[[TokenEvent], None]) -> None:
-        """Queue a request (thread-safe). Raises InvalidRequestError, QueueFullError or EngineClosedError."""
+        """Queue a request (thread-safe). Raises InvalidRequestError, QueueFullError, EngineClosedError, or
+        EngineUnhealthyError when the engine is dead or stalled (a prompt refusal instead of a hang)."""
         self._validate(req)
+        health = self.health()
+        if not health.alive:
+            raise EngineUnhealthyError(health.reason or f"the engine is {health.state}")
         now = time.monotonic()
         seq = SequenceState(request=req, arrival=now, bucket=0, bucket_name="", on_event=on_event)
         seq.bucket = self.scheduler.bucket_of(seq.num_prompt_tokens)
@@ -375,6 +301,13 @@ class Engine:
                     spans.GEN_AI_REQUEST_ID: req.request_id, spans.GPUOBS_BUCKET: seq.bucket_name,
                     spans.GPUOBS_TENANT: req.tenant, spans.GPUOBS_PRIORITY: req.priority})
             self._cond.notify_all()
+
+    def health(self) -> EngineHealth:
+        """Liveness from the heartbeat: dead (thread ended, loop failed) or stalled past the budget."""
+        thread = self._thread
+        return self.heartbeat.check(started=thread is not None,
+                                    thread_alive=thread is not None and thread.is_alive(),
+                                    stopping=self._stopping)
 
     def abort(self, request_id: str) -> None:
         """Stop a request; its final event has finish_reason "abort". Unknown ids are ignored."""
@@ -412,29 +345,11 @@ class Engine:
         self, input_ids: list[list[int]], attention_mask: list[list[int]]
     ) -> list[list[float]]:
         """Logits of the last attended token of each row (gRPC Predict); rows may be padded either side."""
-        if len(input_ids) != len(attention_mask):
-            raise InvalidRequestError("input_ids and attention_mask have different batch sizes")
-        vocab = self.model.config.vocab_size
-        rows: list[list[int]] = []
-        for i, (ids, mask) in enumerate(zip(input_ids, attention_mask, strict=True)):
-            if len(ids) != len(mask):
-                raise InvalidRequestError(f"row {i}: input_ids and attention_mask lengths differ")
-            kept = [t for t, m in zip(ids, mask, strict=True) if m]
-            if not kept:
-                raise InvalidRequestError(f"row {i}: attention_mask masks every token")
-            if len(kept) > self.max_model_len:
-                raise InvalidRequestError(
-                    f"row {i}: {len(kept)} tokens exceed the maximum length {self.max_model_len}"
-                )
-            if any(not isinstance(t, int) or not 0 <= t < vocab for t in kept):
-                raise InvalidRequestError(f"row {i}: token id outside the vocabulary [0, {vocab})")
-            rows.append(kept)
-        with self._forward_lock:
-            return [self.model.forward_dense(r)[-1].tolist() for r in rows]
+        return self.runner.forward_logits(input_ids, attention_mask, self.max_model_len)
 
     def memory_bytes(self) -> int:
         """Model weights + KV cache (+ memory held by injected leaks), for hot-swap fit checks."""
-        return int(self.model.parameter_bytes() + self.kv.nbytes() + self.faults.leaked_bytes)
+        return self.runner.memory_bytes() + int(self.faults.leaked_bytes)
 
     def stop(self, drain: bool = True, timeout_s: float = 30) -> None:
         """Refuse new requests; with drain, let in-flight ones finish (up to timeout_s); abort the rest."""
@@ -442,7 +357,8 @@ class Engine:
         with self._cond:
             self._accepting = False
             pending = list(self._by_request) if self._thread is None else []
-            while drain and self._thread is not None and self._by_request and time.monotonic() < deadline:
+            while (drain and self._thread is not None and self._thread.is_alive() and self._by_request
+                   and time.monotonic() < deadline):
                 self._cond.wait(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
             for rid in self._by_request:
                 self._aborts.add(rid)
@@ -451,7 +367,7 @@ class Engine:
         if self._thread is not None:
             # one more loop turn delivers the aborts, then the thread ends
             end = time.monotonic() + 5.0
-            while time.monotonic() < end:
+            while time.monotonic() < end and self._thread.is_alive():
                 with self._cond:
                     if not self._by_request:
                         break
@@ -470,15 +386,29 @@ class Engine:
 
     # ---- the engine thread ------------------------------------------------------------------------
     def _run(self) -> None:
+        """The engine thread. Nothing ends it silently: a failure the loop cannot survive is a death, which
+        fails every request in flight at once and makes liveness (`health()`) say why."""
+        try:
+            self._loop()
+        except _LoopFailure as failure:
+            self._die(failure.where, failure.cause)
+        except BaseException as exc:
+            self._die("the engine loop raised", exc)
+
+    def _loop(self) -> None:
         busy_since_flush = False
         while True:
+            self.heartbeat.beat()
             going_idle = False
             with self._cond:
                 if self._stopping:
                     return
-                finals = self._take_aborts()
                 now = time.monotonic()
-                out = self.scheduler.schedule(now)
+                try:
+                    finals = self._take_aborts()
+                    out = self.scheduler.schedule(now)
+                except Exception as exc:  # its queues and block tables may be inconsistent now
+                    raise _LoopFailure("the scheduler raised", exc) from exc
                 for seq in out.expired:
                     self._by_request.pop(seq.request_id, None)
                     finals.append((seq, "deadline", None))
@@ -493,23 +423,85 @@ class Engine:
                     if busy_since_flush:
                         going_idle = True
                     else:
-                        wake = self.scheduler.next_wakeup(now)
+                        try:
+                            wake = self.scheduler.next_wakeup(now)
+                        except Exception as exc:
+                            raise _LoopFailure("the scheduler raised", exc) from exc
                         self._cond.wait(timeout=0.05 if wake is None else min(0.05, max(wake, 0.0005)))
                         continue
             if going_idle:
                 busy_since_flush = False
-                self._flush_kernel_spans()
+                try:
+                    self._flush_kernel_spans()
+                except Exception:  # telemetry must not take the engine down
+                    logger.exception("flushing kernel spans failed")
+                    self.heartbeat.survived()
                 continue
             busy_since_flush = busy_since_flush or bool(out.prefill or out.decode)
             for seq, reason, error in finals:
                 self._emit_final(seq, reason, error, time.monotonic())
             if out.prefill or out.decode:
+                phase = "+".join(name for name, seqs in (("prefill", out.prefill), ("decode", out.decode))
+                                 if seqs)
                 try:
-                    self._step(out.prefill, out.decode, out.copies)
+                    with self.heartbeat.step(phase):
+                        self._step(out.prefill, out.decode, out.copies)
                 except Exception as exc:  # a bug outside the model call: fail the batch, keep serving
                     logger.exception("engine step failed",
                                      extra=self._log_fields(None, {log_fields.EVENT: "engine_error"}))
+                    self.heartbeat.survived()
                     self._finish_step([], [(out.prefill + out.decode, exc)], time.monotonic())
+
+    def _die(self, where: str, exc: BaseException) -> None:
+        """The loop cannot go on: record why, refuse new requests, fail every request in flight now."""
+        reason = f"{where}: {type(exc).__name__}: {exc}"[:500]
+        self.heartbeat.fail(reason)
+        with contextlib.suppress(Exception):
+            logger.critical("engine dead: %s", reason, exc_info=exc,
+                            extra=self._log_fields(None, {log_fields.EVENT: "engine_dead"}))
+        with self._cond:
+            self._accepting = False
+            seqs = list(self._by_request.values())
+            self._by_request.clear()
+            self._aborts.clear()
+            self._errors["engine_dead"] = self._errors.get("engine_dead", 0) + 1
+            self._cond.notify_all()
+        for seq in seqs:
+            with contextlib.suppress(Exception):
+                self._tracer.end(seq.extra.pop("queue_span", None), error=reason)
+            self._send_final(seq, TokenEvent(seq.request_id, None, True, "error",
+                                             error=f"the engine died: {reason}"))
+
+    def _fail_request(self, seq: SequenceState, exc: BaseException) -> None:
+        """The bookkeeping of one request raised (a MemoryError, a bug): fail that request, keep serving."""
+        self.heartbeat.survived()
+        with contextlib.suppress(Exception):
+            logger.error("%s in the engine's bookkeeping of request %s: %s; the request fails",
+                         type(exc).__name__, seq.request_id, exc, exc_info=exc,
+                         extra=self._log_fields(None, {log_fields.REQUEST_ID: seq.request_id,
+                                                       log_fields.EVENT: "engine_error"}))
+        with self._cond:
+            if self._by_request.get(seq.request_id) is seq:
+                del self._by_request[seq.request_id]
+            self._errors["engine_bookkeeping"] = self._errors.get("engine_bookkeeping", 0) + 1
+            self._finished["error"] = self._finished.get("error", 0) + 1
+            try:
+                self.scheduler.remove(seq)  # idempotent: frees the blocks if they are still held
+            except Exception as remove_exc:
+                raise _LoopFailure("the scheduler raised", remove_exc) from remove_exc
+            self._cond.notify_all()
+        with contextlib.suppress(Exception):
+            self._tracer.end(seq.extra.pop("queue_span", None), error=str(exc)[:200])
+        self._send_final(seq, TokenEvent(
+            seq.request_id, None, True, "error",
+            error=f"{type(exc).__name__} in the engine's bookkeeping of this request: {exc}"))
+
+    def _send_final(self, seq: SequenceState, event: TokenEvent) -> None:
+        """Deliver a request's final event, once whatever path gets there first."""
+        if seq.extra.get("final_sent"):
+            return
+        seq.extra["final_sent"] = True
+        self._deliver(seq, event)
 
     @staticmethod
     def _flush_kernel_spans() -> None:
@@ -547,8 +539,6 @@ class Engine:
     def _step(
         self, prefill: list[SequenceState], decode: list[SequenceState], copies: list[tuple[int, int]]
     ) -> None:
-        import torch
-
         now = time.monotonic()
         for seq in prefill:
             span = seq.extra.pop("queue_span", None)
@@ -562,12 +552,9 @@ class Engine:
                     spans.GPUOBS_BUCKET: prefill[0].bucket_name, **self._span_device}) as span:
                 try:
                     self.faults.before_step("prefill")
-                    slots = torch.tensor([x for s in prefill for x in s.prefill_slots], dtype=torch.long,
-                                         device=self.model.device)
-                    logits = self.model.prefill([s.all_token_ids() for s in prefill], self.kv, slots)
-                    results += zip(prefill, self._sample(prefill, logits), strict=True)
+                    results += zip(prefill, self.runner.prefill(prefill), strict=True)
                 except Exception as exc:
-                    self._mark_error(span, exc)
+                    self._tracer.mark_error(span, exc)
                     failed.append((prefill, exc))
             with self._cond:
                 self._last_prefill = len(prefill)
@@ -579,20 +566,9 @@ class Engine:
                     spans.GPUOBS_BATCH_SIZE: len(decode), **self._span_device}) as span:
                 try:
                     self.faults.before_step("decode")
-                    self.kv.copy_blocks(copies)
-                    dev = self.model.device
-                    tables = [self.blocks.block_table(s.seq_id) for s in decode]
-                    width = max(len(t) for t in tables)
-                    padded = [t + [0] * (width - len(t)) for t in tables]
-                    bt = torch.tensor(padded, dtype=torch.int32, device=dev)
-                    positions = [s.num_tokens - 1 for s in decode]
-                    ctx = torch.tensor([p + 1 for p in positions], dtype=torch.int32, device=dev)
-                    slots = torch.tensor([s.decode_slot for s in decode], dtype=torch.long, device=dev)
-                    logits = self.model.decode([s.all_token_ids()[-1] for s in decode], positions, self.kv,
-                                               slots, bt, ctx)
-                    results += zip(decode, self._sample(decode, logits), strict=True)
+                    results += zip(decode, self.runner.decode(decode, copies), strict=True)
                 except Exception as exc:
-                    self._mark_error(span, exc)
+                    self._tracer.mark_error(span, exc)
                     failed.append((decode, exc))
             with self._cond:
                 self._last_batch = len(decode)
@@ -603,63 +579,23 @@ class Engine:
             self._iteration_tokens[step_tokens] = self._iteration_tokens.get(step_tokens, 0) + 1
         self._finish_step(results, failed, now)
 
-    def _mark_error(self, span: Any, exc: BaseException) -> None:
-        if span is not None and otel_trace is not None:
-            span.record_exception(exc)
-            span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, str(exc)[:200]))
-
-    def _sample(self, seqs: list[SequenceState], logits: torch.Tensor) -> list[int]:
-        import torch
-
-        greedy = logits.argmax(dim=-1).tolist()
-        out: list[int] = []
-        for i, seq in enumerate(seqs):
-            p = seq.request.params
-            if p.temperature <= 0.0:
-                out.append(int(greedy[i]))
-                continue
-            gen = seq.extra.get("generator")
-            if gen is None:
-                gen = torch.Generator()
-                seed = p.seed if p.seed is not None else self.config.seed * 1_000_003 + hash(seq.seq_id)
-                gen.manual_seed(seed & 0xFFFF_FFFF_FFFF)
-                seq.extra["generator"] = gen
-            probs = torch.softmax(logits[i].float().cpu() / p.temperature, dim=-1)
-            if p.top_p < 1.0:
-                sorted_p, idx = probs.sort(descending=True)
-                keep = sorted_p.cumsum(0) - sorted_p < p.top_p
-                sorted_p = sorted_p * keep
-                probs = torch.zeros_like(probs).scatter(0, idx, sorted_p)
-            out.append(int(torch.multinomial(probs / probs.sum(), 1, generator=gen).item()))
-        return out
-
     def _finish_step(self, results: list[tuple[SequenceState, int]],
                      failed: list[tuple[list[SequenceState], BaseException]], started: float) -> None:
         now = time.monotonic()
         events: list[tuple[SequenceState, TokenEvent]] = []
         finals: list[tuple[SequenceState, str, str | None]] = []
+        broken: list[tuple[SequenceState, BaseException]] = []
         with self._cond:
             self._steps += 1
             for seq, token in results:
                 if seq.request_id not in self._by_request or self._by_request[seq.request_id] is not seq:
                     continue  # aborted meanwhile
-                p = seq.request.params
-                seq.output_ids.append(token)
-                self._gen_tokens += 1
-                if seq.first_token is None:
-                    seq.first_token = now
-                stop = (token in p.stop_token_ids) or (not p.ignore_eos and token in self._eos)
-                if not stop:
-                    events.append((seq, TokenEvent(seq.request_id, token, False, None)))
-                reason = "stop" if stop else (
-                    "length" if len(seq.output_ids) >= p.max_tokens or seq.num_tokens >= self.max_model_len
-                    else None)
-                if reason is not None:
-                    self._by_request.pop(seq.request_id, None)
-                    self.scheduler.remove(seq)
-                    finals.append((seq, reason, None))
+                try:
+                    self._take_token(seq, token, now, events, finals)
+                except Exception as token_exc:
+                    broken.append((seq, token_exc))
             for seqs, exc in failed:
-                kind, code, name = self._classify(exc)
+                kind, code, name = classify_step_error(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
                 cuda = cuda_errors.by_code(code) if code is not None else None
                 if cuda is not None:  # every CUDA error the process hits, not only those inside a launch
@@ -667,30 +603,44 @@ class Engine:
                 for seq in seqs:
                     if self._by_request.get(seq.request_id) is not seq:
                         continue
-                    self._by_request.pop(seq.request_id, None)
-                    self.scheduler.remove(seq)
-                    finals.append((seq, "error", f"{type(exc).__name__}: {exc}"))
-                    logger.error("%s in a model step: %s", type(exc).__name__, exc,
-                                 extra=self._log_fields(seq, {
-                                     log_fields.CUDA_ERROR_CODE: code, log_fields.CUDA_ERROR_NAME: name,
-                                     log_fields.EVENT: kind}))
+                    try:
+                        self._by_request.pop(seq.request_id, None)
+                        self.scheduler.remove(seq)
+                        finals.append((seq, "error", f"{type(exc).__name__}: {exc}"))
+                        logger.error("%s in a model step: %s", type(exc).__name__, exc,
+                                     extra=self._log_fields(seq, {
+                                         log_fields.CUDA_ERROR_CODE: code, log_fields.CUDA_ERROR_NAME: name,
+                                         log_fields.EVENT: kind}))
+                    except Exception as bookkeeping_exc:
+                        broken.append((seq, bookkeeping_exc))
             self._cond.notify_all()
+        for seq, broken_exc in broken:
+            self._fail_request(seq, broken_exc)
         for seq, event in events:
-            self._deliver(seq, event)
+            if not seq.extra.get("final_sent"):
+                self._deliver(seq, event)
         for seq, reason, error in finals:
             self._emit_final(seq, reason, error, now)
 
-    @staticmethod
-    def _classify(exc: BaseException) -> tuple[str, int | None, str | None]:
-        import torch
-
-        text = str(exc)
-        if isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text.lower():
-            return "cuda_oom", 2, "cudaErrorMemoryAllocation"
-        err = cuda_errors.from_text(text)
-        if err is not None:
-            return "cuda_error", err.code, err.name
-        return "python_exception", None, None
+    def _take_token(self, seq: SequenceState, token: int, now: float,
+                    events: list[tuple[SequenceState, TokenEvent]],
+                    finals: list[tuple[SequenceState, str, str | None]]) -> None:
+        """Per-request bookkeeping of one sampled token (under the lock)."""
+        p = seq.request.params
+        seq.output_ids.append(token)
+        self._gen_tokens += 1
+        if seq.first_token is None:
+            seq.first_token = now
+        stop = (token in p.stop_token_ids) or (not p.ignore_eos and token in self._eos)
+        if not stop:
+            events.append((seq, TokenEvent(seq.request_id, token, False, None)))
+        reason = "stop" if stop else (
+            "length" if len(seq.output_ids) >= p.max_tokens or seq.num_tokens >= self.max_model_len
+            else None)
+        if reason is not None:
+            self._by_request.pop(seq.request_id, None)
+            self.scheduler.remove(seq)
+            finals.append((seq, reason, None))
 
     def _deliver(self, seq: SequenceState, event: TokenEvent) -> None:
         if seq.on_event is None:
@@ -702,6 +652,15 @@ class Engine:
                              extra=self._log_fields(seq))
 
     def _emit_final(self, seq: SequenceState, reason: str, error: str | None, now: float) -> None:
+        try:
+            metrics = self._final_bookkeeping(seq, reason, now)
+        except Exception as exc:  # e.g. a MemoryError: this request fails, the engine goes on
+            self._fail_request(seq, exc)
+            return
+        self._send_final(seq, TokenEvent(seq.request_id, None, True, reason, error=error, metrics=metrics))
+
+    def _final_bookkeeping(self, seq: SequenceState, reason: str, now: float) -> RequestMetrics:
+        """Counters, span and fault hooks of a finished request; returns its metrics."""
         span = seq.extra.pop("queue_span", None)
         self._tracer.end(span, error="deadline exceeded while queued" if reason == "deadline" else None)
         metrics = RequestMetrics(
@@ -717,4 +676,11 @@ class Engine:
         if reason == "deadline":
             logger.warning("request %s missed its deadline", seq.request_id,
                            extra=self._log_fields(seq, {log_fields.EVENT: "deadline"}))
-        self._deliver(seq, TokenEvent(seq.request_id, None, True, reason, error=error, metrics=metrics))
+        return metrics
+
+
+if TYPE_CHECKING:
+
+    def _implements_engine_client(engine: Engine) -> EngineClient:
+        """Never called: makes mypy check that Engine satisfies the EngineClient protocol."""
+        return engine

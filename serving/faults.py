@@ -13,7 +13,9 @@ Faults and what they leave behind:
 - `slow_kernel`: every model step takes `delay_s` longer; `hang`: the next step blocks for `hang_s`
   (bounded; `clear` releases it at once).
 - `worker_crash`: the next step logs a fatal CUDA error and ends the process (`os._exit` or a signal),
-  as a driver fault would; a supervisor sees the exit status.
+  as a driver fault would; a supervisor sees the exit status. With `mode: thread` only the engine thread
+  ends (an error no `except Exception` catches escapes its loop) and the HTTP server stays up: liveness
+  must say the engine is dead, and requests must fail promptly instead of hanging.
 - `kv_shrink`: the usable KV cache shrinks to `fraction` of its blocks (preemptions, queueing).
 - `tokenizer_mismatch`: detokenisation maps ids through a shifted vocabulary (wrong text), logged as a
   vocabulary size mismatch the way a wrong tokenizer file is.
@@ -29,10 +31,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from gpuobs.errors import GpuobsError
+from gpuobs.serving.errors import FaultNotEnabledError
 from gpuobs.serving.stats import FaultStats
 
-__all__ = ["FAULT_KINDS", "FaultInjector", "FaultNotEnabledError", "cuda_oom_message"]
+__all__ = ["FAULT_KINDS", "EngineThreadCrash", "FaultInjector", "FaultNotEnabledError", "cuda_oom_message"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,12 +43,13 @@ FAULT_KINDS = (
     "tokenizer_mismatch",
 )
 
+class EngineThreadCrash(BaseException):
+    """Raised by `worker_crash` in mode `thread`: a BaseException, so it escapes `except Exception` blocks
+    the way a fatal error does, and ends the engine thread unless the loop's last guard records it."""
+
+
 _GIB = 1024**3
 _MIB = 1024**2
-
-
-class FaultNotEnabledError(GpuobsError):
-    """Fault injection was asked for but the engine was started without it."""
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -219,8 +222,8 @@ class FaultInjector:
             return {"hang_s": num("hang_s", 30.0, 0.0, 3600.0)}
         if kind == "worker_crash":
             mode = str(p.get("mode", "exit"))
-            if mode not in ("exit", "signal"):
-                raise ValueError("worker_crash.mode must be exit or signal")
+            if mode not in ("exit", "signal", "thread"):
+                raise ValueError("worker_crash.mode must be exit, signal or thread")
             sig = str(p.get("signal", "SIGKILL"))
             if not hasattr(signal, sig):
                 raise ValueError(f"unknown signal {sig}")
@@ -307,13 +310,19 @@ class FaultInjector:
         return total, 20 * _MIB, max(0, allocated), reserved
 
     def _crash(self, params: dict[str, Any]) -> None:
+        message = "CUDA error: an illegal memory access was encountered (cudaErrorIllegalAddress)"
+        thread_only = params["mode"] == "thread"
         logger.critical(
-            "CUDA error: an illegal memory access was encountered (cudaErrorIllegalAddress); worker exiting",
+            "%s; %s exiting", message, "engine thread" if thread_only else "worker",
             extra=self._fields("worker_crash", cuda_error_code=700,
                                cuda_error_name="cudaErrorIllegalAddress"),
         )
         for handler in logging.getLogger("gpuobs").handlers:
             handler.flush()
+        if thread_only:
+            with self._lock:
+                self._active.pop("worker_crash", None)  # one crash, as a real one; a new engine is clean
+            raise EngineThreadCrash(message)
         if params["mode"] == "signal":
             os.kill(os.getpid(), getattr(signal, params["signal"]))
             time.sleep(5)  # the signal ends us; bounded in case it is caught

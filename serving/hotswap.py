@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError, UnknownModelError
+from gpuobs.serving.interface import EngineClient
+
 __all__ = [
     "ModelHandle",
     "ModelManager",
@@ -35,24 +38,12 @@ logger = logging.getLogger(__name__)
 _DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
 
 
-class SwapRefusedError(Exception):
-    """The new model would not fit (or the request to swap is otherwise impossible)."""
-
-
-class SwapInProgressError(Exception):
-    """Another swap is loading; one at a time."""
-
-
-class UnknownModelError(Exception):
-    """A request named a model that is not served."""
-
-
 @dataclass
 class ModelHandle:
     """One loaded engine and the requests holding it."""
 
     name: str
-    engine: Any
+    engine: EngineClient
     model_dir: str | None
     generation: int
     loaded_at: float = field(default_factory=time.time)
@@ -117,7 +108,7 @@ def estimate_model_bytes(
     return params * dtype_bytes + kv_cache_bytes
 
 
-def _model_path(engine: Any, model_dir: str | None) -> str | None:
+def _model_path(engine: EngineClient, model_dir: str | None) -> str | None:
     path = getattr(engine, "model_path", None)
     return str(path) if path is not None else model_dir
 
@@ -130,8 +121,8 @@ class ModelManager:
 
     def __init__(
         self,
-        factory: Callable[[str | None], Any],
-        warmup: Callable[[Any], None],
+        factory: Callable[[str | None], EngineClient],
+        warmup: Callable[[EngineClient], None],
         served_name: str | None = None,
         memory_budget_bytes: int | None = None,
         on_swap: Callable[[str], None] | None = None,
@@ -152,8 +143,8 @@ class ModelManager:
         self._closed = False
 
     # --- loading ---------------------------------------------------------------------------------
-    def _name_for(self, engine: Any, name: str | None) -> str:
-        return name or self._served_name or str(getattr(engine, "model_name", "model"))
+    def _name_for(self, engine: EngineClient, name: str | None) -> str:
+        return name or self._served_name or engine.model_name
 
     def load_initial(self, model_dir: str | None) -> ModelHandle:
         """Load, warm and publish the first model (blocking; readiness turns true at the end)."""
@@ -188,7 +179,7 @@ class ModelManager:
     def served_name(self) -> str:
         return self._current.name if self._current else (self._served_name or "")
 
-    def engines(self) -> list[tuple[str, Any]]:
+    def engines(self) -> list[tuple[str, EngineClient]]:
         """Every engine alive: the current one and retired ones still draining."""
         with self._lock:
             handles = ([self._current] if self._current else []) + list(self._retired)
@@ -227,7 +218,7 @@ class ModelManager:
                 except Exception:
                     logger.exception("memory_bytes() failed")
             return self._budget - used
-        device = str(getattr(getattr(self._current, "engine", None), "device", "cpu"))
+        device = self._current.engine.device if self._current is not None else "cpu"
         if device.startswith("cuda"):
             import torch
 
@@ -242,7 +233,7 @@ class ModelManager:
         if model_dir is None:
             return current_bytes
         dtype_bytes = None
-        if current is not None and not str(getattr(current.engine, "device", "cpu")).startswith("cuda"):
+        if current is not None and not current.engine.device.startswith("cuda"):
             # on CPU every checkpoint is loaded in the engine's dtype, whatever config.json says
             itemsize = getattr(
                 getattr(getattr(current.engine, "model", None), "dtype", None), "itemsize", None
@@ -297,7 +288,7 @@ class ModelManager:
         return status
 
     def _run_swap(self, status: SwapStatus) -> None:
-        engine = None
+        engine: EngineClient | None = None
         try:
             logger.info("hot-swap loading", extra={"model_id": status.model_dir, "event": "swap_loading"})
             engine = self._factory(status.model_dir)
@@ -352,7 +343,8 @@ class ModelManager:
             with self._lock:
                 if handle in self._retired:
                     self._retired.remove(handle)
-            handle.engine = None
+            # drop the last reference to the engine so that its weights and KV cache can be freed now
+            handle.engine = None  # type: ignore[assignment]
             gc.collect()
             try:
                 import sys

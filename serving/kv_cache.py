@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuobs.serving.errors import NoFreeBlocksError
+
 __all__ = ["BlockAllocation", "BlockManager", "KVCache", "NoFreeBlocksError"]
-
-
-class NoFreeBlocksError(RuntimeError):
-    """The cache has not enough free blocks for the request (the scheduler preempts on this)."""
 
 
 @dataclass

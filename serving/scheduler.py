@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuobs.errors import GpuobsError
+from gpuobs.serving.errors import QueueFullError
 from gpuobs.serving.kv_cache import BlockManager, NoFreeBlocksError
 
 if TYPE_CHECKING:
@@ -36,14 +36,6 @@ __all__ = [
     "bucket_names",
     "make_scheduler",
 ]
-
-
-class QueueFullError(GpuobsError):
-    """Admission refused: the request's queue is full. Retry after `retry_after_s` seconds (HTTP 429)."""
-
-    def __init__(self, message: str, retry_after_s: float) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
 
 
 class SeqStatus(enum.Enum):

@@ -1,13 +1,16 @@
-"""`gpuobs serve --supervise`: run the serving worker as a child process and restart it when it crashes.
+"""`gpuobs serve --supervise`: run the serving worker as a child process and restart it when it crashes
+or when its `/health` has answered 503 (engine dead or stalled) for longer than a threshold.
 
 Restarts back off exponentially (reset after the worker has run for a while), are counted, logged as
 JSON, and exposed by the worker itself as `gpuobs_serving_worker_restarts_total`: each new worker
 gets the count in `GPUOBS_WORKER_RESTARTS`. A clean exit (0) or a usage error (2) is not a crash and
-ends supervision; SIGTERM/SIGINT are forwarded to the worker, which drains and exits.
+ends supervision; SIGTERM/SIGINT are forwarded to the worker, which drains and exits. The health watch
+does for a bare process what the kubelet's livenessProbe does for a pod (deploy/serving).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -15,13 +18,15 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import FrameType
 
 from gpuobs.serving.stat_loggers import RESTARTS_ENV
 
-__all__ = ["BackoffPolicy", "Supervisor", "describe_exit"]
+__all__ = ["BackoffPolicy", "HealthWatch", "Supervisor", "describe_exit", "health_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +45,77 @@ class BackoffPolicy:
 
     def delay(self, consecutive: int) -> float:
         return float(min(self.max_s, self.initial_s * self.factor ** max(0, consecutive)))
+
+
+@dataclass(frozen=True)
+class HealthWatch:
+    """Restart the worker once `url` (its /health) has answered 503, or not answered in `timeout_s`, for
+    `unhealthy_after_s` in a row; polled every `period_s`. A refused connection (not listening yet) does
+    not count: a worker that is starting or gone is the exit status's business."""
+
+    url: str
+    unhealthy_after_s: float = 30.0
+    period_s: float = 2.0
+    timeout_s: float = 5.0
+    stop_grace_s: float = 10.0
+
+
+def health_url(address: str, port: int) -> str:
+    """The worker's /health as the supervisor on the same host reaches it (a wildcard address -> loopback)."""
+    host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(address, address)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/health"
+
+
+def _probe(url: str, timeout_s: float) -> str | None:
+    """None when healthy or not listening; else why the worker is unhealthy."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+            resp.read()
+            return None
+    except urllib.error.HTTPError as exc:
+        if exc.code != 503:
+            return None
+        try:
+            problems = json.loads(exc.read() or b"{}").get("problems") or []
+        except ValueError:
+            problems = []
+        return "; ".join(str(p) for p in problems) or "/health answered 503"
+    except TimeoutError:
+        return f"/health did not answer in {timeout_s:g} s"
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError):
+            return f"/health did not answer in {timeout_s:g} s"
+        return None  # refused or unreachable: not listening (yet)
+    except OSError:
+        return None
+
+
+class _HealthTracker:
+    """How long the worker has been unhealthy without a break."""
+
+    def __init__(self, watch: HealthWatch) -> None:
+        self.watch = watch
+        self.next_at = time.monotonic() + watch.period_s
+        self.bad_since: float | None = None
+
+    def verdict(self) -> str | None:
+        """Poll when due; the reason once the worker has been unhealthy past the threshold, else None."""
+        now = time.monotonic()
+        if now < self.next_at:
+            return None
+        self.next_at = now + self.watch.period_s
+        reason = _probe(self.watch.url, self.watch.timeout_s)
+        if reason is None:
+            self.bad_since = None
+            return None
+        if self.bad_since is None:
+            self.bad_since = now
+            logger.warning("worker unhealthy: %s", reason, extra={"event": "worker_unhealthy"})
+        if now - self.bad_since >= self.watch.unhealthy_after_s:
+            return reason
+        return None
 
 
 def describe_exit(returncode: int) -> str:
@@ -69,10 +145,15 @@ class Supervisor:
     """Runs `argv` as the worker and restarts it on crashes until stopped."""
 
     def __init__(
-        self, argv: Sequence[str], policy: BackoffPolicy | None = None, env: dict[str, str] | None = None
+        self,
+        argv: Sequence[str],
+        policy: BackoffPolicy | None = None,
+        env: dict[str, str] | None = None,
+        health: HealthWatch | None = None,
     ) -> None:
         self.argv = list(argv)
         self.policy = policy or BackoffPolicy()
+        self.health = health
         self.env = dict(os.environ if env is None else env)
         self.restarts = 0
         self.child: subprocess.Popen[bytes] | None = None
@@ -112,8 +193,14 @@ class Supervisor:
                 self.child = self._spawn()
                 child = self.child
             started = time.monotonic()
+            tracker = _HealthTracker(self.health) if self.health is not None else None
+            unhealthy: str | None = None
             while child.poll() is None:
                 if self._stop.wait(0.2):
+                    break
+                unhealthy = tracker.verdict() if tracker is not None else None
+                if unhealthy is not None:
+                    self._stop_unhealthy(child, unhealthy)
                     break
             if self._stop.is_set():
                 try:
@@ -124,7 +211,7 @@ class Supervisor:
                 logger.info("worker stopped (%s)", describe_exit(code), extra={"event": "worker_stopped"})
                 return 0 if code in (0, -signal.SIGTERM, -signal.SIGINT) else abs(code)
             code = child.returncode
-            if code in NO_RESTART_CODES:
+            if code in NO_RESTART_CODES and unhealthy is None:
                 logger.info(
                     "worker exited with %s; not restarting",
                     describe_exit(code),
@@ -144,12 +231,30 @@ class Supervisor:
             delay = self.policy.delay(consecutive)
             consecutive += 1
             self.restarts += 1
+            why = describe_exit(code) if unhealthy is None else f"unhealthy: {unhealthy}"
             logger.error(
-                "worker crashed (%s); restart %d in %.1f s",
-                describe_exit(code),
+                "worker %s (%s); restart %d in %.1f s",
+                "crashed" if unhealthy is None else "stopped",
+                why,
                 self.restarts,
                 delay,
-                extra={"event": "worker_crashed", "restarts": self.restarts, "exit": describe_exit(code)},
+                extra={"event": "worker_crashed", "restarts": self.restarts, "exit": why},
             )
             if self._stop.wait(delay):
                 return 0
+
+    def _stop_unhealthy(self, child: subprocess.Popen[bytes], reason: str) -> None:
+        """SIGTERM a worker that stayed unhealthy (it drains what it can), SIGKILL after the grace time."""
+        assert self.health is not None
+        logger.error(
+            "worker unhealthy for %.0f s (%s); stopping it",
+            self.health.unhealthy_after_s,
+            reason,
+            extra={"event": "worker_unhealthy_restart", "pid": child.pid},
+        )
+        child.terminate()
+        try:
+            child.wait(timeout=self.health.stop_grace_s)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()

@@ -1,9 +1,11 @@
-"""`gpuobs demo`: the exporter on a simulated 8-GPU node, scraped over HTTP, shown as a table."""
+"""`gpuobs demo`: a short game-day on the embedded stack (--exporter-only: a simulated node's table)."""
 
 from __future__ import annotations
 
+import tempfile
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -20,13 +22,19 @@ __all__ = ["register"]
 
 _HELP = "\n\n".join(
     [
-        "Start `gpuobs export` on a simulated 8-GPU node on a free loopback port, inject a few faults "
-        "(XID 13 on GPU 5, a hot GPU 3, a memory hog on GPU 1), scrape /metrics a few times over HTTP "
-        "and show what the exporter sees per GPU. Stops by itself within about 10 seconds.",
-        "Example: gpuobs demo --scrapes 3 --json",
-        "Exit codes: 0 the exporter answered every scrape, 1 a scrape failed, 2 bad input.",
+        "A short game-day on the embedded local stack: start `gpuobs serve --supervise` (tiny model) and "
+        "`gpuobs export` on a simulated node on loopback, then break them three times in turn (the host OOM "
+        "killer SIGKILLs the serving worker; every model step runs out of GPU memory; a GPU falls off the "
+        "bus) and show live how each is detected, diagnosed by `gpuobs diagnose` and recovered, then the "
+        "MTTR table, and stop everything. About a minute or two.",
+        "With --exporter-only: the exporter alone on a simulated 8-GPU node with a few faults (XID 13 on "
+        "GPU 5, a hot GPU 3, a memory hog on GPU 1), scraped over HTTP and shown per GPU, within ~10 s.",
+        "Examples: gpuobs demo  |  gpuobs demo --json  |  gpuobs demo --exporter-only --scrapes 3 --json",
+        "Exit codes: 0 every fault healed (or every scrape answered), 1 one did not, 2 bad input.",
     ]
 )
+
+DEMO_EXPERIMENTS = ("serving-worker-sigkill", "serving-cuda-oom", "node-gpu-fallen-off-bus")
 
 _COLUMNS = ("gpu", "util%", "mem GiB", "°C", "W", "SM MHz", "MJ", "XID", "throttle", "procs", "up")
 
@@ -95,12 +103,60 @@ def _rows(metrics: dict[str, list[tuple[dict[str, str], float]]]) -> list[dict[s
     return rows
 
 
+def _gameday_demo(json_out: bool, out: Path | None) -> None:
+    """Three faults in turn on the embedded stack, shown live, then the MTTR table."""
+    from gpuobs.chaos.gameday.runner import find_experiments
+    from gpuobs.cli.gameday import run_with_display
+
+    started = time.monotonic()
+    folder = out or Path(tempfile.mkdtemp(prefix="gpuobs-demo-"))
+    try:
+        result = run_with_display(
+            find_experiments(list(DEMO_EXPERIMENTS)), folder, json_out, prometheus=False
+        )
+    except RuntimeError as exc:
+        raise InputError(f"the local stack did not start: {exc}") from None
+    rows = [o.to_row() for o in result.outcomes]
+    if json_out:
+        emit_json(rows)
+    else:
+        columns = (
+            "experiment",
+            "diagnosed_signature",
+            "detect_s",
+            "diagnose_s",
+            "recover_s",
+            "mttr_s",
+            "requests_lost",
+            "passed",
+        )
+        console.print()
+        table = Table(title="MTTR (seconds from the fault)", header_style="bold")
+        for column in columns:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*("-" if row[c] is None else str(row[c]) for c in columns))
+        console.print(table)
+        console.print(f"reports in {folder}; stack stopped after {time.monotonic() - started:.0f} s")
+    if result.interrupted or not all(r["passed"] for r in rows):
+        raise typer.Exit(1)
+
+
 def demo(
-    gpus: int = typer.Option(8, "--gpus", help="GPUs of the simulated node."),
-    scrapes: int = typer.Option(3, "--scrapes", help="How many times to scrape /metrics (1-10)."),
-    interval: float = typer.Option(1.0, "--interval", help="Seconds between scrapes (0-3)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the last scrape's rows as JSON."),
+    exporter_only: bool = typer.Option(
+        False, "--exporter-only", help="Only the exporter on a simulated node, shown as a table."
+    ),
+    gpus: int = typer.Option(8, "--gpus", help="GPUs of the simulated node (--exporter-only)."),
+    scrapes: int = typer.Option(
+        3, "--scrapes", help="How many times to scrape /metrics (1-10; --exporter-only)."
+    ),
+    interval: float = typer.Option(1.0, "--interval", help="Seconds between scrapes (0-3; --exporter-only)."),
+    out: Path | None = typer.Option(None, "--out", help="Folder for the game-day's journals and reports."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
+    if not exporter_only:
+        _gameday_demo(json_out, out)
+        return
     from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
 
     if not 1 <= scrapes <= 10 or not 0 <= interval <= 3:

@@ -57,7 +57,14 @@ def _serve(
     supervise: bool = typer.Option(
         False,
         "--supervise/--no-supervise",
-        help="Run the worker as a child process and restart it with backoff when it crashes.",
+        help="Run the worker as a child process and restart it with backoff when it crashes "
+        "or its /health stays 503.",
+    ),
+    unhealthy_restart_s: float = typer.Option(
+        30.0,
+        "--unhealthy-restart-s",
+        help="With --supervise: restart the worker once /health has answered 503 (engine dead, or a step "
+        "past the stall budget, -E stall_budget_s) this many seconds in a row; 0 turns it off.",
     ),
     enable_fault_injection: bool = typer.Option(
         False, "--enable-fault-injection", help="Expose /admin/faults (chaos experiments only)."
@@ -111,17 +118,22 @@ def _serve(
         raise InputError(f"--model {model_v}: no config.json there (expected a Hugging Face Llama directory)")
     if max_grpc_batch < 1:
         raise InputError("--max-grpc-batch must be at least 1")
+    if not unhealthy_restart_s >= 0:
+        raise InputError(f"--unhealthy-restart-s must be >= 0, got {unhealthy_restart_s}")
     options = _engine_options(engine_option)
 
     from gpuobs.jsonlog import setup_logging
 
     setup_logging(log_level)
     if supervise:
-        from gpuobs.serving.supervisor import Supervisor
+        from gpuobs.serving.supervisor import HealthWatch, Supervisor, health_url
 
         # The worker must not supervise again, whatever the environment or the config file say.
         argv = [*(a for a in sys.argv[1:] if a != "--supervise"), "--no-supervise"]
-        sup = Supervisor([sys.executable, "-m", "gpuobs", *argv])
+        watch = None
+        if unhealthy_restart_s > 0:
+            watch = HealthWatch(health_url(address_v, port_v), unhealthy_after_s=unhealthy_restart_s)
+        sup = Supervisor([sys.executable, "-m", "gpuobs", *argv], health=watch)
         sup.install_signal_handlers()
         code = sup.run()
         raise typer.Exit(code)
@@ -134,7 +146,7 @@ def _serve(
         from gpuobs.telemetry import configure_tracing
 
         configure_tracing("gpuobs-serve", otlp_endpoint=otlp_endpoint)
-    from gpuobs.serving.http_api import ServerConfig, run_server
+    from gpuobs.serving.http import ServerConfig, run_server
 
     run_server(
         ServerConfig(

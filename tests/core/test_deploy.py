@@ -690,7 +690,7 @@ def test_tls_overlay_end_to_end(tmp_path: Path, spawn: Any) -> None:
 
 
 def test_serving_deployment_matches_the_server() -> None:
-    from gpuobs.serving.http_api import ServerConfig, ServingRuntime, create_app
+    from gpuobs.serving.http import ServerConfig, ServingRuntime, create_app
     from gpuobs.serving.model import loader
 
     objs = render(DEPLOY / "serving")
@@ -718,6 +718,51 @@ def test_serving_deployment_matches_the_server() -> None:
         else:
             os.environ["GPUOBS_CACHE_DIR"] = saved
     assert pod_spec(dep)["securityContext"]["runAsNonRoot"] is True
+
+
+def _probe_window_s(probe: dict[str, Any]) -> int:
+    """How long a probe must fail in a row before the kubelet acts (Kubernetes defaults: 10 s, 3)."""
+    return int(probe.get("periodSeconds", 10)) * int(probe.get("failureThreshold", 3))
+
+
+def _engine_option(args: list[str], key: str) -> str | None:
+    """The value of `--engine-option=KEY=V` / `-E KEY=V` in a container's args, if set."""
+    pairs = [a.split("=", 1)[1] for a in args if a.startswith("--engine-option=")]
+    pairs += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-E", "--engine-option")]
+    values = [v for k, _, v in (p.partition("=") for p in pairs) if k.replace("-", "_") == key]
+    return values[-1] if values else None
+
+
+@pytest.mark.parametrize("variant", ["serving", "sidecar"])
+def test_serving_probes_agree_with_the_engine_liveness(variant: str) -> None:
+    """Liveness on /health (503 when the engine is dead or a step runs past its stall budget), readiness on
+    /ready, a startup probe instead of a guessed initial delay; the windows fit the stall budget."""
+    from gpuobs.serving.liveness import STALL_BUDGET_FLOOR_S
+
+    dep = find(render(DEPLOY / variant), "Deployment", "gpuobs-serve")
+    c = container(dep, "server")
+    live, ready, start = c["livenessProbe"], c["readinessProbe"], c["startupProbe"]
+    assert (live["httpGet"]["path"], ready["httpGet"]["path"], start["httpGet"]["path"]) == (
+        "/health",
+        "/ready",
+        "/health",
+    )
+    assert {p["httpGet"]["port"] for p in (live, ready, start)} == {"http"}
+    # /health answers 200 while the model loads, so liveness needs no delay once the port is open
+    assert "initialDelaySeconds" not in live and _probe_window_s(start) >= 120
+    # one slow or lost probe restarts nothing, and a probe answers before the next is due
+    assert live["failureThreshold"] >= 2
+    for probe in (live, ready, start):
+        assert probe["timeoutSeconds"] < probe["periodSeconds"]
+    # a stalled or dead pod leaves the Service before the kubelet restarts it
+    assert _probe_window_s(ready) < _probe_window_s(live)
+    # /health turns 503 only once a step has run for the whole budget; the kubelet then confirms it within
+    # at most one more budget, so a hang is restarted within twice the budget
+    explicit = _engine_option(c["args"], "stall_budget_s")
+    budget = float(explicit) if explicit is not None else STALL_BUDGET_FLOOR_S  # the default is never lower
+    assert _probe_window_s(live) <= budget
+    # SIGTERM: the server's graceful shutdown (10 s) and the engine stop (5 s) fit the grace period
+    assert pod_spec(dep)["terminationGracePeriodSeconds"] >= 15
 
 
 def test_sidecar_adds_the_exporter_to_the_inference_pod() -> None:

@@ -28,7 +28,7 @@ def _run(
 
 def test_demo_runs_and_stops_by_itself() -> None:
     t0 = time.monotonic()
-    out = _run("demo", "--json", timeout=30)
+    out = _run("demo", "--exporter-only", "--json", timeout=30)
     elapsed = time.monotonic() - t0
     assert out.returncode == 0, out.stderr
     assert elapsed < 15, f"demo took {elapsed:.1f} s"
@@ -41,7 +41,7 @@ def test_demo_runs_and_stops_by_itself() -> None:
 
 
 def test_demo_table_for_people() -> None:
-    out = _run("demo", "--scrapes", "1", timeout=30)
+    out = _run("demo", "--exporter-only", "--scrapes", "1", timeout=30)
     assert out.returncode == 0, out.stderr
     assert "What gpuobs export sees" in out.stdout and "NVIDIA H200" in out.stdout
 
@@ -64,7 +64,7 @@ def test_bad_input_is_one_line_exit_2() -> None:
         out = _run("export", *args, "--port", str(free_port()))
         assert out.returncode == 2, (args, out.stderr)
         assert needle in out.stderr and "Traceback" not in out.stderr, out.stderr
-    out = _run("demo", "--scrapes", "50")
+    out = _run("demo", "--exporter-only", "--scrapes", "50")
     assert out.returncode == 2 and "--scrapes" in out.stderr
 
 

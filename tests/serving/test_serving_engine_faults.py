@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
-import logging
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,54 +16,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-from support.serving_model import Collector, tiny_model_dir
+from support.serving_model import Collector
 
-from gpuobs.jsonlog import JsonFormatter
-from gpuobs.serving.engine import Engine, EngineConfig, GenerationRequest, SamplingParams, input_hash
+from gpuobs.serving.engine import Engine, GenerationRequest, SamplingParams, input_hash
 from gpuobs.serving.faults import FAULT_KINDS, FaultNotEnabledError, cuda_oom_message
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_model_dir(tmp_path_factory.mktemp("cache"))
-
-
-@pytest.fixture
-def logs() -> Iterator[io.StringIO]:
-    """JSON lines of the gpuobs loggers, as `gpuobs serve` writes them."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    root = logging.getLogger("gpuobs")
-    old_level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    yield stream
-    root.removeHandler(handler)
-    root.setLevel(old_level)
-
-
-def _lines(stream: io.StringIO) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
-
-
-@pytest.fixture
-def engine_factory(model_dir: Path) -> Iterator[Any]:
-    engines: list[Engine] = []
-
-    def make(**kw: Any) -> Engine:
-        provider = kw.pop("tracer_provider", None)
-        kw.setdefault("num_kv_blocks", 64)
-        kw.setdefault("block_size", 4)
-        kw.setdefault("enable_fault_injection", True)
-        engine = Engine(EngineConfig(model_dir=str(model_dir), device="cpu", **kw), tracer_provider=provider)
-        engine.start()
-        engines.append(engine)
-        return engine
-
-    yield make
-    for engine in engines:
-        engine.stop(drain=False, timeout_s=1)
 
 
 def _go(engine: Engine, rid: str, prompt: list[int], n: int = 4, **kw: Any) -> Collector:
@@ -94,7 +47,7 @@ def test_faults_need_enabling_and_reject_bad_parameters(engine_factory: Any) -> 
 
 
 def test_cuda_oom_fails_the_step_with_pytorchs_message_logs_and_span(engine_factory: Any,
-                                                                     logs: io.StringIO) -> None:
+                                                                     logs: Any) -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -107,7 +60,7 @@ def test_cuda_oom_fails_the_step_with_pytorchs_message_logs_and_span(engine_fact
     assert final.error.startswith(
         "OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has")
     assert "reserved by PyTorch but unallocated" in final.error
-    records = [r for r in _lines(logs) if r.get("event") == "cuda_oom"]
+    records = [r for r in logs.records() if r.get("event") == "cuda_oom"]
     assert len(records) == 1
     rec = records[0]
     assert rec["level"] == "error" and rec["cuda_error_code"] == 2
@@ -172,7 +125,7 @@ def test_fragmentation_holds_memory_in_small_holes(engine_factory: Any) -> None:
 
 
 def test_slow_kernel_and_hang_show_in_latency_and_release_on_clear(
-    engine_factory: Any, logs: io.StringIO
+    engine_factory: Any, logs: Any
 ) -> None:
     engine = engine_factory()
     engine.faults.inject("slow_kernel", delay_s=0.05)
@@ -187,10 +140,10 @@ def test_slow_kernel_and_hang_show_in_latency_and_release_on_clear(
     assert engine.stats().running == 1
     engine.faults.clear("hang")
     assert c.wait(5).finish_reason == "length"
-    assert any(r.get("event") == "hang" for r in _lines(logs))
+    assert any(r.get("event") == "hang" for r in logs.records())
 
 
-def test_kv_shrink_forces_queueing_and_preemption(engine_factory: Any, logs: io.StringIO) -> None:
+def test_kv_shrink_forces_queueing_and_preemption(engine_factory: Any, logs: Any) -> None:
     engine = engine_factory(num_kv_blocks=40, max_batch_size=8, bucket_wait_s=(0.001,) * 4)
     engine.faults.inject("kv_shrink", fraction=0.3)  # 12 usable blocks of 4 slots
     assert engine.stats().faults.kv_capacity_blocks == 12
@@ -199,7 +152,7 @@ def test_kv_shrink_forces_queueing_and_preemption(engine_factory: Any, logs: io.
         assert c.wait(30).finish_reason == "length"
     stats = engine.stats()
     assert stats.preemptions_total > 0
-    preempted = [r for r in _lines(logs) if r.get("event") == "preemption"]
+    preempted = [r for r in logs.records() if r.get("event") == "preemption"]
     assert len(preempted) == stats.preemptions_total
     assert preempted[0]["msg"].startswith("Preempted request k")  # the wording vLLM v1 logs (and rca parses)
     assert preempted[0]["model_id"] == engine.model_name and "input_hash" in preempted[0]
@@ -207,14 +160,14 @@ def test_kv_shrink_forces_queueing_and_preemption(engine_factory: Any, logs: io.
     assert engine.blocks.capacity == 40 and engine.stats().faults.kv_capacity_blocks is None
 
 
-def test_tokenizer_mismatch_detokenises_wrongly_and_logs_it(engine_factory: Any, logs: io.StringIO) -> None:
+def test_tokenizer_mismatch_detokenises_wrongly_and_logs_it(engine_factory: Any, logs: Any) -> None:
     engine = engine_factory()
     ids = engine.tokenizer.encode("hello")
     assert engine.tokenizer.decode(ids) == "hello"
     engine.faults.inject("tokenizer_mismatch", shift=1)
     assert engine.tokenizer.decode(ids) == "ifmmp"
     assert engine.stats().faults.tokenizer_mismatch
-    rec = next(r for r in _lines(logs) if r.get("event") == "tokenizer_mismatch")
+    rec = next(r for r in logs.records() if r.get("event") == "tokenizer_mismatch")
     assert "tokenizer vocabulary size 261 does not match the model's embedding size 260" in rec["msg"]
     assert rec["model_id"] == engine.model_name and rec["device_id"] == 0
     engine.faults.clear("tokenizer_mismatch")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuobs.serving.http_api import _Detokenizer
+from gpuobs.serving.http.generation import Detokenizer
 from gpuobs.serving.model.tokenizer import HFTokenizer, byte_level_tokenizer_json
 
 
@@ -20,7 +20,7 @@ def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> HFTokenizer:
 
 
 def stream(tok: HFTokenizer, ids: list[int], stops: list[str]) -> tuple[str, list[str], bool]:
-    d = _Detokenizer(tok, stops)
+    d = Detokenizer(tok, stops)
     pieces = []
     for i in ids:  # keeps feeding after a stop, as the engine does until it sees the abort
         d.add(i)

@@ -14,6 +14,8 @@ import pytest
 from support.otlp import OtlpReceiver
 from support.serve import ServeProcess, http_json
 
+from gpuobs.names import spans as sn
+
 MODEL = "gpuobs-tiny-llama"
 
 
@@ -108,12 +110,15 @@ def test_cuda_oom_fails_the_request_like_a_real_oom(
     )
     assert 'gpuobs_serving_engine_errors_total{kind="cuda_oom"' in metrics
     request_id = logs[-1]["request_id"]
-    spans = otlp.wait_for(lambda ss: any(x["attributes"].get("gen_ai.response.id") == request_id for x in ss))
-    span = next(x for x in spans if x["attributes"].get("gen_ai.response.id") == request_id)
-    assert span["attributes"]["error.type"] == "cudaErrorMemoryAllocation"
-    assert span["attributes"]["gpuobs.cuda_error_code"] == 2
+    def ours(x: dict) -> bool:
+        return bool(x["attributes"].get(sn.GEN_AI_RESPONSE_ID) == request_id)
+
+    span = next(x for x in otlp.wait_for(lambda ss: any(ours(x) for x in ss)) if ours(x))
+    assert span["attributes"][sn.ERROR_TYPE] == "cudaErrorMemoryAllocation"
+    assert span["attributes"][sn.CUDA_ERROR_CODE] == 2  # the registry's key, as the launcher sets it
+    assert span["attributes"][sn.CUDA_ERROR_NAME] == "cudaErrorMemoryAllocation"
     assert span["status"] == 2  # STATUS_CODE_ERROR
-    assert span["attributes"]["gen_ai.response.finish_reasons"] == ["error"]
+    assert span["attributes"][sn.GEN_AI_RESPONSE_FINISH_REASONS] == ["error"]
     assert greedy(client)  # one-shot: the next request is served
 
 

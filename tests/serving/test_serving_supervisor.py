@@ -16,7 +16,7 @@ import pytest
 from support.prometheus import free_port
 from support.serve import ServeProcess, http_json
 
-from gpuobs.serving.supervisor import BackoffPolicy, Supervisor, describe_exit
+from gpuobs.serving.supervisor import BackoffPolicy, HealthWatch, Supervisor, describe_exit, health_url
 
 
 def test_backoff_grows_and_caps() -> None:
@@ -48,6 +48,76 @@ def test_supervisor_restarts_a_crashing_child_and_gives_up(tmp_path: Path) -> No
 def test_supervisor_does_not_restart_a_usage_error(tmp_path: Path) -> None:
     sup = Supervisor([sys.executable, "-c", "raise SystemExit(2)"], BackoffPolicy(initial_s=0.05))
     assert sup.run() == 2 and sup.restarts == 0
+
+
+class HealthServer:
+    """A real HTTP server on loopback whose /health answers `status` (what a worker's would)."""
+
+    def __init__(self, status: int) -> None:
+        import http.server
+        import json
+        import threading
+
+        answer = json.dumps({"status": "x", "problems": ["engine of m is dead: test"]}).encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/health"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_health_url_reaches_a_wildcard_address_over_loopback() -> None:
+    assert health_url("0.0.0.0", 8000) == "http://127.0.0.1:8000/health"
+    assert health_url("::", 8000) == "http://[::1]:8000/health"
+    assert health_url("10.1.2.3", 81) == "http://10.1.2.3:81/health"
+
+
+def test_supervisor_restarts_a_worker_whose_health_stays_503() -> None:
+    sick = HealthServer(503)
+    try:
+        watch = HealthWatch(sick.url, unhealthy_after_s=0.5, period_s=0.1, stop_grace_s=5)
+        sup = Supervisor(
+            [sys.executable, "-c", "import time; time.sleep(120)"],
+            BackoffPolicy(initial_s=0.05, max_s=0.1, max_restarts=1),
+            health=watch,
+        )
+        started = time.monotonic()
+        assert sup.run() == 1  # restarted once, then gave up: each worker was stopped for its health
+        assert sup.restarts == 1 and time.monotonic() - started < 60
+    finally:
+        sick.close()
+
+
+def test_supervisor_leaves_a_healthy_worker_alone() -> None:
+    import threading
+
+    fine = HealthServer(200)
+    try:
+        watch = HealthWatch(fine.url, unhealthy_after_s=0.3, period_s=0.05)
+        sup = Supervisor([sys.executable, "-c", "import time; time.sleep(120)"], health=watch)
+        runner = threading.Thread(target=sup.run)
+        runner.start()
+        time.sleep(3.0)  # ten times the threshold of probes answered 200
+        assert sup.restarts == 0 and sup.child is not None and sup.child.poll() is None
+        sup.stop()
+        runner.join(30)
+        assert not runner.is_alive()
+    finally:
+        fine.close()
 
 
 def _worker(proc: ServeProcess) -> dict:
@@ -122,6 +192,39 @@ def test_supervised_worker_is_restarted_after_kill_and_crash(tmp_path: Path) -> 
         # SIGTERM to the supervisor stops the worker and exits 0
         assert proc.stop(timeout=30) == 0
         assert not _pid_alive(third["pid"])
+
+
+def test_supervised_worker_with_a_dead_engine_is_restarted(tmp_path: Path) -> None:
+    proc = ServeProcess(
+        tmp_path,
+        "--supervise",
+        "--unhealthy-restart-s",
+        "3",
+        "--enable-fault-injection",
+        "-E",
+        "kv_cache_bytes=8388608",
+        grpc=False,
+    )
+    with proc:
+        first = _worker(proc)
+        status, _ = http_json("POST", f"{proc.url}/admin/faults/worker_crash", {"mode": "thread"})
+        assert status == 200
+        status, answer = http_json(
+            "POST",
+            f"{proc.url}/v1/completions",
+            {"model": "gpuobs-tiny-llama", "prompt": "x", "max_tokens": 2},
+        )
+        assert status == 500 and "the engine died" in answer["error"]["message"]
+        second = _wait_new_worker(proc, first["pid"])  # the process lived on; its /health said 503
+        assert second["restarts"] == 1
+        logs = proc.json_logs()
+        stopped = [r for r in logs if r.get("event") == "worker_unhealthy_restart"]
+        assert [r["pid"] for r in stopped] == [first["pid"]]
+        (crash,) = [r for r in logs if r.get("event") == "worker_crashed"]
+        assert crash["exit"].startswith(
+            "unhealthy: engine of gpuobs-tiny-llama is dead: the engine loop raised"
+        )
+        assert proc.stop(timeout=30) == 0
 
 
 def test_supervise_stops_on_a_usage_error(tmp_path: Path) -> None:

@@ -21,9 +21,9 @@ __all__ = ["patch"]
 
 def patch() -> None:
     """Make engines built for a model directory start with the cuda_oom fault active."""
-    from gpuobs.serving import http_api
+    from gpuobs.serving.http.runtime import ServingRuntime
 
-    original = http_api.ServingRuntime._build_engine
+    original = ServingRuntime._build_engine
 
     def build(self: Any, model_dir: str | None) -> Any:
         engine = original(self, model_dir)
@@ -31,7 +31,7 @@ def patch() -> None:
             engine.faults.inject("cuda_oom", at_allocation=1, repeat=True)
         return engine
 
-    http_api.ServingRuntime._build_engine = build  # type: ignore[method-assign]
+    ServingRuntime._build_engine = build  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,246 @@
+"""Run chaostoolkit experiments against a stack and time each phase: fault, detection, diagnosis, recovery.
+
+Each experiment runs through chaoslib (the same engine as `chaos run`) with rollbacks always played.
+The extension's activities mark the phases in the incident record; a background load samples latency
+and errors for the report's curves and counts accepted requests that were lost. All times are
+measured from the fault: detect_s, diagnose_s and recover_s are times to detection, diagnosis and
+recovery; mttr_s is the time until the incident is both diagnosed and recovered.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuobs.chaos.incident import current
+from gpuobs.chaos.load import LoadGenerator, Sample
+
+__all__ = [
+    "EXPERIMENTS_DIR",
+    "GamedayInterrupted",
+    "Outcome",
+    "expected_of",
+    "find_experiments",
+    "load_experiment",
+    "run_one",
+]
+
+logger = logging.getLogger(__name__)
+
+EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
+Listener = Callable[[str, str, float, Any], None]
+
+
+class GamedayInterrupted(Exception):
+    """Ctrl-C or SIGTERM arrived during an experiment: its rollbacks ran, the game-day stops."""
+
+
+@dataclass
+class Outcome:
+    """What one experiment showed; `to_row()` is the `--json` object."""
+
+    experiment: str
+    title: str
+    expected_signature: str | None
+    diagnosed_signature: str | None = None
+    detect_s: float | None = None
+    diagnose_s: float | None = None
+    recover_s: float | None = None
+    mttr_s: float | None = None
+    alert: str | None = None
+    alert_s: float | None = None
+    requests_lost: int = 0
+    passed: bool = False
+    failures: list[str] = field(default_factory=list)
+    started: float = 0.0
+    marks: dict[str, float] = field(default_factory=dict)
+    samples: list[Sample] = field(default_factory=list)
+    journal: str = ""
+    status: str = ""
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row.pop("samples")
+        row["requests"] = len(self.samples)
+        return row
+
+
+def find_experiments(names: Sequence[str]) -> list[Path]:
+    """Experiment files by path or by name in chaos/experiments/ (all of them when `names` is empty)."""
+    if not names:
+        return sorted(EXPERIMENTS_DIR.glob("*.json"))
+    out = []
+    for name in names:
+        path = Path(name)
+        if not path.is_file():
+            path = EXPERIMENTS_DIR / (name if name.endswith(".json") else f"{name}.json")
+        if not path.is_file():
+            known = ", ".join(p.stem for p in sorted(EXPERIMENTS_DIR.glob("*.json")))
+            raise FileNotFoundError(f"no experiment {name!r}; known: {known}")
+        out.append(path)
+    return out
+
+
+def load_experiment(path: Path) -> dict[str, Any]:
+    """Read and validate one experiment with chaoslib; raises chaoslib's InvalidExperiment."""
+    from chaoslib.experiment import ensure_experiment_is_valid
+
+    experiment: dict[str, Any] = json.loads(path.read_text())
+    ensure_experiment_is_valid(experiment)
+    return experiment
+
+
+def expected_of(experiment: dict[str, Any]) -> dict[str, Any]:
+    """The experiment's gpuobs extension: expected_signature, recover_within_s, max_requests_lost."""
+    for ext in experiment.get("extensions", []):
+        if ext.get("name") == "gpuobs":
+            return dict(ext)
+    return {}
+
+
+def _watch_alerts(prometheus_url: str, stop: threading.Event) -> None:
+    """Mark the first alert that starts firing after the fault (Prometheus detection, beside the probes)."""
+    from gpuobs.chaos.httpjson import request_json
+
+    def firing() -> set[str]:
+        try:
+            status, body = request_json("GET", f"{prometheus_url}/api/v1/alerts", timeout=2)
+        except Exception:  # Prometheus busy or gone: this watcher only adds a figure, never fails a run
+            return set()
+        alerts = body.get("data", {}).get("alerts", []) if status == 200 and isinstance(body, dict) else []
+        return {a["labels"]["alertname"] for a in alerts if a.get("state") == "firing"}
+
+    before = firing()
+    while not stop.wait(0.1):
+        if current().since_fault() is None:
+            before = firing()
+            continue
+        new = firing() - before
+        if new:
+            current().mark("alert", sorted(new)[0])
+            return
+
+
+def _journal_failures(journal: dict[str, Any]) -> list[str]:
+    failures = []
+    if journal.get("status") != "completed":
+        failures.append(f"experiment {journal.get('status')}")
+    if journal.get("deviated"):
+        failures.append("the steady state did not hold after the method")
+    before = (journal.get("steady_states") or {}).get("before") or {}
+    if not before.get("steady_state_met"):
+        failures.append("the steady state did not hold before the fault")
+    for run in journal.get("run", []):
+        if run.get("status") != "succeeded":
+            name = run.get("activity", {}).get("name")
+            failures.append(f"{name}: {str(run.get('exception', ['?'])[-1]).strip()[:300]}")
+    for run in journal.get("rollbacks", []) or []:
+        if run.get("status") != "succeeded":
+            failures.append(f"rollback {run.get('activity', {}).get('name')} failed")
+    return failures
+
+
+def run_one(
+    path: Path,
+    configuration: dict[str, Any],
+    out_dir: Path,
+    listener: Listener | None = None,
+    load: bool = True,
+    quiet_s: float = 2.0,
+) -> Outcome:
+    """Run one experiment file against the stack described by `configuration`; writes its journal."""
+    from chaoslib.experiment import run_experiment
+
+    experiment = load_experiment(path)
+    ext = expected_of(experiment)
+    time.sleep(quiet_s)  # a quiet gap, so the window of one fault's diagnosis holds nothing of the last
+    expected = ext.get("expected_signature") or None
+    outcome = Outcome(
+        experiment=path.stem, title=str(experiment.get("title", path.stem)), expected_signature=expected
+    )
+    incident = current()
+    incident.reset()
+
+    def relay(phase: str, at: float, detail: Any) -> None:
+        if listener is not None:
+            listener(outcome.experiment, phase, at, detail)
+
+    remove = incident.listen(relay)
+    gen = None
+    if load and configuration.get("serving_url"):
+        gen = LoadGenerator(
+            configuration["serving_url"], concurrency=1, max_tokens=8, interval_s=0.1, timeout_s=20
+        )
+        gen.start()
+    stop_watch = threading.Event()
+    if configuration.get("prometheus_url"):
+        watcher = threading.Thread(
+            target=_watch_alerts, args=(configuration["prometheus_url"], stop_watch), daemon=True
+        )
+        watcher.start()
+    outcome.started = time.time()
+    relay("start", outcome.started, outcome.title)
+    try:
+        journal = run_experiment(
+            experiment,
+            settings={"runtime": {"rollbacks": {"strategy": "always"}}},
+            experiment_vars=(dict(configuration), {}),
+        )
+    finally:
+        if gen is not None:
+            time.sleep(0.5)  # a little steady load after the rollback, for the curves
+            outcome.samples = gen.stop(timeout_s=25)
+        stop_watch.set()
+        remove()
+        leftover = incident.undo_all()
+        if leftover:
+            logger.warning("undid what %s left behind: %s", path.stem, leftover)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    journal_path = out_dir / f"{path.stem}.journal.json"
+    journal_path.write_text(json.dumps(journal, indent=1, default=str))
+    outcome.journal = str(journal_path)
+    outcome.status = str(journal.get("status"))
+    outcome.marks = dict(incident.marks)
+    outcome.failures = _journal_failures(journal)
+    fault = incident.marks.get("fault")
+
+    def since(phase: str) -> float | None:
+        at = incident.marks.get(phase)
+        return None if at is None or fault is None else round(max(0.0, at - fault), 3)
+
+    outcome.alert_s = since("alert")
+    outcome.alert = incident.details.get("alert")
+    outcome.detect_s, outcome.diagnose_s, outcome.recover_s = (
+        since("detected"),
+        since("diagnosed"),
+        since("recovered"),
+    )
+    outcome.diagnosed_signature = incident.details.get("diagnosed") or incident.details.get("diagnosed_other")
+    if expected is None and "diagnosed" not in incident.details:
+        outcome.diagnosed_signature = None
+    known = [t for t in (outcome.diagnose_s, outcome.recover_s) if t is not None]
+    outcome.mttr_s = max(known) if len(known) == 2 or (expected is None and known) else None
+    outcome.requests_lost = sum(
+        1 for s in outcome.samples if s.outcome == "lost" and s.start >= outcome.started
+    )
+    if fault is None:
+        outcome.failures.append("no fault was injected")
+    if expected and outcome.diagnosed_signature != expected:
+        outcome.failures.append(f"diagnosed {outcome.diagnosed_signature or 'nothing'}, expected {expected}")
+    within = ext.get("recover_within_s")
+    if within is not None and (outcome.recover_s is None or outcome.recover_s > float(within)):
+        outcome.failures.append(f"recovered in {outcome.recover_s} s, target {within} s")
+    max_lost = ext.get("max_requests_lost")
+    if max_lost is not None and outcome.requests_lost > int(max_lost):
+        outcome.failures.append(f"{outcome.requests_lost} accepted requests lost (at most {max_lost})")
+    outcome.passed = not outcome.failures
+    relay("done", time.time(), outcome.passed)
+    if outcome.status == "interrupted":
+        raise GamedayInterrupted(f"{path.stem} was interrupted; its rollbacks ran")
+    return outcome

@@ -1,0 +1,85 @@
+"""One game-day: start (or point at) a stack, run the experiments in turn, write journal and reports."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuobs.chaos.gameday.report import html_report, markdown_report
+from gpuobs.chaos.gameday.runner import GamedayInterrupted, Listener, Outcome, run_one
+from gpuobs.chaos.gameday.stack import LocalStack, StackTarget
+from gpuobs.chaos.incident import current
+from gpuobs.chaos.safety import check_url
+
+__all__ = ["GamedayResult", "run_gameday"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GamedayResult:
+    """The outcomes and where the reports were written."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    markdown: Path | None = None
+    html: Path | None = None
+    stack_s: float = 0.0
+    interrupted: str = ""
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    raise GamedayInterrupted("SIGTERM between experiments")
+
+
+def run_gameday(
+    experiments: Sequence[Path],
+    out_dir: Path,
+    target: StackTarget | None = None,
+    listener: Listener | None = None,
+    prometheus: bool = True,
+    allowed_hosts: Sequence[str] = (),
+    title: str = "gpuobs game-day",
+) -> GamedayResult:
+    """Run `experiments` against `target` (default: a fresh embedded local stack in out_dir/stack)."""
+    import time
+
+    result = GamedayResult()
+    stack = None
+    t0 = time.monotonic()
+    if target is None:
+        if listener is not None:
+            listener("stack", "starting", time.time(), None)
+        stack = LocalStack(out_dir / "stack", prometheus=prometheus)
+        target = stack.start()
+        if listener is not None:
+            listener("stack", "ready", time.time(), target.configuration())
+    result.stack_s = time.monotonic() - t0
+    config = target.configuration()
+    if allowed_hosts:
+        config["gpuobs_allowed_hosts"] = ",".join(allowed_hosts)
+    for key in ("serving_url", "exporter_url", "prometheus_url"):
+        if config.get(key):
+            check_url(str(config[key]), config)
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # chaoslib takes it over inside each experiment
+    try:
+        for path in experiments:
+            result.outcomes.append(run_one(path, config, out_dir, listener))
+    except GamedayInterrupted as exc:
+        result.interrupted = str(exc)
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+        current().undo_all()
+        if stack is not None:
+            stack.stop()
+    result.markdown = out_dir / "gameday.md"
+    result.markdown.write_text(markdown_report(result.outcomes, title))
+    result.html = out_dir / "gameday.html"
+    result.html.write_text(html_report(result.outcomes, title))
+    return result

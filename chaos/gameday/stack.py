@@ -1,0 +1,249 @@
+"""The embedded local stack a game-day breaks: `gpuobs serve --supervise`, a simulated-node exporter and,
+when installed, a Prometheus on loopback with minimal alert rules; or a stack the user names.
+
+Everything listens on 127.0.0.1 with free ports; logs go to files in the work folder, where the RCA
+probes read them (the serve JSON log, the kernel-log file the node actions write).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuobs.names import exporter as ex
+from gpuobs.names import gpu as g
+
+__all__ = ["LocalStack", "StackTarget", "alert_rules"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class StackTarget:
+    """Where a game-day's experiments point: URLs and the log files the diagnosis reads."""
+
+    serving_url: str = "http://127.0.0.1:8000"
+    exporter_url: str = ""
+    prometheus_url: str = ""
+    serve_log: str = ""
+    kernel_log: str = ""
+    exporter_log: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def configuration(self) -> dict[str, Any]:
+        """The experiment configuration values (they override each experiment's defaults)."""
+        out = {
+            "serving_url": self.serving_url,
+            "exporter_url": self.exporter_url,
+            "prometheus_url": self.prometheus_url,
+            "serve_log": self.serve_log,
+            "kernel_log": self.kernel_log,
+            "exporter_log": self.exporter_log,
+        }
+        return {**out, **self.extra}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str, timeout: float = 2.0) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return int(resp.status)
+    except OSError:
+        return 0
+
+
+def alert_rules() -> dict[str, Any]:
+    """Minimal alert rules for the game-day's Prometheus (until dashboards/ ships the project's own)."""
+    return {
+        "groups": [
+            {
+                "name": "gpuobs-gameday",
+                "rules": [
+                    {
+                        "alert": "GpuobsServingDown",
+                        "expr": 'up{job="serving"} == 0',
+                        "labels": {"severity": "critical"},
+                    },
+                    {
+                        "alert": "GpuobsGpuLost",
+                        "expr": f"{ex.GPU_UP.native} == 0",
+                        "labels": {"severity": "critical"},
+                    },
+                    {
+                        "alert": "GpuobsXidErrors",
+                        "expr": f"increase({g.XID_ERRORS.exposed_native}[1m]) > 0",
+                        "labels": {"severity": "warning"},
+                    },
+                ],
+            }
+        ]
+    }
+
+
+class LocalStack:
+    """Starts and stops the embedded stack in `workdir`; `target` says where it is."""
+
+    def __init__(self, workdir: Path, prometheus: bool = True, gpus: int = 4, scrape_interval: str = "500ms"):
+        self.workdir = Path(workdir).resolve()  # the parts run with it as their working directory
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.gpus = gpus
+        self.scrape_interval = scrape_interval
+        self.want_prometheus = prometheus and shutil.which("prometheus") is not None
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.serve_port = _free_port()
+        self.export_port = _free_port()
+        self.prom_port = _free_port() if self.want_prometheus else 0
+        self.target = StackTarget(
+            serving_url=f"http://127.0.0.1:{self.serve_port}",
+            exporter_url=f"http://127.0.0.1:{self.export_port}",
+            prometheus_url=f"http://127.0.0.1:{self.prom_port}" if self.want_prometheus else "",
+            serve_log=str(self.workdir / "serve.log"),
+            kernel_log=str(self.workdir / "kernel.log"),
+            exporter_log=str(self.workdir / "export.log"),
+        )
+
+    def _spawn(self, name: str, argv: list[str], log: Path) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with log.open("ab") as fh:
+            self.procs[name] = subprocess.Popen(
+                argv, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=self.workdir, start_new_session=True
+            )
+
+    def _prometheus_config(self) -> Path:
+        rules = self.workdir / "alert-rules.yml"
+        rules.write_text(json.dumps(alert_rules(), indent=1))  # YAML is a superset of JSON
+        config = {
+            "global": {"scrape_interval": self.scrape_interval, "evaluation_interval": self.scrape_interval},
+            "rule_files": [str(rules)],
+            "scrape_configs": [
+                {"job_name": "serving", "static_configs": [{"targets": [f"127.0.0.1:{self.serve_port}"]}]},
+                {"job_name": "exporter", "static_configs": [{"targets": [f"127.0.0.1:{self.export_port}"]}]},
+            ],
+        }
+        path = self.workdir / "prometheus.yml"
+        path.write_text(json.dumps(config, indent=1))
+        return path
+
+    def start(self, timeout_s: float = 180.0) -> StackTarget:
+        """Start every part and wait until each answers; raises RuntimeError with the log tail if not."""
+        py = [sys.executable, "-m", "gpuobs"]
+        Path(self.target.kernel_log).touch()
+        self._spawn(
+            "serve",
+            [
+                *py,
+                "serve",
+                "--supervise",
+                "--enable-fault-injection",
+                "--address",
+                "127.0.0.1",
+                "--port",
+                str(self.serve_port),
+                "--memory-budget-bytes",
+                str(2_000_000_000),
+                "--device",
+                "cpu",
+            ],
+            Path(self.target.serve_log),
+        )
+        self._spawn(
+            "export",
+            [
+                *py,
+                "export",
+                "--backend",
+                "sim",
+                "--gpus",
+                str(self.gpus),
+                "--enable-fault-injection",
+                "--address",
+                "127.0.0.1",
+                "--port",
+                str(self.export_port),
+                "--history-interval",
+                "0.5",
+                "--slow-interval",
+                "0.5",
+                "--log-level",
+                "info",
+            ],
+            self.workdir / "export.log",
+        )
+        if self.want_prometheus:
+            self._spawn(
+                "prometheus",
+                [
+                    "prometheus",
+                    f"--config.file={self._prometheus_config()}",
+                    f"--storage.tsdb.path={self.workdir / 'prometheus-data'}",
+                    f"--web.listen-address=127.0.0.1:{self.prom_port}",
+                    "--log.level=warn",
+                ],
+                self.workdir / "prometheus.log",
+            )
+        checks = {
+            "serve": f"{self.target.serving_url}/ready",
+            "export": f"{self.target.exporter_url}/healthz",
+        }
+        if self.want_prometheus:
+            checks["prometheus"] = f"{self.target.prometheus_url}/-/ready"
+        deadline = time.monotonic() + timeout_s
+        pending = dict(checks)
+        while pending and time.monotonic() < deadline:
+            for name, url in list(pending.items()):
+                proc = self.procs[name]
+                if proc.poll() is not None:
+                    self.stop()
+                    raise RuntimeError(f"{name} exited with {proc.returncode}: {self.log_tail(name)}")
+                if _get(url) == 200:
+                    del pending[name]
+            time.sleep(0.2)
+        if pending:
+            self.stop()
+            raise RuntimeError(f"not ready after {timeout_s:.0f} s: {', '.join(pending)}")
+        return self.target
+
+    def log_tail(self, name: str, chars: int = 2000) -> str:
+        path = {
+            "serve": Path(self.target.serve_log),
+            "export": self.workdir / "export.log",
+            "prometheus": self.workdir / "prometheus.log",
+        }[name]
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        """SIGTERM every part (the supervisor drains its worker), then SIGKILL what is left."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for name, proc in self.procs.items():
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                logger.warning("%s did not stop in %.0f s; killing it", name, timeout_s)
+                proc.kill()
+                proc.wait()
+        self.procs.clear()
+
+    def __enter__(self) -> LocalStack:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

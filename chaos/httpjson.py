@@ -1,0 +1,34 @@
+"""One small JSON-over-HTTP helper for chaos activities (standard library, so `chaos run` needs no more)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from chaoslib.exceptions import ActivityFailed
+
+__all__ = ["request_json", "request_text"]
+
+
+def request_text(method: str, url: str, body: Any = None, timeout: float = 10.0) -> tuple[int, str]:
+    """(status, body text) of one request; HTTP error statuses are returned, connection errors raise."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return int(resp.status), resp.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        return int(exc.code), exc.read().decode("utf-8", "replace")
+    except (OSError, ValueError) as exc:
+        raise ActivityFailed(f"{method} {url}: {exc}") from exc
+
+
+def request_json(method: str, url: str, body: Any = None, timeout: float = 10.0) -> tuple[int, Any]:
+    """(status, parsed JSON or the raw text) of one request."""
+    status, text = request_text(method, url, body, timeout)
+    try:
+        return status, json.loads(text) if text else None
+    except ValueError:
+        return status, text

@@ -1,0 +1,1 @@
+"""Chaos activities against Kubernetes through the `kubernetes` client: pod delete, evict, cordon, drain."""

@@ -1,0 +1,1 @@
+"""Chaos probes that ask `gpuobs diagnose` (the library call) what broke."""

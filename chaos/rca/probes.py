@@ -1,0 +1,134 @@
+"""Probes that ask the RCA pipeline (the library call, not the CLI) what the stack's own signals show."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from chaoslib.exceptions import ActivityFailed
+
+from gpuobs.chaos.diagnosis import diagnose_live, signatures_matching
+from gpuobs.chaos.incident import current
+from gpuobs.chaos.safety import check_url
+
+__all__ = ["diagnosed_as", "top_signature"]
+
+logger = logging.getLogger("chaostoolkit")
+
+
+def _inputs(
+    logs: list[str] | str | None, prometheus_url: str | None, exporter_url: str | None, config: Any
+) -> tuple[list[str], str | None, str | None]:
+    if isinstance(logs, str):
+        logs = [p for p in logs.split(",") if p.strip()]
+    files = [p for p in (logs or []) if Path(p).exists()]
+    prom = check_url(prometheus_url, config) if prometheus_url else None
+    exporter = check_url(exporter_url, config) if exporter_url else None
+    return files, prom, exporter
+
+
+def _preexisting(ids: set[str], exporter: str | None, fault: float) -> set[str]:
+    """Those of `ids` the node's state already matched in the ten seconds before the fault."""
+    if exporter is None:
+        return set()
+    known: dict[str, bool] = current().details.setdefault("preexisting", {})
+    unknown = {i for i in ids if i not in known}
+    if unknown:
+        matched = signatures_matching(unknown, (), None, exporter, start=fault - 10.0, end=fault - 0.05)
+        known.update({i: i in matched for i in unknown})
+    return {i for i in ids if known.get(i)}
+
+
+def top_signature(
+    logs: list[str] | str | None = None,
+    prometheus_url: str | None = None,
+    exporter_url: str | None = None,
+    lookback_s: float = 0.5,
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> str | None:
+    """The signature `gpuobs diagnose` ranks first over the window from the fault (minus `lookback_s`).
+
+    Causes that the exporter's history already showed in the ten seconds before the fault are
+    pre-existing conditions of a reused stack (counters such as ECC totals persist), not this fault's.
+    """
+    files, prom, exporter = _inputs(logs, prometheus_url, exporter_url, configuration)
+    with tempfile.TemporaryDirectory(prefix="gpuobs-chaos-rca-") as tmp:
+        return _top_signature(_since_fault(files, Path(tmp)), prom, exporter, lookback_s)
+
+
+def _since_fault(files: list[str], folder: Path) -> list[str]:
+    """Each watched log cut at its size when the fault went in (the RCA folds repeated lines into the
+    first one, so an older copy of the same message would otherwise hide this fault's)."""
+    out = []
+    offsets = current().offsets
+    for i, path in enumerate(files):
+        if path not in offsets:
+            out.append(path)
+            continue
+        with open(path, "rb") as fh:
+            fh.seek(offsets[path])
+            tail = fh.read()
+        cut = folder / f"{i}-{Path(path).name}"
+        cut.write_bytes(tail)
+        out.append(str(cut))
+    return out
+
+
+def _top_signature(files: list[str], prom: str | None, exporter: str | None, lookback_s: float) -> str | None:
+    fault = current().since_fault()
+    start = (fault if fault is not None else time.time() - 300) - lookback_s
+    old: set[str] = set()
+    for _ in range(3):  # a pre-existing cause may absorb the new one as its symptom: leave it out, again
+        report = diagnose_live(files, prom, exporter, start=start, exclude=old)
+        ids = {str(c.id) for c in report.causes}
+        found = _preexisting(ids, exporter, fault) if fault is not None else set()
+        if not found - old:
+            break
+        old |= found
+    fresh = [c for c in report.causes if str(c.id) not in old]
+    current().details["last_diagnosis"] = {
+        "causes": [str(c.id) for c in report.causes],
+        "preexisting": sorted(old),
+        "problems": list(report.problems),
+        "evidence": report.evidence_count,
+        "sources": dict(report.sources),
+        "logs": files,
+    }
+    return str(fresh[0].id) if fresh else None
+
+
+def diagnosed_as(
+    expected_signature: str,
+    logs: list[str] | str | None = None,
+    prometheus_url: str | None = None,
+    exporter_url: str | None = None,
+    timeout_s: float = 30.0,
+    interval_s: float = 0.5,
+    lookback_s: float = 0.5,
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> str:
+    """Diagnose repeatedly until `expected_signature` ranks first (the diagnosis); fails on timeout.
+
+    Inputs are the stack's own signals: its JSON logs and kernel log (`logs`), the exporter's
+    /api/history and a Prometheus server, each optional. Returns the signature found.
+    """
+    deadline = time.monotonic() + timeout_s
+    seen: str | None = None
+    while True:
+        seen = top_signature(logs, prometheus_url, exporter_url, lookback_s, configuration)
+        if seen == expected_signature:
+            current().mark("diagnosed", seen)
+            return seen
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(interval_s)
+    current().details["diagnosed_other"] = seen
+    raise ActivityFailed(
+        f"expected {expected_signature} ranked first, diagnosis says {seen or 'nothing'} "
+        f"({current().details.get('last_diagnosis')})"
+    )

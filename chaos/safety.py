@@ -1,0 +1,92 @@
+"""Guard rails every chaos action passes through: a target allowlist, dry runs, Kubernetes limits.
+
+Settings come from the experiment's configuration (or the game-day's): `gpuobs_allowed_hosts`
+(hosts an action may touch; loopback only by default), `gpuobs_dry_run` (log what would be done, do
+nothing), `gpuobs_protected_namespaces` (default kube-system) and `gpuobs_max_blast_radius` (most
+Kubernetes objects one action may touch; default 1).
+"""
+
+from __future__ import annotations
+
+import logging
+import urllib.parse
+from collections.abc import Iterable
+from typing import Any
+
+from chaoslib.exceptions import ActivityFailed
+
+__all__ = [
+    "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_PROTECTED_NAMESPACES",
+    "SafetyError",
+    "check_blast_radius",
+    "check_namespace",
+    "check_url",
+    "is_dry_run",
+]
+
+logger = logging.getLogger("chaostoolkit")
+
+DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
+DEFAULT_PROTECTED_NAMESPACES = ("kube-system",)
+DEFAULT_MAX_BLAST_RADIUS = 1
+
+
+class SafetyError(ActivityFailed):
+    """An action was refused by a guard rail (target not allowed, protected namespace, blast radius)."""
+
+
+def _list(value: Any, default: Iterable[str]) -> tuple[str, ...]:
+    if value is None or value == "":
+        return tuple(default)
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(str(v) for v in value)
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def is_dry_run(configuration: dict[str, Any] | None) -> bool:
+    """True when the configuration asks for a dry run: actions log what they would do and return."""
+    return _truthy((configuration or {}).get("gpuobs_dry_run", False))
+
+
+def allowed_hosts(configuration: dict[str, Any] | None) -> tuple[str, ...]:
+    return _list((configuration or {}).get("gpuobs_allowed_hosts"), DEFAULT_ALLOWED_HOSTS)
+
+
+def check_url(url: str, configuration: dict[str, Any] | None) -> str:
+    """Return `url` if its host is on the allowlist; raise SafetyError otherwise."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise SafetyError(f"not an http(s) URL: {url!r}")
+    hosts = allowed_hosts(configuration)
+    if parsed.hostname not in hosts:
+        raise SafetyError(
+            f"target {parsed.hostname} is not on the allowlist ({', '.join(hosts)}); "
+            "add it to gpuobs_allowed_hosts to allow it"
+        )
+    return url.rstrip("/")
+
+
+def check_namespace(namespace: str, configuration: dict[str, Any] | None) -> str:
+    """Return `namespace` unless it is protected (kube-system by default)."""
+    protected = _list((configuration or {}).get("gpuobs_protected_namespaces"), DEFAULT_PROTECTED_NAMESPACES)
+    if namespace in protected:
+        raise SafetyError(f"namespace {namespace} is protected ({', '.join(protected)}); refusing")
+    return namespace
+
+
+def check_blast_radius(count: int, configuration: dict[str, Any] | None, what: str = "objects") -> None:
+    """Refuse an action that would touch more than `gpuobs_max_blast_radius` objects."""
+    raw = (configuration or {}).get("gpuobs_max_blast_radius", DEFAULT_MAX_BLAST_RADIUS)
+    try:
+        limit = int(raw)
+    except (TypeError, ValueError) as exc:
+        raise SafetyError(f"gpuobs_max_blast_radius must be an integer, got {raw!r}") from exc
+    if count > limit:
+        raise SafetyError(f"{count} {what} exceed the blast-radius limit of {limit}; refusing")

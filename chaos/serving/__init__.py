@@ -1,0 +1,1 @@
+"""Chaos activities against `gpuobs serve`: worker signals, engine faults over /admin/faults, load."""

@@ -1,0 +1,168 @@
+"""Probes of `gpuobs serve`: health, readiness, a golden completion within its SLO, deviation, recovery.
+
+`service_healthy` is the steady-state check (the SLOs: /health and /ready answer 200, a greedy
+completion answers 200 within `max_latency_s` with the same text as before the fault). The waiting
+probes poll it and mark the incident's `detected` and `recovered` phases for the game-day clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from chaoslib.exceptions import ActivityFailed
+
+from gpuobs.chaos.httpjson import request_json
+from gpuobs.chaos.incident import current
+from gpuobs.chaos.safety import check_url
+from gpuobs.chaos.serving.actions import DEFAULT_URL, load_named
+
+__all__ = [
+    "requests_lost",
+    "service_healthy",
+    "slo_violations",
+    "wait_for_deviation",
+    "wait_for_steady_state",
+    "worker_pid",
+]
+
+logger = logging.getLogger("chaostoolkit")
+
+_GOLDEN: dict[str, str] = {}
+
+
+def slo_violations(
+    base_url: str = DEFAULT_URL,
+    max_latency_s: float = 2.0,
+    model: str = "gpuobs-tiny-llama",
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> list[str]:
+    """What breaks the serving SLOs right now (empty when healthy).
+
+    Checks /health and /ready, then one greedy completion: its status, its latency against
+    `max_latency_s`, and its text against the first healthy answer seen (a wrong tokenizer or corrupted
+    weights change the text, not the status).
+    """
+    base = check_url(base_url, configuration)
+    problems: list[str] = []
+    for path in ("/health", "/ready"):
+        try:
+            status, body = request_json("GET", f"{base}{path}", timeout=max(1.0, max_latency_s))
+        except ActivityFailed as exc:
+            return [f"{path}: {exc}"]
+        if status != 200:
+            problems.append(f"{path} answered {status}: {body}")
+    if problems:
+        return problems
+    t0 = time.perf_counter()
+    body_in = {
+        "model": model,
+        "prompt": "golden prompt",
+        "max_tokens": 8,
+        "temperature": 0,
+        "ignore_eos": True,
+    }
+    try:
+        status, body = request_json("POST", f"{base}/v1/completions", body_in, timeout=max_latency_s + 1)
+    except ActivityFailed as exc:
+        return [f"completion: {exc}"]
+    latency = time.perf_counter() - t0
+    if status != 200:
+        return [f"completion answered {status}: {str(body)[:200]}"]
+    if latency > max_latency_s:
+        problems.append(f"completion took {latency:.2f} s > {max_latency_s:.2f} s")
+    text = str(body["choices"][0]["text"]) if isinstance(body, dict) and body.get("choices") else ""
+    golden = _GOLDEN.setdefault(base, text)
+    if text != golden:
+        problems.append(f"completion text changed: {text!r} != {golden!r}")
+    return problems
+
+
+def service_healthy(
+    base_url: str = DEFAULT_URL,
+    max_latency_s: float = 2.0,
+    model: str = "gpuobs-tiny-llama",
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> bool:
+    """True when every serving SLO holds (see slo_violations); the reasons are logged when not."""
+    problems = slo_violations(base_url, max_latency_s, model, configuration)
+    if problems:
+        logger.info("serving SLOs violated: %s", "; ".join(problems))
+    return not problems
+
+
+def wait_for_deviation(
+    base_url: str = DEFAULT_URL,
+    timeout_s: float = 30.0,
+    max_latency_s: float = 2.0,
+    interval_s: float = 0.1,
+    model: str = "gpuobs-tiny-llama",
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> list[str]:
+    """Poll the SLOs until one is violated (the detection); returns the violations. Fails on timeout."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        problems = slo_violations(base_url, max_latency_s, model, configuration)
+        if problems:
+            current().mark("detected", "; ".join(problems))
+            return problems
+        time.sleep(interval_s)
+    raise ActivityFailed(f"no SLO deviation within {timeout_s:.0f} s of the fault")
+
+
+def wait_for_steady_state(
+    base_url: str = DEFAULT_URL,
+    timeout_s: float = 60.0,
+    max_latency_s: float = 2.0,
+    interval_s: float = 0.1,
+    model: str = "gpuobs-tiny-llama",
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> float:
+    """Poll until every SLO holds again (the recovery); returns seconds since the fault. Fails on timeout."""
+    deadline = time.monotonic() + timeout_s
+    last: list[str] = []
+    while time.monotonic() < deadline:
+        last = slo_violations(base_url, max_latency_s, model, configuration)
+        if not last:
+            at = current().mark("recovered")
+            fault = current().since_fault()
+            return round(at - fault, 3) if fault is not None else 0.0
+        time.sleep(interval_s)
+    raise ActivityFailed(f"not steady {timeout_s:.0f} s later: {'; '.join(last)}")
+
+
+def worker_pid(
+    base_url: str = DEFAULT_URL,
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> int:
+    """The serving worker's process id, from /health."""
+    base = check_url(base_url, configuration)
+    status, body = request_json("GET", f"{base}/health", timeout=5)
+    if not isinstance(body, dict) or not isinstance(body.get("pid"), int):
+        raise ActivityFailed(f"/health answered {status} without a pid")
+    return int(body["pid"])
+
+
+def requests_lost(
+    name: str = "background",
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> int:
+    """Stop the background load `name` and return how many accepted requests never got an answer."""
+    gen = load_named(name)
+    if gen is None:
+        raise ActivityFailed(f"no background load named {name!r} (start it with serving.actions.start_load)")
+    gen.stop()
+    current().pop_undos(f"serving.load.{name}")
+    counts = gen.counts()
+    current().details.setdefault("load", counts)
+    logger.info("background load %s: %s", name, counts)
+    if counts["ok"] == 0:
+        raise ActivityFailed(f"background load {name} got no answer at all: {counts}")
+    return counts["lost"]

@@ -1,0 +1,227 @@
+"""`gpuobs gameday`: break the stack on purpose, watch detection, diagnosis and recovery, measure MTTR."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.live import Live
+from rich.table import Table
+
+from gpuobs.cli.render import console, emit_json
+from gpuobs.errors import InputError
+
+__all__ = ["GamedayDisplay", "register", "run_with_display"]
+
+_HELP = "\n\n".join(
+    [
+        "Run chaostoolkit experiments (chaos/experiments/, or files you name) against the embedded local "
+        "stack (gpuobs serve --supervise, gpuobs export on a simulated node, a Prometheus on loopback when "
+        "installed) or against a stack you name with --serving-url and friends. Each experiment checks its "
+        "steady state, injects its fault, waits for detection, asks gpuobs diagnose for the expected "
+        "signature, and waits for recovery; rollbacks always run. Writes each chaostoolkit journal, "
+        "gameday.md and a self-contained gameday.html to --out.",
+        "Examples:  gpuobs gameday serving-worker-sigkill serving-cuda-oom  |  gpuobs gameday --list  |  "
+        "gpuobs gameday --dry-run  |  gpuobs gameday --serving-url http://127.0.0.1:8000 --serve-log "
+        "serve.log serving-worker-sigkill",
+        "Targets must be on the allowlist (loopback by default; --allow-host adds one). "
+        "Exit codes: 0 every experiment passed, 1 one failed, 2 bad input.",
+    ]
+)
+
+_PHASES = ("fault", "detected", "diagnosed", "recovered")
+
+
+class GamedayDisplay:
+    """A live table: one row per experiment, the seconds from the fault to each phase as they happen."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.rows: dict[str, dict[str, str]] = {n: {"state": "waiting"} for n in names}
+        self.faults: dict[str, float] = {}
+        self.stack = "starting the local stack"
+        self._lock = threading.Lock()
+
+    def on_event(self, experiment: str, phase: str, at: float, detail: Any) -> None:
+        with self._lock:
+            if experiment == "stack":
+                self.stack = "local stack ready" if phase == "ready" else "starting the local stack"
+                return
+            row = self.rows.setdefault(experiment, {})
+            if phase == "start":
+                row["state"] = "steady state?"
+            elif phase == "fault":
+                self.faults[experiment] = at
+                row["state"] = "fault injected"
+                row["fault"] = "0.00"
+            elif phase in _PHASES:
+                row[phase] = f"{at - self.faults.get(experiment, at):.2f}"
+                row["state"] = phase
+                if phase == "diagnosed" and detail:
+                    row["signature"] = str(detail)
+            elif phase == "done":
+                row["state"] = "[green]passed[/]" if detail else "[red]FAILED[/]"
+
+    def render(self) -> Table:
+        table = Table(title=f"gpuobs game-day ({self.stack}); seconds from the fault", header_style="bold")
+        for col in ("experiment", "state", *_PHASES, "signature"):
+            table.add_column(col)
+        with self._lock:
+            for name, row in self.rows.items():
+                table.add_row(
+                    name, row.get("state", ""), *(row.get(p, "") for p in _PHASES), row.get("signature", "")
+                )
+        return table
+
+
+def _log_chaostoolkit_to(path: Path) -> None:
+    """chaostoolkit's own log lines go to a file in the output folder, not between the live table's lines."""
+    import logging
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    chaos_log = logging.getLogger("chaostoolkit")
+    chaos_log.handlers = [handler]
+    chaos_log.setLevel(logging.INFO)
+    chaos_log.propagate = False
+
+
+def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: Any) -> Any:
+    """Run the game-day, with the live table unless `quiet`; returns the GamedayResult."""
+    from gpuobs.chaos.gameday.session import run_gameday
+
+    display = GamedayDisplay([p.stem for p in experiments])
+    _log_chaostoolkit_to(out / "chaostoolkit.log")
+    if quiet:
+        return run_gameday(experiments, out, listener=display.on_event, **kwargs)
+    with Live(display.render(), console=console, refresh_per_second=4) as live:
+
+        def on_event(experiment: str, phase: str, at: float, detail: Any) -> None:
+            display.on_event(experiment, phase, at, detail)
+            live.update(display.render())
+
+        return run_gameday(experiments, out, listener=on_event, **kwargs)
+
+
+def _dry_run(experiments: list[Path], config: dict[str, Any]) -> list[dict[str, Any]]:
+    from gpuobs.chaos.gameday.runner import expected_of, load_experiment
+    from gpuobs.chaos.safety import check_url
+
+    for key in ("serving_url", "exporter_url", "prometheus_url"):
+        if config.get(key):
+            check_url(str(config[key]), config)
+    plan = []
+    for path in experiments:
+        exp = load_experiment(path)
+        actions = [
+            f"{a['provider']['module'].rsplit('.', 2)[-2]}.{a['provider']['func']}"
+            for a in exp.get("method", [])
+            if a.get("type") == "action"
+        ]
+        plan.append(
+            {
+                "experiment": path.stem,
+                "expected_signature": expected_of(exp).get("expected_signature"),
+                "actions": actions,
+                "dry_run": True,
+            }
+        )
+    return plan
+
+
+def gameday(
+    experiments: list[str] = typer.Argument(None, help="Experiment names or files (default: all)."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Folder for journals and reports [default: ./gameday-TIME]."
+    ),
+    serving_url: str | None = typer.Option(
+        None, "--serving-url", help="Target this gpuobs serve, not a local stack."
+    ),
+    exporter_url: str = typer.Option("", "--exporter-url", help="Its exporter (with --serving-url)."),
+    prometheus_url: str = typer.Option("", "--prometheus-url", help="Its Prometheus (with --serving-url)."),
+    serve_log: str = typer.Option("", "--serve-log", help="Its JSON log file, for the diagnosis."),
+    kernel_log: str = typer.Option("", "--kernel-log", help="The kernel-log file node faults write."),
+    exporter_log: str = typer.Option(
+        "", "--exporter-log", help="The exporter's log file, for the diagnosis."
+    ),
+    allow_host: list[str] = typer.Option([], "--allow-host", help="Add a host to the target allowlist."),
+    no_prometheus: bool = typer.Option(False, "--no-prometheus", help="Do not start Prometheus locally."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the plan; touch nothing."),
+    list_only: bool = typer.Option(False, "--list", help="List the experiments and exit."),
+    json_out: bool = typer.Option(False, "--json", help="Print the outcomes as a JSON list."),
+) -> None:
+    from chaoslib.exceptions import ChaosException
+
+    from gpuobs.chaos.gameday.runner import expected_of, find_experiments, load_experiment
+    from gpuobs.chaos.gameday.stack import StackTarget
+    from gpuobs.chaos.safety import DEFAULT_ALLOWED_HOSTS
+
+    try:
+        paths = find_experiments(experiments or [])
+    except FileNotFoundError as exc:
+        raise InputError(str(exc)) from None
+    if list_only:
+        rows = []
+        for p in paths:
+            exp = load_experiment(p)
+            rows.append(
+                {
+                    "experiment": p.stem,
+                    "expected_signature": expected_of(exp).get("expected_signature"),
+                    "title": exp.get("title"),
+                }
+            )
+        if json_out:
+            emit_json(rows)
+        else:
+            for r in rows:
+                console.print(f"[bold]{r['experiment']}[/]  {r['expected_signature'] or '-'}  {r['title']}")
+        return
+    target = None
+    if serving_url:
+        target = StackTarget(serving_url, exporter_url, prometheus_url, serve_log, kernel_log, exporter_log)
+    hosts = [*DEFAULT_ALLOWED_HOSTS, *allow_host]
+    if dry_run:
+        config = (target or StackTarget()).configuration() | {"gpuobs_allowed_hosts": ",".join(hosts)}
+        try:
+            plan = _dry_run(paths, config)
+        except ChaosException as exc:
+            raise InputError(str(exc)) from None
+        if json_out:
+            emit_json(plan)
+        else:
+            for row in plan:
+                console.print(
+                    f"would run [bold]{row['experiment']}[/]: {', '.join(row['actions'])} "
+                    f"-> expect {row['expected_signature'] or '-'}"
+                )
+        return
+    out = out or Path(f"gameday-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        result = run_with_display(
+            paths, out, json_out, target=target, prometheus=not no_prometheus, allowed_hosts=hosts
+        )
+    except ChaosException as exc:
+        raise InputError(str(exc)) from None
+    except RuntimeError as exc:
+        raise InputError(f"the local stack did not start: {exc}") from None
+    if result.interrupted:
+        console.print(f"[yellow]stopped:[/] {result.interrupted}; reports cover the experiments that ran")
+    if json_out:
+        emit_json([o.to_row() for o in result.outcomes])
+    else:
+        console.print(f"reports: {result.markdown} {result.html}; journals in {out}")
+        for o in result.outcomes:
+            if not o.passed:
+                console.print(f"[red]{o.experiment} failed:[/] {'; '.join(o.failures)}")
+    if result.interrupted:
+        raise typer.Exit(130)
+    if not all(o.passed for o in result.outcomes):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gameday", help=_HELP)(gameday)
