@@ -450,7 +450,7 @@ class Engine:
                     logger.exception("engine step failed",
                                      extra=self._log_fields(None, {log_fields.EVENT: "engine_error"}))
                     self.heartbeat.survived()
-                    self._finish_step([], [(out.prefill + out.decode, exc)], time.monotonic())
+                    self._finish_step([], [(phase, out.prefill + out.decode, exc)], time.monotonic())
 
     def _die(self, where: str, exc: BaseException) -> None:
         """The loop cannot go on: record why, refuse new requests, fail every request in flight now."""
@@ -544,7 +544,7 @@ class Engine:
             span = seq.extra.pop("queue_span", None)
             self._tracer.end(span)
         results: list[tuple[SequenceState, int]] = []
-        failed: list[tuple[list[SequenceState], BaseException]] = []
+        failed: list[tuple[str, list[SequenceState], BaseException]] = []  # (phase, its sequences, error)
         if prefill:
             tokens = sum(s.num_tokens for s in prefill)
             with self._tracer.batch_span(spans.SPAN_PREFILL, prefill, {
@@ -555,7 +555,7 @@ class Engine:
                     results += zip(prefill, self.runner.prefill(prefill), strict=True)
                 except Exception as exc:
                     self._tracer.mark_error(span, exc)
-                    failed.append((prefill, exc))
+                    failed.append(("prefill", prefill, exc))
             with self._cond:
                 self._last_prefill = len(prefill)
                 self._prompt_tokens += sum(s.num_prompt_tokens for s in prefill if s.first_token is None)
@@ -569,7 +569,7 @@ class Engine:
                     results += zip(decode, self.runner.decode(decode, copies), strict=True)
                 except Exception as exc:
                     self._tracer.mark_error(span, exc)
-                    failed.append((decode, exc))
+                    failed.append(("decode", decode, exc))
             with self._cond:
                 self._last_batch = len(decode)
                 for s in decode:
@@ -580,7 +580,7 @@ class Engine:
         self._finish_step(results, failed, now)
 
     def _finish_step(self, results: list[tuple[SequenceState, int]],
-                     failed: list[tuple[list[SequenceState], BaseException]], started: float) -> None:
+                     failed: list[tuple[str, list[SequenceState], BaseException]], started: float) -> None:
         now = time.monotonic()
         events: list[tuple[SequenceState, TokenEvent]] = []
         finals: list[tuple[SequenceState, str, str | None]] = []
@@ -594,12 +594,12 @@ class Engine:
                     self._take_token(seq, token, now, events, finals)
                 except Exception as token_exc:
                     broken.append((seq, token_exc))
-            for seqs, exc in failed:
+            for phase, seqs, exc in failed:
                 kind, code, name = classify_step_error(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
                 cuda = cuda_errors.by_code(code) if code is not None else None
                 if cuda is not None:  # every CUDA error the process hits, not only those inside a launch
-                    default_launcher().count_error(exc, cuda)
+                    default_launcher().count_error(exc, cuda, kernel=phase)  # outside a launch: the phase
                 for seq in seqs:
                     if self._by_request.get(seq.request_id) is not seq:
                         continue
