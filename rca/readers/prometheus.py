@@ -28,7 +28,7 @@ from gpuobs.names.spec import MetricSpec
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.metrics import WINDOW_HALF, clock_reason_evidence, format_labels, metric_evidence
 
-__all__ = ["DEFAULT_WINDOW_S", "fetch_prometheus", "moved_expr"]
+__all__ = ["BORN_LOOKBACK", "DEFAULT_WINDOW_S", "fetch_prometheus", "moved_expr"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,9 @@ _COUNTERS: tuple[MetricSpec, ...] = (
     g.PCIE_REPLAYS,
 )
 _AGG_FN = {"max": "max_over_time", "min": "min_over_time", "avg": "avg_over_time"}
+BORN_LOOKBACK = "5m"
+"""How far before the window a counter series must have been absent, and its target scraped, to count as
+born in the window (Prometheus's own staleness lookback)."""
 # Latency histograms summarised per half of the window: their median before and after the midpoint.
 _HALVES: tuple[MetricSpec, ...] = (s.INTER_TOKEN_LATENCY, s.E2E_REQUEST_LATENCY)
 
@@ -66,14 +69,16 @@ _HALVES: tuple[MetricSpec, ...] = (s.INTER_TOKEN_LATENCY, s.E2E_REQUEST_LATENCY)
 def moved_expr(exposed: str, window: str) -> str:
     """PromQL for the counter series that moved in the window, valued by how much.
 
-    A series that first appears inside the window while its target was already scraped before it (a
-    labelled counter created at its first increment: a first CUDA error, a first XID code) counts its
-    whole value: `increase` needs a sample before the rise and would miss it. Every other series
-    counts its `increase`, when above zero.
+    A series that first appears inside the window while its target was already scraped in the
+    BORN_LOOKBACK before it (a labelled counter created at its first increment: a first CUDA error, a
+    first XID code) counts its whole value: `increase` needs a sample before the rise and would miss
+    it. A target seen for the first time proves nothing (its counters may be older than the window).
+    Every other series counts its `increase`, when above zero.
     """
+    before = f"[{BORN_LOOKBACK}] offset {window}"
     born = (
-        f"(max_over_time({exposed}[{window}]) > 0 unless max_over_time({exposed}[{window}] offset {window}))"
-        f" and on(instance, job) max_over_time(up[{window}] offset {window})"
+        f"(max_over_time({exposed}[{window}]) > 0 unless max_over_time({exposed}{before}))"
+        f" and on(instance, job) max_over_time(up{before})"
     )
     return f"({born}) or (increase({exposed}[{window}]) > 0)"
 

@@ -48,6 +48,7 @@ SCRAPE = "500ms"
 SCRAPE_S = 0.5
 BASELINE = 20  # normal requests before the slow_kernel fault
 SLOW = 10  # requests under it
+HISTORY_S = 2.0  # Prometheus scraped the stack at least this long before a phase's window opens
 STEP_DELAY_S = 0.15  # slow_kernel: every model step this much longer (a normal step is a few ms)
 LATENCY_SHIFT = f"{ANOMALY_PREFIX}latency_shift"
 CUDA_ERRORS_MOVED = f"{INCREASE_PREFIX}{kn.CUDA_ERRORS.native}"
@@ -156,6 +157,13 @@ def _no_fault_injection_lines(report: dict[str, Any]) -> None:
 
 
 def _begin_phase(stack: Stack) -> float:
+    """The start of a phase's window: a moment the stack was quiet, with HISTORY_S of scrapes before it
+    (a counter born in the window counts only when its target was scraped before the window) and two
+    after it."""
+    _poll(
+        f"{HISTORY_S} s of scrapes of both targets",
+        lambda: len(stack.prom.query("up", at=time.time() - HISTORY_S)) == 2,
+    )
     mark = time.time()
     _scraped_since(stack, mark)
     return mark
@@ -235,7 +243,8 @@ def test_cuda_oom_is_named_cuda_oom_capacity_from_log_metrics_and_spans(stack: S
     assert CUDA_ERRORS_MOVED in prom, by_source  # gpuobs_cuda_errors_total, scraped from serve
     assert keys.PYTHON_EXCEPTION in by_source.get(report["_traces"], set()), by_source  # the span's event
     moved = [e for e in top["evidence"] if e["key"] == CUDA_ERRORS_MOVED]
-    assert all('name="cudaErrorMemoryAllocation"' in e["text"] for e in moved), moved
+    assert moved and all('name="cudaErrorMemoryAllocation"' in e["text"] for e in moved), moved
+    assert all('kernel="prefill"' in e["text"] for e in moved), moved  # outside a launch: the phase
 
     assert _prometheus_alone(stack, start, end) == "cuda_oom_capacity"
 
