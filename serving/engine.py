@@ -160,6 +160,9 @@ class Engine:
         self.model = loaded.model
         self.model_name: str = loaded.name
         self.model_path = loaded.path
+        # what was loaded (the log's model_id, as the HTTP front end's lines give it); model_name is what
+        # clients, Prometheus labels and spans call it
+        self.model_id: str = str(self.model_path) if self.model_path else self.model_name
         self.device: str = str(self.model.device)
         self.device_id: int = self.model.device.index or 0 if self.device.startswith("cuda") else 0
         # Batch spans name their GPU, so RCA can compare steps across the GPUs of a fleet.
@@ -182,7 +185,8 @@ class Engine:
         self.faults = FaultInjector(config.enable_fault_injection, self.device, self.device_id)
         self.faults.on_kv_capacity = self._set_kv_fraction
         self.faults.model_vocab_size = mc.vocab_size
-        self.faults.model_id = self.model_name
+        self.faults.model_name = self.model_name
+        self.faults.model_id = self.model_id
         self.tokenizer = _FaultyTokenizer(loaded.tokenizer, self.faults)
         self._eos = set(mc.eos_token_ids)
         if loaded.tokenizer.eos_token_id is not None:
@@ -528,7 +532,8 @@ class Engine:
                 spans.GPUOBS_PREEMPTED: True, spans.GPUOBS_TENANT: seq.tenant})
 
     def _log_fields(self, seq: SequenceState | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        fields: dict[str, Any] = {log_fields.MODEL_ID: self.model_name, log_fields.DEVICE_ID: self.device_id}
+        fields: dict[str, Any] = {log_fields.MODEL_NAME: self.model_name, log_fields.MODEL_ID: self.model_id,
+                                  log_fields.DEVICE_ID: self.device_id}
         if seq is not None:
             fields[log_fields.REQUEST_ID] = seq.request_id
             fields[log_fields.INPUT_HASH] = input_hash(seq.request.prompt_token_ids)
