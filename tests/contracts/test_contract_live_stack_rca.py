@@ -45,7 +45,6 @@ pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
 
 MODEL = "gpuobs-tiny-llama"
 SCRAPE = "500ms"
-SCRAPE_S = 0.5
 BASELINE = 20  # normal requests before the slow_kernel fault
 SLOW = 10  # requests under it
 HISTORY_S = 2.0  # Prometheus scraped the stack at least this long before a phase's window opens
