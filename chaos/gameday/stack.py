@@ -159,6 +159,12 @@ class LocalStack:
                 str(2_000_000_000),
                 "--device",
                 "cpu",
+                # a stalled step shows on /health within seconds, and the supervisor logs why; a hang
+                # fault (20 s) ends before the restart would
+                "-E",
+                "stall_budget_s=4",
+                "--unhealthy-restart-s",
+                "60",
             ],
             Path(self.target.serve_log),
         )

@@ -35,7 +35,6 @@ pytestmark = pytest.mark.slow
 NOT_YET_DIAGNOSABLE = {
     "serving-kv-shrink": "no KV-exhaustion evidence (preemptions, an insufficient-cache log)",
     "serving-slow-kernel": "no slow-step evidence besides latency; the trace detectors need serve's spans",
-    "serving-hang": "needs engine liveness (/health 503 with the reason, issue 8 item 4)",
     "serving-memory-leak": "the CPU engine's simulated allocator shows no memory growth",
     "serving-fragmentation": "the CPU engine's fragmentation stays under the detector's 3% floor",
     "serving-grpc-block": "the local stack has no gRPC port and no gRPC metrics yet (issue 8 item 5)",
