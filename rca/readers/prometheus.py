@@ -146,6 +146,8 @@ def fetch_prometheus(
         (s.NUM_REQUESTS_RUNNING, f"max_over_time({s.NUM_REQUESTS_RUNNING.native}[{window}])", "max"),
         (s.KV_CACHE_USAGE, f"max_over_time({s.KV_CACHE_USAGE.native}[{window}])", "max"),
         (s.NUM_PREEMPTIONS, f"increase({s.NUM_PREEMPTIONS.exposed_native}[{window}]) > 0", "increase"),
+        (s.SERVING_MODEL_SWAPS, f"increase({s.SERVING_MODEL_SWAPS.exposed_native}[{window}]) > 0",
+         "increase"),  # a hot swap next to an OOM is cuda_oom_hot_swap's evidence
     ):
         add(prom.query(expr, end), spec.native, agg)
     for spec in (s.E2E_REQUEST_LATENCY, s.REQUEST_QUEUE_TIME, s.TTFT):

@@ -38,7 +38,6 @@ NOT_YET_DIAGNOSABLE = {
     "serving-memory-leak": "the CPU engine's simulated allocator shows no memory growth",
     "serving-fragmentation": "the CPU engine's fragmentation stays under the detector's 3% floor",
     "serving-grpc-block": "the local stack has no gRPC port and no gRPC metrics yet (issue 8 item 5)",
-    "serving-hot-swap-oom": "the swap shows as an info line and a counter only: cuda_oom_capacity wins",
 }
 STACK_EXPERIMENTS = sorted(p for p in EXPERIMENTS.glob("*.json") if not p.stem.startswith("k8s-"))
 OUTCOMES: list[Outcome] = []
