@@ -33,7 +33,6 @@ pytestmark = pytest.mark.slow
 # Faults whose cause the RCA pipeline cannot yet name from the live stack's own signals (see the game-day
 # doc): not run here, so the suite stays short; `gpuobs gameday NAME` shows what each one diagnoses today.
 NOT_YET_DIAGNOSABLE = {
-    "serving-kv-shrink": "no KV-exhaustion evidence (preemptions, an insufficient-cache log)",
     "serving-slow-kernel": "no slow-step evidence besides latency; the trace detectors need serve's spans",
     "serving-memory-leak": "the CPU engine's simulated allocator shows no memory growth",
     "serving-fragmentation": "the CPU engine's fragmentation stays under the detector's 3% floor",
