@@ -196,6 +196,8 @@ def fetch_prometheus(
         (s.NUM_PREEMPTIONS, moved_expr(s.NUM_PREEMPTIONS.exposed_native, window), "increase"),
         # the serving process's own in-process exporter: CUDA errors, whether in a launch or not
         (kn.CUDA_ERRORS, moved_expr(kn.CUDA_ERRORS.exposed_native, window), "increase"),
+        # a hot swap next to an OOM is cuda_oom_hot_swap's evidence
+        (s.SERVING_MODEL_SWAPS, moved_expr(s.SERVING_MODEL_SWAPS.exposed_native, window), "increase"),
     ):
         add(prom.query(expr, end), spec.native, agg)
     for spec in (s.E2E_REQUEST_LATENCY, s.REQUEST_QUEUE_TIME, s.TTFT, s.INTER_TOKEN_LATENCY):
