@@ -87,14 +87,16 @@ def _serve(
         "--api-key",
         envvar="GPUOBS_API_KEY",
         show_envvar=True,
-        help="Require `Authorization: Bearer KEY` on /v1/* (as vLLM's --api-key).",
+        help="Require `Authorization: Bearer KEY` on /v1/* and gRPC Predict (metadata `authorization`), "
+        "as vLLM's --api-key; /admin/* then needs it too unless --admin-token is set.",
     ),
     admin_token: str | None = typer.Option(
         None,
         "--admin-token",
         envvar="GPUOBS_ADMIN_TOKEN",
         show_envvar=True,
-        help="Require `Authorization: Bearer TOKEN` on /admin/* (hot-swap, faults).",
+        help="Require `Authorization: Bearer TOKEN` on /admin/* (hot-swap, faults); without it /admin/* "
+        "takes the --api-key, and is open only when neither is set.",
     ),
     otlp_endpoint: str | None = typer.Option(
         None, "--otlp-endpoint", help="Export spans over OTLP/HTTP to this URL."

@@ -10,7 +10,6 @@ background so that `/health` answers while `/ready` waits for the warm-up.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import os
 import threading
@@ -24,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gpuobs.errors import InputError
 from gpuobs.serving import stat_loggers
+from gpuobs.serving.auth import admin_secret, bearer_matches
 from gpuobs.serving.hotswap import ModelHandle
 from gpuobs.serving.http.admin import add_admin_routes, add_fault_routes, add_model_routes
 from gpuobs.serving.http.health import liveness, readiness
@@ -60,9 +60,7 @@ class BearerAuth:
         secret = self._secret_for(str(scope.get("path", ""))) if scope["type"] == "http" else None
         if secret:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            given = headers.get("authorization", "")
-            token = given[7:] if given.lower().startswith("bearer ") else ""
-            if not hmac.compare_digest(token.encode(), secret.encode()):
+            if not bearer_matches(headers.get("authorization"), secret):
                 self.stats.record_invalid("http", "unauthorized")
                 err = ApiError(
                     401, "missing or wrong bearer token", type_="authentication_error", code="invalid_api_key"
@@ -109,7 +107,12 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
     app = FastAPI(title="gpuobs serve", version="1", docs_url=None, redoc_url=None, openapi_url=None)
     cfg = runtime.config
     if cfg.api_key or cfg.admin_token:
-        app.add_middleware(BearerAuth, api_key=cfg.api_key, admin_token=cfg.admin_token, stats=runtime.stats)
+        app.add_middleware(
+            BearerAuth,
+            api_key=cfg.api_key,
+            admin_token=admin_secret(cfg.api_key, cfg.admin_token),
+            stats=runtime.stats,
+        )
     _add_error_handlers(app, runtime)
 
     async def body_of(request: Request) -> dict[str, Any]:
