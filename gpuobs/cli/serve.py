@@ -135,7 +135,8 @@ def _serve(
         watch = None
         if unhealthy_restart_s > 0:
             watch = HealthWatch(health_url(address_v, port_v), unhealthy_after_s=unhealthy_restart_s)
-        sup = Supervisor([sys.executable, "-m", "gpuobs", *argv], health=watch)
+        # -P: the working directory is not put on the worker's path, so a ./gpuobs folder cannot shadow us
+        sup = Supervisor([sys.executable, "-P", "-m", "gpuobs", *argv], health=watch)
         sup.install_signal_handlers()
         code = sup.run()
         raise typer.Exit(code)
