@@ -187,6 +187,33 @@ def _load_or_exit(runtime: ServingRuntime) -> None:
         os._exit(1)
 
 
+def _draining_server(config: Any, runtime: ServingRuntime) -> Any:
+    """A uvicorn server whose shutdown drains for `drain_timeout_s`, then ends what is left with an error
+    (runtime.drain_expired), and whose SIGTERM/SIGINT end the process with 0 as documented (uvicorn
+    re-raises a caught signal after its shutdown, which made the exit 130/143)."""
+    import uvicorn
+
+    class DrainingServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            self._captured_signals.clear()
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            loop = asyncio.get_running_loop()
+            logger.info(
+                "shutting down: draining requests in flight for up to %g s",
+                runtime.config.drain_timeout_s,
+                extra={"event": "shutdown_drain"},
+            )
+            timer = loop.call_later(runtime.config.drain_timeout_s, runtime.drain_expired.set)
+            try:
+                await super().shutdown(sockets)
+            finally:
+                timer.cancel()
+
+    return DrainingServer(config)
+
+
 def run_server(config: ServerConfig) -> None:
     """Start gRPC (if a port is given) and uvicorn; load the model in the background; serve until SIGTERM."""
     import uvicorn
@@ -201,7 +228,7 @@ def run_server(config: ServerConfig) -> None:
 
     threading.Thread(target=_load_or_exit, args=(runtime,), name="model-load", daemon=True).start()
     _uvicorn_logs_as_json()
-    server = uvicorn.Server(
+    server = _draining_server(
         uvicorn.Config(
             app,
             host=config.address,
@@ -210,8 +237,10 @@ def run_server(config: ServerConfig) -> None:
             log_level="warning",
             access_log=False,
             lifespan="off",
-            timeout_graceful_shutdown=10,
-        )
+            # a backstop only: requests end on their own once the drain runs out (responses.py)
+            timeout_graceful_shutdown=int(config.drain_timeout_s) + 3,
+        ),
+        runtime,
     )
     try:
         server.run()
