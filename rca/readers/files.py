@@ -184,7 +184,7 @@ def _open_stream(path: str, stdin: IO[bytes] | None) -> tuple[str, BinaryIO, Bin
     or `-` (stdin is not closed)."""
     if path == "-":
         given = stdin if stdin is not None else sys.stdin.buffer
-        raw = given if hasattr(given, "peek") else io.BufferedReader(given)  # type: ignore[arg-type]
+        raw = given if hasattr(given, "peek") else io.BufferedReader(given)  # type: ignore[arg-type,type-var]
         name, owned = "<stdin>", None
     else:
         name = str(Path(path))
