@@ -157,11 +157,14 @@ class _Stream:
                     yield self.usage(out)
                 break
             nxt = asyncio.ensure_future(gen.__anext__())
-            await asyncio.wait({nxt, expired}, return_when=asyncio.FIRST_COMPLETED)
-            if not nxt.done():
-                nxt.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await nxt
+            try:
+                await asyncio.wait({nxt, expired}, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # also when the client hung up (cancelled here): the generation must not run on
+                if not nxt.done():
+                    nxt.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                        await nxt
+            if nxt.cancelled():
                 yield sse_chunk(_cut_by_shutdown(runtime, self.request_id, streamed=True).body())
                 return
             try:
@@ -256,8 +259,10 @@ async def respond(
             async for chunk in stream.events(first, gen, runtime):
                 yield chunk
         finally:
-            await gen.aclose()
-            release()
+            try:
+                await gen.aclose()
+            finally:
+                release()
 
     return StreamingResponse(
         sse(),
