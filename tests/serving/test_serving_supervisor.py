@@ -359,3 +359,32 @@ def test_supervised_worker_is_not_shadowed_by_a_gpuobs_folder_in_the_working_dir
         assert http_json("GET", f"{proc.url}/ready")[0] == 200
         assert "worker_crashed" not in proc.logs()
         assert proc.stop(timeout=60) == 0
+
+
+def test_supervise_with_the_port_in_use_ends_instead_of_restarting_forever(tmp_path: Path) -> None:
+    """A port in use crashes every worker the same way: the crash-loop bound ends it (issue 10 item 12)."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gpuobs",
+                "serve",
+                "--supervise",
+                "--port",
+                str(port),
+                "-E",
+                "kv_cache_bytes=8388608",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=400,
+            cwd=tmp_path,
+        )
+    assert out.returncode != 0
+    assert "crash-looped" in out.stderr or out.returncode == 2, out.stderr[-2000:]
