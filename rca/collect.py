@@ -109,7 +109,7 @@ def collect(inputs: DiagnoseInputs, *, keep_raw: bool = False) -> CollectResult:
         run("bundle", replay, fatal_inputs=True)
     keep = result.raw_logs if keep_raw else None
     if inputs.logs:
-        run("logs", lambda: files.read_logs(list(inputs.logs), stdin, keep), fatal_inputs=True)
+        run("logs", lambda: files.read_logs(list(inputs.logs), stdin, keep, result.notes), fatal_inputs=True)
     if inputs.traces:
         run("traces", lambda: files.read_traces(list(inputs.traces), stdin), fatal_inputs=True)
     if inputs.prometheus:
