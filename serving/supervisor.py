@@ -4,9 +4,10 @@ or when its `/health` has answered 503 (engine dead or stalled) for longer than 
 Restarts back off exponentially (reset after the worker has run for a while) and stop after
 `max_crash_loop` crashes in a row (exit 1 with the reason), are counted, logged as
 JSON, and exposed by the worker itself as `gpuobs_serving_worker_restarts_total`: each new worker
-gets the count in `GPUOBS_WORKER_RESTARTS`. A clean exit (0) or a usage error (2) is not a crash and
-ends supervision; SIGTERM/SIGINT are forwarded to the worker, which drains and exits. The health watch
-does for a bare process what the kubelet's livenessProbe does for a pod (deploy/serving).
+gets the count in `GPUOBS_WORKER_RESTARTS`. A usage error (2) is not a crash and ends supervision; a
+clean exit (0) the supervisor did not ask for is restarted like a crash. SIGTERM/SIGINT sent to the
+supervisor are forwarded to the worker, which drains and exits. The health watch does for a bare
+process what the kubelet's livenessProbe does for a pod (deploy/serving).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ __all__ = ["BackoffPolicy", "HealthWatch", "Supervisor", "describe_exit", "healt
 
 logger = logging.getLogger(__name__)
 
-NO_RESTART_CODES = (0, 2)
+# A usage error (2) cannot heal by restarting. A clean exit (0) that the supervisor did not ask for is a
+# worker stopped behind its back (SIGTERM'd alone, which now drains and exits 0): the service must come back.
+NO_RESTART_CODES = (2,)
 
 
 @dataclass(frozen=True)
