@@ -11,6 +11,7 @@ import importlib
 import os
 import pkgutil
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -20,7 +21,7 @@ from gpuobs import __version__
 from gpuobs.config import ENV_PREFIX, default_map, drop_service_links, load_config, verb_env_prefix
 from gpuobs.errors import GpuobsError
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "tidy_help"]
 
 app = typer.Typer(
     name="gpuobs",
@@ -84,10 +85,54 @@ def _register_verbs() -> None:
 _register_verbs()
 
 
+_TYPE_LABELS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "Path": "PATH", "bool": ""}
+
+
+def _type_label(typer_label: str) -> str | None:
+    """What an option takes in words (TEXT, INTEGER, a|b, TEXT...), not typer's `<str>`; none for a flag."""
+    inner = typer_label.strip("<>")
+    if inner.startswith("list[") and inner.endswith("]"):
+        item = _type_label(inner[5:-1])
+        return f"{item}..." if item else None
+    return _TYPE_LABELS.get(inner, inner) or None
+
+
+def tidy_help(command: Any) -> Any:
+    """Make every verb's --help say what it means under typer's rich rendering.
+
+    Rich reads `[...]` in help text as markup and drops it (`[default: x]`, `gpuobs[serving]`), typer shows
+    types as `<str>`/`<bool>`, and float defaults print their full repr: escape, relabel, round.
+    """
+    if command.help and "[" in command.help:
+        command.help = escape(command.help)
+    if command.epilog and "[" in command.epilog:
+        command.epilog = escape(command.epilog)
+    for param in command.params:
+        help_text = getattr(param, "help", None) or ""
+        if "[" in help_text:
+            setattr(param, "help", escape(help_text))
+        default = param.default
+        if isinstance(default, float) and getattr(param, "show_default", None) is True and len(repr(default)) > 8:
+            setattr(param, "show_default", False)
+            setattr(param, "help", f"{getattr(param, 'help', '')} \\[default: {default:.4g}]".strip())
+    for child in getattr(command, "commands", {}).values():
+        tidy_help(child)
+    return command
+
+
+# typer labels every option `<str>`, `<int>`, `<bool>` (flags included); click's words read better.
+typer.core.TyperOption.display_type_rich = (  # type: ignore[method-assign]
+    lambda self, ctx: _type_label(self.display_type(ctx))
+)
+typer.core.TyperArgument.display_type_rich = (  # type: ignore[method-assign]
+    lambda self, ctx: _type_label(self.display_type(ctx))
+)
+
+
 def main() -> None:
     """Console-script entry point: runs the app and turns gpuobs errors into exit code 2."""
     try:
-        app()
+        tidy_help(typer.main.get_command(app))()
     except GpuobsError as exc:
         _err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)

@@ -19,6 +19,8 @@ Examples:
   gpuobs serve --model ./TinyLlama --port 8000 --grpc-port 50051 --supervise
   curl -s localhost:8000/v1/completions -d '{"model":"tiny-llama","prompt":"Hello","max_tokens":8}'
 
+Needs the serving extra: pip install 'gpuobs[serving]' (make test installs it).
+
 Exit codes: 0 stopped cleanly, 1 the worker failed, 2 bad flags or input.
 """
 
