@@ -85,7 +85,9 @@ def _register_verbs() -> None:
 _register_verbs()
 
 
-_TYPE_LABELS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "Path": "PATH", "bool": ""}
+_TYPE_LABELS = {
+    "str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "Path": "PATH", "bool": ""
+}
 
 
 def _type_label(typer_label: str) -> str | None:
@@ -107,14 +109,16 @@ def tidy_help(command: Any) -> Any:
         command.help = escape(command.help)
     if command.epilog and "[" in command.epilog:
         command.epilog = escape(command.epilog)
+    param: Any
     for param in command.params:
         help_text = getattr(param, "help", None) or ""
         if "[" in help_text:
-            setattr(param, "help", escape(help_text))
+            param.help = help_text = escape(help_text)
         default = param.default
-        if isinstance(default, float) and getattr(param, "show_default", None) is True and len(repr(default)) > 8:
-            setattr(param, "show_default", False)
-            setattr(param, "help", f"{getattr(param, 'help', '')} \\[default: {default:.4g}]".strip())
+        long_float = isinstance(default, float) and len(repr(default)) > 8
+        if long_float and getattr(param, "show_default", None) is True:
+            param.show_default = False
+            param.help = f"{help_text} \\[default: {default:.4g}]".strip()
     for child in getattr(command, "commands", {}).values():
         tidy_help(child)
     return command

@@ -250,7 +250,10 @@ def demo(
         for column in _COLUMNS:
             wraps = column == "throttle"
             table.add_column(
-                column, justify="left" if wraps else "right", no_wrap=not wraps, min_width=10 if wraps else None
+                column,
+                justify="left" if wraps else "right",
+                no_wrap=not wraps,
+                min_width=10 if wraps else None,
             )
         for row in rows:
             table.add_row(*_cells(row))

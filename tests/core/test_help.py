@@ -1,5 +1,6 @@
-"""Every verb's --help and every error line read right in a terminal and through a pipe: rich markup eats
-nothing (`[default: x]`, `gpuobs[serving]`), no typer `<str>` placeholders, floats rounded, errors one line."""
+"""Every verb's --help and every error line read right in a terminal and through a pipe: rich markup
+eats nothing (`[default: x]`, `gpuobs[serving]`), no typer `<str>` placeholders, floats rounded, errors
+one line."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -33,11 +35,11 @@ def verb_paths() -> list[tuple[str, ...]]:
 
 def bracketed_help(path: tuple[str, ...]) -> list[str]:
     """The `[...]` pieces the source puts in this command's help texts (what rich markup would eat)."""
-    command: object = typer.main.get_command(app)
+    command: Any = typer.main.get_command(app)
     for word in path:
-        command = getattr(command, "commands")[word]
-    texts = [getattr(command, "help", None) or ""]
-    texts += [getattr(p, "help", None) or "" for p in getattr(command, "params")]
+        command = command.commands[word]
+    texts = [command.help or ""]
+    texts += [getattr(p, "help", None) or "" for p in command.params]
     return [piece for text in texts for piece in re.findall(r"\[[a-z][^\]\[]*\]", text.replace("\\[", "["))]
 
 
