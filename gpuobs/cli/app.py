@@ -1,6 +1,7 @@
 """The `gpuobs` typer app. Every module in gpuobs.cli with a `register(app)` function adds its verbs.
 
-Exit codes for every verb: 0 ok, 1 a finding or a failed check, 2 a usage or input error.
+Exit codes for every verb: 0 ok, 1 a finding or a failed check, 2 a usage or input error, 141 stdout was
+closed before the output was written (`gpuobs diagnose ... | head -1`).
 Settings: flag > `GPUOBS_<VERB>_<OPTION>` > the `[<verb>]` table of the config file > default, applied by
 click (auto_envvar_prefix and default_map, set up by the root callback; see gpuobs/config.py).
 """
@@ -21,7 +22,7 @@ from gpuobs import __version__
 from gpuobs.config import ENV_PREFIX, default_map, drop_service_links, load_config, verb_env_prefix
 from gpuobs.errors import GpuobsError
 
-__all__ = ["app", "main", "tidy_help"]
+__all__ = ["EXIT_STDOUT_CLOSED", "app", "main", "tidy_help"]
 
 app = typer.Typer(
     name="gpuobs",
@@ -133,8 +134,30 @@ typer.core.TyperArgument.display_type_rich = (  # type: ignore[method-assign]
 )
 
 
+# stdout closed before the output was written (`gpuobs diagnose ... | head -1`): 128 + SIGPIPE, what a
+# shell reports for `cat` in the same place, so it never reads as a verb's own 0/1/2.
+EXIT_STDOUT_CLOSED = 141
+
+
+def _is_devnull(fd: int) -> bool:
+    try:
+        st, null = os.fstat(fd), os.stat(os.devnull)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (null.st_dev, null.st_ino)
+
+
+def _stdout_closed(was_devnull: bool) -> bool:
+    """True once stdout's reader went away: typer wraps the streams after EPIPE; rich points the stdout
+    descriptor at /dev/null and exits 1 (which would read as a verb's "1")."""
+    if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+        return True
+    return not was_devnull and _is_devnull(1)
+
+
 def main() -> None:
     """Console-script entry point: runs the app and turns gpuobs errors into exit code 2."""
+    was_devnull = _is_devnull(1)
     try:
         tidy_help(typer.main.get_command(app))()
     except GpuobsError as exc:
@@ -143,3 +166,16 @@ def main() -> None:
     except KeyboardInterrupt:
         _err.print("interrupted")
         sys.exit(130)
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.exit(EXIT_STDOUT_CLOSED)
+    except SystemExit:
+        if _stdout_closed(was_devnull):
+            sys.exit(EXIT_STDOUT_CLOSED)
+        raise
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not raise on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -120,11 +120,17 @@ def iter_log_inputs(paths: list[str], stdin: IO[bytes] | None = None) -> Iterato
 
 
 def read_logs(
-    paths: list[str], stdin: IO[bytes] | None = None, keep: list[LogInput] | None = None
+    paths: list[str],
+    stdin: IO[bytes] | None = None,
+    keep: list[LogInput] | None = None,
+    unread: list[str] | None = None,
 ) -> list[Evidence]:
     """Evidence from log inputs, each parsed by what it is (a saved /metrics is timed at its mtime).
 
     With `keep`, every input read is also appended to it (bundles archive the texts; stdin reads once).
+    With `unread`, each input named in `paths` (not found in a folder) that gave no evidence at all is
+    named there with why, so a report never says "no known failure signature" over a file it could not
+    read.
     """
     from gpuobs.rca.parsers.document import parse_document
 
@@ -138,8 +144,24 @@ def read_logs(
                 when = Path(item.name).stat().st_mtime
             except OSError:
                 when = None
-        out.extend(parse_document(item.name, item.text, when))
+        found = parse_document(item.name, item.text, when)
+        named = item.name == "<stdin>" or item.name in {str(Path(p)) for p in paths}
+        if not found and unread is not None and named:
+            unread.append(unread_reason(item))
+        out.extend(found)
     return out
+
+
+def unread_reason(item: LogInput) -> str:
+    """Why an input gave no evidence, with what gpuobs diagnose does read."""
+    lines = sum(1 for line in item.text.splitlines() if line.strip())
+    if not lines:
+        return f"{item.name}: empty, nothing to read"
+    return (
+        f"{item.name}: none of its {lines} lines was recognised; diagnose reads kernel logs (dmesg, "
+        "journalctl -k), serving, NCCL and CUDA logs, Prometheus text, OTLP JSON and Kubernetes JSON "
+        "(`kubectl get pods,events -o json`)"
+    )
 
 
 def read_traces(paths: list[str], stdin: IO[bytes] | None = None) -> list[Evidence]:
