@@ -9,6 +9,8 @@ Rows (each with its baseline measured in the same run):
 - exporter process at a 1 s scrape interval over HTTP: RSS (target under 80 MB) and CPU;
 - NVML full scrape (every field of every GPU, rendered) vs `nvidia-smi --query-gpu=<same fields>
   --format=csv` (target: at most 1 ms median and at least 25x faster), plus per-call NVML costs.
+
+Under connection load (50 new-connection scrapers, slow clients) and over TLS: `bench/exporter_load.py`.
 """
 
 from __future__ import annotations

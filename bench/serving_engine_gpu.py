@@ -6,7 +6,9 @@ Checks (each a row of the table):
   the same tokens as the plain unbatched forward pass, for the tiny default model and a 150M-parameter
   random Llama (float32 for exact equality; bfloat16 reported as a token agreement rate);
 - kernel.launch spans nest under the engine's prefill/decode_step spans;
-- the cuda_oom fault fails a request with PyTorch's own out-of-memory error (a real failing allocation).
+- the cuda_oom fault fails a request with PyTorch's own out-of-memory error (a real failing allocation);
+- a real `gpuobs serve --device DEV` subprocess serves its own kernel-launch counters (backend triton on
+  CUDA) and counts the cuda_oom fault in `gpuobs_cuda_errors_total` on its /metrics.
 Throughput: N requests of 128 prompt tokens and 128 generated tokens each, all submitted at once with
 max_batch_size N, for N in 1, 16, 64; generated tokens per second from first submission to last token.
 
@@ -189,6 +191,70 @@ def oom_fault(model_dir: Path, device: str) -> str:
         engine.stop(drain=False, timeout_s=5)
 
 
+def _http(method: str, url: str, body: Any = None, timeout: float = 60) -> tuple[int, str]:
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    except OSError as exc:  # not listening yet
+        return 0, str(exc)
+
+
+def serve_counters(workdir: Path, device: str) -> dict[str, Any]:
+    """A real `gpuobs serve` on DEVICE: its /metrics shows its kernel launches and the injected CUDA OOM."""
+    import socket
+    import subprocess
+    import sys
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from gpuobs.names import kernel as kn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    log = (workdir / "serve.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "gpuobs", "serve", "--device", device, "--port", str(port),
+                             "--enable-fault-injection"],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
+    try:
+        deadline = time.monotonic() + 300
+        while _http("GET", base + "/ready", timeout=5)[0] != 200:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = (workdir / 'serve.log').read_text()[-800:]
+                raise RuntimeError(f"serve did not become ready: {tail}")
+            time.sleep(0.5)
+        prompt = {"model": "gpuobs-tiny-llama", "prompt": "one two three", "max_tokens": 8}
+        ok = _http("POST", base + "/v1/completions", prompt)[0]
+        _http("POST", base + "/admin/faults/cuda_oom", {"at_allocation": 1})
+        failed = _http("POST", base + "/v1/completions", prompt)[0]
+        _http("DELETE", base + "/admin/faults")
+        text = _http("GET", base + "/metrics")[1]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    launches: dict[str, float] = {}
+    errors: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == kn.KERNEL_LAUNCHES.exposed_native + "_total" or \
+                    sample.name == kn.KERNEL_LAUNCHES.exposed_native:
+                key = sample.labels.get("backend", "?")
+                launches[key] = launches.get(key, 0.0) + sample.value
+            if sample.name in (kn.CUDA_ERRORS.exposed_native, kn.CUDA_ERRORS.exposed_native + "_total"):
+                key = sample.labels.get("name", "?")
+                errors[key] = errors.get(key, 0.0) + sample.value
+    return {"ok_status": ok, "oom_status": failed, "launches_by_backend": launches, "cuda_errors": errors}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda")
@@ -247,6 +313,12 @@ def main() -> int:
     if r is not None:
         results["oom_error"] = r
         rows.append(("cuda_oom fault error", r[:90]))
+    r = guard("serve counters", lambda: serve_counters(tmp, dev))
+    if r is not None:
+        results["serve_counters"] = r
+        rows.append(("serve /metrics: launches, CUDA errors",
+                     f"{r['launches_by_backend']}; {r['cuda_errors']} (answers {r['ok_status']}, "
+                     f"{r['oom_status']})"))
     table: list[tuple[str, int, str, dict[str, float]]] = []
     batches = (1, 4) if args.quick else (1, 16, 64)
     plen, gen = (16, 8) if args.quick else (128, 128)

@@ -51,6 +51,7 @@ class LoadGenerator:
         max_tokens: int = 8,
         interval_s: float = 0.2,
         timeout_s: float = 30.0,
+        ignore_eos: bool = False,
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
         self.host = parsed.hostname or "127.0.0.1"
@@ -60,6 +61,7 @@ class LoadGenerator:
         self.max_tokens = max_tokens
         self.interval_s = interval_s
         self.timeout_s = timeout_s
+        self.ignore_eos = ignore_eos  # every completion runs to max_tokens: a steady KV cache demand
         self.samples: list[Sample] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -67,7 +69,10 @@ class LoadGenerator:
 
     def one(self) -> Sample:
         """Send one completion and classify what happened."""
-        body = json.dumps({"model": self.model, "prompt": "chaos probe", "max_tokens": self.max_tokens})
+        request = {"model": self.model, "prompt": "chaos probe", "max_tokens": self.max_tokens}
+        if self.ignore_eos:
+            request["ignore_eos"] = True
+        body = json.dumps(request)
         start = time.time()
         t0 = time.perf_counter()
         conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)

@@ -1,8 +1,10 @@
 """Derived evidence: anomalies across many records (trends, peers, overlaps) that no single line shows.
 
-Each detector is a pure function from the aligned evidence to new `Evidence` records (source
-`engine`, kind EVENT, key `anomaly.<name>` or `increase:<metric>`), so that catalog signatures can
-match them like any other record and the report can show them when no signature matches.
+Each detector is a pure function from the aligned evidence to new `Evidence` records (kind EVENT, key
+`anomaly.<name>` or `increase:<metric>`), so that catalog signatures can match them like any other
+record and the report can show them when no signature matches. A record derived from one input alone
+(a counter's series, a trace file's spans) keeps that input as its source, so a report says which
+input showed it; one drawn from several has the source `engine`.
 """
 
 from __future__ import annotations
@@ -11,16 +13,20 @@ import itertools
 import logging
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
-from gpuobs.names import MetricKind, all_specs, spans
+from gpuobs.names import MetricKind, all_specs, serving, spans
+from gpuobs.rca.parsers.metrics import WINDOW_HALF, format_labels
 from gpuobs.rca.signature import SignatureError, resolve_metric
 
 __all__ = [
     "ANOMALY_PREFIX",
+    "BATCH_GROWTH",
     "DETECTORS",
     "INCREASE_PREFIX",
+    "LATENCY_GROUP",
+    "LATENCY_SIGNAL",
     "REQUEST_SPANS",
     "detect_anomalies",
     "head_of_line",
@@ -54,6 +60,14 @@ def _series_key(ev: Evidence) -> tuple[str, tuple[tuple[str, str], ...]]:
     return ev.key, items
 
 
+def _labels(ev: Evidence) -> dict[str, str]:
+    """A metric record's series labels, without the scrape target's (`instance`, `job`)."""
+    labels = ev.attrs.get("labels")
+    if not isinstance(labels, dict):
+        return {}
+    return {str(k): str(v) for k, v in labels.items() if k not in ("instance", "job")}
+
+
 def _numeric(ev: Evidence) -> float | None:
     if isinstance(ev.value, bool):
         return None
@@ -68,14 +82,27 @@ def _val(ev: Evidence) -> float:
     return 0.0 if number is None else number
 
 
+def _source(records: Iterable[Evidence]) -> str:
+    """The one input the records came from, or `engine` when they came from several."""
+    sources = {ev.source for ev in records}
+    return sources.pop() if len(sources) == 1 else ENGINE_SOURCE
+
+
 def _event(
-    name: str, value: float | str | None, entity: Entity, time: float | None, text: str, **attrs: object
+    name: str,
+    value: float | str | None,
+    entity: Entity,
+    time: float | None,
+    text: str,
+    *,
+    source: str = ENGINE_SOURCE,
+    **attrs: object,
 ) -> Evidence:
     return Evidence(
         kind=EvidenceKind.EVENT,
         key=ANOMALY_PREFIX + name,
         value=value,
-        source=ENGINE_SOURCE,
+        source=source,
         time=time,
         entity=entity,
         raw=text,
@@ -119,10 +146,10 @@ def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
                 kind=EvidenceKind.EVENT,
                 key=INCREASE_PREFIX + name,
                 value=delta,
-                source=ENGINE_SOURCE,
+                source=_source(samples),
                 time=None if len(samples) == 1 else _first_rise(samples),  # one reading: onset unknown
                 entity=last.entity,
-                raw=f"{name} increased by {delta:g} in the window",
+                raw=f"{name}{format_labels(_labels(last))} increased by {delta:g} in the window",
                 attrs={"labels": last.attrs.get("labels", {})},
             )
         )
@@ -318,6 +345,23 @@ def head_of_line(evidence: Sequence[Evidence]) -> list[Evidence]:
 REQUEST_SPANS = "request"
 """The group name latency_shift reports for the front ends' request spans (named `chat <model>`, ...)."""
 
+LATENCY_GROUP = "group"
+"""Attribute of a latency_shift: which latency shifted, REQUEST_SPANS or SPAN_DECODE_STEP (one model step)."""
+LATENCY_SIGNAL = "signal"
+"""Attribute of a latency_shift: `span` (request or step spans) or `metric` (a latency histogram's median)."""
+BATCH_GROWTH = "batch_growth"
+"""Attribute of a decode-step latency_shift: how much the batches grew (1.0: the same); absent when unknown.
+From spans: the decode steps' median batch size; from metrics: the mean tokens per engine step."""
+
+# Latency histograms (summarised per half of the window by the Prometheus reader) and the group each
+# measures: the time between two tokens is one decode step.
+_METRIC_GROUPS = {
+    serving.INTER_TOKEN_LATENCY.native: spans.SPAN_DECODE_STEP,
+    serving.E2E_REQUEST_LATENCY.native: REQUEST_SPANS,
+}
+_BATCH_METRIC = serving.ITERATION_TOKENS.native
+"""Its mean per half of the window stands for the batch size behind a step-latency shift."""
+
 
 def _latency_group(ev: Evidence) -> str | None:
     """Which latency series a span belongs to: the request spans (any model, HTTP or gRPC) or decode steps."""
@@ -328,8 +372,33 @@ def _latency_group(ev: Evidence) -> str | None:
     return None
 
 
+def _batch_growth(before: Sequence[Evidence], after: Sequence[Evidence]) -> dict[str, float]:
+    """Median batch size of two groups of step spans and its growth; empty when the spans carry none."""
+    sizes = []
+    for group in (before, after):
+        values = [v for v in (_as_float(e.attrs.get(spans.GPUOBS_BATCH_SIZE)) for e in group) if v]
+        if not values:
+            return {}
+        sizes.append(statistics.median(values))
+    return {"batch_before": sizes[0], "batch_after": sizes[1], BATCH_GROWTH: sizes[1] / sizes[0]}
+
+
+def _as_float(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
 def latency_shift(evidence: Sequence[Evidence]) -> list[Evidence]:
-    """Request latency that at least doubled between the first and second half of the window."""
+    """Latency that at least doubled between the first and second half of the window.
+
+    From spans (request spans, decode steps: the median of the first half of them against the second)
+    and from the latency histograms' per-half medians a Prometheus server gave. A decode-step shift
+    says whether the batches grew too (BATCH_GROWTH): bigger batches make slower steps by themselves.
+    """
     groups: dict[str, list[Evidence]] = defaultdict(list)
     for ev in evidence:
         if ev.kind is not EvidenceKind.SPAN or ev.time is None or _numeric(ev) is None:
@@ -346,6 +415,7 @@ def latency_shift(evidence: Sequence[Evidence]) -> list[Evidence]:
         before = statistics.median(_val(e) for e in items[:half])
         after = statistics.median(_val(e) for e in items[half:])
         if before > 0 and after >= 2 * before:
+            batches = _batch_growth(items[:half], items[half:]) if name == spans.SPAN_DECODE_STEP else {}
             out.append(
                 _event(
                     "latency_shift",
@@ -354,9 +424,51 @@ def latency_shift(evidence: Sequence[Evidence]) -> list[Evidence]:
                     items[half].time,
                     f"median {name} latency rose from {before * 1e3:.1f} ms to {after * 1e3:.1f} ms "
                     f"({after / before:.1f}x)",
+                    source=_source(items),
                     span=name,
+                    **{LATENCY_GROUP: name, LATENCY_SIGNAL: "span", **batches},
                 )
             )
+    return out + _metric_latency_shift(evidence)
+
+
+def _metric_latency_shift(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """A latency histogram whose median over the second half of the window is at least twice the first's.
+
+    A step-latency shift says how the mean tokens per engine step (ITERATION_TOKENS, per half, same
+    labels) grew, when the source gave it: the batch size behind the steps.
+    """
+    halves: dict[tuple[str, tuple[tuple[str, str], ...]], dict[int, Evidence]] = defaultdict(dict)
+    for ev in evidence:
+        half = ev.attrs.get(WINDOW_HALF)
+        if ev.key in (*_METRIC_GROUPS, _BATCH_METRIC) and half in (1, 2) and _numeric(ev) is not None:
+            halves[_series_key(ev)][int(half)] = ev
+    out = []
+    for (key, labels), pair in sorted(halves.items()):
+        if key == _BATCH_METRIC or len(pair) < 2:
+            continue
+        before, after = _val(pair[1]), _val(pair[2])
+        if before <= 0 or after < 2 * before:
+            continue
+        group = _METRIC_GROUPS[key]
+        batches: dict[str, float] = {}
+        tokens = halves.get((_BATCH_METRIC, labels), {})
+        if group == spans.SPAN_DECODE_STEP and len(tokens) == 2 and _val(tokens[1]) > 0:
+            first, second = _val(tokens[1]), _val(tokens[2])
+            batches = {"batch_before": first, "batch_after": second, BATCH_GROWTH: second / first}
+        out.append(
+            _event(
+                "latency_shift",
+                after / before,
+                pair[2].entity,
+                pair[1].time,
+                f"median {key} rose from {before * 1e3:.1f} ms in the first half of the window to "
+                f"{after * 1e3:.1f} ms in the second ({after / before:.1f}x)",
+                source=_source(pair.values()),
+                metric=key,
+                **{LATENCY_GROUP: group, LATENCY_SIGNAL: "metric", **batches},
+            )
+        )
     return out
 
 

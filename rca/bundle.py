@@ -28,7 +28,7 @@ from typing import Any
 
 from gpuobs import __version__
 from gpuobs.errors import InputError
-from gpuobs.evidence import Evidence
+from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca.collect import CollectResult, collect
 from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.readers.bundle import BUNDLE_FORMAT, BUNDLE_ROOT, BUNDLE_VERSION
@@ -77,26 +77,59 @@ class BundleSummary:
 
 
 def _redact_evidence(ev: Evidence, r: Redactor) -> Evidence:
-    attrs = r.json(ev.attrs)
     return Evidence(
         kind=ev.kind,
         key=ev.key,
         value=r.text(ev.value) if isinstance(ev.value, str) else ev.value,
-        source=ev.source,
+        source=r.text(ev.source),  # a --prometheus/--exporter URL with its credentials
         time=ev.time,
-        entity=ev.entity,
+        entity=Entity.from_dict(r.strings(ev.entity.to_dict())),
         raw=r.text(ev.raw),
-        attrs=attrs,
+        attrs=r.json(ev.attrs),
     )
 
 
 class _Writer:
-    def __init__(self, tar: tarfile.TarFile, mtime: float) -> None:
+    """Adds files to the archive; everything written goes through the redactor on the way in."""
+
+    def __init__(self, tar: tarfile.TarFile, mtime: float, redactor: Redactor) -> None:
         self.tar = tar
         self.mtime = mtime
+        self.redactor = redactor
         self.files: list[dict[str, Any]] = []
 
-    def add(self, name: str, data: bytes, original: str | None = None) -> None:
+    def add_text(self, name: str, text: str, original: str | None = None) -> None:
+        self._add(name, self.redactor.text(text).encode("utf-8"), original)
+
+    def add_json(
+        self,
+        name: str,
+        doc: Any,
+        original: str | None = None,
+        *,
+        foreign: bool = True,
+        indent: int | None = 1,
+        sort_keys: bool = False,
+    ) -> None:
+        """A JSON document: foreign ones (Kubernetes objects, history) are also masked by field name;
+        our own (evidence, environment, manifest) have every string through the text rules."""
+        clean = self.redactor.json(doc) if foreign else self.redactor.strings(doc)
+        data = json.dumps(clean, indent=indent, sort_keys=sort_keys, default=str)
+        self._add(name, data.encode("utf-8"), original)
+
+    def add_input(self, name: str, text: str, original: str) -> None:
+        """A raw input: JSON documents structurally (secret-named fields), anything else as text."""
+        if text.lstrip()[:1] in ("{", "["):
+            try:
+                doc = json.loads(text)
+            except ValueError:
+                doc = None
+            if doc is not None:
+                self.add_json(name, doc, original)
+                return
+        self.add_text(name, text, original)
+
+    def _add(self, name: str, data: bytes, original: str | None) -> None:
         info = tarfile.TarInfo(f"{BUNDLE_ROOT}/{name}")
         info.size = len(data)
         info.mtime = int(self.mtime)
@@ -104,21 +137,8 @@ class _Writer:
         self.tar.addfile(info, io.BytesIO(data))
         entry: dict[str, Any] = {"path": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
         if original:
-            entry["original"] = original
+            entry["original"] = self.redactor.text(original)
         self.files.append(entry)
-
-
-def _redact_input(text: str, r: Redactor) -> bytes:
-    """A raw input, redacted: JSON documents structurally (secret-named fields), anything else as text."""
-    head = text.lstrip()[:1]
-    if head in ("{", "["):
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = None
-        if doc is not None:
-            return json.dumps(r.json(doc), indent=1).encode("utf-8")
-    return r.text(text).encode("utf-8")
 
 
 def _safe_name(path: str, used: set[str]) -> str:
@@ -142,31 +162,31 @@ def make_bundle(output: str | Path, inputs: DiagnoseInputs) -> BundleSummary:
     now = time.time()
     redactor = Redactor()
     inputs = inputs.resolved(now)
+    for url in (inputs.prometheus, inputs.exporter):  # its password turns up in error messages too
+        redactor.add_url_credentials(url)
     result = collect(inputs, keep_raw=True)
     raw_logs = [(item.name, item.text) for item in result.raw_logs]
     remote = result.remote
     traces = list(inputs.traces)
     exporter = inputs.exporter
     result.evidence = [_redact_evidence(e, redactor) for e in result.evidence]
+    result.problems = [redactor.text(p) for p in result.problems]
+    result.notes = [redactor.text(n) for n in result.notes]
 
     used: set[str] = set()
     partial = out_path.with_name(out_path.name + ".partial")
     try:
         with tarfile.open(partial, "w:gz") as tar:
-            w = _Writer(tar, now)
+            w = _Writer(tar, now, redactor)
             for name, text in raw_logs:
-                w.add(f"inputs/logs/{_safe_name(name, used)}", _redact_input(text, redactor), original=name)
+                w.add_input(f"inputs/logs/{_safe_name(name, used)}", text, original=name)
             for path in traces:
                 item_text = Path(path).read_text(encoding="utf-8", errors="replace") if path != "-" else ""
-                w.add(
-                    f"inputs/traces/{_safe_name(path, used)}",
-                    _redact_input(item_text, redactor),
-                    original=path,
-                )
+                w.add_input(f"inputs/traces/{_safe_name(path, used)}", item_text, original=path)
             if exporter and not exporter.startswith(("http://", "https://")) and Path(exporter).is_file():
-                w.add(
+                w.add_input(
                     f"inputs/exporter/{_safe_name(exporter, used)}",
-                    _redact_input(Path(exporter).read_text(encoding="utf-8", errors="replace"), redactor),
+                    Path(exporter).read_text(encoding="utf-8", errors="replace"),
                     original=exporter,
                 )
             for key, doc in sorted(remote.items()):
@@ -175,12 +195,10 @@ def make_bundle(output: str | Path, inputs: DiagnoseInputs) -> BundleSummary:
                     if key == "exporter_history"
                     else f"k8s/{key.split(':', 1)[1]}.json"
                 )
-                w.add(
-                    f"inputs/{name}", json.dumps(redactor.json(doc), indent=1).encode("utf-8"), original=key
-                )
+                w.add_json(f"inputs/{name}", doc, original=key)
             env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
-            w.add("node/env.json", json.dumps(redact_env(env, redactor), indent=2, sort_keys=True).encode())
-            w.add("evidence.json", json.dumps(result.to_dict(), default=str).encode("utf-8"))
+            w.add_json("node/env.json", redact_env(env, redactor), foreign=False, indent=2, sort_keys=True)
+            w.add_json("evidence.json", result.to_dict(), foreign=False, indent=None)
             manifest = {
                 "format": BUNDLE_FORMAT,
                 "version": BUNDLE_VERSION,
@@ -201,9 +219,11 @@ def make_bundle(output: str | Path, inputs: DiagnoseInputs) -> BundleSummary:
                 "problems": result.problems,
                 "notes": result.notes,
                 "redactions": dict(sorted(redactor.counts.items())),
+                "lines_cut": redactor.lines_cut,
                 "files": list(w.files),
             }
-            w.add("manifest.json", json.dumps(manifest, indent=2, default=str).encode("utf-8"))
+            manifest = redactor.strings(manifest)  # the input URLs, the problem messages
+            w.add_json("manifest.json", manifest, foreign=False, indent=2)
         partial.replace(out_path)
     except OSError as exc:
         partial.unlink(missing_ok=True)

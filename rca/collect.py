@@ -112,7 +112,11 @@ def collect(inputs: DiagnoseInputs, *, keep_raw: bool = False) -> CollectResult:
     keep = result.raw_logs if keep_raw else None
     if inputs.logs:
         unread: list[str] = []
-        run("logs", lambda: files.read_logs(list(inputs.logs), stdin, keep, unread), fatal_inputs=True)
+        run(
+            "logs",
+            lambda: files.read_logs(list(inputs.logs), stdin, keep, result.notes, unread),
+            fatal_inputs=True,
+        )
         result.unread.extend(unread)
     if inputs.traces:
         run("traces", lambda: files.read_traces(list(inputs.traces), stdin), fatal_inputs=True)

@@ -74,7 +74,8 @@ def _symptoms(
         )
         for c in cand.explained
     ]
-    anchors = {pos for _, pos in cand.match.anchors}
+    # records already in the evidence chain (anchors and support) are not listed again as symptoms
+    anchors = {pos for _, pos in (*cand.match.anchors, *cand.match.supporting)}
     for child in cand.explained:
         anchors |= {pos for _, pos in child.match.anchors}
     quoted = {ev.raw.strip() for ev, _ in cand.match.anchors if ev.raw}

@@ -160,6 +160,9 @@ class Engine:
         self.model = loaded.model
         self.model_name: str = loaded.name
         self.model_path = loaded.path
+        # what was loaded (the log's model_id, as the HTTP front end's lines give it); model_name is what
+        # clients, Prometheus labels and spans call it
+        self.model_id: str = str(self.model_path) if self.model_path else self.model_name
         self.device: str = str(self.model.device)
         self.device_id: int = self.model.device.index or 0 if self.device.startswith("cuda") else 0
         # Batch spans name their GPU, so RCA can compare steps across the GPUs of a fleet.
@@ -182,7 +185,8 @@ class Engine:
         self.faults = FaultInjector(config.enable_fault_injection, self.device, self.device_id)
         self.faults.on_kv_capacity = self._set_kv_fraction
         self.faults.model_vocab_size = mc.vocab_size
-        self.faults.model_id = self.model_name
+        self.faults.model_name = self.model_name
+        self.faults.model_id = self.model_id
         self.tokenizer = _FaultyTokenizer(loaded.tokenizer, self.faults)
         self._eos = set(mc.eos_token_ids)
         if loaded.tokenizer.eos_token_id is not None:
@@ -450,7 +454,7 @@ class Engine:
                     logger.exception("engine step failed",
                                      extra=self._log_fields(None, {log_fields.EVENT: "engine_error"}))
                     self.heartbeat.survived()
-                    self._finish_step([], [(out.prefill + out.decode, exc)], time.monotonic())
+                    self._finish_step([], [(phase, out.prefill + out.decode, exc)], time.monotonic())
 
     def _die(self, where: str, exc: BaseException) -> None:
         """The loop cannot go on: record why, refuse new requests, fail every request in flight now."""
@@ -528,7 +532,8 @@ class Engine:
                 spans.GPUOBS_PREEMPTED: True, spans.GPUOBS_TENANT: seq.tenant})
 
     def _log_fields(self, seq: SequenceState | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        fields: dict[str, Any] = {log_fields.MODEL_ID: self.model_name, log_fields.DEVICE_ID: self.device_id}
+        fields: dict[str, Any] = {log_fields.MODEL_NAME: self.model_name, log_fields.MODEL_ID: self.model_id,
+                                  log_fields.DEVICE_ID: self.device_id}
         if seq is not None:
             fields[log_fields.REQUEST_ID] = seq.request_id
             fields[log_fields.INPUT_HASH] = input_hash(seq.request.prompt_token_ids)
@@ -544,7 +549,7 @@ class Engine:
             span = seq.extra.pop("queue_span", None)
             self._tracer.end(span)
         results: list[tuple[SequenceState, int]] = []
-        failed: list[tuple[list[SequenceState], BaseException]] = []
+        failed: list[tuple[str, list[SequenceState], BaseException]] = []  # (phase, its sequences, error)
         if prefill:
             tokens = sum(s.num_tokens for s in prefill)
             with self._tracer.batch_span(spans.SPAN_PREFILL, prefill, {
@@ -555,7 +560,7 @@ class Engine:
                     results += zip(prefill, self.runner.prefill(prefill), strict=True)
                 except Exception as exc:
                     self._tracer.mark_error(span, exc)
-                    failed.append((prefill, exc))
+                    failed.append(("prefill", prefill, exc))
             with self._cond:
                 self._last_prefill = len(prefill)
                 self._prompt_tokens += sum(s.num_prompt_tokens for s in prefill if s.first_token is None)
@@ -569,7 +574,7 @@ class Engine:
                     results += zip(decode, self.runner.decode(decode, copies), strict=True)
                 except Exception as exc:
                     self._tracer.mark_error(span, exc)
-                    failed.append((decode, exc))
+                    failed.append(("decode", decode, exc))
             with self._cond:
                 self._last_batch = len(decode)
                 for s in decode:
@@ -580,7 +585,7 @@ class Engine:
         self._finish_step(results, failed, now)
 
     def _finish_step(self, results: list[tuple[SequenceState, int]],
-                     failed: list[tuple[list[SequenceState], BaseException]], started: float) -> None:
+                     failed: list[tuple[str, list[SequenceState], BaseException]], started: float) -> None:
         now = time.monotonic()
         events: list[tuple[SequenceState, TokenEvent]] = []
         finals: list[tuple[SequenceState, str, str | None]] = []
@@ -594,12 +599,12 @@ class Engine:
                     self._take_token(seq, token, now, events, finals)
                 except Exception as token_exc:
                     broken.append((seq, token_exc))
-            for seqs, exc in failed:
+            for phase, seqs, exc in failed:
                 kind, code, name = classify_step_error(exc)
                 self._errors[kind] = self._errors.get(kind, 0) + 1
                 cuda = cuda_errors.by_code(code) if code is not None else None
                 if cuda is not None:  # every CUDA error the process hits, not only those inside a launch
-                    default_launcher().count_error(exc, cuda)
+                    default_launcher().count_error(exc, cuda, kernel=phase)  # outside a launch: the phase
                 for seq in seqs:
                     if self._by_request.get(seq.request_id) is not seq:
                         continue

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from gpuobs.names import logs as log_fields
 from gpuobs.serving.errors import FaultNotEnabledError
 from gpuobs.serving.stats import FaultStats
 
@@ -117,11 +118,13 @@ class FaultInjector:
         self._step_counter = 0
         self.on_kv_capacity: Any = None  # set by the engine: callable(fraction | None) -> usable blocks
         self.model_vocab_size = 0  # set by the engine (for the tokenizer-mismatch log line)
-        self.model_id = ""  # set by the engine (for every log line)
+        self.model_name = ""  # set by the engine (for every log line): the served name
+        self.model_id = ""  # and what it loaded
         self.kv_capacity_blocks: int | None = None
 
     def _fields(self, event: str, **more: Any) -> dict[str, Any]:
-        return {"event": event, "model_id": self.model_id, "device_id": self.device_id, **more}
+        return {log_fields.EVENT: event, log_fields.MODEL_NAME: self.model_name,
+                log_fields.MODEL_ID: self.model_id, log_fields.DEVICE_ID: self.device_id, **more}
 
     # ---- control ---------------------------------------------------------------------------------
     def inject(self, kind: str, **params: Any) -> dict[str, Any]:

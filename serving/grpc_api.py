@@ -34,6 +34,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from gpuobs.names import logs as log_fields
 from gpuobs.names import serving as serving_names
 from gpuobs.names import spans
+from gpuobs.serving.auth import bearer_matches
 
 __all__ = [
     "FULL_METHOD",
@@ -302,6 +303,13 @@ class _Servicer:
 
     def _predict(self, request: Any, context: grpc.ServicerContext, started: float, call: _Call) -> Any:
         runtime = self.runtime
+        api_key = getattr(runtime.config, "api_key", None)
+        if api_key:  # the same rule as HTTP's /v1/*: `authorization: Bearer KEY` in the call's metadata
+            metadata = {str(k).lower(): v for k, v in (context.invocation_metadata() or ())}
+            authorization = metadata.get("authorization")
+            if not bearer_matches(authorization if isinstance(authorization, str) else None, api_key):
+                call.invalid_reason = "unauthorized"
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         if runtime.grpc_block.is_set():
             # Fault: the handler waits on something with no timeout of its own (client deadlines are
             # ignored), as a handler stuck on a lock or a queue does. Bounded so tests end.
@@ -463,8 +471,9 @@ class PredictResult:
 class PredictClient:
     """A small client for `inference.InferenceService/Predict` (used by tests and the load tester)."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, api_key: str | None = None) -> None:
         c = message_classes()
+        self._metadata = (("authorization", f"Bearer {api_key}"),) if api_key else None
         self._request = c["PredictRequest"]
         self.channel = grpc.insecure_channel(
             target,
@@ -491,7 +500,7 @@ class PredictClient:
             req.input_ids.add().ids.extend(row)
         for row in attention_mask or []:
             req.attention_mask.add().values.extend(row)
-        resp = self._call(req, timeout=timeout)
+        resp = self._call(req, timeout=timeout, metadata=self._metadata)
         return PredictResult(resp.model_name, [list(r.values) for r in resp.logits], resp.latency_ms)
 
     def close(self) -> None:

@@ -113,6 +113,16 @@ def _model_path(engine: EngineClient, model_dir: str | None) -> str | None:
     return str(path) if path is not None else model_dir
 
 
+def _model_dir_problem(model_dir: str) -> str | None:
+    """Why `model_dir` cannot be loaded (None when it has a config.json); never raises on odd paths."""
+    try:
+        if (Path(model_dir) / "config.json").is_file():
+            return None
+        return "has no config.json" if Path(model_dir).is_dir() else "does not exist"
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte: a bad request, not a 500
+        return f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+
+
 class ModelManager:
     """The served model, its leases, and atomic swaps to a new one.
 
@@ -256,10 +266,11 @@ class ModelManager:
                 raise SwapInProgressError(f"swap {self._swap.swap_id} is still {self._swap.state}")
             if self._closed:
                 raise SwapRefusedError("server is shutting down")
-        if model_dir is not None and not (Path(model_dir) / "config.json").is_file():
-            self._on_swap("refused")
-            what = "has no config.json" if Path(model_dir).is_dir() else "does not exist"
-            raise SwapRefusedError(f"model directory {model_dir} {what}")
+        if model_dir is not None:
+            problem = _model_dir_problem(model_dir)
+            if problem is not None:
+                self._on_swap("refused")
+                raise SwapRefusedError(f"model directory {model_dir[:200]} {problem}")
         status = SwapStatus(uuid.uuid4().hex[:12], model_dir, name or self.served_name)
         status.estimated_bytes = self.estimate_bytes(model_dir)
         status.free_bytes = self.free_bytes()

@@ -118,6 +118,8 @@ class PrometheusStatLogger:
         self.tenant_generation_tokens = counter(names.SERVING_TENANT_GENERATION_TOKENS)
         self.invalid_requests = counter(names.SERVING_INVALID_REQUESTS)
         self.model_swaps = counter(names.SERVING_MODEL_SWAPS)
+        for result in ("ok", "refused", "failed"):  # at 0 from the start: increase() sees the first swap
+            self.model_swaps.labels(result)
         self.requests = counter(names.SERVING_REQUESTS)
         self.request_duration = Histogram(
             _name(names.SERVING_REQUEST_DURATION),

@@ -1,7 +1,8 @@
 """`gpuobs serve --supervise`: run the serving worker as a child process and restart it when it crashes
 or when its `/health` has answered 503 (engine dead or stalled) for longer than a threshold.
 
-Restarts back off exponentially (reset after the worker has run for a while), are counted, logged as
+Restarts back off exponentially (reset after the worker has run for a while) and stop after
+`max_crash_loop` crashes in a row (exit 1 with the reason), are counted, logged as
 JSON, and exposed by the worker itself as `gpuobs_serving_worker_restarts_total`: each new worker
 gets the count in `GPUOBS_WORKER_RESTARTS`. A clean exit (0) or a usage error (2) is not a crash and
 ends supervision; SIGTERM/SIGINT are forwarded to the worker, which drains and exits. The health watch
@@ -42,6 +43,9 @@ class BackoffPolicy:
     max_s: float = 30.0
     reset_after_s: float = 60.0
     max_restarts: int | None = None
+    # a crash loop (a shadowed package, a port in use, a broken model) ends instead of restarting forever:
+    # after this many crashes in a row, each before `reset_after_s` of running, the supervisor gives up
+    max_crash_loop: int = 5
 
     def delay(self, consecutive: int) -> float:
         return float(min(self.max_s, self.initial_s * self.factor ** max(0, consecutive)))
@@ -220,6 +224,15 @@ class Supervisor:
                 return code
             if time.monotonic() - started >= self.policy.reset_after_s:
                 consecutive = 0
+            if consecutive >= self.policy.max_crash_loop:
+                logger.error(
+                    "worker crash-looped: %d restarts in a row ended within %.0f s (last: %s); giving up",
+                    consecutive,
+                    self.policy.reset_after_s,
+                    describe_exit(code) if unhealthy is None else f"unhealthy: {unhealthy}",
+                    extra={"event": "worker_gave_up", "restarts": self.restarts},
+                )
+                return 1
             if self.policy.max_restarts is not None and self.restarts >= self.policy.max_restarts:
                 logger.error(
                     "worker crashed (%s); giving up after %d restarts",

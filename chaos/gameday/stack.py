@@ -1,5 +1,6 @@
 """The embedded local stack a game-day breaks: `gpuobs serve --supervise`, a simulated-node exporter and,
-when installed, a Prometheus on loopback with minimal alert rules; or a stack the user names.
+when installed, a Prometheus on loopback with the project's generated alert rules; or a stack the user
+names.
 
 Everything listens on 127.0.0.1 with free ports; logs go to files in the work folder, where the RCA
 probes read them (the serve JSON log, the kernel-log file the node actions write).
@@ -20,9 +21,6 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from gpuobs.names import exporter as ex
-from gpuobs.names import gpu as g
 
 __all__ = ["LocalStack", "StackTarget", "alert_rules"]
 
@@ -68,32 +66,26 @@ def _get(url: str, timeout: float = 2.0) -> int:
         return 0
 
 
-def alert_rules() -> dict[str, Any]:
-    """Minimal alert rules for the game-day's Prometheus (until dashboards/ ships the project's own)."""
-    return {
-        "groups": [
-            {
-                "name": "gpuobs-gameday",
-                "rules": [
-                    {
-                        "alert": "GpuobsServingDown",
-                        "expr": 'up{job="serving"} == 0',
-                        "labels": {"severity": "critical"},
-                    },
-                    {
-                        "alert": "GpuobsGpuLost",
-                        "expr": f"{ex.GPU_UP.native} == 0",
-                        "labels": {"severity": "critical"},
-                    },
-                    {
-                        "alert": "GpuobsXidErrors",
-                        "expr": f"increase({g.XID_ERRORS.exposed_native}[1m]) > 0",
-                        "labels": {"severity": "warning"},
-                    },
-                ],
-            }
-        ]
-    }
+def alert_rules(workdir: Path, serving_job: str = "serving", exporter_job: str = "exporter") -> list[Path]:
+    """Write the project's generated recording and alert rules (gpuobs.dashboards) into `workdir/rules`.
+
+    Every `for:` is cut to 1 s and event alerts look back 1 min, so that an alert fires within a
+    game-day's seconds; the expressions are the ones a deployment loads.
+    """
+    from gpuobs.dashboards.options import Options
+    from gpuobs.dashboards.rules.prometheus import dump_yaml, rule_files
+
+    options = Options(
+        exporter_job=exporter_job, serving_job=serving_job, for_override="1s", event_window="1m"
+    )
+    folder = workdir / "rules"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, document in rule_files(options).items():
+        path = folder / name
+        path.write_text(dump_yaml(document), encoding="utf-8")
+        paths.append(path)
+    return paths
 
 
 class LocalStack:
@@ -126,11 +118,10 @@ class LocalStack:
             )
 
     def _prometheus_config(self) -> Path:
-        rules = self.workdir / "alert-rules.yml"
-        rules.write_text(json.dumps(alert_rules(), indent=1))  # YAML is a superset of JSON
+        rules = alert_rules(self.workdir)
         config = {
             "global": {"scrape_interval": self.scrape_interval, "evaluation_interval": self.scrape_interval},
-            "rule_files": [str(rules)],
+            "rule_files": [str(p) for p in rules],
             "scrape_configs": [
                 {"job_name": "serving", "static_configs": [{"targets": [f"127.0.0.1:{self.serve_port}"]}]},
                 {"job_name": "exporter", "static_configs": [{"targets": [f"127.0.0.1:{self.export_port}"]}]},
@@ -159,6 +150,12 @@ class LocalStack:
                 str(2_000_000_000),
                 "--device",
                 "cpu",
+                # a stalled step shows on /health within seconds, and the supervisor logs why; a hang
+                # fault (20 s) ends before the restart would
+                "-E",
+                "stall_budget_s=4",
+                "--unhealthy-restart-s",
+                "60",
             ],
             Path(self.target.serve_log),
         )

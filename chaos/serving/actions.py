@@ -229,10 +229,14 @@ def start_load(
     interval_s: float = 0.05,
     base_url: str = DEFAULT_URL,
     model: str = "gpuobs-tiny-llama",
+    ignore_eos: bool = False,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Start steady background load named `name`; `gpuobs.chaos.serving.probes.requests_lost` stops it."""
+    """Start steady background load named `name`; `gpuobs.chaos.serving.probes.requests_lost` stops it.
+
+    `ignore_eos` makes every completion run to `max_tokens` (the tiny model stops early otherwise).
+    """
     base = check_url(base_url, configuration)
     if is_dry_run(configuration):
         return {"name": name, "dry_run": True}
@@ -240,7 +244,8 @@ def start_load(
     if old is not None:
         old.stop(timeout_s=5)
     gen = LoadGenerator(
-        base, model=model, concurrency=concurrency, max_tokens=max_tokens, interval_s=interval_s
+        base, model=model, concurrency=concurrency, max_tokens=max_tokens, interval_s=interval_s,
+        ignore_eos=ignore_eos,
     )
     _LOADS[name] = gen.start()
     current().add_undo(f"serving.load.{name}", lambda: gen.stop(timeout_s=5))

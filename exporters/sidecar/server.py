@@ -4,6 +4,10 @@ Standard-library ThreadingHTTPServer; TLS, basic auth, headers and rate limits c
 file (Prometheus exporter-toolkit format), applied by `webconfig.serve_with_web_config`;
 `/healthz` stays open for liveness probes. A scrape never answers 500: if rendering
 fails, the answer is 200 with `gpuobs_collector_success{collector="exposition"} 0`.
+
+Under load: the kernel queues `LISTEN_BACKLOG` connections while the exporter is busy, at most
+`MAX_CONNECTIONS` are served at once (one thread each; a new one closes the connection that has
+waited longest for a request), and every response leaves in one write with Nagle's algorithm off.
 """
 
 from __future__ import annotations
@@ -11,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,11 +31,44 @@ from gpuobs.exporters.sidecar.collector import CONTENT_TYPE, render
 from gpuobs.names import exporter as ex
 from gpuobs.timeparse import parse_time
 
-__all__ = ["ExporterHttpServer", "FaultTarget"]
+__all__ = ["LISTEN_BACKLOG", "MAX_CONNECTIONS", "ExporterHttpServer", "FaultTarget"]
 
 logger = logging.getLogger(__name__)
 
 _MAX_BODY = 64 * 1024
+
+LISTEN_BACKLOG = 128
+"""Connections the kernel queues while the exporter is busy (socketserver's default, 5, made a burst of
+50 new-connection scrapers wait for SYN retransmits: p99 1 s, worst 27.7 s)."""
+
+MAX_CONNECTIONS = 64
+"""Connections served at once, one thread each. When all are taken, a new connection closes the one
+that has waited longest for a request (an idle keep-alive or a slow client); a request being served
+is not cut. A new connection that finds none idle waits up to `_SLOT_WAIT_S`, then is refused (plain
+HTTP gets a 503)."""
+
+_SLOT_WAIT_S = 1.0
+
+
+def _not_a_json_number(text: str) -> float:
+    raise ValueError(f"{text} is not a JSON number (NaN and Infinity are not JSON)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:32]} overflows to Infinity (NaN and Infinity are not JSON)")
+    return value
+
+
+def _strict_json(data: bytes) -> Any:
+    """JSON as RFC 8259 has it: NaN, Infinity and numbers that overflow to them are errors."""
+    try:
+        return json.loads(data, parse_constant=_not_a_json_number, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"body is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ValueError("body is not JSON: nested too deeply") from exc
 
 
 class FaultTarget(Protocol):
@@ -38,13 +77,79 @@ class FaultTarget(Protocol):
     def inject(self, kind: str, **args: Any) -> dict[str, Any]: ...
 
 
+class _ConnectionSlots:
+    """The connections being served, each idle (waiting for a request, since when) or busy."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._idle_since: dict[socket.socket, float | None] = {}
+        self._cond = threading.Condition()
+
+    def __len__(self) -> int:
+        return len(self._idle_since)
+
+    def acquire(self, conn: socket.socket, closing: threading.Event) -> bool:
+        """Take a slot for `conn`, closing the longest-idle connection when none is free."""
+        deadline = time.monotonic() + _SLOT_WAIT_S
+        with self._cond:
+            while len(self._idle_since) >= self.limit:
+                idle = [(since, c) for c, since in self._idle_since.items() if since is not None]
+                if idle:
+                    _, oldest = min(idle, key=lambda pair: pair[0])
+                    self._idle_since[oldest] = None  # closed once: its thread ends and releases the slot
+                    with contextlib.suppress(OSError):  # the base method: an SSLSocket's would race
+                        socket.socket.shutdown(oldest, socket.SHUT_RDWR)
+                left = deadline - time.monotonic()
+                if left <= 0 or closing.is_set():
+                    return False
+                self._cond.wait(min(left, 0.05))
+            self._idle_since[conn] = time.monotonic()
+            return True
+
+    def mark(self, conn: socket.socket, idle: bool) -> None:
+        with self._cond:
+            if conn in self._idle_since:
+                self._idle_since[conn] = time.monotonic() if idle else None
+
+    def release(self, conn: socket.socket) -> None:
+        with self._cond:
+            if self._idle_since.pop(conn, False) is not False:
+                self._cond.notify_all()
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
     app: ExporterHttpServer
+    slots: _ConnectionSlots
+    closing: threading.Event
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         logger.debug("connection from %s failed", client_address, exc_info=True)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(request, self.closing):
+            logger.warning(
+                "%d connections open, none idle: refused one from %s", len(self.slots), client_address[0]
+            )
+            if not isinstance(request, ssl.SSLSocket):
+                with contextlib.suppress(OSError):
+                    request.setblocking(False)  # a fresh socket's send buffer is empty: this never waits
+                    request.send(_BUSY)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        self.slots.release(request)
+
+
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 27\r\n"
+    b"Connection: close\r\n\r\ntoo many open connections\r\n"
+)
 
 
 class _Server6(_Server):
@@ -55,6 +160,25 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
     server_version = "gpuobs-export"
+    # The response leaves in one write, at once: headers and body apart, each a TLS record, stalled on
+    # Nagle's algorithm against the client's delayed ACK (about 45 ms a TLS scrape instead of 1 ms).
+    disable_nagle_algorithm = True
+    _body_with_headers = b""
+
+    def handle_one_request(self) -> None:
+        self.server.slots.mark(self.connection, idle=True)  # evictable until the request is read
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()  # reads the request line's rest and the headers
+        self.server.slots.mark(self.connection, idle=False)
+        return ok
+
+    def flush_headers(self) -> None:
+        buffer: list[bytes] | None = getattr(self, "_headers_buffer", None)
+        if buffer is not None:
+            self.wfile.write(b"".join(buffer) + self._body_with_headers)
+            buffer.clear()
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("http %s " + format, self.address_string(), *args)
@@ -73,9 +197,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        self._body_with_headers = body if self.command != "HEAD" else b""
+        try:
+            self.end_headers()  # flush_headers sends the body with the headers
+        finally:
+            self._body_with_headers = b""
 
     def _json(self, status: int, data: Any) -> None:
         self._send(status, json.dumps(data, default=str).encode("utf-8"))
@@ -108,6 +234,9 @@ class _Handler(BaseHTTPRequestHandler):
                 except ValueError as exc:
                     self._json(400, {"error": f"since: {exc}"})
                     return
+                if not math.isfinite(since):  # since=nan would answer "since": NaN, which is not JSON
+                    self._json(400, {"error": f"since={raw_since[:64]!r}: not a finite time"})
+                    return
                 self._json(200, app.history(since))
             elif url.path == "/api/faults":
                 self._faults(method)
@@ -137,15 +266,20 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "DELETE":
             self._json(200, app.faults.inject("clear"))
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY:
-            self._json(413, {"error": "body too large"})
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        if not (declared.isascii() and declared.isdigit()):  # -1 would read until the client hangs up
+            self.close_connection = True  # the body, if any, is not read
+            self._json(400, {"error": f"Content-Length {declared[:32]!r} is not a byte count"})
+            return
+        if int(declared) > _MAX_BODY:
+            self.close_connection = True
+            self._json(413, {"error": f"body too large (at most {_MAX_BODY} bytes)"})
             return
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
-            if not isinstance(body, dict) or "fault" not in body:
+            body = _strict_json(self.rfile.read(int(declared)) or b"{}")
+            if not isinstance(body, dict) or not isinstance(body.get("fault"), str):
                 raise ValueError('send a JSON object like {"fault": "xid", "gpu": 0, "code": 79}')
-            kind = str(body.pop("fault"))
+            kind = body.pop("fault")
             result = app.faults.inject(kind, **body)
         except ValueError as exc:  # SimFaultError and JSON errors are ValueErrors
             self._json(400, {"error": str(exc)})
@@ -166,6 +300,7 @@ class ExporterHttpServer:
         history: Callable[[float], dict[str, Any]] | None = None,
         faults: FaultTarget | None = None,
         web_config: Any = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.registry = registry
         self._health = health
@@ -174,6 +309,8 @@ class ExporterHttpServer:
         server_cls = _Server6 if ":" in address else _Server
         self._httpd = server_cls((address, port), _Handler)
         self._httpd.app = self
+        self._httpd.slots = _ConnectionSlots(max_connections)
+        self._httpd.closing = threading.Event()
         self._tls = False
         if web_config is not None:
             from gpuobs.exporters.sidecar.webconfig import serve_with_web_config
@@ -214,6 +351,7 @@ class ExporterHttpServer:
         self._thread.start()
 
     def stop(self) -> None:
+        self._httpd.closing.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         if self._thread is not None:

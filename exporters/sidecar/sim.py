@@ -11,6 +11,7 @@ the bus, NVML init failure and per-field NVML errors.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import queue
 import random
@@ -75,6 +76,41 @@ FAULT_KINDS = (
 
 class SimFaultError(ExporterError, ValueError):
     """A fault request that names an unknown kind, GPU, field or argument."""
+
+
+_MAX_XID_CODE = 65535
+_MAX_ECC_ERRORS = 1_000_000_000
+_MAX_PROCESS_GIB = 4096.0
+_MAX_PID = 1 << 22  # Linux's largest pid_max
+_MAX_MIG_INSTANCES = 7  # MIG devices an H100/H200 can be split into
+
+
+def _number(name: str, value: Any, low: float, high: float) -> float:
+    """`value` as a float in [low, high]; anything else (NaN, Infinity, text, true) is a SimFaultError."""
+    wanted = f"{name} must be a number from {low:g} to {high:g}"
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise SimFaultError(f"{wanted}, got {str(value)[:64]!r}")
+    try:
+        number = float(value)
+    except (ValueError, OverflowError) as exc:
+        raise SimFaultError(f"{wanted}, got {str(value)[:64]!r}") from exc
+    if not math.isfinite(number) or not low <= number <= high:
+        raise SimFaultError(f"{wanted}, got {number:g}")
+    return number
+
+
+def _integer(name: str, value: Any, low: int, high: int) -> int:
+    """`value` as a whole number in [low, high] (7.0 is 7; 7.5, NaN and "7x" are SimFaultErrors)."""
+    number = _number(name, value, low, high)
+    if number != int(number):
+        raise SimFaultError(f"{name} must be a whole number, got {number:g}")
+    return int(number)
+
+
+def _text(name: str, value: Any, limit: int) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise SimFaultError(f"{name} must be text of at most {limit} characters")
+    return value
 
 
 @dataclass
@@ -353,22 +389,25 @@ class SimBackend(GpuBackend):
         )
 
     # --- fault injection ----------------------------------------------------------------------------
-    def inject(self, kind: str, **args: Any) -> dict[str, Any]:
-        """Apply one fault by name (see FAULT_KINDS); returns what was done. Raises SimFaultError."""
+    def inject(self, kind: str, /, **args: Any) -> dict[str, Any]:
+        """Apply one fault by name (see FAULT_KINDS); returns what was done. Raises SimFaultError for an
+        unknown kind or argument and for a value out of its range (NaN and Infinity included)."""
         handler = getattr(self, f"fault_{kind}", None) if kind in FAULT_KINDS else None
         if handler is None:
-            raise SimFaultError(f"unknown fault {kind!r}; one of {', '.join(FAULT_KINDS)}")
-        try:
-            result = handler(**args)
-        except TypeError as exc:
-            raise SimFaultError(f"bad arguments for fault {kind!r}: {exc}") from exc
+            raise SimFaultError(f"unknown fault {str(kind)[:64]!r}; one of {', '.join(FAULT_KINDS)}")
+        params = inspect.signature(handler).parameters
+        unknown = sorted(str(k)[:64] for k in args if k not in params)
+        if unknown:
+            takes = ", ".join(params) or "no arguments"
+            raise SimFaultError(f"unknown argument(s) {', '.join(unknown)} for {kind!r}; it takes {takes}")
+        missing = [n for n, p in params.items() if p.default is inspect.Parameter.empty and n not in args]
+        if missing:
+            raise SimFaultError(f"fault {kind!r} needs {', '.join(missing)}")
+        result = handler(**args)
         return {"fault": kind, **args, **(result or {})}
 
     def _gpu(self, gpu: Any) -> _Gpu:
-        try:
-            index = int(gpu)
-        except (TypeError, ValueError) as exc:
-            raise SimFaultError(f"gpu must be an index, got {gpu!r}") from exc
+        index = _integer("gpu", gpu, 0, 1 << 20)
         if not 0 <= index < self.gpus:
             raise SimFaultError(f"no gpu {index} on this {self.gpus}-GPU node")
         return self._gpus[index]
@@ -377,11 +416,14 @@ class SimBackend(GpuBackend):
         """Report XID `code` on `gpu` through the event queue (as NVML's XID event set would)."""
         with self._lock:
             g = self._gpu(gpu)
-            g.last_xid = int(code)
-            self._xids.put(XidEvent(gpu=g.index, code=int(code), ts=time.time(), detail=detail))
+            xid, detail = _integer("code", code, 0, _MAX_XID_CODE), _text("detail", detail, 512)
+            g.last_xid = xid
+            self._xids.put(XidEvent(gpu=g.index, code=xid, ts=time.time(), detail=detail))
 
     def fault_ecc(self, gpu: int, corrected: int = 0, uncorrected: int = 0) -> None:
         """Add ECC errors (volatile and aggregate); uncorrected ones also report XID 48, a pending remap."""
+        corrected = _integer("corrected", corrected, 0, _MAX_ECC_ERRORS)
+        uncorrected = _integer("uncorrected", uncorrected, 0, _MAX_ECC_ERRORS)
         with self._lock:
             g = self._gpu(gpu)
             g.ecc["sbe_v"] += corrected
@@ -395,8 +437,10 @@ class SimBackend(GpuBackend):
     def fault_throttle(self, gpu: int, reason: str, active: bool = True) -> None:
         """Force a clock-event reason on or off."""
         known = [name for _, name in CLOCK_EVENT_REASONS]
-        if reason not in known:
-            raise SimFaultError(f"unknown throttle reason {reason!r}; one of {', '.join(known)}")
+        if not isinstance(reason, str) or reason not in known:
+            raise SimFaultError(f"unknown throttle reason {str(reason)[:64]!r}; one of {', '.join(known)}")
+        if not isinstance(active, bool):
+            raise SimFaultError(f"active must be true or false, got {str(active)[:64]!r}")
         with self._lock:
             g = self._gpu(gpu)
             (g.forced_reasons.add if active else g.forced_reasons.discard)(reason)
@@ -404,18 +448,21 @@ class SimBackend(GpuBackend):
 
     def fault_temperature_ramp(self, gpu: int, delta_c: float = 30.0, seconds: float = 10.0) -> None:
         """Raise the die's equilibrium temperature by `delta_c` over `seconds` (heat follows with its lag)."""
+        delta_c = _number("delta_c", delta_c, -100.0, 200.0)
+        seconds = _number("seconds", seconds, 0.0, 7 * 86400.0)
         with self._lock:
             g = self._gpu(gpu)
-            g.ramp = (self._clock(), float(seconds), float(delta_c))
+            g.ramp = (self._clock(), seconds, delta_c)
             if seconds <= 0:
-                g.temperature += float(delta_c)
+                g.temperature += delta_c
             g.sample = None
 
     def fault_clock_drop(self, gpu: int, mhz: float = 600.0) -> None:
         """Cap the SM clock at `mhz` (reported with the hw_slowdown reason)."""
+        mhz = _number("mhz", mhz, 1.0, 10_000.0)
         with self._lock:
             g = self._gpu(gpu)
-            g.clock_cap_hz = float(mhz) * 1e6
+            g.clock_cap_hz = mhz * 1e6
             g.sample = None
 
     def fault_memory_hog(
@@ -428,20 +475,24 @@ class SimBackend(GpuBackend):
         self, gpu: int, pid: int | None = None, name: str = "python3", gib: float = 1.0
     ) -> dict[str, Any]:
         """A compute process appears on `gpu` holding `gib` GiB."""
+        gib = _number("gib", gib, 0.0, _MAX_PROCESS_GIB)
+        name = _text("name", name, 256)
         with self._lock:
             g = self._gpu(gpu)
             if pid is None:
                 self._next_pid += 1
                 pid = self._next_pid
-            g.processes[int(pid)] = ProcessSample(int(pid), str(name), int(float(gib) * GIB))
+            pid = _integer("pid", pid, 1, _MAX_PID)
+            g.processes[pid] = ProcessSample(pid, name, int(gib * GIB))
             g.sample = None
-            return {"pid": int(pid)}
+            return {"pid": pid}
 
     def fault_process_exit(self, pid: int) -> None:
         """The process `pid` exits and frees its memory."""
+        pid = _integer("pid", pid, 1, _MAX_PID)
         with self._lock:
             for g in self._gpus:
-                if g.processes.pop(int(pid), None) is not None:
+                if g.processes.pop(pid, None) is not None:
                     g.sample = None
                     return
         raise SimFaultError(f"no process {pid} on any gpu")
@@ -457,18 +508,19 @@ class SimBackend(GpuBackend):
 
     def fault_nvml_failure(self, init_failures: int = 3) -> None:
         """The driver stops answering; the next `init_failures` init attempts fail, then it comes back."""
+        failures = _integer("init_failures", init_failures, 0, 1_000_000)
         with self._lock:
             self._unavailable = True
             self._initialised = False
-            self._init_failures_left = int(init_failures)
+            self._init_failures_left = failures
 
     def fault_field_error(self, gpu: int, field: str, error: str = "not_supported") -> None:
         """Make a field of `gpu` fail: not_supported/no_permission (None), unknown (sample raises), clear."""
         valid = {f.name for f in dataclasses.fields(GpuSample)} | {
             f.name for f in dataclasses.fields(SlowSample)
         }
-        if field not in valid - {"taken_at", "errors"}:
-            raise SimFaultError(f"unknown field {field!r}")
+        if not isinstance(field, str) or field not in valid - {"taken_at", "errors"}:
+            raise SimFaultError(f"unknown field {str(field)[:64]!r}")
         with self._lock:
             g = self._gpu(gpu)
             if error == "clear":
@@ -476,13 +528,16 @@ class SimBackend(GpuBackend):
             elif error in FIELD_ERRORS:
                 g.field_errors[field] = error
             else:
-                raise SimFaultError(f"unknown field error {error!r}; one of {', '.join(FIELD_ERRORS)}, clear")
+                raise SimFaultError(
+                    f"unknown field error {str(error)[:64]!r}; one of {', '.join(FIELD_ERRORS)}, clear"
+                )
 
     def fault_mig(self, gpu: int, instances: int = 2) -> None:
-        """Turn MIG on with `instances` MIG devices (0 turns it off)."""
+        """Turn MIG on with `instances` MIG devices (0 turns it off; an H200 has at most 7)."""
+        instances = _integer("instances", instances, 0, _MAX_MIG_INSTANCES)
         with self._lock:
             g = self._gpu(gpu)
-            g.mig_instances = max(0, int(instances))
+            g.mig_instances = instances
             g.sample = None
 
     def fault_clear(self, gpu: int | None = None) -> None:
@@ -498,6 +553,10 @@ class SimBackend(GpuBackend):
                 g.mig_instances = 0
                 g.processes = {p: s for p, s in g.processes.items() if p == 3000 + g.index}
                 g.sample = None
+                if not (math.isfinite(g.temperature) and math.isfinite(g.util)):
+                    # a state no fault should leave behind, but if one did: back to equilibrium
+                    g.util = self._target(g, self._clock())
+                    g.temperature = AMBIENT_C + 0.075 * self._power(g)
             if gpu is None:
                 self._init_failures_left = 0
                 self._unavailable = False

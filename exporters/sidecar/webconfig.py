@@ -29,7 +29,11 @@ a timeout, so a stalled client cannot block `accept()`), answers 401 with `WWW-A
 429 before the handler's `do_GET` runs, and adds the configured headers to every response.
 Certificates are re-read on the next handshake after their files change (cert-manager rotation).
 
-Differences from exporter-toolkit: `client_auth_type` `RequestClientCert` and
+Differences from exporter-toolkit: the `rate_limit` bucket is spent only by requests that got past
+basic auth; a wrong password spends its own client's budget of bcrypt checks (same interval and
+burst), and the open paths (`/healthz`) are never limited, so a flood of failed logins starves neither
+the scraper nor the liveness probe. A bcrypt cost above `MAX_BCRYPT_COST` is refused.
+`client_auth_type` `RequestClientCert` and
 `RequireAnyClientCert` (client certificates accepted unverified) and `curve_preferences` are
 refused with a clear error, since Python's ssl module cannot do the former and silently ignoring
 a security setting would be worse; `http2` is accepted and ignored (http.server speaks HTTP/1.1).
@@ -63,6 +67,7 @@ from gpuobs.errors import InputError
 from gpuobs.timeparse import DURATION_FORMS, parse_duration
 
 __all__ = [
+    "MAX_BCRYPT_COST",
     "TLSServerConfig",
     "WebConfig",
     "load_web_config",
@@ -121,6 +126,13 @@ _ALLOWED_HEADERS: dict[str, tuple[str, ...] | None] = {
 
 _BCRYPT_RE = re.compile(r"^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$")
 _AUTH_CACHE_SIZE = 256
+_LOGIN_CLIENTS = 4096  # clients whose failed-login budget is remembered (least recently seen go first)
+
+MAX_BCRYPT_COST = 14
+"""The highest bcrypt cost accepted. exporter-toolkit's guide: cost 10 takes about 70 ms, 18 a few
+seconds, and the hash is computed on a user's first request (then cached); every wrong password pays
+it again. Above 14 (over a second per check) a few wrong guesses a second keep a core busy; cost 31
+takes hours."""
 
 
 @dataclass(frozen=True)
@@ -159,18 +171,14 @@ class WebConfig:
         self._cache: OrderedDict[bytes, None] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._bcrypt_lock = threading.Lock()
-        self._dummy_hash = b""
-        if self._users:
-            import bcrypt
-
-            cost = max(int(h[4:6]) for h in self._users.values())
-            # Unknown users are checked against this hash, so that timing does not tell them apart.
-            self._dummy_hash = bcrypt.hashpw(secrets.token_bytes(16), bcrypt.gensalt(cost))
+        # Unknown users are checked against the costliest configured hash, so that timing does not
+        # tell them apart; nothing is hashed here, so nothing slow runs before the port opens.
+        self._dummy_hash = max(self._users.values(), key=lambda h: int(h[4:6]), default=b"")
         self._rate_interval_s = rate_limit_interval_s
         self._rate_burst = rate_limit_burst
-        self._tokens = float(rate_limit_burst)
-        self._tokens_at = time.monotonic()
-        self._rate_lock = threading.Lock()
+        self._bucket = _TokenBucket(rate_limit_interval_s, rate_limit_burst)
+        self._login_budgets: OrderedDict[str, _TokenBucket] = OrderedDict()
+        self._login_lock = threading.Lock()
         self._context: ssl.SSLContext | None = None
         self._context_lock = threading.Lock()
 
@@ -193,15 +201,25 @@ class WebConfig:
     def check_authorization(self, header_value: str | None) -> bool:
         """Whether an `Authorization` header value grants access (always True without users).
 
-        Unknown users cost one bcrypt comparison against a dummy hash, like known ones; successful
-        (user, password) pairs are remembered under a keyed hash, so only the first request of a
-        scraper pays bcrypt's cost (about 60 ms at cost 10).
+        Unknown users cost one bcrypt comparison against the costliest configured hash, like known
+        ones; successful (user, password) pairs are remembered under a keyed hash, so only the first
+        request of a scraper pays bcrypt's cost (about 60 ms at cost 10).
+        """
+        return self.authorize(header_value) == 200
+
+    def authorize(self, header_value: str | None, client: str | None = None) -> int:
+        """The HTTP status an `Authorization` header earns: 200 granted, 401 refused, or 429 when
+        `client` (an address) has spent its budget of password checks under `rate_limit`.
+
+        Only a check that needs bcrypt spends that budget, and only the client's own: a flood of
+        wrong passwords neither reaches the shared bucket nor slows a scraper whose credentials
+        were verified before (they are cached) or a first login from another address.
         """
         if not self._users:
-            return True
+            return 200
         credentials = _parse_basic(header_value)
         if credentials is None:
-            return False
+            return 401
         user, password = credentials
         hashed = self._users.get(user)
         known = hashed is not None
@@ -211,7 +229,9 @@ class WebConfig:
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
-                return known
+                return 200 if known else 401
+        if client is not None and not self._login_budget(client).take():
+            return 429
         import bcrypt
 
         with self._bcrypt_lock:  # bcrypt is CPU-bound: one at a time, as exporter-toolkit does
@@ -224,7 +244,18 @@ class WebConfig:
                 self._cache[key] = None
                 while len(self._cache) > _AUTH_CACHE_SIZE:
                     self._cache.popitem(last=False)
-        return ok and known
+        return 200 if ok and known else 401
+
+    def _login_budget(self, client: str) -> _TokenBucket:
+        with self._login_lock:
+            budget = self._login_budgets.get(client)
+            if budget is None:
+                budget = self._login_budgets[client] = _TokenBucket(self._rate_interval_s, self._rate_burst)
+                while len(self._login_budgets) > _LOGIN_CLIENTS:
+                    self._login_budgets.popitem(last=False)
+            else:
+                self._login_budgets.move_to_end(client)
+            return budget
 
     # -- rate limit -------------------------------------------------------------------------------
 
@@ -235,17 +266,7 @@ class WebConfig:
 
     def allow_request(self) -> bool:
         """Take one token from the `rate_limit` bucket; False means answer 429."""
-        if not self.rate_limited:
-            return True
-        with self._rate_lock:
-            now = time.monotonic()
-            self._tokens = min(float(self._rate_burst),
-                               self._tokens + (now - self._tokens_at) / self._rate_interval_s)
-            self._tokens_at = now
-            if self._tokens >= 1.0:
-                self._tokens -= 1.0
-                return True
-            return False
+        return self._bucket.take()
 
     # -- TLS --------------------------------------------------------------------------------------
 
@@ -273,6 +294,29 @@ class WebConfig:
             if candidate in allowed:
                 return True
         return False
+
+
+class _TokenBucket:
+    """`burst` tokens, one more every `interval_s`; never empty when the interval or burst is 0 (off)."""
+
+    def __init__(self, interval_s: float, burst: int) -> None:
+        self.interval_s = interval_s
+        self.burst = burst
+        self._tokens = float(burst)
+        self._at = time.monotonic()
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        if self.interval_s <= 0 or self.burst <= 0:
+            return True
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(float(self.burst), self._tokens + (now - self._at) / self.interval_s)
+            self._at = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False
 
 
 def _parse_basic(header_value: str | None) -> tuple[bytes, bytes] | None:
@@ -500,6 +544,12 @@ def _parse_users(raw: dict[str, Any], source: str) -> dict[str, str]:
             raise InputError(f"{source}: basic_auth_users: the password of {name!r} is not a bcrypt "
                              "hash ($2y$/$2b$/$2a$, cost 4-31); make one with "
                              "htpasswd -nBC 10 \"\" | tr -d ':\\n'")
+        cost = int(hashed[4:6])
+        if cost > MAX_BCRYPT_COST:
+            raise InputError(f"{source}: basic_auth_users: the hash of {name!r} has bcrypt cost {cost}; "
+                             f"gpuobs accepts at most {MAX_BCRYPT_COST} (each wrong password pays it: about "
+                             "70 ms at 10, over a second above 14, hours at 31); make one with "
+                             "htpasswd -nBC 10 \"\" | tr -d ':\\n'")
         users[name] = hashed
     return users
 
@@ -610,13 +660,14 @@ class _WebConfigHandlerMixin(http.server.BaseHTTPRequestHandler):
         if not super().parse_request():
             return False
         config = self._gpuobs_web_config
-        if not config.allow_request():
-            self._gpuobs_refuse(429, "Too Many Requests", None)
-            return False
         if urlsplit(self.path).path in self._gpuobs_open_paths:
-            return True
-        if not config.check_authorization(self.headers.get("Authorization")):
+            return True  # never limited: a liveness probe answered 429 gets the exporter restarted
+        verdict = config.authorize(self.headers.get("Authorization"), client=self.client_address[0])
+        if verdict == 401:
             self._gpuobs_refuse(401, "Unauthorized", 'Basic realm="gpuobs", charset="UTF-8"')
+            return False
+        if verdict == 429 or not config.allow_request():  # the shared bucket: requests that got in
+            self._gpuobs_refuse(429, "Too Many Requests", None)
             return False
         return True
 

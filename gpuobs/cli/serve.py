@@ -21,7 +21,8 @@ Examples:
 
 Needs the serving extra: pip install 'gpuobs[serving]' (make test installs it).
 
-Exit codes: 0 stopped cleanly, 1 the worker failed, 2 bad flags or input.
+Exit codes: 0 stopped cleanly (SIGTERM or Ctrl-C included, after the drain), 1 the worker failed,
+2 bad flags or input.
 """
 
 
@@ -159,14 +160,22 @@ def _serve(
         "--api-key",
         envvar="GPUOBS_API_KEY",
         show_envvar=True,
-        help="Require `Authorization: Bearer KEY` on /v1/* (as vLLM's --api-key).",
+        help="Require `Authorization: Bearer KEY` on /v1/* and gRPC Predict (metadata `authorization`), "
+        "as vLLM's --api-key; /admin/* then needs it too unless --admin-token is set.",
     ),
     admin_token: str | None = typer.Option(
         None,
         "--admin-token",
         envvar="GPUOBS_ADMIN_TOKEN",
         show_envvar=True,
-        help="Require `Authorization: Bearer TOKEN` on /admin/* (hot-swap, faults).",
+        help="Require `Authorization: Bearer TOKEN` on /admin/* (hot-swap, faults); without it /admin/* "
+        "takes the --api-key, and is open only when neither is set.",
+    ),
+    drain_timeout_s: float = typer.Option(
+        20.0,
+        "--drain-timeout-s",
+        help="On SIGTERM/SIGINT, let requests in flight finish for this long; the rest end with an error "
+        "event and a log line. Keep it below the pod's grace period (30 s in deploy/serving) minus ~9 s.",
     ),
     otlp_endpoint: str | None = typer.Option(
         None, "--otlp-endpoint", help="Export spans over OTLP/HTTP to this URL."
@@ -192,6 +201,8 @@ def _serve(
         raise InputError("--max-grpc-batch must be at least 1")
     if not unhealthy_restart_s >= 0:
         raise InputError(f"--unhealthy-restart-s must be >= 0, got {unhealthy_restart_s}")
+    if not 0 < drain_timeout_s <= 3600:
+        raise InputError(f"--drain-timeout-s must be in (0, 3600], got {drain_timeout_s}")
     options = _engine_options(engine_option)
     _check_port_free("--port", address_v, port_v)
     if grpc_v is not None:
@@ -208,7 +219,8 @@ def _serve(
         watch = None
         if unhealthy_restart_s > 0:
             watch = HealthWatch(health_url(address_v, port_v), unhealthy_after_s=unhealthy_restart_s)
-        sup = Supervisor([sys.executable, "-m", "gpuobs", *argv], health=watch)
+        # -P: the working directory is not put on the worker's path, so a ./gpuobs folder cannot shadow us
+        sup = Supervisor([sys.executable, "-P", "-m", "gpuobs", *argv], health=watch)
         sup.install_signal_handlers()
         code = sup.run()
         raise typer.Exit(code)
@@ -243,6 +255,7 @@ def _serve(
             log_level=log_level,
             api_key=api_key,
             admin_token=admin_token,
+            drain_timeout_s=drain_timeout_s,
         )
     )
 

@@ -17,7 +17,8 @@ __all__ = ["FALLBACK", "PARSERS"]
 _DEAD_RE = re.compile(
     r"\b(?:Async)?EngineDeadError\b|EngineCore encountered an issue|Engine loop is not running|"
     r"Engine core initialization failed|EngineCore failed to start|Engine process failed to start|"
-    r"Background loop has errored already"
+    r"Background loop has errored already|"
+    r"engine of \S+ is (?:dead|stalled)\b"  # gpuobs serve's /health problem, as its supervisor logs it
 )
 _PREEMPT_V0_RE = re.compile(
     r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
@@ -425,6 +426,8 @@ PARSERS: list[Trigger] = [
             "KV cache is needed",
             "cache blocks",
             "nsufficient KV cache",
+            " is stalled",
+            " is dead",
         ),
         _vllm,
     ),

@@ -72,7 +72,8 @@ class ParseContext:
             "pod": _str(fields_.get("pod") or fields_.get("k8s.pod.name")),
             "namespace": _str(fields_.get("namespace") or fields_.get("k8s.namespace.name")),
             "container": _str(fields_.get("container")),
-            "model": _str(fields_.get("model_id") or fields_.get("model_name") or fields_.get("model")),
+            # the served name first: Prometheus (`model_name`) and spans (gen_ai.request.model) use it
+            "model": _str(fields_.get("model_name") or fields_.get("model_id") or fields_.get("model")),
             "tenant": _str(fields_.get("tenant")),
             "gpu_uuid": _str(fields_.get("uuid") or fields_.get("gpu_uuid")),
         }

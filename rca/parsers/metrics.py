@@ -4,7 +4,8 @@
 Every metric record uses the NATIVE name of `gpuobs.names` as its key (DCGM names are mapped back
 through each spec's `dcgm` field and scale; vLLM names are kept as `vllm:...`), `attrs["labels"]`
 holds the full label set and `attrs["agg"]` says what the value is over the window: `last`, `max`,
-`min`, `increase`, `p99`, or `sample` for a single exposition sample.
+`min`, `increase`, `p99`, `p50`, or `sample` for a single exposition sample; a summary of one half of
+the window also carries `attrs[WINDOW_HALF]` (1 or 2) and is dated at that half's end.
 """
 
 from __future__ import annotations
@@ -14,10 +15,25 @@ from typing import Any
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import all_specs
 from gpuobs.names import gpu as g
+from gpuobs.names import kernel as kn
 from gpuobs.names.spec import MetricSpec
 from gpuobs.rca.parsers.prefix import normalize_pci
 
-__all__ = ["clock_reason_evidence", "dcgm_specs", "format_labels", "metric_entity", "metric_evidence"]
+__all__ = [
+    "WINDOW_HALF",
+    "clock_reason_evidence",
+    "dcgm_specs",
+    "format_labels",
+    "metric_entity",
+    "metric_evidence",
+]
+
+WINDOW_HALF = "half"
+"""Attribute of a summary over one half of the incident window: 1 (the first half) or 2 (the second)."""
+
+
+# Counters of the in-process exporter: served by the serving process itself, like the vLLM metrics.
+_IN_PROCESS = frozenset(spec.native for spec in (kn.KERNEL_LAUNCHES, kn.CUDA_ERRORS, kn.ENGINE_LOG_MESSAGES))
 
 
 def dcgm_specs() -> dict[str, MetricSpec]:
@@ -54,7 +70,8 @@ def metric_evidence(
     extra: dict[str, Any] | None = None,
 ) -> Evidence:
     """One METRIC record: `key` is the native name, `agg` what the value is over the window."""
-    serving = key.startswith(("vllm:", "gpuobs_serving_"))
+    # A serving process's series: its scrape address is no host name, and `model_name` is the served model.
+    serving = key.startswith(("vllm:", "gpuobs_serving_")) or key in _IN_PROCESS
     attrs: dict[str, Any] = {"labels": labels, "agg": agg}
     if extra:
         attrs.update(extra)

@@ -97,7 +97,7 @@ def _entity(res: dict[str, Any], span: dict[str, Any]) -> Entity:
         namespace=pick(sp.K8S_NAMESPACE_NAME),
         container=pick(sp.K8S_CONTAINER_NAME),
         model=pick(
-            sp.GEN_AI_REQUEST_MODEL, sp.GEN_AI_RESPONSE_MODEL, log_fields.MODEL_ID, log_fields.MODEL_NAME
+            sp.GEN_AI_REQUEST_MODEL, sp.GEN_AI_RESPONSE_MODEL, log_fields.MODEL_NAME, log_fields.MODEL_ID
         ),
         tenant=pick(log_fields.TENANT, sp.GPUOBS_TENANT),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import tarfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,22 @@ from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.rca.collect import CollectResult
 
-__all__ = ["BUNDLE_FORMAT", "BUNDLE_ROOT", "BUNDLE_VERSION", "load_bundle", "read_manifest"]
+__all__ = [
+    "BUNDLE_FORMAT",
+    "BUNDLE_ROOT",
+    "BUNDLE_VERSION",
+    "MAX_MEMBER_BYTES",
+    "load_bundle",
+    "read_manifest",
+]
 
 BUNDLE_FORMAT = "gpuobs-bundle"
 BUNDLE_VERSION = 1
 BUNDLE_ROOT = "gpuobs-bundle"
-_MAX_MEMBER_BYTES = 1 << 30
+MAX_MEMBER_BYTES = 256 << 20
+"""Largest member read from a bundle: a bomb inflating past it is refused, not read whole into memory."""
+# what a damaged archive raises mid-read; click turns a stray EOFError into "Aborted." with exit 1
+_READ_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error)
 
 
 def _open(path: str | Path) -> tarfile.TarFile:
@@ -30,33 +41,56 @@ def _open(path: str | Path) -> tarfile.TarFile:
         raise InputError(f"--bundle {path}: no such file")
     try:
         return tarfile.open(p, "r:*")
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except _READ_ERRORS as exc:
         raise InputError(f"--bundle {path}: not a gpuobs bundle (.tar.gz): {exc}") from exc
 
 
-def _member(tar: tarfile.TarFile, name: str, path: str | Path) -> bytes:
+def _member(tar: tarfile.TarFile, name: str, path: str | Path, max_bytes: int | None = None) -> bytes:
+    """One member's bytes, read in chunks up to `max_bytes` (default MAX_MEMBER_BYTES); InputError when
+    it is missing, not a file, larger than the cap, or the archive is truncated or corrupt."""
+    cap = MAX_MEMBER_BYTES if max_bytes is None else max_bytes
     try:
-        info = tar.getmember(f"{BUNDLE_ROOT}/{name}")
-    except KeyError as exc:
-        raise InputError(f"--bundle {path}: {name} missing; not a gpuobs bundle") from exc
-    if not info.isfile() or info.size > _MAX_MEMBER_BYTES:
-        raise InputError(f"--bundle {path}: {name} is not a regular file of sane size")
-    fh = tar.extractfile(info)
-    if fh is None:
-        raise InputError(f"--bundle {path}: cannot read {name}")
-    return fh.read()
+        try:
+            info = tar.getmember(f"{BUNDLE_ROOT}/{name}")
+        except KeyError as exc:
+            raise InputError(f"--bundle {path}: {name} missing; not a gpuobs bundle") from exc
+        if not info.isfile() or info.size > cap:
+            raise InputError(f"--bundle {path}: {name} is not a regular file of at most {cap >> 20} MiB")
+        fh = tar.extractfile(info)
+        if fh is None:
+            raise InputError(f"--bundle {path}: cannot read {name}")
+        data = fh.read(cap + 1)
+    except _READ_ERRORS as exc:
+        why = str(exc) or type(exc).__name__
+        raise InputError(f"--bundle {path}: damaged or truncated archive ({why})") from exc
+    if len(data) > cap:
+        raise InputError(f"--bundle {path}: {name} is larger than {cap >> 20} MiB")
+    return data
+
+
+def _json_member(tar: tarfile.TarFile, name: str, path: str | Path) -> Any:
+    """A member parsed as JSON; InputError for what is not JSON or nests too deep to parse."""
+    try:
+        return json.loads(_member(tar, name, path))
+    except (ValueError, RecursionError) as exc:
+        why = "nests too deeply" if isinstance(exc, RecursionError) else f"is not JSON ({exc})"
+        raise InputError(f"--bundle {path}: {name} {why}") from None
+
+
+def _version(manifest: dict[str, Any], path: str | Path) -> int:
+    raw = manifest.get("version", 0)
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise InputError(f"--bundle {path}: manifest.json version {str(raw)[:40]!r} is not an integer")
+    return raw
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
     """The manifest of a bundle (InputError when the file is not a gpuobs bundle)."""
     with _open(path) as tar:
-        try:
-            manifest = json.loads(_member(tar, "manifest.json", path))
-        except ValueError as exc:
-            raise InputError(f"--bundle {path}: manifest.json is not JSON ({exc})") from exc
+        manifest = _json_member(tar, "manifest.json", path)
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         raise InputError(f"--bundle {path}: not a gpuobs bundle (manifest format is not {BUNDLE_FORMAT!r})")
-    if int(manifest.get("version", 0)) > BUNDLE_VERSION:
+    if _version(manifest, path) > BUNDLE_VERSION:
         raise InputError(
             f"--bundle {path}: bundle version {manifest.get('version')} is newer than this gpuobs "
             f"understands ({BUNDLE_VERSION}); upgrade gpuobs"
@@ -70,8 +104,8 @@ def load_bundle(path: str | Path, reparse: bool = False) -> CollectResult:
     manifest = read_manifest(path)
     with _open(path) as tar:
         try:
-            stored = CollectResult.from_dict(json.loads(_member(tar, "evidence.json", path)))
-        except (ValueError, KeyError, TypeError) as exc:
+            stored = CollectResult.from_dict(_json_member(tar, "evidence.json", path))
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise InputError(f"--bundle {path}: evidence.json is damaged ({exc})") from exc
         if not reparse:
             return stored

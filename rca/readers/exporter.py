@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import urllib.error
-import urllib.request
 from typing import Any
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.rca.parsers.history import evidence_from_history
+from gpuobs.rca.readers.http import display_url, open_url
 
 __all__ = ["fetch_exporter_history"]
 
@@ -25,13 +25,14 @@ def fetch_exporter_history(
 ) -> list[Evidence]:
     """Evidence from an exporter's flight recorder (`GET /api/history?since=`); with `raw`, the document
     is also stored in it under `exporter_history` (for bundles)."""
-    base = url.rstrip("/")
-    if base.endswith("/api/history"):
-        base = base[: -len("/api/history")]
+    full = url.rstrip("/")
+    if full.endswith("/api/history"):
+        full = full[: -len("/api/history")]
+    base = display_url(full)
     since = 0.0 if start is None else start
-    target = f"{base}/api/history?since={since:.3f}"
+    target = f"{full}/api/history?since={since:.3f}"
     try:
-        with urllib.request.urlopen(target, timeout=timeout_s) as resp:
+        with open_url(target, timeout_s) as resp:
             data = json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         raise InputError(f"exporter {base}: /api/history answered HTTP {exc.code}") from exc

@@ -7,22 +7,40 @@ nvidia-smi reports, /api/history documents, else log lines); `--traces` inputs a
 from __future__ import annotations
 
 import gzip
+import io
+import json
 import logging
 import os
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 
-__all__ = ["LogInput", "iter_log_inputs", "looks_binary", "read_input", "read_logs", "read_traces"]
+__all__ = [
+    "MAX_EVIDENCE_PER_INPUT",
+    "MAX_EXPANDED_BYTES",
+    "LogInput",
+    "iter_log_inputs",
+    "looks_binary",
+    "read_input",
+    "read_logs",
+    "read_traces",
+]
 
 logger = logging.getLogger(__name__)
 
 _MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_EXPANDED_BYTES = 1 << 30
+"""Most bytes read from one input once inflated (a .gz bomb stops here; the rest is cut, with a note)."""
+MAX_EVIDENCE_PER_INPUT = 200_000
+"""Most evidence records kept from one log input (the rest is cut, with a note)."""
+_BLOCK_BYTES = 4 << 20  # plain logs are parsed in blocks of whole lines this large: memory stays bounded
+_HEAD_BYTES = 1 << 20
 _SKIP_SUFFIXES = {
     ".png",
     ".jpg",
@@ -64,12 +82,33 @@ def looks_binary(data: bytes) -> bool:
     return printable / len(head) < 0.85
 
 
-def _decode(data: bytes, name: str) -> str:
+def _inflate(data: bytes, name: str, notes: list[str] | None) -> bytes:
+    """gzip data inflated as a stream up to MAX_EXPANDED_BYTES (a bomb is cut there, never read whole)."""
+    cap = MAX_EXPANDED_BYTES
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+            out = gz.read(cap + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{name}: corrupt gzip data ({exc})") from exc
+    if len(out) > cap:
+        _note(notes, f"{name}: inflates past {cap >> 20} MiB; only the first {cap >> 20} MiB were read")
+        out = out[:cap]
+    return out
+
+
+def _note(notes: list[str] | None, message: str) -> None:
+    logger.warning("%s", message)
+    if notes is not None:
+        notes.append(message)
+
+
+def _too_much_evidence(name: str, notes: list[str] | None) -> None:
+    _note(notes, f"{name}: more than {MAX_EVIDENCE_PER_INPUT} evidence records; the rest was not read")
+
+
+def _decode(data: bytes, name: str, notes: list[str] | None = None) -> str:
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{name}: corrupt gzip data ({exc})") from exc
+        data = _inflate(data, name, notes)
     if looks_binary(data):
         raise InputError(f"{name}: binary file, not a log (give a text, .gz or JSON log)")
     return data.decode("utf-8", errors="replace")
@@ -119,25 +158,165 @@ def iter_log_inputs(paths: list[str], stdin: IO[bytes] | None = None) -> Iterato
             yield read_input(path, stdin)
 
 
+def _is_line_log(head: str) -> bool:
+    """Whether an input whose first bytes are `head` is a log of lines (parsed block by block) rather
+    than one document (Kubernetes JSON, OTLP, /api/history, /metrics, nvidia-smi) parsed whole."""
+    from gpuobs.rca.parsers import exposition, nvsmi
+
+    if nvsmi.looks_like_nvsmi_query(head) or exposition.looks_like_exposition(head):
+        return False
+    stripped = head.lstrip()
+    if stripped[:1] not in ("{", "["):
+        return True
+    # JSON lines: the first line is a whole object and more follow; a document spans lines or is one line
+    lines = stripped.splitlines()
+    if len(lines) < 2:
+        return False
+    try:
+        first = json.loads(lines[0])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and "kind" not in first and "resourceSpans" not in first
+
+
+def _open_stream(path: str, stdin: IO[bytes] | None) -> tuple[str, BinaryIO, BinaryIO | None]:
+    """(display name, binary stream of the inflated input, the file to close) for a plain or gzip file,
+    or `-` (stdin is not closed)."""
+    if path == "-":
+        given = stdin if stdin is not None else sys.stdin.buffer
+        raw = given if hasattr(given, "peek") else io.BufferedReader(given)  # type: ignore[arg-type,type-var]
+        name, owned = "<stdin>", None
+    else:
+        name = str(Path(path))
+        try:
+            raw = open(path, "rb")  # noqa: SIM115 - closed by the caller, after the stream
+        except FileNotFoundError as exc:
+            raise InputError(f"{path}: no such file or folder") from exc
+        except IsADirectoryError as exc:
+            raise InputError(f"{path}: is a folder") from exc
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        owned = raw
+    if raw.peek(2)[:2] == b"\x1f\x8b":
+        return name, gzip.GzipFile(fileobj=raw), owned  # type: ignore[return-value]
+    return name, raw, owned  # type: ignore[return-value]
+
+
+def _stream_line_log(name: str, stream: BinaryIO, head: bytes, notes: list[str] | None) -> list[Evidence]:
+    """Parse a line log in blocks of whole lines: memory holds one block and the evidence, whatever the
+    size; reading stops at MAX_EXPANDED_BYTES and evidence at MAX_EVIDENCE_PER_INPUT (with a note)."""
+    from gpuobs.rca.parsers.lines import parse_lines
+
+    out: list[Evidence] = []
+    pending, total, cut = head, len(head), False
+    while True:
+        block = stream.read(_BLOCK_BYTES)
+        total += len(block)
+        if total > MAX_EXPANDED_BYTES:
+            block = block[: max(0, len(block) - (total - MAX_EXPANDED_BYTES))]
+            cut = True
+        data = pending + block
+        end = data.rfind(b"\n") + 1 if block and not cut else len(data)
+        if end == 0 and block:
+            pending = data  # one line longer than a block: keep reading until it ends
+            continue
+        text, pending = data[:end].decode("utf-8", errors="replace"), data[end:]
+        out.extend(parse_lines(text.splitlines(), source=name))
+        if len(out) > MAX_EVIDENCE_PER_INPUT:
+            _too_much_evidence(name, notes)
+            return out[:MAX_EVIDENCE_PER_INPUT]
+        if cut:
+            _note(notes, f"{name}: more than {MAX_EXPANDED_BYTES >> 20} MiB; the rest was not read")
+            return out
+        if not block and not pending:
+            return out
+
+
+def _read_log_streamed(path: str, stdin: IO[bytes] | None, notes: list[str] | None) -> list[Evidence]:
+    """Evidence from one log input, streamed when it is a log of lines, else parsed whole (capped)."""
+    from gpuobs.rca.parsers.document import parse_document
+
+    name, stream, owned = _open_stream(path, stdin)
+    try:
+        try:
+            head = stream.read(_HEAD_BYTES)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{name}: corrupt gzip data ({exc})") from exc
+        if looks_binary(head):
+            raise InputError(f"{name}: binary file, not a log (give a text, .gz or JSON log)")
+        try:
+            if _is_line_log(head.decode("utf-8", errors="replace")):
+                return _stream_line_log(name, stream, head, notes)
+            rest = stream.read(MAX_EXPANDED_BYTES + 1 - len(head))
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{name}: corrupt gzip data ({exc})") from exc
+        data = head + rest
+        if len(data) > MAX_EXPANDED_BYTES:
+            _note(notes, f"{name}: more than {MAX_EXPANDED_BYTES >> 20} MiB; the rest was not read")
+            data = data[:MAX_EXPANDED_BYTES]
+    finally:
+        if owned is not None:
+            stream.close()
+            owned.close()
+    when = None
+    if name != "<stdin>":
+        try:
+            when = Path(name).stat().st_mtime
+        except OSError:
+            when = None
+    found = parse_document(name, data.decode("utf-8", errors="replace"), when)
+    if len(found) > MAX_EVIDENCE_PER_INPUT:
+        _too_much_evidence(name, notes)
+        found = found[:MAX_EVIDENCE_PER_INPUT]
+    return found
+
+
+def _log_paths(paths: list[str]) -> Iterator[str]:
+    """Every file named by `paths` (folders walked as iter_log_inputs does), `-` kept as is."""
+    for path in paths:
+        if path != "-" and os.path.isdir(path):
+            for f in sorted(
+                f
+                for f in Path(path).rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
+            ):
+                if f.suffix.lower() in _SKIP_SUFFIXES:
+                    logger.info("skipping %s (not a log by its name)", f)
+                    continue
+                yield str(f)
+        else:
+            yield path
+
+
 def read_logs(
     paths: list[str],
     stdin: IO[bytes] | None = None,
     keep: list[LogInput] | None = None,
+    notes: list[str] | None = None,
     unread: list[str] | None = None,
 ) -> list[Evidence]:
     """Evidence from log inputs, each parsed by what it is (a saved /metrics is timed at its mtime).
 
-    With `keep`, every input read is also appended to it (bundles archive the texts; stdin reads once).
-    With `unread`, each input named in `paths` (not found in a folder) that gave no evidence at all is
-    named there with why, so a report never says "no known failure signature" over a file it could not
-    read.
+    Logs of lines are parsed as a stream, so memory does not grow with the file; what is cut by the caps
+    on inflated size and evidence count is said in `notes`. With `keep`, every input read is also
+    appended to it whole (bundles archive the texts; stdin reads once). With `unread`, each input named
+    in `paths` (not found in a folder) that gave no evidence at all is named there with why, so a report
+    never says "no known failure signature" over a file it could not read.
     """
     from gpuobs.rca.parsers.document import parse_document
 
     out: list[Evidence] = []
+    if keep is None:
+        for path in _log_paths(paths):
+            if path != "-":
+                _check_size(path)
+            found = _read_log_streamed(path, stdin, notes)
+            if not found and unread is not None and path in paths:  # named, not found in a folder
+                unread.append(unread_reason("<stdin>" if path == "-" else path))
+            out.extend(found)
+        return out
     for item in iter_log_inputs(paths, stdin):
-        if keep is not None:
-            keep.append(item)
+        keep.append(item)
         when = None
         if item.name != "<stdin>":
             try:
@@ -147,19 +326,40 @@ def read_logs(
         found = parse_document(item.name, item.text, when)
         named = item.name == "<stdin>" or item.name in {str(Path(p)) for p in paths}
         if not found and unread is not None and named:
-            unread.append(unread_reason(item))
+            unread.append(unread_reason(item.name, item.text))
         out.extend(found)
     return out
 
 
-def unread_reason(item: LogInput) -> str:
+def _check_size(path: str) -> None:
+    """InputError for a file over the size limit (or missing: named as such)."""
+    try:
+        size = Path(path).stat().st_size
+    except FileNotFoundError as exc:
+        raise InputError(f"{path}: no such file or folder") from exc
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if size > _MAX_FILE_BYTES:
+        raise InputError(
+            f"{path}: {size} bytes is larger than the {_MAX_FILE_BYTES >> 20} MiB limit; "
+            "cut the incident window out first"
+        )
+
+
+def unread_reason(name: str, text: str | None = None) -> str:
     """Why an input gave no evidence, with what gpuobs diagnose does read."""
-    lines = sum(1 for line in item.text.splitlines() if line.strip())
-    if not lines:
-        return f"{item.name}: empty, nothing to read"
+    if text is not None:
+        empty = not text.strip()
+    else:
+        try:
+            empty = name != "<stdin>" and Path(name).stat().st_size == 0
+        except OSError:
+            empty = False
+    if empty:
+        return f"{name}: empty, nothing to read"
     return (
-        f"{item.name}: none of its {lines} lines was recognised; diagnose reads kernel logs (dmesg, "
-        "journalctl -k), serving, NCCL and CUDA logs, Prometheus text, OTLP JSON and Kubernetes JSON "
+        f"{name}: no line of it was recognised; diagnose reads kernel logs (dmesg, journalctl -k), "
+        "serving, NCCL and CUDA logs, Prometheus text, OTLP JSON and Kubernetes JSON "
         "(`kubectl get pods,events -o json`)"
     )
 

@@ -2,7 +2,9 @@
 
 Prometheus is queried with server-side aggregation over the incident window (`max_over_time`,
 `increase`, `histogram_quantile`), so a 1,000-GPU fleet costs the same few dozen instant queries as
-one node; counters only return the series that moved.
+one node; counters only return the series that moved, including a labelled counter born in the
+window (a first CUDA error or XID code), which `increase` alone cannot see. Serving latency is also
+summarised per half of the window (median), so a shift shows without a trace.
 """
 
 from __future__ import annotations
@@ -13,19 +15,20 @@ import math
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import exporter as x
 from gpuobs.names import gpu as g
+from gpuobs.names import kernel as kn
 from gpuobs.names import serving as s
 from gpuobs.names.spec import MetricSpec
 from gpuobs.rca import keys
-from gpuobs.rca.parsers.metrics import clock_reason_evidence, format_labels, metric_evidence
+from gpuobs.rca.parsers.metrics import WINDOW_HALF, clock_reason_evidence, format_labels, metric_evidence
+from gpuobs.rca.readers.http import display_url, open_url
 
-__all__ = ["DEFAULT_WINDOW_S", "fetch_prometheus"]
+__all__ = ["BORN_LOOKBACK", "DEFAULT_WINDOW_S", "fetch_prometheus", "moved_expr"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,11 +59,34 @@ _COUNTERS: tuple[MetricSpec, ...] = (
     g.PCIE_REPLAYS,
 )
 _AGG_FN = {"max": "max_over_time", "min": "min_over_time", "avg": "avg_over_time"}
+BORN_LOOKBACK = "5m"
+"""How far before the window a counter series must have been absent, and its target scraped, to count as
+born in the window (Prometheus's own staleness lookback)."""
+# Latency histograms summarised per half of the window: their median before and after the midpoint.
+_HALVES: tuple[MetricSpec, ...] = (s.INTER_TOKEN_LATENCY, s.E2E_REQUEST_LATENCY)
+
+
+def moved_expr(exposed: str, window: str) -> str:
+    """PromQL for the counter series that moved in the window, valued by how much.
+
+    A series that first appears inside the window while its target was already scraped in the
+    BORN_LOOKBACK before it (a labelled counter created at its first increment: a first CUDA error, a
+    first XID code) counts its whole value: `increase` needs a sample before the rise and would miss
+    it. A target seen for the first time proves nothing (its counters may be older than the window).
+    Every other series counts its `increase`, when above zero.
+    """
+    before = f"[{BORN_LOOKBACK}] offset {window}"
+    born = (
+        f"(max_over_time({exposed}[{window}]) > 0 unless max_over_time({exposed}{before}))"
+        f" and on(instance, job) max_over_time(up{before})"
+    )
+    return f"({born}) or (increase({exposed}[{window}]) > 0)"
 
 
 class _Prom:
     def __init__(self, url: str, timeout_s: float) -> None:
-        self.url = url.rstrip("/")
+        self._full_url = url.rstrip("/")
+        self.url = display_url(self._full_url)  # what messages and evidence sources show
         self.timeout_s = timeout_s
         self.queries = 0
 
@@ -68,7 +94,7 @@ class _Prom:
         params = urllib.parse.urlencode({"query": expr, "time": f"{at:.3f}"})
         self.queries += 1
         try:
-            with urllib.request.urlopen(f"{self.url}/api/v1/query?{params}", timeout=self.timeout_s) as resp:
+            with open_url(f"{self._full_url}/api/v1/query?{params}", self.timeout_s) as resp:
                 body = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode("utf-8", "replace")
@@ -85,6 +111,19 @@ class _Prom:
 
 def _rng(seconds: float) -> str:
     return f"{max(1, math.ceil(seconds))}s"
+
+
+def _mean(spec: MetricSpec, window: str) -> str:
+    """The mean of a histogram's observations over the window, per served model."""
+    total, count = (
+        f"sum by (model_name) (increase({spec.native}_{part}[{window}]))" for part in ("sum", "count")
+    )
+    return f"{total} / {count}"
+
+
+def _quantile(q: float, spec: MetricSpec, window: str) -> str:
+    """The q-quantile of a histogram over the window, per served model."""
+    return f"histogram_quantile({q}, sum by (le, model_name) (increase({spec.native}_bucket[{window}])))"
 
 
 def fetch_prometheus(
@@ -108,7 +147,15 @@ def fetch_prometheus(
     native = bool(prom.query('count({__name__=~"gpuobs_gpu_.+"})', end))
     dcgm = not native and bool(prom.query('count({__name__=~"DCGM_FI_.+"})', end))
 
-    def add(results: list[dict[str, Any]], key: str, agg: str, scale: float = 1.0) -> None:
+    def add(
+        results: list[dict[str, Any]],
+        key: str,
+        agg: str,
+        scale: float = 1.0,
+        *,
+        at: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         for r in results:
             labels = {k: v for k, v in r.get("metric", {}).items() if k != "__name__"}
             try:
@@ -117,7 +164,8 @@ def fetch_prometheus(
                 continue
             if math.isnan(value):
                 continue
-            out.append(metric_evidence(key, value, labels, source, end, agg, dict(meta)))
+            when = end if at is None else at
+            out.append(metric_evidence(key, value, labels, source, when, agg, {**meta, **(extra or {})}))
 
     if native or dcgm:
         for spec, aggs in _GAUGES:
@@ -132,7 +180,7 @@ def fetch_prometheus(
             name = spec.exposed_native if native else spec.dcgm
             if name is None:
                 continue
-            add(prom.query(f"increase({name}[{window}]) > 0", end), spec.native, "increase")
+            add(prom.query(moved_expr(name, window), end), spec.native, "increase")
         clock = g.CLOCK_EVENT_ACTIVE
         if native:
             add(prom.query(f"max_over_time({clock.native}[{window}]) > 0", end), clock.native, "max")
@@ -145,12 +193,23 @@ def fetch_prometheus(
         (s.NUM_REQUESTS_WAITING, f"max_over_time({s.NUM_REQUESTS_WAITING.native}[{window}])", "max"),
         (s.NUM_REQUESTS_RUNNING, f"max_over_time({s.NUM_REQUESTS_RUNNING.native}[{window}])", "max"),
         (s.KV_CACHE_USAGE, f"max_over_time({s.KV_CACHE_USAGE.native}[{window}])", "max"),
-        (s.NUM_PREEMPTIONS, f"increase({s.NUM_PREEMPTIONS.exposed_native}[{window}]) > 0", "increase"),
+        (s.NUM_PREEMPTIONS, moved_expr(s.NUM_PREEMPTIONS.exposed_native, window), "increase"),
+        # the serving process's own in-process exporter: CUDA errors, whether in a launch or not
+        (kn.CUDA_ERRORS, moved_expr(kn.CUDA_ERRORS.exposed_native, window), "increase"),
+        # a hot swap next to an OOM is cuda_oom_hot_swap's evidence
+        (s.SERVING_MODEL_SWAPS, moved_expr(s.SERVING_MODEL_SWAPS.exposed_native, window), "increase"),
     ):
         add(prom.query(expr, end), spec.native, agg)
-    for spec in (s.E2E_REQUEST_LATENCY, s.REQUEST_QUEUE_TIME, s.TTFT):
-        expr = f"histogram_quantile(0.99, sum by (le, model_name) (increase({spec.native}_bucket[{window}])))"
-        add(prom.query(expr, end), spec.native, "p99")
+    for spec in (s.E2E_REQUEST_LATENCY, s.REQUEST_QUEUE_TIME, s.TTFT, s.INTER_TOKEN_LATENCY):
+        add(prom.query(_quantile(0.99, spec, window), end), spec.native, "p99")
+    half = (end - start) / 2
+    for n, at in ((1, start + half), (2, end)):  # each half's summary, dated at that half's end
+        for spec in _HALVES:
+            median = _quantile(0.5, spec, _rng(half))
+            add(prom.query(median, at), spec.native, "p50", at=at, extra={WINDOW_HALF: n})
+        # tokens per engine step, the batch size behind a step's latency
+        tokens = _mean(s.ITERATION_TOKENS, _rng(half))
+        add(prom.query(tokens, at), s.ITERATION_TOKENS.native, "mean", at=at, extra={WINDOW_HALF: n})
     # Targets that were down at some point: the monitoring itself broke.
     for r in prom.query(f"min_over_time(up[{window}]) == 0", end):
         labels = {k: v for k, v in r.get("metric", {}).items() if k != "__name__"}

@@ -10,7 +10,6 @@ background so that `/health` answers while `/ready` waits for the warm-up.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import os
 import threading
@@ -24,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gpuobs.errors import InputError
 from gpuobs.serving import stat_loggers
+from gpuobs.serving.auth import admin_secret, bearer_matches
 from gpuobs.serving.hotswap import ModelHandle
 from gpuobs.serving.http.admin import (
     add_admin_routes,
@@ -65,9 +65,7 @@ class BearerAuth:
         secret = self._secret_for(str(scope.get("path", ""))) if scope["type"] == "http" else None
         if secret:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            given = headers.get("authorization", "")
-            token = given[7:] if given.lower().startswith("bearer ") else ""
-            if not hmac.compare_digest(token.encode(), secret.encode()):
+            if not bearer_matches(headers.get("authorization"), secret):
                 self.stats.record_invalid("http", "unauthorized")
                 err = ApiError(
                     401, "missing or wrong bearer token", type_="authentication_error", code="invalid_api_key"
@@ -114,7 +112,12 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
     app = FastAPI(title="gpuobs serve", version="1", docs_url=None, redoc_url=None, openapi_url=None)
     cfg = runtime.config
     if cfg.api_key or cfg.admin_token:
-        app.add_middleware(BearerAuth, api_key=cfg.api_key, admin_token=cfg.admin_token, stats=runtime.stats)
+        app.add_middleware(
+            BearerAuth,
+            api_key=cfg.api_key,
+            admin_token=admin_secret(cfg.api_key, cfg.admin_token),
+            stats=runtime.stats,
+        )
     _add_error_handlers(app, runtime)
 
     async def body_of(request: Request) -> dict[str, Any]:
@@ -191,6 +194,33 @@ def _load_or_exit(runtime: ServingRuntime) -> None:
         os._exit(1)
 
 
+def _draining_server(config: Any, runtime: ServingRuntime) -> Any:
+    """A uvicorn server whose shutdown drains for `drain_timeout_s`, then ends what is left with an error
+    (runtime.drain_expired), and whose SIGTERM/SIGINT end the process with 0 as documented (uvicorn
+    re-raises a caught signal after its shutdown, which made the exit 130/143)."""
+    import uvicorn
+
+    class DrainingServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            self._captured_signals.clear()
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            loop = asyncio.get_running_loop()
+            logger.info(
+                "shutting down: draining requests in flight for up to %g s",
+                runtime.config.drain_timeout_s,
+                extra={"event": "shutdown_drain"},
+            )
+            timer = loop.call_later(runtime.config.drain_timeout_s, runtime.drain_expired.set)
+            try:
+                await super().shutdown(sockets)
+            finally:
+                timer.cancel()
+
+    return DrainingServer(config)
+
+
 def run_server(config: ServerConfig) -> None:
     """Start gRPC (if a port is given) and uvicorn; load the model in the background; serve until SIGTERM."""
     import uvicorn
@@ -205,7 +235,7 @@ def run_server(config: ServerConfig) -> None:
 
     threading.Thread(target=_load_or_exit, args=(runtime,), name="model-load", daemon=True).start()
     _uvicorn_logs_as_json()
-    server = uvicorn.Server(
+    server = _draining_server(
         uvicorn.Config(
             app,
             host=config.address,
@@ -214,8 +244,10 @@ def run_server(config: ServerConfig) -> None:
             log_level="warning",
             access_log=False,
             lifespan="off",
-            timeout_graceful_shutdown=10,
-        )
+            # a backstop only: requests end on their own once the drain runs out (responses.py)
+            timeout_graceful_shutdown=int(config.drain_timeout_s) + 3,
+        ),
+        runtime,
     )
     try:
         server.run()

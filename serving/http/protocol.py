@@ -117,7 +117,8 @@ class LoadBody(BaseModel):
     model: StrictStr | None = None
     name: StrictStr | None = None
     wait: StrictBool = False
-    timeout_s: Number = 300
+    # bounded: a huge float overflows the wait below (issue 10 item 15); an hour is longer than any load
+    timeout_s: Annotated[Number, Field(gt=0, le=3600)] = 300
 
 
 _PARAMS = set(ChatBody.model_fields) | set(CompletionBody.model_fields) | set(LoadBody.model_fields)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -18,16 +19,34 @@ from typing import Any
 from fastapi import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from gpuobs.names import logs as lf
 from gpuobs.serving.hotswap import ModelHandle
 from gpuobs.serving.http.generation import failure, generate
 from gpuobs.serving.http.ingress import lease, prepare
-from gpuobs.serving.http.protocol import CommonBody, Outcome, PreparedRequest
+from gpuobs.serving.http.protocol import ApiError, CommonBody, Outcome, PreparedRequest
 from gpuobs.serving.http.runtime import ServingRuntime
 from gpuobs.serving.http.spans import start_request_span
 
 __all__ = ["DISCONNECT_POLL_S", "completion_body", "respond", "sse_chunk"]
 
 DISCONNECT_POLL_S = 0.25  # how often a non-streamed request checks that its client is still there
+
+logger = logging.getLogger(__name__)
+
+
+def _cut_by_shutdown(runtime: ServingRuntime, request_id: str, streamed: bool) -> ApiError:
+    """The error (and its log line) of a request still running when the shutdown drain ran out."""
+    drain = runtime.config.drain_timeout_s
+    logger.warning(
+        "request %s cut: the server is shutting down and its %g s drain ran out",
+        request_id,
+        drain,
+        extra={lf.EVENT: "request_cut_by_shutdown", lf.REQUEST_ID: request_id, "streamed": streamed},
+    )
+    return ApiError.unavailable(
+        f"the server is shutting down: the request was cut after the {drain:g} s drain", "shutting_down"
+    )
+
 
 Generation = AsyncGenerator[tuple[str, Outcome | None], None]
 
@@ -102,10 +121,28 @@ class _Stream:
     def usage(self, outcome: Outcome) -> bytes:
         return sse_chunk({**self._payload([]), "usage": outcome.usage()})
 
-    async def events(self, first: tuple[str, Outcome | None], gen: Generation) -> AsyncIterator[bytes]:
-        """Every chunk from the first generation item on, then `[DONE]`; errors go in-band."""
+    async def events(
+        self, first: tuple[str, Outcome | None], gen: Generation, runtime: ServingRuntime
+    ) -> AsyncIterator[bytes]:
+        """Every chunk from the first generation item on, then `[DONE]`; errors go in-band (also when
+        the shutdown drain runs out: an error event, not a cut connection)."""
         if self.kind == "chat":
             yield self.chunk("", None, role=True)
+        expired = asyncio.ensure_future(runtime.drain_expired.wait())
+        try:
+            async for chunk in self._until_drained(first, gen, expired, runtime):
+                yield chunk
+        finally:
+            expired.cancel()
+        yield b"data: [DONE]\n\n"
+
+    async def _until_drained(
+        self,
+        first: tuple[str, Outcome | None],
+        gen: Generation,
+        expired: asyncio.Future[Any],
+        runtime: ServingRuntime,
+    ) -> AsyncIterator[bytes]:
         item: tuple[str, Outcome | None] | None = first
         while item is not None:
             text, out = item
@@ -119,14 +156,26 @@ class _Stream:
                 if self.include_usage:
                     yield self.usage(out)
                 break
+            nxt = asyncio.ensure_future(gen.__anext__())
             try:
-                item = await gen.__anext__()
+                await asyncio.wait({nxt, expired}, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # also when the client hung up (cancelled here): the generation must not run on
+                if not nxt.done():
+                    nxt.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                        await nxt
+            if nxt.cancelled():
+                yield sse_chunk(_cut_by_shutdown(runtime, self.request_id, streamed=True).body())
+                return
+            try:
+                item = nxt.result()
             except StopAsyncIteration:
                 item = None
-        yield b"data: [DONE]\n\n"
 
 
-async def _collect(request: Request, gen: Generation) -> tuple[str, Outcome] | None:
+async def _collect(
+    request: Request, gen: Generation, runtime: ServingRuntime, request_id: str
+) -> tuple[str, Outcome] | None:
     """Run a non-streamed generation to its end; None if the client hung up (its generation stopped)."""
     parts: list[str] = []
 
@@ -145,6 +194,8 @@ async def _collect(request: Request, gen: Generation) -> tuple[str, Outcome] | N
             await asyncio.wait({task}, timeout=DISCONNECT_POLL_S)
             if not task.done() and await request.is_disconnected():
                 return None
+            if not task.done() and runtime.drain_expired.is_set():
+                raise _cut_by_shutdown(runtime, request_id, streamed=False)
         outcome = task.result()
     finally:
         if not task.done():
@@ -186,7 +237,7 @@ async def respond(
         gen = generate(runtime, handle, prep, request_id, span)
         if not prep.stream:
             try:
-                done = await _collect(request, gen)
+                done = await _collect(request, gen, runtime, request_id)
             finally:
                 release()
             if done is None:
@@ -205,11 +256,13 @@ async def respond(
 
     async def sse() -> AsyncIterator[bytes]:
         try:
-            async for chunk in stream.events(first, gen):
+            async for chunk in stream.events(first, gen, runtime):
                 yield chunk
         finally:
-            await gen.aclose()
-            release()
+            try:
+                await gen.aclose()
+            finally:
+                release()
 
     return StreamingResponse(
         sse(),

@@ -6,6 +6,7 @@ them up before they serve, and holds what the server reports: the load error, th
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -19,12 +20,23 @@ from gpuobs.serving import stat_loggers
 from gpuobs.serving.hotswap import ModelManager
 from gpuobs.serving.interface import EngineClient, GenerationRequest, SamplingParams, TokenEvent
 
-__all__ = ["MAX_BODY_BYTES_DEFAULT", "WARMUP_TIMEOUT_S", "ServerConfig", "ServingRuntime"]
+__all__ = [
+    "DRAIN_TIMEOUT_S_DEFAULT",
+    "MAX_BODY_BYTES_DEFAULT",
+    "SHUTDOWN_TAIL_S",
+    "WARMUP_TIMEOUT_S",
+    "ServerConfig",
+    "ServingRuntime",
+]
 
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES_DEFAULT = 1 << 20  # 1 MiB: larger bodies get a 413
 WARMUP_TIMEOUT_S = 120.0
+# On SIGTERM/SIGINT requests in flight get this long to finish; the rest end with an error event. With the
+# tail after it (gRPC grace 2 s, engine stop 5 s, uvicorn's backstop) it fits a pod's 30 s grace period.
+DRAIN_TIMEOUT_S_DEFAULT = 20.0
+SHUTDOWN_TAIL_S = 9.0
 
 
 @dataclass
@@ -48,6 +60,7 @@ class ServerConfig:
         None  # when set, /v1/* needs `Authorization: Bearer <api_key>` (as vLLM's --api-key)
     )
     admin_token: str | None = None  # when set, /admin/* needs `Authorization: Bearer <admin_token>`
+    drain_timeout_s: float = DRAIN_TIMEOUT_S_DEFAULT
 
 
 class ServingRuntime:
@@ -74,6 +87,8 @@ class ServingRuntime:
         self.grpc_block = threading.Event()  # fault: the gRPC handler blocks, ignoring its deadline
         self.grpc_unblock = threading.Event()
         self.grpc_block_s = 60.0
+        # set once the shutdown drain has run out: requests still going end with an error (responses.py)
+        self.drain_expired = asyncio.Event()
         self.started = time.time()
 
     def _on_model(self, name: str) -> None:

@@ -60,7 +60,7 @@ def test_kernel_launches_are_counted_by_kernel_and_backend(server: ServeProcess)
 def test_a_cuda_oom_outside_a_launch_is_a_counted_cuda_error(server: ServeProcess) -> None:
     oom = cuda_errors.by_name("cudaErrorMemoryAllocation")
     assert oom is not None
-    key = (("code", str(oom.code)), ("kernel", ""), ("name", oom.name))
+    key = (("code", str(oom.code)), ("kernel", "prefill"), ("name", oom.name))  # the phase it surfaced in
     before = _samples(server.metrics(), names.CUDA_ERRORS.native).get(key, 0.0)
     status, body = http_json("POST", f"{server.url}/admin/faults/cuda_oom", {"at_allocation": 1})
     assert status == 200, body

@@ -60,13 +60,36 @@ EXPECTED_KUSTOMIZATIONS = {
 # --- the kustomize subset -------------------------------------------------------------------------------
 
 _KUSTOMIZATION_KEYS = {"apiVersion", "kind", "namespace", "resources", "patches"}
-_CLUSTER_SCOPED = {"Namespace", "RuntimeClass", "ClusterRole", "ClusterRoleBinding", "PriorityClass",
-                   "CustomResourceDefinition", "StorageClass", "PersistentVolume"}
-_BUILTIN_GROUPS = {"", "apps", "batch", "policy", "autoscaling", "networking.k8s.io", "node.k8s.io",
-                   "rbac.authorization.k8s.io", "scheduling.k8s.io"}
+_CLUSTER_SCOPED = {
+    "Namespace",
+    "RuntimeClass",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "PriorityClass",
+    "CustomResourceDefinition",
+    "StorageClass",
+    "PersistentVolume",
+}
+_BUILTIN_GROUPS = {
+    "",
+    "apps",
+    "batch",
+    "policy",
+    "autoscaling",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "rbac.authorization.k8s.io",
+    "scheduling.k8s.io",
+}
 # patchMergeKey of the Kubernetes API types the manifests patch; lists without one are replaced whole.
-_MERGE_KEYS = {"containers": "name", "initContainers": "name", "volumes": "name", "env": "name",
-               "volumeMounts": "mountPath", "imagePullSecrets": "name"}
+_MERGE_KEYS = {
+    "containers": "name",
+    "initContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "imagePullSecrets": "name",
+}
 
 
 def _group(obj: dict[str, Any]) -> str:
@@ -139,9 +162,11 @@ def render(directory: Path) -> list[dict[str, Any]]:
         body = yaml.safe_load((directory / patch["path"]).read_text(encoding="utf-8"))
         hits = 0
         for n, obj in enumerate(objs):
-            if (obj["kind"] == target.get("kind", obj["kind"])
-                    and obj["metadata"]["name"] == target.get("name", obj["metadata"]["name"])
-                    and _group(obj) == target.get("group", _group(obj))):
+            if (
+                obj["kind"] == target.get("kind", obj["kind"])
+                and obj["metadata"]["name"] == target.get("name", obj["metadata"]["name"])
+                and _group(obj) == target.get("group", _group(obj))
+            ):
                 objs[n] = apply_patch(obj, body)
                 hits += 1
         assert hits, f"{kfile}: patch {patch['path']} matches no object"
@@ -180,41 +205,89 @@ def container(obj: dict[str, Any], name: str) -> dict[str, Any]:
 
 # --- the ServiceMonitor fields the manifests use (prometheus-operator CRD monitoring.coreos.com/v1) --------
 
-_SECRET_KEY = {"type": "object", "additionalProperties": False, "required": ["name", "key"],
-               "properties": {"name": {"type": "string"}, "key": {"type": "string"},
-                              "optional": {"type": "boolean"}}}
-_DURATION = {"type": "string", "pattern": r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?"
-                                          r"(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"}
+_SECRET_KEY = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "key"],
+    "properties": {"name": {"type": "string"}, "key": {"type": "string"}, "optional": {"type": "boolean"}},
+}
+_DURATION = {
+    "type": "string",
+    "pattern": r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?"
+    r"(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$",
+}
 SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
     "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"}, "kind": {"const": "ServiceMonitor"},
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "ServiceMonitor"},
         "metadata": {"type": "object"},
-        "spec": {"type": "object", "additionalProperties": False, "required": ["selector", "endpoints"],
-                 "properties": {
-                     "selector": {"type": "object", "additionalProperties": False,
-                                  "properties": {"matchLabels": {"type": "object"}}},
-                     "namespaceSelector": {"type": "object"},
-                     "jobLabel": {"type": "string"},
-                     "endpoints": {"type": "array", "minItems": 1, "items": {
-                         "type": "object", "additionalProperties": False, "properties": {
-                             "port": {"type": "string"}, "path": {"type": "string"},
-                             "scheme": {"enum": ["http", "https"]},
-                             "interval": _DURATION, "scrapeTimeout": _DURATION,
-                             "honorLabels": {"type": "boolean"},
-                             "tlsConfig": {"type": "object", "additionalProperties": False, "properties": {
-                                 "serverName": {"type": "string"}, "insecureSkipVerify": {"type": "boolean"},
-                                 "ca": {"type": "object", "additionalProperties": False,
-                                        "properties": {"secret": _SECRET_KEY, "configMap": _SECRET_KEY}}}},
-                             "basicAuth": {"type": "object", "additionalProperties": False,
-                                           "required": ["username", "password"],
-                                           "properties": {"username": _SECRET_KEY, "password": _SECRET_KEY}},
-                             "relabelings": {"type": "array", "items": {
-                                 "type": "object", "additionalProperties": False, "properties": {
-                                     "sourceLabels": {"type": "array", "items": {"type": "string"}},
-                                     "targetLabel": {"type": "string"}, "regex": {"type": "string"},
-                                     "replacement": {"type": "string"}, "separator": {"type": "string"},
-                                     "action": {"type": "string"}}}}}}}}},
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["selector", "endpoints"],
+            "properties": {
+                "selector": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"matchLabels": {"type": "object"}},
+                },
+                "namespaceSelector": {"type": "object"},
+                "jobLabel": {"type": "string"},
+                "endpoints": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string"},
+                            "scheme": {"enum": ["http", "https"]},
+                            "interval": _DURATION,
+                            "scrapeTimeout": _DURATION,
+                            "honorLabels": {"type": "boolean"},
+                            "tlsConfig": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "properties": {
+                                    "serverName": {"type": "string"},
+                                    "insecureSkipVerify": {"type": "boolean"},
+                                    "ca": {
+                                        "type": "object",
+                                        "additionalProperties": False,
+                                        "properties": {"secret": _SECRET_KEY, "configMap": _SECRET_KEY},
+                                    },
+                                },
+                            },
+                            "basicAuth": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["username", "password"],
+                                "properties": {"username": _SECRET_KEY, "password": _SECRET_KEY},
+                            },
+                            "relabelings": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "properties": {
+                                        "sourceLabels": {"type": "array", "items": {"type": "string"}},
+                                        "targetLabel": {"type": "string"},
+                                        "regex": {"type": "string"},
+                                        "replacement": {"type": "string"},
+                                        "separator": {"type": "string"},
+                                        "action": {"type": "string"},
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
     },
 }
 
@@ -222,21 +295,45 @@ SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
 # --- the PrometheusRule fields (prometheus-operator CRD monitoring.coreos.com/v1), written by
 # `gpuobs dashboards build`; tests/dashboards also runs promtool over its groups.
 _RULE_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
-_RULE = {"type": "object", "additionalProperties": False, "required": ["expr"],
-         "oneOf": [{"required": ["record"]}, {"required": ["alert"]}],
-         "properties": {"record": {"type": "string"}, "alert": {"type": "string"},
-                        "expr": {"type": ["string", "integer"]}, "for": _DURATION,
-                        "keep_firing_for": _DURATION, "labels": _RULE_MAP, "annotations": _RULE_MAP}}
-_RULE_GROUP = {"type": "object", "additionalProperties": False, "required": ["name", "rules"],
-               "properties": {"name": {"type": "string", "minLength": 1}, "interval": _DURATION,
-                              "rules": {"type": "array", "items": _RULE}}}
-PROMETHEUS_RULE_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+_RULE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["expr"],
+    "oneOf": [{"required": ["record"]}, {"required": ["alert"]}],
     "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"}, "kind": {"const": "PrometheusRule"},
+        "record": {"type": "string"},
+        "alert": {"type": "string"},
+        "expr": {"type": ["string", "integer"]},
+        "for": _DURATION,
+        "keep_firing_for": _DURATION,
+        "labels": _RULE_MAP,
+        "annotations": _RULE_MAP,
+    },
+}
+_RULE_GROUP = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "rules"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "interval": _DURATION,
+        "rules": {"type": "array", "items": _RULE},
+    },
+}
+PROMETHEUS_RULE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "PrometheusRule"},
         "metadata": {"type": "object"},
-        "spec": {"type": "object", "additionalProperties": False, "required": ["groups"],
-                 "properties": {"groups": {"type": "array", "items": _RULE_GROUP}}},
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["groups"],
+            "properties": {"groups": {"type": "array", "items": _RULE_GROUP}},
+        },
     },
 }
 
@@ -267,8 +364,11 @@ def container_env(c: dict[str, Any], home: Path) -> dict[str, str]:
     """The container's environment; downward-API values become plausible stand-ins."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUOBS_")}
     env["HOME"] = str(home)  # no ~/.config/gpuobs/config.toml of this machine
-    stand_in = {"metadata.name": "gpuobs-exporter-x7k2p", "metadata.namespace": "gpuobs",
-                "spec.nodeName": "gpu-node-1"}
+    stand_in = {
+        "metadata.name": "gpuobs-exporter-x7k2p",
+        "metadata.namespace": "gpuobs",
+        "spec.nodeName": "gpu-node-1",
+    }
     for item in c.get("env", []):
         if "value" in item:
             env[item["name"]] = str(item["value"])
@@ -277,8 +377,9 @@ def container_env(c: dict[str, Any], home: Path) -> dict[str, str]:
     return env
 
 
-def http_get(url: str, context: ssl.SSLContext | None = None, auth: tuple[str, str] | None = None,
-             timeout: float = 5.0) -> tuple[int, bytes]:
+def http_get(
+    url: str, context: ssl.SSLContext | None = None, auth: tuple[str, str] | None = None, timeout: float = 5.0
+) -> tuple[int, bytes]:
     request = urllib.request.Request(url)
     if auth is not None:
         token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
@@ -290,8 +391,9 @@ def http_get(url: str, context: ssl.SSLContext | None = None, auth: tuple[str, s
         return int(err.code), err.read()
 
 
-def wait_until_up(url: str, proc: subprocess.Popen[bytes], context: ssl.SSLContext | None = None,
-                  deadline_s: float = 20.0) -> None:
+def wait_until_up(
+    url: str, proc: subprocess.Popen[bytes], context: ssl.SSLContext | None = None, deadline_s: float = 20.0
+) -> None:
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
         assert proc.poll() is None, f"exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}"  # type: ignore[union-attr]
@@ -340,8 +442,14 @@ def quantity_bytes(text: str) -> int:
 
 
 def help_text(verb: str) -> str:
-    return subprocess.run([GPUOBS, verb, "--help"], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "COLUMNS": "250", "TERM": "dumb"}, check=True).stdout
+    return subprocess.run(
+        [GPUOBS, verb, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "250", "TERM": "dumb"},
+        check=True,
+    ).stdout
 
 
 def help_flags(verb: str) -> set[str]:
@@ -363,21 +471,48 @@ def test_renderer_merges_like_kustomize() -> None:
     containerPort, Service ports by port, new items first; args/tolerations replaced; null deletes; custom
     resources: lists replaced."""
     base: dict[str, Any] = {
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "labels": {"a": "1"}},
-            "spec": {"template": {"spec": {
-                "tolerations": [{"key": "x", "operator": "Exists"}],
-                "containers": [{"name": "app", "args": ["--a"], "env": [{"name": "E", "value": "1"}],
-                                "ports": [{"containerPort": 80}],
-                                "volumeMounts": [{"name": "v", "mountPath": "/v"}]}]}}}}
-    patch = {"apiVersion": "apps/v1", "kind": "Deployment",
-             "metadata": {"name": "ignored", "labels": {"b": "2"}},
-             "spec": {"template": {"spec": {
-                 "tolerations": [{"key": "y", "operator": "Exists"}],
-                 "containers": [{"name": "app", "args": ["--b"], "env": [{"name": "F", "value": "2"},
-                                                                          {"name": "E", "value": "3"}],
-                                 "ports": [{"containerPort": 81}],
-                                 "volumeMounts": [{"name": "w", "mountPath": "/v", "readOnly": True}]},
-                                {"name": "side", "image": "i"}]}}}}
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "labels": {"a": "1"}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "tolerations": [{"key": "x", "operator": "Exists"}],
+                    "containers": [
+                        {
+                            "name": "app",
+                            "args": ["--a"],
+                            "env": [{"name": "E", "value": "1"}],
+                            "ports": [{"containerPort": 80}],
+                            "volumeMounts": [{"name": "v", "mountPath": "/v"}],
+                        }
+                    ],
+                }
+            }
+        },
+    }
+    patch = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "ignored", "labels": {"b": "2"}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "tolerations": [{"key": "y", "operator": "Exists"}],
+                    "containers": [
+                        {
+                            "name": "app",
+                            "args": ["--b"],
+                            "env": [{"name": "F", "value": "2"}, {"name": "E", "value": "3"}],
+                            "ports": [{"containerPort": 81}],
+                            "volumeMounts": [{"name": "w", "mountPath": "/v", "readOnly": True}],
+                        },
+                        {"name": "side", "image": "i"},
+                    ],
+                }
+            }
+        },
+    }
     out = apply_patch(base, patch)
     spec = out["spec"]["template"]["spec"]
     assert out["metadata"] == {"name": "d", "labels": {"a": "1", "b": "2"}}
@@ -388,12 +523,20 @@ def test_renderer_merges_like_kustomize() -> None:
     assert app["env"] == [{"name": "F", "value": "2"}, {"name": "E", "value": "3"}]
     assert app["ports"] == [{"containerPort": 81}, {"containerPort": 80}]
     assert app["volumeMounts"] == [{"name": "w", "mountPath": "/v", "readOnly": True}]
-    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
-           "spec": {"ports": [{"name": "a", "port": 1}], "clusterIP": "None"}}
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "s"},
+        "spec": {"ports": [{"name": "a", "port": 1}], "clusterIP": "None"},
+    }
     out = apply_patch(svc, {"spec": {"ports": [{"name": "b", "port": 2}], "clusterIP": None}})
     assert out["spec"] == {"ports": [{"name": "b", "port": 2}, {"name": "a", "port": 1}]}
-    crd = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": {"name": "m"},
-           "spec": {"endpoints": [{"port": "a", "path": "/x"}], "selector": {}}}
+    crd = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "m"},
+        "spec": {"endpoints": [{"port": "a", "path": "/x"}], "selector": {}},
+    }
     out = apply_patch(crd, {"spec": {"endpoints": [{"port": "a", "scheme": "https"}]}})
     assert out["spec"]["endpoints"] == [{"port": "a", "scheme": "https"}]
     assert base["spec"]["template"]["spec"]["containers"][0]["args"] == ["--a"], "the base must not change"
@@ -426,8 +569,9 @@ def test_renderer_agrees_with_kubectl_kustomize() -> None:
     if kubectl is None:
         pytest.fail("kubectl not found: this test checks its renderer against `kubectl kustomize`")
     for directory in kustomization_dirs():
-        out = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True,
-                             timeout=60, check=False)
+        out = subprocess.run(
+            [kubectl, "kustomize", str(directory)], capture_output=True, text=True, timeout=60, check=False
+        )
         assert out.returncode == 0, f"kubectl kustomize {directory}: {out.stderr.strip()}"
         real = {_key(o): o for o in yaml.safe_load_all(out.stdout) if o}
         mine = {_key(o): o for o in render(directory)}
@@ -470,15 +614,23 @@ def test_kustomization_renders_and_validates(name: str) -> None:
                 if arg.startswith(("--port=", "--grpc-port=")):
                     assert int(arg.split("=", 1)[1]) in declared, f"{c['name']}: {arg} is not a containerPort"
     for svc in (o for o in objs if o["kind"] == "Service"):
-        pods = [o for o in objs if o["kind"] in ("DaemonSet", "Deployment")
-                and svc["spec"]["selector"].items() <= o["spec"]["template"]["metadata"]["labels"].items()]
+        pods = [
+            o
+            for o in objs
+            if o["kind"] in ("DaemonSet", "Deployment")
+            and svc["spec"]["selector"].items() <= o["spec"]["template"]["metadata"]["labels"].items()
+        ]
         assert len(pods) == 1, f"Service {svc['metadata']['name']} selects {len(pods)} workloads"
         port_names = {p["name"] for c in pod_spec(pods[0])["containers"] for p in c.get("ports", [])}
         for port in svc["spec"]["ports"]:
             assert port["targetPort"] in port_names, f"Service port {port} targets no container port"
     for mon in (o for o in objs if o["kind"] == "ServiceMonitor"):
-        svcs = [o for o in objs if o["kind"] == "Service" and mon["spec"]["selector"]["matchLabels"].items()
-                <= o["metadata"]["labels"].items()]
+        svcs = [
+            o
+            for o in objs
+            if o["kind"] == "Service"
+            and mon["spec"]["selector"]["matchLabels"].items() <= o["metadata"]["labels"].items()
+        ]
         assert len(svcs) == 1
         for endpoint in mon["spec"]["endpoints"]:
             assert endpoint["port"] in {p["name"] for p in svcs[0]["spec"]["ports"]}
@@ -512,8 +664,11 @@ def test_exporter_daemonset_matches_the_exporter_code() -> None:
     assert {"--backend=nvml", "--naming=both", "--address=0.0.0.0"} <= set(c["args"])
     env = {e["name"]: e for e in c["env"]}
     assert env["NVIDIA_VISIBLE_DEVICES"]["value"] == "all"
-    for name, path in (("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace"),
-                       ("NODE_NAME", "spec.nodeName")):
+    for name, path in (
+        ("POD_NAME", "metadata.name"),
+        ("POD_NAMESPACE", "metadata.namespace"),
+        ("NODE_NAME", "spec.nodeName"),
+    ):
         assert env[name]["valueFrom"]["fieldRef"]["fieldPath"] == path
     # The socket the exporter dials by default lies inside the read-only hostPath mount of its directory.
     volumes = {v["name"]: v for v in spec["volumes"]}
@@ -573,8 +728,14 @@ def test_exporter_container_runs_and_answers_its_probes(tmp_path: Path, spawn: A
     c = container(find(objs, "DaemonSet", "gpuobs-exporter"), "exporter")
     mon = find(objs, "ServiceMonitor", "gpuobs-exporter")["spec"]["endpoints"][0]
     port = free_port()
-    argv = command_line(c, {"--backend=nvml": "--backend=sim", "--address=0.0.0.0": "--address=127.0.0.1",
-                            f"--port={c['ports'][0]['containerPort']}": f"--port={port}"})
+    argv = command_line(
+        c,
+        {
+            "--backend=nvml": "--backend=sim",
+            "--address=0.0.0.0": "--address=127.0.0.1",
+            f"--port={c['ports'][0]['containerPort']}": f"--port={port}",
+        },
+    )
     proc = spawn(argv, container_env(c, tmp_path))
     base = f"http://127.0.0.1:{port}"
     wait_until_up(base + "/", proc)
@@ -606,21 +767,35 @@ def _tls_material(directory: Path, dns_name: str) -> bytes:
         return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (x509.CertificateBuilder().subject_name(name("gpuobs test CA")).issuer_name(name("gpuobs test CA"))
-          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-          .not_valid_before(start).not_valid_after(end)
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(name("gpuobs test CA"))
+        .issuer_name(name("gpuobs test CA"))
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder().subject_name(name(dns_name)).issuer_name(ca.subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(start).not_valid_after(end)
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns_name)]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name(dns_name))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns_name)]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     (directory / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (directory / "tls.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                                          serialization.PrivateFormat.PKCS8,
-                                                          serialization.NoEncryption()))
+    (directory / "tls.key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return ca.public_bytes(serialization.Encoding.PEM)
 
 
@@ -636,8 +811,10 @@ def test_tls_overlay_end_to_end(tmp_path: Path, spawn: Any) -> None:
     secrets = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Secret"}
     for ref in endpoint["basicAuth"].values():
         assert ref["key"] in secrets[ref["name"]]["stringData"]
-    auth = (secrets[endpoint["basicAuth"]["username"]["name"]]["stringData"]["username"],
-            secrets[endpoint["basicAuth"]["password"]["name"]]["stringData"]["password"])
+    auth = (
+        secrets[endpoint["basicAuth"]["username"]["name"]]["stringData"]["username"],
+        secrets[endpoint["basicAuth"]["password"]["name"]]["stringData"]["password"],
+    )
 
     # Lay out the projected volume: each source Secret's items under the mount path.
     volume = next(v for v in pod_spec(ds)["volumes"] if v["name"] == "web-config")
@@ -662,8 +839,14 @@ def test_tls_overlay_end_to_end(tmp_path: Path, spawn: Any) -> None:
     assert bcrypt.checkpw(auth[1].encode(), users[auth[0]].encode()), "placeholder password and hash differ"
 
     port = free_port()
-    argv = command_line(c, {"--backend=nvml": "--backend=sim", "--address=0.0.0.0": "--address=127.0.0.1",
-                            f"--port={c['ports'][0]['containerPort']}": f"--port={port}"})
+    argv = command_line(
+        c,
+        {
+            "--backend=nvml": "--backend=sim",
+            "--address=0.0.0.0": "--address=127.0.0.1",
+            f"--port={c['ports'][0]['containerPort']}": f"--port={port}",
+        },
+    )
     proc = spawn(argv, env)
     kubelet = ssl.create_default_context()  # the kubelet's HTTPS probes do not verify the certificate
     kubelet.check_hostname = False
@@ -733,6 +916,13 @@ def _engine_option(args: list[str], key: str) -> str | None:
     return values[-1] if values else None
 
 
+def _flag(args: list[str], name: str) -> str | None:
+    """The value of `NAME=V` / `NAME V` in a container's args, if set."""
+    values = [a.split("=", 1)[1] for a in args if a.startswith(f"{name}=")]
+    values += [args[i + 1] for i, a in enumerate(args[:-1]) if a == name]
+    return values[-1] if values else None
+
+
 @pytest.mark.parametrize("variant", ["serving", "sidecar"])
 def test_serving_probes_agree_with_the_engine_liveness(variant: str) -> None:
     """Liveness on /health (503 when the engine is dead or a step runs past its stall budget), readiness on
@@ -761,8 +951,13 @@ def test_serving_probes_agree_with_the_engine_liveness(variant: str) -> None:
     explicit = _engine_option(c["args"], "stall_budget_s")
     budget = float(explicit) if explicit is not None else STALL_BUDGET_FLOOR_S  # the default is never lower
     assert _probe_window_s(live) <= budget
-    # SIGTERM: the server's graceful shutdown (10 s) and the engine stop (5 s) fit the grace period
-    assert pod_spec(dep)["terminationGracePeriodSeconds"] >= 15
+    # SIGTERM: the server's drain (--drain-timeout-s) and what follows it (gRPC grace, engine stop) fit the
+    # grace period, so the kubelet's SIGKILL never cuts a request the drain would have ended with an error
+    from gpuobs.serving.http.runtime import DRAIN_TIMEOUT_S_DEFAULT, SHUTDOWN_TAIL_S
+
+    drain = _flag(c["args"], "--drain-timeout-s")
+    drain_s = float(drain) if drain is not None else DRAIN_TIMEOUT_S_DEFAULT
+    assert pod_spec(dep)["terminationGracePeriodSeconds"] >= drain_s + SHUTDOWN_TAIL_S
 
 
 def test_sidecar_adds_the_exporter_to_the_inference_pod() -> None:

@@ -7,6 +7,9 @@ from gpuobs.names import gpu as g
 from gpuobs.names import serving as s
 from gpuobs.names import spans as sp
 from gpuobs.rca.anomalies import (
+    BATCH_GROWTH,
+    LATENCY_GROUP,
+    LATENCY_SIGNAL,
     head_of_line,
     latency_shift,
     memory_growth,
@@ -17,6 +20,7 @@ from gpuobs.rca.anomalies import (
 )
 from gpuobs.rca.catalog import parse_signature
 from gpuobs.rca.engine import diagnose_evidence
+from gpuobs.rca.parsers.metrics import WINDOW_HALF
 
 T0 = 1_790_000_000.0
 GIB = 2**30
@@ -98,6 +102,94 @@ def test_latency_shift_and_shared_gpu() -> None:
     assert (
         len(found) == 1 and found[0].attrs["pods"] == ["x/a", "y/b"] and found[0].entity.gpu_uuid == "GPU-1"
     )
+
+
+def test_decode_step_shift_says_whether_the_batches_grew() -> None:
+    same = [
+        span(sp.SPAN_DECODE_STEP, T0 + i, 0.002 if i < 10 else 0.15, **{sp.GPUOBS_BATCH_SIZE: 1})
+        for i in range(20)
+    ]
+    (found,) = latency_shift(same)
+    assert found.attrs[LATENCY_GROUP] == sp.SPAN_DECODE_STEP and found.attrs[LATENCY_SIGNAL] == "span"
+    assert found.attrs[BATCH_GROWTH] == 1.0 and found.source == "traces.json"
+    grown = [
+        span(
+            sp.SPAN_DECODE_STEP,
+            T0 + i,
+            0.02 if i < 10 else 0.05,
+            **{sp.GPUOBS_BATCH_SIZE: 1 if i < 10 else 8},
+        )
+        for i in range(20)
+    ]
+    assert latency_shift(grown)[0].attrs[BATCH_GROWTH] == 8.0
+    bare = [span(sp.SPAN_DECODE_STEP, T0 + i, 0.002 if i < 10 else 0.15) for i in range(20)]
+    assert BATCH_GROWTH not in latency_shift(bare)[0].attrs  # spans without a batch size: unknown, not 1
+
+
+def _half(key: str, value: float, half: int, source: str = "prometheus:x") -> Evidence:
+    return Evidence(
+        kind=EvidenceKind.METRIC,
+        key=key,
+        value=value,
+        source=source,
+        time=T0 + 60 * half,
+        entity=Entity(model="tiny"),
+        attrs={"labels": {"model_name": "tiny"}, "agg": "p50", WINDOW_HALF: half},
+    )
+
+
+def test_latency_shift_from_a_histograms_medians_per_half_of_the_window() -> None:
+    itl = s.INTER_TOKEN_LATENCY.native
+    (found,) = latency_shift([_half(itl, 0.005, 1), _half(itl, 0.175, 2)])
+    assert found.attrs[LATENCY_GROUP] == sp.SPAN_DECODE_STEP and found.attrs[LATENCY_SIGNAL] == "metric"
+    assert found.source == "prometheus:x" and found.value == 35.0 and found.time == T0 + 60
+    assert latency_shift([_half(itl, 0.005, 1), _half(itl, 0.009, 2)]) == []  # under 2x
+    assert latency_shift([_half(itl, 0.175, 2)]) == []  # one half alone says nothing
+    e2e = s.E2E_REQUEST_LATENCY.native
+    assert latency_shift([_half(e2e, 0.2, 1), _half(e2e, 0.6, 2)])[0].attrs[LATENCY_GROUP] == "request"
+    ttft = s.TTFT.native  # not a latency the detector compares per half
+    assert latency_shift([_half(ttft, 0.1, 1), _half(ttft, 0.9, 2)]) == []
+    assert BATCH_GROWTH not in found.attrs  # no tokens-per-step summary: the batch size is unknown
+    steps = s.ITERATION_TOKENS.native
+    (same,) = latency_shift(
+        [_half(itl, 0.005, 1), _half(itl, 0.175, 2), _half(steps, 2.2, 1), _half(steps, 2.2, 2)]
+    )
+    assert same.attrs[BATCH_GROWTH] == 1.0
+
+
+def test_kernel_slowdown_from_prometheus_alone_needs_the_same_tokens_per_step() -> None:
+    itl, steps = s.INTER_TOKEN_LATENCY.native, s.ITERATION_TOKENS.native
+
+    def causes(tokens_after: float) -> list[str]:
+        halves = [
+            _half(itl, 0.005, 1),
+            _half(itl, 0.175, 2),
+            _half(steps, 2.2, 1),
+            _half(steps, tokens_after, 2),
+        ]
+        return [c.id for c in diagnose_evidence(halves).causes]
+
+    assert causes(2.4) == ["kernel_slowdown"]
+    assert causes(9.0) == []  # four times the tokens per step: the load grew
+
+
+def test_kernel_slowdown_needs_slower_steps_at_the_same_batch_size_and_clean_clocks() -> None:
+    def steps(batch_after: int) -> list[Evidence]:
+        return [
+            span(sp.SPAN_DECODE_STEP, T0 + i, 0.02 if i < 10 else 0.06,
+                 **{sp.GPUOBS_BATCH_SIZE: 1 if i < 10 else batch_after})
+            for i in range(20)
+        ]  # fmt: skip
+
+    def causes(evidence: list[Evidence]) -> list[str]:
+        return [c.id for c in diagnose_evidence(evidence).causes]
+
+    assert causes(steps(1)) == ["kernel_slowdown"]
+    assert causes(steps(4)) == []  # bigger batches make slower steps: load, not a fault
+    throttled = metric(
+        g.CLOCK_EVENT_ACTIVE.native, 1, T0 + 15, Entity(host="h1", gpu_index=0), gpu="0", reason="hw_slowdown"
+    )
+    assert "kernel_slowdown" not in causes([*steps(1), throttled])  # the clocks explain it: hw_slowdown
 
 
 def test_memory_growth_from_series_and_from_repeated_ooms() -> None:

@@ -19,6 +19,11 @@ from typer.testing import CliRunner
 
 from gpuobs.cli.app import app
 from gpuobs.names import gpu as g
+from gpuobs.names import kernel as kn
+from gpuobs.names import serving as s
+from gpuobs.rca import DiagnoseInputs, diagnose
+from gpuobs.rca.inputs import TimeWindow
+from gpuobs.rca.readers.prometheus import fetch_prometheus
 
 END = 1_795_990_000.0  # 2026-11-29T22:06:40Z
 START = END - 3600.0
@@ -88,3 +93,102 @@ def test_sixty_four_gpu_hour_window(tmp_path: Path, prometheus: Any) -> None:
     # Issue target: a 64-GPU one-hour window in under 3 s; allow for a loaded 2-core CI machine.
     assert elapsed < 10, f"diagnose took {elapsed:.1f} s"
     print(f"64-GPU one-hour Prometheus window diagnosed in {elapsed:.2f} s")
+
+
+def _blocks(tmp_path: Path, lines: list[str], prometheus: Any) -> Any:
+    """A real Prometheus serving the given OpenMetrics lines as TSDB blocks (loaded once END is queryable)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    data = tmp_path / "window.om"
+    data.write_text("\n".join([*lines, "# EOF"]) + "\n")
+    store = tmp_path / "tsdb"
+    subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(data), str(store)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    server = prometheus(targets=[], storage=store)
+    deadline = time.monotonic() + 30
+    while not server.query("count(up)", at=END):
+        assert time.monotonic() < deadline, "blocks not loaded"
+        time.sleep(0.2)
+    return server
+
+
+@pytest.mark.prometheus
+def test_a_counter_born_in_the_window_counts_and_names_the_oom(tmp_path: Path, prometheus: Any) -> None:
+    """A labelled counter appears at its first increment (a first CUDA error): `increase` cannot see that
+    rise, the reader must. A series already there and flat, or one whose target was not scraped before
+    the window (a counter read for the first time, its value older than the window), does not count."""
+    errors, window = kn.CUDA_ERRORS, 600
+    old_target, new_target = 'instance="serve-0:8000",job="serve"', 'instance="serve-1:8000",job="serve"'
+    oom = 'code="2",name="cudaErrorMemoryAllocation",kernel="decode"'
+    flat = 'code="700",name="cudaErrorIllegalAddress",kernel=""'
+    lines = ["# TYPE up gauge"]
+    lines += [f"up{{{old_target}}} 1 {t:.0f}" for t in range(int(START), int(END) + 1, STEP)]
+    lines += [f"up{{{new_target}}} 1 {t:.0f}" for t in range(int(END) - 300, int(END) + 1, STEP)]
+    lines.append(f"# TYPE {errors.native} counter")
+    for t in range(int(START), int(END) + 1, STEP):
+        lines.append(f"{errors.exposed_native}{{{old_target},{flat}}} 3 {t}")
+        if t >= END - 300:  # born in the window at its first increment
+            lines.append(f"{errors.exposed_native}{{{old_target},{oom}}} 1 {t}")
+            lines.append(f'{errors.exposed_native}{{{new_target},code="2",name="x",kernel=""}} 5 {t}')
+    server = _blocks(tmp_path, lines, prometheus)
+
+    moved = [e for e in fetch_prometheus(server.url, END - window, END) if e.key == errors.native]
+    assert [(e.attrs["labels"]["name"], e.value) for e in moved] == [("cudaErrorMemoryAllocation", 1.0)]
+    assert moved[0].entity.host is None  # the serving process's scrape address is no host name
+    report = diagnose(DiagnoseInputs(prometheus=server.url, window=TimeWindow(END - window, END)))
+    assert [c.id for c in report.causes][:1] == ["cuda_oom_capacity"], report.causes
+
+
+def _serving_window(tokens_after: float) -> list[str]:
+    """A served model's inter-token latency histogram and tokens per engine step over the hour: every
+    30 s, 30 tokens at 5 ms each until ten minutes before END, then at 170 ms; 2 tokens per engine step,
+    then `tokens_after`."""
+    itl, steps = s.INTER_TOKEN_LATENCY.native, s.ITERATION_TOKENS.native
+    labels = 'model_name="tiny",engine="0"'
+    bounds = [*(f"{b:g}" for b in s.PER_TOKEN_BUCKETS), "+Inf"]
+    lines = [f"# TYPE {itl} histogram"]
+    counts = dict.fromkeys(bounds, 0)
+    total = 0.0
+    rows: list[str] = []
+    step_rows: list[str] = []
+    n, tokens = 0, 0.0
+    for t in range(int(START), int(END) + 1, STEP):
+        slow = t > END - 600
+        latency = 0.17 if slow else 0.005
+        for b in bounds:
+            if b == "+Inf" or latency <= float(b):
+                counts[b] += 30
+        total += 30 * latency
+        n += 15
+        tokens += 15 * (tokens_after if slow else 2.0)
+        rows += [f'{itl}_bucket{{{labels},le="{b}"}} {counts[b]} {t}' for b in bounds]
+        rows += [f"{itl}_count{{{labels}}} {counts['+Inf']} {t}", f"{itl}_sum{{{labels}}} {total:.6f} {t}"]
+        step_rows += [f"{steps}_count{{{labels}}} {n} {t}", f"{steps}_sum{{{labels}}} {tokens:.1f} {t}"]
+    up = [f'up{{instance="serve-0:8000",job="serve"}} 1 {t}' for t in range(int(START), int(END) + 1, STEP)]
+    return [*lines, *rows, f"# TYPE {steps} histogram", *step_rows, "# TYPE up gauge", *up]
+
+
+@pytest.mark.prometheus
+def test_slower_steps_at_the_same_tokens_per_step_are_a_kernel_slowdown_from_prometheus_alone(
+    tmp_path: Path, prometheus: Any
+) -> None:
+    """Per half of the window, the reader summarises the inter-token latency (median) and the tokens
+    per engine step (mean): steps 30x slower with the same tokens per step name kernel_slowdown, with
+    four times the tokens per step they are load, not a fault."""
+    window = TimeWindow(END - 1200, END)
+    same = _blocks(tmp_path / "same", _serving_window(2.0), prometheus)
+    halves = [e for e in fetch_prometheus(same.url, END - 1200, END) if e.attrs.get("half")]
+    by = {(e.key, e.attrs["half"]): e for e in halves}
+    itl, steps = s.INTER_TOKEN_LATENCY.native, s.ITERATION_TOKENS.native
+    assert by[(itl, 1)].value < 0.01 < 0.15 < by[(itl, 2)].value  # type: ignore[operator]
+    assert by[(itl, 1)].time == END - 600 and by[(itl, 2)].time == END
+    assert by[(steps, 1)].value == by[(steps, 2)].value == 2.0
+    report = diagnose(DiagnoseInputs(prometheus=same.url, window=window))
+    assert [c.id for c in report.causes] == ["kernel_slowdown"], report.causes
+    grown = _blocks(tmp_path / "grown", _serving_window(8.0), prometheus)
+    assert "kernel_slowdown" not in [
+        c.id for c in diagnose(DiagnoseInputs(prometheus=grown.url, window=window)).causes
+    ]

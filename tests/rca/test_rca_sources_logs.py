@@ -575,3 +575,18 @@ context deadline exceeded while waiting for the volume to attach
     assert evs[0].entity.model == "tiny"
     assert evs[1].entity.gpu_index == 3 and evs[1].attrs["request_id"] == "r-1"
     assert evs[2].attrs["request_id"] == "r-17"
+
+
+def test_a_json_line_names_the_served_model_as_prometheus_and_spans_do() -> None:
+    """`model_name` (the served name: vLLM's label, gen_ai.request.model) wins over `model_id` (the
+    directory loaded), so one incident's log lines, metrics and spans are about one model."""
+    line = (
+        '{"ts": "2026-11-29T22:00:01.000Z", "level": "warning", "msg": "request finished", '
+        '"model_name": "tiny", "model_id": "/models/tiny-v1", "cuda_error_code": 2, '
+        '"cuda_error_name": "cudaErrorMemoryAllocation", "error": "OutOfMemoryError: CUDA out of memory. '
+        'Tried to allocate 2.00 GiB."}'
+    )
+    (ev,) = parse_text(line)
+    assert ev.entity.model == "tiny"
+    only_id = line.replace('"model_name": "tiny", ', "")
+    assert parse_text(only_id)[0].entity.model == "/models/tiny-v1"

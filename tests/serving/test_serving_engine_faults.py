@@ -65,7 +65,7 @@ def test_cuda_oom_fails_the_step_with_pytorchs_message_logs_and_span(engine_fact
     rec = records[0]
     assert rec["level"] == "error" and rec["cuda_error_code"] == 2
     assert rec["cuda_error_name"] == "cudaErrorMemoryAllocation"
-    assert rec["model_id"] == engine.model_name and rec["device_id"] == 0
+    assert (rec["model_name"], rec["model_id"], rec["device_id"]) == (engine.model_name, engine.model_id, 0)
     assert rec["input_hash"] == input_hash(prompt) and rec["request_id"] == "oom"
     assert "CUDA out of memory. Tried to allocate" in rec["msg"]
     stats = engine.stats()
@@ -155,7 +155,7 @@ def test_kv_shrink_forces_queueing_and_preemption(engine_factory: Any, logs: Any
     preempted = [r for r in logs.records() if r.get("event") == "preemption"]
     assert len(preempted) == stats.preemptions_total
     assert preempted[0]["msg"].startswith("Preempted request k")  # the wording vLLM v1 logs (and rca parses)
-    assert preempted[0]["model_id"] == engine.model_name and "input_hash" in preempted[0]
+    assert preempted[0]["model_name"] == engine.model_name and "input_hash" in preempted[0]
     engine.faults.clear("kv_shrink")
     assert engine.blocks.capacity == 40 and engine.stats().faults.kv_capacity_blocks is None
 
@@ -169,7 +169,7 @@ def test_tokenizer_mismatch_detokenises_wrongly_and_logs_it(engine_factory: Any,
     assert engine.stats().faults.tokenizer_mismatch
     rec = next(r for r in logs.records() if r.get("event") == "tokenizer_mismatch")
     assert "tokenizer vocabulary size 261 does not match the model's embedding size 260" in rec["msg"]
-    assert rec["model_id"] == engine.model_name and rec["device_id"] == 0
+    assert (rec["model_name"], rec["model_id"], rec["device_id"]) == (engine.model_name, engine.model_id, 0)
     engine.faults.clear("tokenizer_mismatch")
     assert engine.tokenizer.decode(ids) == "hello"
 

@@ -193,3 +193,17 @@ def test_background_swap_reports_progress(server: ServeProcess, models: dict[str
         time.sleep(0.2)
     assert status == 200 and body["state"] == "switched", body
     assert http_json("GET", f"{server.url}/admin/models/swaps/nope")[0] == 404
+
+
+def test_swap_with_hostile_inputs_answers_4xx(server: ServeProcess) -> None:
+    """A 300-character path component and a huge `timeout_s` are bad requests, not 500s (issue 10 item 15)."""
+    status, body = http_json("POST", f"{server.url}/admin/models/load", {"model": "/tmp/" + "a" * 300})
+    assert status == 409, body
+    assert "cannot be read" in body["error"]["message"]
+    for timeout in (1e308, -1, 0):
+        status, body = http_json(
+            "POST", f"{server.url}/admin/models/load", {"model": None, "wait": True, "timeout_s": timeout}
+        )
+        assert status == 400, body
+        assert body["error"]["param"] == "timeout_s"
+    assert http_json("GET", f"{server.url}/ready")[0] == 200

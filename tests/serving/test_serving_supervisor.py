@@ -331,3 +331,60 @@ def test_ready_is_false_until_the_model_is_loaded_and_warmed(tmp_path: Path) -> 
         assert len(warmed) == 1
     finally:
         proc.stop()
+
+
+def test_supervisor_gives_up_on_a_crash_loop_with_the_reason(caplog: pytest.LogCaptureFixture) -> None:
+    """Crashes in a row without a stable run end supervision (exit 1) instead of restarting forever."""
+    sup = Supervisor(
+        [sys.executable, "-c", "raise SystemExit(7)"],
+        BackoffPolicy(initial_s=0.05, max_s=0.1, max_crash_loop=3),
+    )
+    with caplog.at_level("ERROR", logger="gpuobs.serving.supervisor"):
+        assert sup.run() == 1
+    assert sup.restarts == 3
+    assert any("crash-looped" in r.getMessage() and "exit code 7" in r.getMessage() for r in caplog.records)
+
+
+def test_supervised_worker_is_not_shadowed_by_a_gpuobs_folder_in_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    """A ./gpuobs folder (a checkout, a results folder) must not replace the package in the worker."""
+    shadow = tmp_path / "gpuobs"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise SystemExit(7)\n")
+    (shadow / "__main__.py").write_text("raise SystemExit(7)\n")
+    proc = ServeProcess(tmp_path, "--supervise", "-E", "kv_cache_bytes=8388608", grpc=False)
+    proc.argv.insert(1, "-P")  # the supervisor itself runs as the installed `gpuobs` command would
+    with proc:
+        assert http_json("GET", f"{proc.url}/ready")[0] == 200
+        assert "worker_crashed" not in proc.logs()
+        assert proc.stop(timeout=60) == 0
+
+
+def test_supervise_with_the_port_in_use_ends_instead_of_restarting_forever(tmp_path: Path) -> None:
+    """A port in use crashes every worker the same way: the crash-loop bound ends it (issue 10 item 12)."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gpuobs",
+                "serve",
+                "--supervise",
+                "--port",
+                str(port),
+                "-E",
+                "kv_cache_bytes=8388608",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=400,
+            cwd=tmp_path,
+        )
+    assert out.returncode != 0
+    assert "crash-looped" in out.stderr or out.returncode == 2, out.stderr[-2000:]
