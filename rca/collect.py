@@ -38,6 +38,7 @@ class CollectResult:
     problems: list[str]
     notes: list[str] = field(default_factory=list)
     sources: dict[str, int] = field(default_factory=dict)
+    unread: list[str] = field(default_factory=list)
     raw_logs: list[LogInput] = field(default_factory=list)
     remote: dict[str, Any] = field(default_factory=dict)
 
@@ -80,7 +81,8 @@ def collect(inputs: DiagnoseInputs, *, keep_raw: bool = False) -> CollectResult:
             if fatal_inputs:
                 raise
             result.problems.append(f"[{name}] {exc}")
-            logger.warning("source %s failed: %s", name, exc)
+            # The report lists it under problems: a warning here would print the same error twice.
+            logger.info("source %s failed: %s", name, exc)
             return
         except Exception as exc:  # a source bug must not cost the other sources' evidence
             result.problems.append(f"[{name}] unexpected {type(exc).__name__}: {exc}")
@@ -109,7 +111,13 @@ def collect(inputs: DiagnoseInputs, *, keep_raw: bool = False) -> CollectResult:
         run("bundle", replay, fatal_inputs=True)
     keep = result.raw_logs if keep_raw else None
     if inputs.logs:
-        run("logs", lambda: files.read_logs(list(inputs.logs), stdin, keep, result.notes), fatal_inputs=True)
+        unread: list[str] = []
+        run(
+            "logs",
+            lambda: files.read_logs(list(inputs.logs), stdin, keep, result.notes, unread),
+            fatal_inputs=True,
+        )
+        result.unread.extend(unread)
     if inputs.traces:
         run("traces", lambda: files.read_traces(list(inputs.traces), stdin), fatal_inputs=True)
     if inputs.prometheus:

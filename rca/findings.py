@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.evidence import Evidence, EvidenceKind
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
 from gpuobs.rca.entities import EntityIndex, Item
 from gpuobs.rca.ranking import CLOCK_SLACK_S, Candidate
@@ -21,18 +21,39 @@ _PLACEHOLDER = re.compile(r"\{(gpu|uuid|pci|host|pod|namespace|container|model)\
 MAX_EVIDENCE_ITEMS = 12
 
 
-def _fill(step: str, entity: Entity) -> str:
-    values = {
-        "gpu": entity.gpu_index,
-        "uuid": entity.gpu_uuid,
-        "pci": entity.pci_bus_id,
-        "host": entity.host,
-        "pod": entity.pod,
-        "namespace": entity.namespace,
-        "container": entity.container,
-        "model": entity.model,
-    }
+_FIELDS = {
+    "gpu": "gpu_index",
+    "uuid": "gpu_uuid",
+    "pci": "pci_bus_id",
+    "host": "host",
+    "pod": "pod",
+    "namespace": "namespace",
+    "container": "container",
+    "model": "model",
+}
 
+
+def _known_values(cand: Candidate) -> dict[str, object]:
+    """What the remediation may name: the cause's entity, and where it lacks a field (a kernel line has no
+    host, a serving log no GPU), the one value every record of its evidence chain that has it agrees on."""
+    records = [ev for ev, _ in (*cand.match.anchors, *cand.match.supporting)]
+    values: dict[str, object] = {}
+    for name, attr in _FIELDS.items():
+        value = getattr(cand.entity, attr)
+        if value is None:
+            seen = {v for ev in records if (v := getattr(ev.entity, attr)) is not None}
+            value = seen.pop() if len(seen) == 1 else None
+        if value is not None:
+            values[name] = value
+    # Every {gpu} of the catalog is `nvidia-smi -i {gpu}`, which takes an index, a UUID or a PCI bus id.
+    if "gpu" not in values:
+        fallback = values.get("uuid", values.get("pci"))
+        if fallback is not None:
+            values["gpu"] = fallback
+    return values
+
+
+def _fill(step: str, values: dict[str, object]) -> str:
     def sub(m: re.Match[str]) -> str:
         value = values.get(m.group(1))
         return str(value) if value is not None else f"<{m.group(1)}>"
@@ -130,6 +151,7 @@ def build_cause(
     if len(items) > MAX_EVIDENCE_ITEMS:
         items = [*items[: MAX_EVIDENCE_ITEMS - 1], items[-1]]
     sig = cand.signature
+    known = _known_values(cand)
     entities = []
     for e in cand.entities:
         d = e.to_dict()
@@ -143,7 +165,7 @@ def build_cause(
         entity=cand.entity.to_dict(),
         explanation=sig.explanation,
         evidence=tuple(items),
-        remediation=tuple(_fill(step, cand.entity) for step in sig.remediation),
+        remediation=tuple(_fill(step, known) for step in sig.remediation),
         explained_symptoms=tuple(_symptoms(cand, evidence, index, by_key)),
         entities=tuple(entities),
         first_seen=cand.first[0].time,

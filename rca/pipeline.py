@@ -30,6 +30,9 @@ def diagnose(
     """
     inputs = inputs.resolved()
     collected = collect(inputs)
+    if not collected.evidence and collected.unread and not inputs.live:
+        # Nothing read at all: "no known failure signature" would hide that the inputs were not understood.
+        raise InputError(f"no evidence could be read: {'; '.join(collected.unread + collected.problems)}")
     if not collected.evidence and collected.problems and not inputs.live:
         # plain "name: message" text: the CLI prints errors with rich markup, which eats "[name]"
         reasons = "; ".join(re.sub(r"^\[([^]]+)\] ", r"\1: ", p) for p in collected.problems)
@@ -38,7 +41,7 @@ def diagnose(
         collected.evidence,
         catalog,
         problems=collected.problems,
-        notes=collected.notes,
+        notes=[*collected.notes, *(f"not read: {u}" for u in collected.unread)],
         window=inputs.window.as_tuple(),
         max_causes=max_causes,
     )

@@ -12,7 +12,9 @@ from typing import Any
 
 from gpuobs.evidence import Entity, Evidence
 
-__all__ = ["Anomaly", "Cause", "EvidenceItem", "Report", "Symptom", "entity_dict", "format_time"]
+__all__ = [
+    "Anomaly", "Cause", "EvidenceItem", "Report", "Symptom", "clip_words", "entity_dict", "format_time"
+]
 
 NO_CAUSE = "no known failure signature"
 
@@ -32,10 +34,19 @@ def entity_dict(entity: Entity) -> dict[str, Any]:
     return {name: value for name in _ENTITY_FIELDS if (value := getattr(entity, name)) is not None}
 
 
+def clip_words(text: str, limit: int) -> str:
+    """`text` within `limit` characters, cut at a word boundary with an ellipsis (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 2]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > limit // 2 else head).rstrip() + " …"
+
+
 def evidence_line(ev: Evidence) -> str:
     """The quoted text of a record: its raw line, else a key=value summary."""
     if ev.raw:
-        return ev.raw.strip()[:400]
+        return clip_words(ev.raw.strip(), 400)
     parts = [ev.key]
     if ev.value is not None:
         parts.append(f"= {ev.value:g}" if isinstance(ev.value, float) else f"= {ev.value}")

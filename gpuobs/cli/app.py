@@ -1,6 +1,7 @@
 """The `gpuobs` typer app. Every module in gpuobs.cli with a `register(app)` function adds its verbs.
 
-Exit codes for every verb: 0 ok, 1 a finding or a failed check, 2 a usage or input error.
+Exit codes for every verb: 0 ok, 1 a finding or a failed check, 2 a usage or input error, 141 stdout was
+closed before the output was written (`gpuobs diagnose ... | head -1`).
 Settings: flag > `GPUOBS_<VERB>_<OPTION>` > the `[<verb>]` table of the config file > default, applied by
 click (auto_envvar_prefix and default_map, set up by the root callback; see gpuobs/config.py).
 """
@@ -11,6 +12,7 @@ import importlib
 import os
 import pkgutil
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -20,7 +22,7 @@ from gpuobs import __version__
 from gpuobs.config import ENV_PREFIX, default_map, drop_service_links, load_config, verb_env_prefix
 from gpuobs.errors import GpuobsError
 
-__all__ = ["app", "main"]
+__all__ = ["EXIT_STDOUT_CLOSED", "app", "main", "tidy_help"]
 
 app = typer.Typer(
     name="gpuobs",
@@ -84,13 +86,96 @@ def _register_verbs() -> None:
 _register_verbs()
 
 
+_TYPE_LABELS = {
+    "str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "Path": "PATH", "bool": ""
+}
+
+
+def _type_label(typer_label: str) -> str | None:
+    """What an option takes in words (TEXT, INTEGER, a|b, TEXT...), not typer's `<str>`; none for a flag."""
+    inner = typer_label.strip("<>")
+    if inner.startswith("list[") and inner.endswith("]"):
+        item = _type_label(inner[5:-1])
+        return f"{item}..." if item else None
+    return _TYPE_LABELS.get(inner, inner) or None
+
+
+def tidy_help(command: Any) -> Any:
+    """Make every verb's --help say what it means under typer's rich rendering.
+
+    Rich reads `[...]` in help text as markup and drops it (`[default: x]`, `gpuobs[serving]`), typer shows
+    types as `<str>`/`<bool>`, and float defaults print their full repr: escape, relabel, round.
+    """
+    if command.help and "[" in command.help:
+        command.help = escape(command.help)
+    if command.epilog and "[" in command.epilog:
+        command.epilog = escape(command.epilog)
+    param: Any
+    for param in command.params:
+        help_text = getattr(param, "help", None) or ""
+        if "[" in help_text:
+            param.help = help_text = escape(help_text)
+        default = param.default
+        long_float = isinstance(default, float) and len(repr(default)) > 8
+        if long_float and getattr(param, "show_default", None) is True:
+            param.show_default = False
+            param.help = f"{help_text} \\[default: {default:.4g}]".strip()
+    for child in getattr(command, "commands", {}).values():
+        tidy_help(child)
+    return command
+
+
+# typer labels every option `<str>`, `<int>`, `<bool>` (flags included); click's words read better.
+typer.core.TyperOption.display_type_rich = (  # type: ignore[method-assign]
+    lambda self, ctx: _type_label(self.display_type(ctx))
+)
+typer.core.TyperArgument.display_type_rich = (  # type: ignore[method-assign]
+    lambda self, ctx: _type_label(self.display_type(ctx))
+)
+
+
+# stdout closed before the output was written (`gpuobs diagnose ... | head -1`): 128 + SIGPIPE, what a
+# shell reports for `cat` in the same place, so it never reads as a verb's own 0/1/2.
+EXIT_STDOUT_CLOSED = 141
+
+
+def _is_devnull(fd: int) -> bool:
+    try:
+        st, null = os.fstat(fd), os.stat(os.devnull)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (null.st_dev, null.st_ino)
+
+
+def _stdout_closed(was_devnull: bool) -> bool:
+    """True once stdout's reader went away: typer wraps the streams after EPIPE; rich points the stdout
+    descriptor at /dev/null and exits 1 (which would read as a verb's "1")."""
+    if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+        return True
+    return not was_devnull and _is_devnull(1)
+
+
 def main() -> None:
     """Console-script entry point: runs the app and turns gpuobs errors into exit code 2."""
+    was_devnull = _is_devnull(1)
     try:
-        app()
+        tidy_help(typer.main.get_command(app))()
     except GpuobsError as exc:
         _err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _err.print("interrupted")
         sys.exit(130)
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.exit(EXIT_STDOUT_CLOSED)
+    except SystemExit:
+        if _stdout_closed(was_devnull):
+            sys.exit(EXIT_STDOUT_CLOSED)
+        raise
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not raise on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

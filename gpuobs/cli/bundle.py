@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 
 from gpuobs.cli.render import console, emit_json, emit_table
 from gpuobs.errors import InputError
@@ -72,7 +73,7 @@ def bundle(
         f"{sum(manifest['redactions'].values())} secrets redacted"
     )
     for problem in manifest["problems"]:
-        console.print(f"[yellow]source failed:[/] {problem}", highlight=False)
+        console.print(f"[yellow]source failed:[/] {escape(problem)}", highlight=False, soft_wrap=True)
     for note in manifest["notes"]:
         console.print(f"[dim]{note}[/]", highlight=False)
     console.print(f"replay: gpuobs diagnose --bundle {summary.path}")

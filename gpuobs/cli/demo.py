@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 from prometheus_client.parser import text_string_to_metric_families
+from rich import box
 from rich.table import Table
 
 from gpuobs.cli.render import console, emit_json
@@ -36,7 +37,8 @@ _HELP = "\n\n".join(
 
 DEMO_EXPERIMENTS = ("serving-worker-sigkill", "serving-cuda-oom", "node-gpu-fallen-off-bus")
 
-_COLUMNS = ("gpu", "util%", "mem GiB", "°C", "W", "SM MHz", "MJ", "XID", "throttle", "procs", "up")
+# Headers and cells short enough that the table fits 80 columns (a piped or default terminal).
+_COLUMNS = ("gpu", "util%", "GiB", "°C", "W", "MHz", "MJ", "XID", "throttle", "procs", "up")
 
 
 def _scrape(url: str, timeout_s: float = 5.0) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -80,27 +82,50 @@ def _rows(metrics: dict[str, list[tuple[dict[str, str], float]]]) -> list[dict[s
     rows = []
     for gpu in sorted(up, key=int):
 
-        def fmt(d: dict[str, float], scale: float = 1.0, digits: int = 0, key: str = gpu) -> str | None:
-            return None if key not in d else f"{d[key] * scale:.{digits}f}"
+        def num(d: dict[str, float], scale: float = 1.0, digits: int = 1, key: str = gpu) -> float | None:
+            return None if key not in d else round(d[key] * scale, digits)
 
         rows.append(
             {
-                "gpu": gpu,
+                "gpu": int(gpu),
                 "model": info.get(gpu, {}).get("model_name"),
-                "util%": fmt(util, 100),
-                "mem GiB": f"{fmt(used, 1 / gib)}/{fmt(total, 1 / gib)}",
-                "°C": fmt(temp),
-                "W": fmt(power),
-                "SM MHz": fmt(sm, 1e-6),
-                "MJ": fmt(energy, 1e-6),
-                "XID": fmt(xid),
+                "utilization_percent": num(util, 100),
+                "memory_used_gib": num(used, 1 / gib),
+                "memory_total_gib": num(total, 1 / gib),
+                "temperature_c": num(temp),
+                "power_w": num(power),
+                "sm_clock_mhz": num(sm, 1e-6, 0),
+                "energy_mj": num(energy, 1e-6, 3),
+                "xid_last": num(xid, digits=0),
                 "xid_count": xids.get(gpu, 0.0),
-                "throttle": ",".join(throttle.get(gpu, [])) or "-",
-                "procs": procs.get(gpu, 0),
-                "up": "yes" if up[gpu] else "LOST",
+                "throttle_reasons": throttle.get(gpu, []),
+                "processes": procs.get(gpu, 0),
+                "up": bool(up[gpu]),
             }
         )
     return rows
+
+
+def _cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """One table row in the order of _COLUMNS: whole numbers, short throttle reasons."""
+
+    def whole(value: float | None) -> str:
+        return "" if value is None else f"{value:.0f}"
+
+    reasons = [r.removesuffix("_slowdown") for r in row["throttle_reasons"]]
+    return (
+        str(row["gpu"]),
+        whole(row["utilization_percent"]),
+        f"{whole(row['memory_used_gib'])}/{whole(row['memory_total_gib'])}",
+        whole(row["temperature_c"]),
+        whole(row["power_w"]),
+        whole(row["sm_clock_mhz"]),
+        whole(row["energy_mj"]),
+        whole(row["xid_last"]),
+        " ".join(reasons) or "-",
+        str(row["processes"]),
+        "yes" if row["up"] else "LOST",
+    )
 
 
 def _gameday_demo(json_out: bool, out: Path | None) -> None:
@@ -215,16 +240,23 @@ def demo(
         emit_json({"url": f"{exporter.url}/metrics", "ok": ok, "gpus": rows})
     else:
         model = rows[0]["model"] if rows else "?"
-        table = Table(title=f"What gpuobs export sees ({gpus} simulated {model})", header_style="bold")
+        table = Table(
+            title=f"What gpuobs export sees ({gpus} simulated {model})",
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
         for column in _COLUMNS:
+            wraps = column == "throttle"
             table.add_column(
                 column,
-                justify="left" if column == "throttle" else "right",
-                min_width=10 if column == "throttle" else None,
-                overflow="fold",
+                justify="left" if wraps else "right",
+                no_wrap=not wraps,
+                min_width=10 if wraps else None,
             )
         for row in rows:
-            table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in _COLUMNS))
+            table.add_row(*_cells(row))
         console.print(table)
         console.print(f"stopped after {time.monotonic() - started:.1f} s")
     if not ok or not rows:

@@ -36,7 +36,8 @@ Examples:
 
   gpuobs diagnose --bundle node-7.tar.gz
 
-Exit codes: 0 cause found, 1 no known failure signature, 2 usage or input error.
+Exit codes: 0 cause found, 1 no known failure signature, 2 usage or input error, 141 stdout closed
+before the report was written (`| head`).
 """
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["console", "emit_json", "emit_table", "fail"]
@@ -35,6 +36,8 @@ def emit_table(title: str, columns: Sequence[str], rows: Iterable[Mapping[str, A
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print a one-line error on stderr and return the Exit to raise (`raise fail(...)`)."""
-    _err.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print a one-line error on stderr and return the Exit to raise (`raise fail(...)`).
+
+    Never wrapped (a piped stderr is one line per error) and never read as markup (`gpuobs[serving]`)."""
+    _err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)

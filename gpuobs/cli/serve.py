@@ -19,28 +19,100 @@ Examples:
   gpuobs serve --model ./TinyLlama --port 8000 --grpc-port 50051 --supervise
   curl -s localhost:8000/v1/completions -d '{"model":"tiny-llama","prompt":"Hello","max_tokens":8}'
 
+Needs the serving extra: pip install 'gpuobs[serving]' (make test installs it).
+
 Exit codes: 0 stopped cleanly (SIGTERM or Ctrl-C included, after the drain), 1 the worker failed,
 2 bad flags or input.
 """
 
 
 def _engine_options(pairs: list[str]) -> dict[str, object]:
+    """`-E KEY=VALUE` pairs as EngineConfig values of the field's own type; a bad key or value names the
+    key and what it takes (else the model load fails later with a vague error)."""
+    import dataclasses
+    import typing
+
+    from gpuobs.serving.engine import EngineConfig
+
+    hints = typing.get_type_hints(EngineConfig)
+    known = sorted(f.name for f in dataclasses.fields(EngineConfig) if f.name != "model_dir")
     out: dict[str, object] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
         if not sep or not key:
             raise InputError(f"--engine-option takes KEY=VALUE, got {pair!r}")
-        value: object = raw
-        for cast in (int, float):
-            try:
-                value = cast(raw)
-                break
-            except ValueError:
-                continue
-        if raw.lower() in ("true", "false"):
-            value = raw.lower() == "true"
-        out[key.strip().replace("-", "_")] = value
+        if key not in known:
+            raise InputError(f"-E {key}: no such engine option (known: {', '.join(known)})")
+        out[key] = _engine_value(key, raw.strip(), hints[key])
     return out
+
+
+def _engine_value(key: str, raw: str, hint: object) -> object:
+    """`raw` as the type `hint` of EngineConfig field `key`; InputError names both when it is not one."""
+    import types
+    import typing
+
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    optional = type(None) in typing.get_args(hint)
+    base = args[0] if isinstance(hint, types.UnionType) and len(args) == 1 else hint
+    if optional and raw.lower() in ("none", ""):
+        return None
+    origin = typing.get_origin(base)
+    try:
+        if base is bool:
+            if raw.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(raw)
+            return raw.lower() in ("true", "1")
+        if base in (int, float, str):
+            return typing.cast(type, base)(raw)
+        if origin is tuple:
+            item = typing.get_args(base)[0]
+            return tuple(item(x) for x in raw.split(","))
+    except ValueError:
+        pass
+    else:
+        if origin is not dict:
+            raise InputError(f"-E {key}: not settable from the command line")
+    shown = {bool: "true or false", int: "an integer", float: "a number", str: "text"}.get(
+        typing.cast(type, base), "comma-separated numbers" if origin is tuple else str(base)
+    )
+    raise InputError(f"-E {key}={raw}: expected {shown}{' or none' if optional else ''}")
+
+
+def _check_port_free(flag: str, address: str, port: int) -> None:
+    """Bind the port once, as uvicorn and gRPC will, before the model loads: a port in use is one line and
+    exit 2 (uvicorn would exit 3 after the load, gRPC would raise)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((address, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise InputError(
+                    f"{flag} {port}: {address}:{port} is already in use (another gpuobs serve?); "
+                    f"stop it or pick another {flag}"
+                ) from None
+            reason = exc.strerror or exc
+            raise InputError(f"{flag} {port}: cannot listen on {address}:{port} ({reason})") from None
+
+
+def _announce(address: str, port: int, grpc_port: int | None, model: str | None, device: str) -> None:
+    """One human line on stderr before the JSON logs: where to point a client, what it serves."""
+    host = f"[{address}]" if ":" in address else address
+    grpc = f", gRPC {host}:{grpc_port}" if grpc_port is not None else ""
+    shown = model or "the embedded tiny Llama"
+    sys.stderr.write(f"gpuobs serve: HTTP http://{host}:{port}/v1{grpc}; model {shown}; device {device}\n")
+    if model is None:
+        sys.stderr.write(
+            "warning: the embedded default model has random weights, so its answers are noise (by design: "
+            "it exercises the stack); --model DIR serves a real Hugging Face Llama\n"
+        )
+    sys.stderr.flush()
 
 
 def _serve(
@@ -132,6 +204,9 @@ def _serve(
     if not 0 < drain_timeout_s <= 3600:
         raise InputError(f"--drain-timeout-s must be in (0, 3600], got {drain_timeout_s}")
     options = _engine_options(engine_option)
+    _check_port_free("--port", address_v, port_v)
+    if grpc_v is not None:
+        _check_port_free("--grpc-port", address_v, grpc_v)
 
     from gpuobs.jsonlog import setup_logging
 
@@ -159,6 +234,10 @@ def _serve(
 
         configure_tracing("gpuobs-serve", otlp_endpoint=otlp_endpoint)
     from gpuobs.serving.http import ServerConfig, run_server
+    from gpuobs.serving.model.loader import resolve_device
+
+    device_v = resolve_device(device_v)  # `--device cuda` without a GPU: one line, before anything starts
+    _announce(address_v, port_v, grpc_v, model_v, device_v)
 
     run_server(
         ServerConfig(

@@ -293,12 +293,15 @@ def read_logs(
     stdin: IO[bytes] | None = None,
     keep: list[LogInput] | None = None,
     notes: list[str] | None = None,
+    unread: list[str] | None = None,
 ) -> list[Evidence]:
     """Evidence from log inputs, each parsed by what it is (a saved /metrics is timed at its mtime).
 
     Logs of lines are parsed as a stream, so memory does not grow with the file; what is cut by the caps
     on inflated size and evidence count is said in `notes`. With `keep`, every input read is also
-    appended to it whole (bundles archive the texts; stdin reads once).
+    appended to it whole (bundles archive the texts; stdin reads once). With `unread`, each input named
+    in `paths` (not found in a folder) that gave no evidence at all is named there with why, so a report
+    never says "no known failure signature" over a file it could not read.
     """
     from gpuobs.rca.parsers.document import parse_document
 
@@ -307,7 +310,10 @@ def read_logs(
         for path in _log_paths(paths):
             if path != "-":
                 _check_size(path)
-            out.extend(_read_log_streamed(path, stdin, notes))
+            found = _read_log_streamed(path, stdin, notes)
+            if not found and unread is not None and path in paths:  # named, not found in a folder
+                unread.append(unread_reason("<stdin>" if path == "-" else path))
+            out.extend(found)
         return out
     for item in iter_log_inputs(paths, stdin):
         keep.append(item)
@@ -317,7 +323,11 @@ def read_logs(
                 when = Path(item.name).stat().st_mtime
             except OSError:
                 when = None
-        out.extend(parse_document(item.name, item.text, when))
+        found = parse_document(item.name, item.text, when)
+        named = item.name == "<stdin>" or item.name in {str(Path(p)) for p in paths}
+        if not found and unread is not None and named:
+            unread.append(unread_reason(item.name, item.text))
+        out.extend(found)
     return out
 
 
@@ -334,6 +344,24 @@ def _check_size(path: str) -> None:
             f"{path}: {size} bytes is larger than the {_MAX_FILE_BYTES >> 20} MiB limit; "
             "cut the incident window out first"
         )
+
+
+def unread_reason(name: str, text: str | None = None) -> str:
+    """Why an input gave no evidence, with what gpuobs diagnose does read."""
+    if text is not None:
+        empty = not text.strip()
+    else:
+        try:
+            empty = name != "<stdin>" and Path(name).stat().st_size == 0
+        except OSError:
+            empty = False
+    if empty:
+        return f"{name}: empty, nothing to read"
+    return (
+        f"{name}: no line of it was recognised; diagnose reads kernel logs (dmesg, journalctl -k), "
+        "serving, NCCL and CUDA logs, Prometheus text, OTLP JSON and Kubernetes JSON "
+        "(`kubectl get pods,events -o json`)"
+    )
 
 
 def read_traces(paths: list[str], stdin: IO[bytes] | None = None) -> list[Evidence]:

@@ -21,7 +21,14 @@ from gpuobs.serving.http.ingress import parse
 from gpuobs.serving.http.protocol import ApiError, LoadBody
 from gpuobs.serving.http.runtime import ServingRuntime
 
-__all__ = ["SERVER_FAULTS", "add_admin_routes", "add_fault_routes", "add_model_routes", "model_card"]
+__all__ = [
+    "SERVER_FAULTS",
+    "add_admin_routes",
+    "add_disabled_fault_routes",
+    "add_fault_routes",
+    "add_model_routes",
+    "model_card",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +117,22 @@ def _set_grpc_block(runtime: ServingRuntime, hang_s: float | None) -> bool:
         runtime.grpc_unblock.clear()
         runtime.grpc_block.set()
     return was
+
+
+def add_disabled_fault_routes(app: FastAPI) -> None:
+    """`/admin/faults` without --enable-fault-injection: a 404 that says why (as the exporter's does),
+    not a bare "Not Found" that reads like a wrong URL."""
+
+    @app.api_route("/admin/faults", methods=["GET", "POST", "DELETE"])
+    @app.api_route("/admin/faults/{kind}", methods=["GET", "POST", "DELETE"])
+    async def faults_off(kind: str | None = None) -> Response:
+        raise ApiError(
+            404,
+            "fault injection is off (start gpuobs serve with --enable-fault-injection)",
+            type_="not_found_error",
+            code="fault_injection_disabled",
+            reason="fault_injection_disabled",
+        )
 
 
 def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson) -> None:

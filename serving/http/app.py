@@ -25,7 +25,12 @@ from gpuobs.errors import InputError
 from gpuobs.serving import stat_loggers
 from gpuobs.serving.auth import admin_secret, bearer_matches
 from gpuobs.serving.hotswap import ModelHandle
-from gpuobs.serving.http.admin import add_admin_routes, add_fault_routes, add_model_routes
+from gpuobs.serving.http.admin import (
+    add_admin_routes,
+    add_disabled_fault_routes,
+    add_fault_routes,
+    add_model_routes,
+)
 from gpuobs.serving.http.health import liveness, readiness
 from gpuobs.serving.http.ingress import chat_prompt, completion_prompt, encode, parse, read_json
 from gpuobs.serving.http.protocol import ApiError, ChatBody, CompletionBody
@@ -157,6 +162,8 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
     add_admin_routes(app, runtime, body_of)
     if cfg.enable_fault_injection:
         add_fault_routes(app, runtime, body_of)
+    else:
+        add_disabled_fault_routes(app)
     return app
 
 

@@ -140,6 +140,10 @@ class ServingRuntime:
         """Load and warm the initial model (run in a thread at startup; /ready flips when done)."""
         try:
             self.manager.load_initial(self.config.model_dir)
+        except InputError as exc:
+            # A bad flag or model directory: the message says it all, a traceback would only bury it.
+            self.load_error = f"{type(exc).__name__}: {exc}"
+            raise
         except Exception as exc:
             self.load_error = f"{type(exc).__name__}: {exc}"
             logger.exception("model load failed", extra={lf.MODEL_ID: self.config.model_dir})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -35,15 +36,23 @@ def test_demo_runs_and_stops_by_itself() -> None:
     data = json.loads(out.stdout)
     assert data["ok"] is True and len(data["gpus"]) == 8
     by_gpu = {row["gpu"]: row for row in data["gpus"]}
-    assert by_gpu["5"]["XID"] == "13", "the demo's injected XID shows"
-    assert by_gpu["3"]["throttle"] != "-", "the demo's heated GPU throttles"
-    assert all(row["up"] == "yes" and float(row["W"]) > 0 for row in data["gpus"])
+    assert by_gpu[5]["xid_last"] == 13, "the demo's injected XID shows"
+    assert by_gpu[3]["throttle_reasons"], "the demo's heated GPU throttles"
+    assert all(row["up"] is True and row["power_w"] > 0 for row in data["gpus"])
+    # Stable snake_case keys with numbers, not the table's display labels (`util%`, `mem GiB`).
+    for row in data["gpus"]:
+        assert all(re.fullmatch(r"[a-z][a-z0-9_]*", key) for key in row), sorted(row)
+        assert isinstance(row["memory_used_gib"], float) and row["memory_used_gib"] <= row["memory_total_gib"]
 
 
 def test_demo_table_for_people() -> None:
-    out = _run("demo", "--exporter-only", "--scrapes", "1", timeout=30)
+    out = _run("demo", "--exporter-only", "--scrapes", "1", timeout=30, env={"COLUMNS": "80"})
     assert out.returncode == 0, out.stderr
     assert "What gpuobs export sees" in out.stdout and "NVIDIA H200" in out.stdout
+    # The table fits 80 columns whole: every GPU's memory on one line, the last column (up) not cut.
+    assert all(len(line.rstrip()) <= 80 for line in out.stdout.splitlines()), out.stdout
+    assert len(re.findall(r" \d+/\d+ ", out.stdout)) == 8, out.stdout
+    assert out.stdout.count(" yes") + out.stdout.count(" LOST") == 8, out.stdout
 
 
 def test_auto_backend_without_driver_exits_2() -> None:

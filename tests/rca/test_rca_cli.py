@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,71 @@ def test_an_unreachable_only_source_is_an_input_error_but_not_when_others_answer
     assert mixed.exit_code == 0
     data = json.loads(mixed.stdout)
     assert data["top_cause"] == "xid_79_fallen_off_bus" and data["problems"][0].startswith("[prometheus]")
+
+
+_KERNEL_XID79 = (
+    "Nov 30 10:00:00 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, "
+    "GPU has fallen off the bus.\n"
+)
+
+
+def test_an_input_nothing_was_read_from_is_named_with_a_hint(tmp_path: Path) -> None:
+    """An empty file or text no reader knows (here `kubectl describe`) is named, never a silent "no known
+    failure signature": alone it is an input error, beside readable input a note in the report."""
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    describe = tmp_path / "describe.txt"
+    describe.write_text("Name:         vllm-0\nNamespace:    serving\nStatus:       Running\n")
+    for path, words in ((empty, "empty"), (describe, "no line of it was recognised")):
+        done = _cli("--logs", str(path))
+        assert done.returncode == 2, done.stdout
+        assert str(path) in done.stderr and words in done.stderr, done.stderr
+        assert "No known failure signature" not in done.stdout and "Traceback" not in done.stderr
+    assert "kubectl get pods,events -o json" in _cli("--logs", str(describe)).stderr
+    kern = tmp_path / "kern.log"
+    kern.write_text(_KERNEL_XID79)
+    mixed = _cli("--logs", str(kern), "--logs", str(describe), "--json")
+    assert mixed.returncode == 0, mixed.stderr
+    notes = json.loads(mixed.stdout)["notes"]
+    assert any(str(describe) in n and "not read" in n for n in notes), notes
+
+
+def test_known_host_and_gpu_fill_the_remediation(tmp_path: Path) -> None:
+    kern = tmp_path / "kern.log"
+    kern.write_text(_KERNEL_XID79)
+    done = _cli("--logs", str(kern), "--json")
+    assert done.returncode == 0, done.stderr
+    steps = " ".join(json.loads(done.stdout)["causes"][0]["remediation"])
+    assert "kubectl cordon gpu-node-7" in steps
+    # No GPU index in the line, but nvidia-smi -i takes the PCI bus id the kernel named.
+    assert "-i 0000:3b:00" in steps and "<gpu>" not in steps and "<host>" not in steps
+
+
+def test_long_evidence_lines_are_cut_at_a_word(tmp_path: Path) -> None:
+    kern = tmp_path / "kern.log"
+    words = " ".join(f"word{i:03d}" for i in range(120))
+    kern.write_text(_KERNEL_XID79.rstrip("\n") + " " + words + "\n")
+    data = json.loads(_cli("--logs", str(kern), "--json").stdout)
+    text = data["causes"][0]["evidence"][0]["text"]
+    assert len(text) <= 400 and text.endswith(" …"), text
+    assert re.fullmatch(r"word\d{3}", text.removesuffix(" …").split()[-1]), text
+
+
+def test_a_failed_source_is_reported_once() -> None:
+    done = _cli("--prometheus", "http://127.0.0.1:1", "--logs", str(XID79))
+    assert done.returncode == 0
+    assert (done.stdout + done.stderr).count("http://127.0.0.1:1") == 1, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "terminal"])
+def test_stdout_closed_early_exits_141_without_a_traceback(as_json: bool) -> None:
+    """`gpuobs diagnose ... | head -1`: the reader is gone before the report is written (closed here
+    before the process writes, so no race): exit 141 as documented, nothing on stderr."""
+    argv = [sys.executable, "-m", "gpuobs", "diagnose", "--logs", str(XID79)]
+    argv += ["--json"] if as_json else []
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "Broken pipe" not in err, err

@@ -1,0 +1,86 @@
+"""Every verb's --help and every error line read right in a terminal and through a pipe: rich markup
+eats nothing (`[default: x]`, `gpuobs[serving]`), no typer `<str>` placeholders, floats rounded, errors
+one line."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+from gpuobs.cli.app import app
+
+GPUOBS = str(Path(sys.executable).parent / "gpuobs")
+_PLACEHOLDER = re.compile(r"<(str|bool|int|float|path|Path|list\[[^\]]*\])>")
+
+
+def verb_paths() -> list[tuple[str, ...]]:
+    """Every command of the app, sub-commands included, as the words that name it."""
+    paths: list[tuple[str, ...]] = []
+
+    def walk(command: object, prefix: tuple[str, ...]) -> None:
+        for name, child in getattr(command, "commands", {}).items():
+            paths.append((*prefix, name))
+            walk(child, (*prefix, name))
+
+    walk(typer.main.get_command(app), ())
+    return paths
+
+
+def bracketed_help(path: tuple[str, ...]) -> list[str]:
+    """The `[...]` pieces the source puts in this command's help texts (what rich markup would eat)."""
+    command: Any = typer.main.get_command(app)
+    for word in path:
+        command = command.commands[word]
+    texts = [command.help or ""]
+    texts += [getattr(p, "help", None) or "" for p in command.params]
+    return [piece for text in texts for piece in re.findall(r"\[[a-z][^\]\[]*\]", text.replace("\\[", "["))]
+
+
+def run_gpuobs(*args: str, columns: str | None = "250") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TERM": "dumb", "GPUOBS_CONFIG": os.devnull}
+    env.pop("COLUMNS", None)
+    if columns:
+        env["COLUMNS"] = columns
+    return subprocess.run([GPUOBS, *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_the_app_lists_its_verbs() -> None:
+    verbs = {path[0] for path in verb_paths()}
+    assert {"export", "diagnose", "serve", "demo", "dashboards", "loadtest", "gameday", "bundle"} <= verbs
+
+
+@pytest.mark.parametrize("path", verb_paths(), ids=" ".join)
+def test_help_says_what_each_option_takes(path: tuple[str, ...]) -> None:
+    done = run_gpuobs(*path, "--help")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert not _PLACEHOLDER.search(out), f"gpuobs {' '.join(path)} --help shows {_PLACEHOLDER.findall(out)}"
+    # An eaten `[default: x]` left "targets ." behind.
+    assert not re.search(r"[a-z] \.(\s|$)", out), re.findall(r".{30}[a-z] \.(?:\s|$)", out)
+    for piece in bracketed_help(path):
+        assert piece in out, f"gpuobs {' '.join(path)} --help lost {piece!r} to rich markup"
+    assert not re.search(r"\d\.\d{5,}", out), "an unrounded float default"
+
+
+def test_serve_help_names_its_extra_and_floats_are_rounded() -> None:
+    assert "pip install 'gpuobs[serving]'" in run_gpuobs("serve", "--help").stdout
+    loadtest = run_gpuobs("loadtest", "--help").stdout
+    assert "[default: 1.778]" in loadtest and "1.7782794" not in loadtest
+
+
+def test_errors_are_one_unwrapped_line_through_a_pipe() -> None:
+    """stderr is a pipe here and COLUMNS is unset: rich must not wrap the error at 80 columns, nor read the
+    brackets of a path as markup."""
+    missing = "/nonexistent/" + "a-rather-long-folder-name/" * 4 + "gpuobs[serving]/kern.log"
+    done = run_gpuobs("diagnose", "--logs", missing, columns=None)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and missing in lines[0] and len(lines[0]) > 80, done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,78 @@
+"""`gpuobs serve` as a new user first runs it: where it listens in one line, the random-weights warning
+once, a busy port / bad -E / missing GPU as one line and exit 2, fault routes that say why they are off."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.prometheus import free_port
+from support.serve import ServeProcess, http_json
+
+
+def serve(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpuobs", "serve", "--address", "127.0.0.1", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_startup_line_warning_and_fault_routes_that_say_why(tmp_path: Path) -> None:
+    with ServeProcess(tmp_path, "--device", "cpu") as proc:
+        proc.start()
+        lines = proc.logs().splitlines()
+        assert lines[0] == (
+            f"gpuobs serve: HTTP {proc.url}/v1, gRPC {proc.grpc_target}; model the embedded tiny Llama; "
+            "device cpu"
+        ), lines[:3]
+        warnings = [line for line in lines if "random weights" in line]
+        assert len(warnings) == 1 and lines[1] == warnings[0], lines[:3]
+        for method, path in (("GET", "/admin/faults"), ("POST", "/admin/faults/step_oom")):
+            status, body = http_json(method, proc.url + path, body={} if method == "POST" else None)
+            assert status == 404, (status, body)
+            assert "--enable-fault-injection" in body["error"]["message"], body
+
+
+@pytest.mark.parametrize("which", ["--port", "--grpc-port"])
+def test_a_port_in_use_is_one_line_and_exit_2(which: str) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        ports = {"--port": str(free_port()), "--grpc-port": str(free_port()), which: str(taken)}
+        done = serve(*(x for pair in ports.items() for x in pair))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == done.stderr.strip().splitlines()[0], done.stderr
+    assert f"{which} {taken}" in done.stderr and "already in use" in done.stderr
+    assert "Traceback" not in done.stderr and "random weights" not in done.stderr, "checked before loading"
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        ("max_batch_sise=8", "-E max_batch_sise: no such engine option"),
+        ("max_batch_size=eight", "-E max_batch_size=eight: expected an integer"),
+        ("kv_cache_memory_fraction=half", "expected a number"),
+        ("enable_fault_injection=maybe", "expected true or false"),
+    ],
+)
+def test_a_bad_engine_option_names_the_key_and_its_type(option: str, words: str) -> None:
+    done = serve("--port", str(free_port()), "-E", option)
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+    assert "could not be loaded" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_device_cuda_without_a_gpu_is_the_message_only() -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible here")
+    done = serve("--port", str(free_port()), "--device", "cuda")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: device 'cuda' asked for but no CUDA GPU is visible to torch"
+    ], done.stderr
