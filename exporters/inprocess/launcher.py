@@ -75,6 +75,7 @@ from gpuobs.exporters.inprocess.spans import (
     describe_inputs,
     grid_attr,
     grid_text,
+    kernel_tracer,
 )
 from gpuobs.exporters.inprocess.timing import CudaEventTiming, EventTiming
 from gpuobs.names import kernel as names
@@ -231,12 +232,7 @@ class KernelLauncher:
 
     def _get_tracer(self) -> Any:
         if self._tracer is None:
-            if self._tracer_provider is not None:
-                self._tracer = self._tracer_provider.get_tracer(spans.TRACER_KERNELS)
-            else:
-                from opentelemetry import trace
-
-                self._tracer = trace.get_tracer(spans.TRACER_KERNELS)
+            self._tracer = kernel_tracer(self._tracer_provider)
         return self._tracer
 
     def _context_getter(self) -> Callable[[], Any]:

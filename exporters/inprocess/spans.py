@@ -1,4 +1,5 @@
-"""The raw facts a sampled kernel launch records, and their span/log text (built off the launch path)."""
+"""The raw facts a sampled kernel launch records, their span/log text (built off the launch path), and
+the kernels tracer that launch spans and TensorRT layer spans are made with."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PendingLaunch", "arg_facts", "describe_args", "describe_inputs", "grid_attr", "grid_text"]
+from gpuobs.names import spans as span_names
+
+__all__ = ["PendingLaunch", "arg_facts", "describe_args", "describe_inputs", "grid_attr", "grid_text",
+           "kernel_tracer"]
 
 
 @dataclass(slots=True)
@@ -76,3 +80,12 @@ def grid_attr(grid: Any) -> list[int] | str:
     if isinstance(grid, tuple | list) and all(isinstance(g, int) for g in grid):
         return [int(g) for g in grid]
     return repr(grid)
+
+
+def kernel_tracer(tracer_provider: Any = None) -> Any:
+    """The `gpuobs.kernels` tracer of `tracer_provider`, or of the global provider when None."""
+    if tracer_provider is not None:
+        return tracer_provider.get_tracer(span_names.TRACER_KERNELS)
+    from opentelemetry import trace
+
+    return trace.get_tracer(span_names.TRACER_KERNELS)
