@@ -31,6 +31,7 @@ from typing import Any
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
+from bench.report import cell, table
 from gpuobs.exporters.sidecar.backend import GpuBackend
 from gpuobs.exporters.sidecar.collector import GpuCollector, render
 from gpuobs.exporters.sidecar.core import CoreSettings, ExporterCore
@@ -273,21 +274,11 @@ def bench_nvml(runs: int, smi_runs: int) -> dict[str, Any]:
 
 
 def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "NO"
-    if isinstance(v, float):
-        return f"{v:.3f}" if v < 10 else f"{v:.1f}"
-    return str(v)
+    return cell(v, below=10, small=".3f", large=".1f")
 
 
 def _table(title: str, rows: list[dict[str, Any]], cols: list[str]) -> str:
-    cells = [[_fmt(r.get(c)) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    lines = [title, "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
-    return "\n".join(lines)
+    return table(title, rows, cols, _fmt)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.report import cell, table
+
 __all__ = ["main"]
 
 # Restores what the exporter's HTTP server did before issue 10, inside the "before" process only.
@@ -350,21 +352,11 @@ def bench_tls(mode: str, runs: int, workdir: Path) -> dict[str, Any]:
 
 
 def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "NO"
-    if isinstance(v, float):
-        return f"{v:.2f}" if v < 100 else f"{v:.0f}"
-    return str(v)
+    return cell(v, below=100, small=".2f", large=".0f")
 
 
 def _table(title: str, rows: list[dict[str, Any]], cols: list[str]) -> str:
-    cells = [[_fmt(r.get(c)) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    lines = [title, "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
-    return "\n".join(lines)
+    return table(title, rows, cols, _fmt)
 
 
 def main(argv: list[str] | None = None) -> int:

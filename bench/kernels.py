@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from gpuobs import kernels as K
 from gpuobs.exporters.inprocess import launcher as L
+from gpuobs.exporters.inprocess.timing import CudaEventTiming
 from gpuobs.kernels import reference as R
 
 RESULTS: list[dict[str, Any]] = []
@@ -541,7 +542,7 @@ def launch_cost(dev: str, quick: bool = False) -> None:
 
 def event_costs(dev: str) -> None:
     """Host cost of the CUDA-event steps of a sampled launch: fresh vs pooled events, query, elapsed."""
-    timing = L.CudaEventTiming()
+    timing = CudaEventTiming()
     x = torch.randn(1024, device=dev)
     n = 2000
 

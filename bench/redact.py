@@ -111,14 +111,30 @@ def _shapes(size: int) -> dict[str, str]:
     }
 
 
+def _module_at(rev: str, path: str, name: str) -> types.ModuleType | None:
+    """The module in `path` at git revision `rev`, registered as `name`; None if it was not there."""
+    shown = subprocess.run(["git", "show", f"{rev}:{path}"], capture_output=True, text=True)
+    if shown.returncode != 0:
+        return None
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # dataclasses look their module up
+    exec(compile(shown.stdout, f"{rev}:{path}", "exec"), module.__dict__)
+    return module
+
+
 def _baseline_redactor(rev: str) -> Any:
-    """The `Redactor` class of `rca/redact.py` at git revision `rev`."""
-    source = subprocess.run(
-        ["git", "show", f"{rev}:rca/redact.py"], capture_output=True, text=True, check=True
-    ).stdout
-    module = types.ModuleType(f"redact_{rev}")
-    sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"{rev}:rca/redact.py", "exec"), module.__dict__)
+    """The `Redactor` class of `rca/redact.py` at git revision `rev`, with that revision's rules
+    (`rca/redact_rules.py`, where the revision has it, stands in for the current one while it loads)."""
+    rules_name = "gpuobs.rca.redact_rules"
+    current_rules = sys.modules.get(rules_name)
+    try:
+        _module_at(rev, "rca/redact_rules.py", rules_name)
+        module = _module_at(rev, "rca/redact.py", f"redact_{rev}")
+    finally:
+        if current_rules is not None:
+            sys.modules[rules_name] = current_rules
+    if module is None:
+        raise SystemExit(f"rca/redact.py is not in git revision {rev}")
     return module.Redactor
 
 

@@ -403,7 +403,8 @@ def new_registry() -> CollectorRegistry:
     """A registry with the process, platform and GC collectors, as vLLM's /metrics has, and the kernel
     launcher's counters (`gpuobs_kernel_launches_total`, `gpuobs_cuda_errors_total`): every process that
     launches kernels serves them on its own /metrics."""
-    from gpuobs.exporters.inprocess.launcher import LauncherCollector, default_launcher
+    from gpuobs.exporters.inprocess.collector import LauncherCollector
+    from gpuobs.exporters.inprocess.launcher import default_launcher
 
     registry = CollectorRegistry(auto_describe=True)
     ProcessCollector(registry=registry)

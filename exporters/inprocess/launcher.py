@@ -3,7 +3,7 @@
 What it adds to a launch:
 - an always-on launch counter per kernel (a plain dict increment; the counted launch costs about
   the host time of a plain `kernel[grid](...)` call because it calls `kernel.run` directly),
-  exposed as `gpuobs_kernel_launches_total{kernel,backend}` by `LauncherCollector`; the backend of
+  exposed as `gpuobs_kernel_launches_total{kernel,backend}` by `collector.LauncherCollector`; the backend of
   its own launches is `triton` (or `triton_interpreter` under `TRITON_INTERPRET=1`), and `count()`
   adds what others ran (`torch` reference ops on the CPU path, `tensorrt` layers);
 - for a sampled fraction of launches (`GPUOBS_KERNEL_SPAN_SAMPLE`, default 1%, drawn as a
@@ -27,7 +27,8 @@ path (it is already loaded there).
 
 Use from a serving process:
 
-    from gpuobs.exporters.inprocess.launcher import LauncherCollector, default_launcher
+    from gpuobs.exporters.inprocess.collector import LauncherCollector
+    from gpuobs.exporters.inprocess.launcher import default_launcher
     registry.register(LauncherCollector(default_launcher))   # counters on its /metrics
     ...
     default_launcher().synchronize()   # where the step synchronises anyway: maps late CUDA errors
@@ -41,6 +42,11 @@ Spans still pending when the process exits are built by an exit hook. `resolver=
 polling thread for processes that go idle with spans pending. Counts
 are plain dict increments under the GIL, so concurrent launchers on a free-threaded build could
 lose an occasional increment.
+
+Why this module is over 500 lines: `KernelLauncher` is one object whose hot path, sampled path,
+span resolution and CUDA error mapping share its state (counters, the pending deque, the timing);
+what stands apart lives beside it: timing.py (CUDA events), spans.py (launch facts and their text),
+collector.py (the Prometheus collector).
 """
 
 from __future__ import annotations
@@ -56,22 +62,28 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from gpuobs import cuda_errors
 from gpuobs.config import resolve
 from gpuobs.errors import ExporterError
+from gpuobs.exporters.inprocess.spans import (
+    PendingLaunch,
+    arg_facts,
+    describe_args,
+    describe_inputs,
+    grid_attr,
+    grid_text,
+    kernel_tracer,
+)
+from gpuobs.exporters.inprocess.timing import CudaEventTiming, EventTiming
 from gpuobs.names import kernel as names
 from gpuobs.names import spans
 
 __all__ = [
-    "CudaEventTiming",
-    "EventTiming",
     "KernelLauncher",
     "LaunchError",
-    "LauncherCollector",
     "default_launcher",
     "map_cuda_error",
     "parse_sample_rate",
@@ -119,167 +131,8 @@ class LaunchError(ExporterError, RuntimeError):
         self.cuda_error_code = cuda_error_code
 
 
-class EventTiming(Protocol):
-    """GPU timing of one launch: two events recorded on the launch stream, polled later.
-
-    Implementations may also define `release(token)`, called once a token is no longer needed.
-    """
-
-    def start(self, device: Any) -> Any:
-        """Record the start event on the device's current stream; returns a token."""
-
-    def stream_text(self, token: Any) -> str:
-        """The stream the token's events are recorded on, as span text (no stream lookup)."""
-
-    def stop(self, token: Any) -> Any: ...
-
-    def ready(self, token: Any) -> bool: ...
-
-    def elapsed_ms(self, token: Any) -> float: ...
 
 
-class CudaEventTiming:
-    """EventTiming on torch.cuda events of the current stream (never synchronises).
-
-    Event pairs are pooled: creating and destroying CUDA events costs driver calls on every
-    sampled launch otherwise. The current stream is looked up once per launch through the raw
-    handle (what Triton's own launcher calls); the `torch.cuda.Stream` object and its text are
-    cached per (device index, handle), since building a Stream costs about 6 us of host time.
-    """
-
-    _POOL_MAX = 64
-    _STREAMS_MAX = 256
-
-    def __init__(self) -> None:
-        self._pool: list[tuple[Any, Any]] = []
-        self._lock = threading.Lock()
-        self._streams: dict[tuple[int, int], tuple[Any, str]] = {}
-        self._raw_stream: Callable[[int], int] | None = None
-
-    def _torch(self) -> Any:
-        return sys.modules["torch"]
-
-    def _stream(self, device: Any) -> tuple[Any, str]:
-        """(Stream, text) of the device's current stream."""
-        cuda = self._torch().cuda
-        index = getattr(device, "index", device)  # torch.device, or an int, or text like "cuda:1"
-        if not isinstance(index, int):
-            text = str(device) if device is not None else ""
-            index = int(text.rsplit(":", 1)[1]) if ":" in text else cuda.current_device()
-        raw_stream = self._raw_stream
-        if raw_stream is None:
-            raw_stream = self._raw_stream = getattr(self._torch()._C, "_cuda_getCurrentRawStream", None) \
-                or (lambda i: cuda.current_stream(i).cuda_stream)
-        key = (index, raw_stream(index))
-        entry = self._streams.get(key)
-        if entry is None:
-            stream = cuda.current_stream(index)
-            entry = (stream, f"0x{stream.cuda_stream:x}")
-            if len(self._streams) >= self._STREAMS_MAX:
-                self._streams.clear()
-            self._streams[key] = entry
-        return entry
-
-    def stream_of(self, device: Any) -> str:
-        """Text of the device's current stream (`0x...`)."""
-        return self._stream(device)[1]
-
-    def start(self, device: Any) -> Any:
-        stream, text = self._stream(device)
-        with self._lock:
-            pair = self._pool.pop() if self._pool else None
-        if pair is None:
-            cuda = self._torch().cuda
-            pair = (cuda.Event(enable_timing=True), cuda.Event(enable_timing=True))
-        pair[0].record(stream)
-        return (pair[0], pair[1], stream, text)
-
-    def stream_text(self, token: Any) -> str:
-        return str(token[3])
-
-    def stop(self, token: Any) -> Any:
-        token[1].record(token[2])
-        return token
-
-    def ready(self, token: Any) -> bool:
-        return bool(token[1].query())
-
-    def elapsed_ms(self, token: Any) -> float:
-        return float(token[0].elapsed_time(token[1]))
-
-    def release(self, token: Any) -> None:
-        with self._lock:
-            if len(self._pool) < self._POOL_MAX:
-                self._pool.append((token[0], token[1]))
-
-
-@dataclass(slots=True)
-class _Pending:
-    """Raw facts of one sampled launch; its span is built from them when its duration is known."""
-
-    kernel: str
-    context: Any  # the OpenTelemetry context current at launch: the span's parent
-    start_ns: int
-    grid: Any
-    num_warps: int
-    num_stages: int
-    inputs: tuple[tuple[Any, Any], ...]  # (shape, dtype) of each tensor argument, as the tensor gave them
-    device: Any  # of the first CUDA tensor argument, None on the CPU
-    token: Any = None
-
-
-_DTYPE_NAMES: dict[Any, str] = {}
-
-
-def _dtype_name(dtype: Any) -> str:
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
-    return name
-
-
-def _arg_facts(args: Iterable[Any]) -> tuple[tuple[tuple[Any, Any], ...], Any]:
-    """(shape, dtype) of each tensor argument (no text built), and the device of the first CUDA one."""
-    inputs = []
-    cuda_device = None
-    for arg in args:
-        dtype = getattr(arg, "dtype", None)
-        if dtype is None:
-            continue
-        shape = getattr(arg, "shape", None)
-        if shape is None:
-            continue
-        inputs.append((shape, dtype))
-        if cuda_device is None and getattr(arg, "is_cuda", False):
-            cuda_device = arg.device
-    return tuple(inputs), cuda_device
-
-
-def _describe_inputs(inputs: Iterable[tuple[Any, Any]]) -> tuple[list[str], list[str]]:
-    """Shape texts (`64x4096`) and dtype names of captured (shape, dtype) facts."""
-    shapes = ["x".join(map(str, shape)) or "scalar" for shape, _ in inputs]
-    dtypes = [_dtype_name(dtype) for _, dtype in inputs]
-    return shapes, dtypes
-
-
-def _describe_args(args: Iterable[Any]) -> tuple[list[str], list[str], Any]:
-    """Shapes and dtypes of the tensor arguments, and the device of the first CUDA tensor."""
-    inputs, cuda_device = _arg_facts(args)
-    shapes, dtypes = _describe_inputs(inputs)
-    return shapes, dtypes, cuda_device
-
-
-def _grid_text(grid: Any) -> str:
-    """`8x64x2` for a grid tuple (span attributes are plain strings: cheaper to record than lists)."""
-    if isinstance(grid, tuple | list):
-        return "x".join(map(str, grid))
-    return repr(grid)
-
-
-def _grid_attr(grid: Any) -> list[int] | str:
-    if isinstance(grid, tuple | list) and all(isinstance(g, int) for g in grid):
-        return [int(g) for g in grid]
-    return repr(grid)
 
 
 class KernelLauncher:
@@ -317,7 +170,7 @@ class KernelLauncher:
         # Span attributes that do not change between launches of one configuration, built once.
         self._attr_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._timing: EventTiming = timing if timing is not None else CudaEventTiming()
-        self._pending: collections.deque[_Pending] = collections.deque()
+        self._pending: collections.deque[PendingLaunch] = collections.deque()
         self._resolve_lock = threading.Lock()
         self._wake = threading.Event()
         self._poll_interval_s = poll_interval_s
@@ -379,12 +232,7 @@ class KernelLauncher:
 
     def _get_tracer(self) -> Any:
         if self._tracer is None:
-            if self._tracer_provider is not None:
-                self._tracer = self._tracer_provider.get_tracer(spans.TRACER_KERNELS)
-            else:
-                from opentelemetry import trace
-
-                self._tracer = trace.get_tracer(spans.TRACER_KERNELS)
+            self._tracer = kernel_tracer(self._tracer_provider)
         return self._tracer
 
     def _context_getter(self) -> Callable[[], Any]:
@@ -412,9 +260,10 @@ class KernelLauncher:
             or time.time_ns() - pending[0].start_ns >= self._resolve_after_ns
         ):
             self.resolve_ready()
-        inputs, cuda_device = _arg_facts(args)
+        inputs, cuda_device = arg_facts(args)
         get_context = self._current_context or self._context_getter()
-        item = _Pending(name, get_context(), time.time_ns(), grid, num_warps, num_stages, inputs, cuda_device)
+        item = PendingLaunch(name, get_context(), time.time_ns(), grid, num_warps, num_stages, inputs,
+                             cuda_device)
         self.spans_started += 1
         try:
             if cuda_device is not None:
@@ -443,7 +292,7 @@ class KernelLauncher:
         return result
 
     # -- span building (off the launch) -----------------------------------------------------------
-    def _attributes(self, item: _Pending, stream: str | None) -> dict[str, Any]:
+    def _attributes(self, item: PendingLaunch, stream: str | None) -> dict[str, Any]:
         """The span attributes of a launch, as plain str/int values (one validation pass in the SDK).
 
         Built once per (kernel, grid, warps, stages, inputs, device, stream) and copied afterwards:
@@ -456,10 +305,10 @@ class KernelLauncher:
         except TypeError:  # an unhashable grid or shape: build without the cache
             cached, hashable = None, False
         if cached is None:
-            shapes, dtypes = _describe_inputs(item.inputs)
+            shapes, dtypes = describe_inputs(item.inputs)
             cached = {
                 spans.GPUOBS_KERNEL_NAME: item.kernel,
-                spans.GPUOBS_KERNEL_GRID: _grid_text(item.grid),
+                spans.GPUOBS_KERNEL_GRID: grid_text(item.grid),
                 spans.GPUOBS_KERNEL_NUM_WARPS: item.num_warps,
                 spans.GPUOBS_KERNEL_NUM_STAGES: item.num_stages,
                 spans.GPUOBS_KERNEL_INPUT_SHAPES: ",".join(shapes),
@@ -477,7 +326,7 @@ class KernelLauncher:
     def _stream_text(self, token: Any) -> str | None:
         return None if token is None else self._timing.stream_text(token)
 
-    def _emit(self, item: _Pending, end_ns: int, elapsed_ms: float | None) -> None:
+    def _emit(self, item: PendingLaunch, end_ns: int, elapsed_ms: float | None) -> None:
         """Build and end the span of a launch in one go: parent = the context current at launch."""
         attributes = self._attributes(item, self._stream_text(item.token))
         if elapsed_ms is None:
@@ -492,7 +341,8 @@ class KernelLauncher:
         span.end(end_time=end_ns)
         self.spans_ended += 1
 
-    def _emit_error(self, item: _Pending, exc: BaseException, error: cuda_errors.CudaError | None) -> None:
+    def _emit_error(self, item: PendingLaunch, exc: BaseException,
+                    error: cuda_errors.CudaError | None) -> None:
         from opentelemetry.trace import Status, StatusCode
 
         attributes = self._attributes(item, self._stream_text(item.token))
@@ -613,7 +463,7 @@ class KernelLauncher:
             return None
         self._count_error(error, kernel)
         _mark_counted(exc)
-        shapes, dtypes, device = _describe_args(args)
+        shapes, dtypes, device = describe_args(args)
         logger.error(
             "CUDA error %d %s in kernel %s at %s: %s",
             error.code, error.name, kernel, phase, str(exc)[:300],
@@ -625,7 +475,7 @@ class KernelLauncher:
                 "cuda_error_category": error.category,
                 "cuda_error_sticky": error.sticky,
                 "phase": phase,
-                "grid": _grid_attr(grid) if grid is not None else None,
+                "grid": grid_attr(grid) if grid is not None else None,
                 "num_warps": num_warps,
                 "num_stages": num_stages,
                 "constexprs": {k: v for k, v in meta.items() if isinstance(v, int | float | str | bool)},
@@ -713,40 +563,6 @@ class KernelLauncher:
         return dict(self._errors)
 
 
-class LauncherCollector:
-    """prometheus_client collector of a launcher's counters (fresh families on every scrape)."""
-
-    def __init__(self, launcher: KernelLauncher | Callable[[], KernelLauncher]) -> None:
-        self._launcher = launcher
-
-    def _get(self) -> KernelLauncher:
-        launcher = self._launcher
-        return launcher if isinstance(launcher, KernelLauncher) else launcher()
-
-    def describe(self) -> list[Any]:
-        from prometheus_client.core import CounterMetricFamily
-
-        return [
-            CounterMetricFamily(names.KERNEL_LAUNCHES.native, names.KERNEL_LAUNCHES.help,
-                                labels=list(names.KERNEL_LAUNCHES.labels)),
-            CounterMetricFamily(names.CUDA_ERRORS.native, names.CUDA_ERRORS.help,
-                                labels=list(names.CUDA_ERRORS.labels)),
-        ]
-
-    def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import CounterMetricFamily
-
-        launcher = self._get()
-        launches = CounterMetricFamily(names.KERNEL_LAUNCHES.native, names.KERNEL_LAUNCHES.help,
-                                       labels=list(names.KERNEL_LAUNCHES.labels))
-        for (kernel, backend), count in sorted(launcher.launch_counts_by_backend().items()):
-            launches.add_metric([kernel, backend], count)
-        yield launches
-        errors = CounterMetricFamily(names.CUDA_ERRORS.native, names.CUDA_ERRORS.help,
-                                     labels=list(names.CUDA_ERRORS.labels))
-        for (code, name, kernel), count in sorted(launcher.error_counts().items()):
-            errors.add_metric([code, name, kernel], count)
-        yield errors
 
 
 _at_exit: weakref.WeakSet[KernelLauncher] = weakref.WeakSet()

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuobs.exporters.inprocess.launcher import KernelLauncher, default_launcher
+from gpuobs.exporters.inprocess.spans import kernel_tracer
 from gpuobs.names import kernel as names
 from gpuobs.names import spans
 
@@ -107,12 +108,7 @@ class SpanProfiler:
 
     def _get_tracer(self) -> Any:
         if self._tracer is None:
-            if self._tracer_provider is not None:
-                self._tracer = self._tracer_provider.get_tracer(spans.TRACER_KERNELS)
-            else:
-                from opentelemetry import trace
-
-                self._tracer = trace.get_tracer(spans.TRACER_KERNELS)
+            self._tracer = kernel_tracer(self._tracer_provider)
         return self._tracer
 
     def begin(self, start_ns: int | None = None) -> None:

@@ -4,6 +4,11 @@ NotSupported / NoPermission / FunctionNotFound (an older driver) become `None`, 
 `GpuLostError`; Uninitialized / DriverNotLoaded become `BackendUnavailableError`. NVML 13 names are tried
 first (`nvmlDeviceGetTemperatureV`, `nvmlDeviceGetCurrentClocksEventReasons`) with the older calls as
 fallbacks. Uses NVIDIA's official binding, nvidia-ml-py, which imports as `pynvml`.
+
+Why this module is over 500 lines: it is one class, `NvmlBackend`. Every device read (clocks, ECC,
+fields, GPM, MIG, processes, XID events) is a method that calls NVML through the instance's funnel
+(`q`: error mapping, per-device budgets, the binding in use), so splitting the reads from the funnel
+would only pass the instance around; the samples they fill are in samples.py.
 """
 
 from __future__ import annotations

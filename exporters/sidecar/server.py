@@ -1,7 +1,7 @@
 """The exporter's HTTP server: `/metrics`, `/healthz`, `/api/history` and, only when enabled, `/api/faults`.
 
 Standard-library ThreadingHTTPServer; TLS, basic auth, headers and rate limits come from a web-config
-file (Prometheus exporter-toolkit format), applied by `webconfig.serve_with_web_config`;
+file (Prometheus exporter-toolkit format), applied by `webserver.serve_with_web_config`;
 `/healthz` stays open for liveness probes. A scrape never answers 500: if rendering
 fails, the answer is 200 with `gpuobs_collector_success{collector="exposition"} 0`.
 
@@ -313,7 +313,7 @@ class ExporterHttpServer:
         self._httpd.closing = threading.Event()
         self._tls = False
         if web_config is not None:
-            from gpuobs.exporters.sidecar.webconfig import serve_with_web_config
+            from gpuobs.exporters.sidecar.webserver import serve_with_web_config
 
             serve_with_web_config(self._httpd, web_config, unauthenticated_paths={"/healthz"})
             self._tls = getattr(web_config, "tls", None) is not None

@@ -18,7 +18,8 @@ The file format is the one every Prometheus exporter reads with `--web.config.fi
       interval: 100ms
       burst: 20
 
-Wiring it into an `http.server` server is one call, before `serve_forever()`::
+Wiring it into an `http.server` server is one call to `webserver.serve_with_web_config`, before
+`serve_forever()`::
 
     server = ThreadingHTTPServer((address, port), Handler)
     if web_config_path:
@@ -46,33 +47,35 @@ import binascii
 import contextlib
 import hashlib
 import hmac
-import http.server
 import ipaddress
 import logging
 import os
 import re
 import secrets
 import ssl
-import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from gpuobs.errors import InputError
+from gpuobs.exporters.sidecar.tls import (
+    CLIENT_AUTH,
+    GO_CIPHERS,
+    TLS13_CIPHERS,
+    TLS_VERSIONS,
+    UNVERIFIED_CLIENT_AUTH,
+    ReloadingContext,
+    TLSServerConfig,
+)
 from gpuobs.timeparse import DURATION_FORMS, parse_duration
 
 __all__ = [
     "MAX_BCRYPT_COST",
-    "TLSServerConfig",
     "WebConfig",
     "load_web_config",
     "parse_web_config",
-    "serve_with_web_config",
 ]
 
 logger = logging.getLogger(__name__)
@@ -85,35 +88,6 @@ _TLS_KEYS = {
 }
 _HTTP_KEYS = {"http2", "headers"}
 
-_TLS_VERSIONS = {
-    "TLS10": ssl.TLSVersion.TLSv1,
-    "TLS11": ssl.TLSVersion.TLSv1_1,
-    "TLS12": ssl.TLSVersion.TLSv1_2,
-    "TLS13": ssl.TLSVersion.TLSv1_3,
-}
-
-# Go's crypto/tls names (those tls.CipherSuites() lists as secure) -> OpenSSL names. TLS 1.3
-# suites are not configurable, in Go as in OpenSSL's cipher string, so they are accepted and skipped.
-_GO_CIPHERS = {
-    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
-    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
-    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
-    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
-    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
-    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
-    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
-    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
-    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
-    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
-}
-_TLS13_CIPHERS = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}
-
-_CLIENT_AUTH = {
-    "NoClientCert": ssl.CERT_NONE,
-    "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
-    "RequireAndVerifyClientCert": ssl.CERT_REQUIRED,
-}
-_UNVERIFIED_CLIENT_AUTH = {"RequestClientCert", "RequireAnyClientCert"}
 
 # Headers exporter-toolkit lets a config set, with their allowed values (None: any value).
 _ALLOWED_HEADERS: dict[str, tuple[str, ...] | None] = {
@@ -134,27 +108,6 @@ seconds, and the hash is computed on a user's first request (then cached); every
 it again. Above 14 (over a second per check) a few wrong guesses a second keep a core busy; cost 31
 takes hours."""
 
-
-@dataclass(frozen=True)
-class TLSServerConfig:
-    """`tls_server_config` with file paths resolved and inline PEM kept as text."""
-
-    cert_file: Path | None = None
-    key_file: Path | None = None
-    cert: str | None = None
-    key: str | None = field(default=None, repr=False)
-    client_auth_type: str = "NoClientCert"
-    client_ca_file: Path | None = None
-    client_ca: str | None = None
-    client_allowed_sans: tuple[str, ...] = ()
-    min_version: str = "TLS12"
-    max_version: str = "TLS13"
-    cipher_suites: tuple[str, ...] = ()
-    prefer_server_cipher_suites: bool = True
-
-    def watched_files(self) -> tuple[Path, ...]:
-        """The files whose change triggers a reload of the certificates."""
-        return tuple(p for p in (self.cert_file, self.key_file, self.client_ca_file) if p is not None)
 
 
 class WebConfig:
@@ -276,7 +229,7 @@ class WebConfig:
             return None
         with self._context_lock:
             if self._context is None:
-                self._context = _ReloadingContext(self.tls, self.source).outer
+                self._context = ReloadingContext(self.tls, self.source).outer
             return self._context
 
     def client_sans_allowed(self, peer_cert: dict[str, Any] | None) -> bool:
@@ -335,92 +288,6 @@ def _parse_basic(header_value: str | None) -> tuple[bytes, bytes] | None:
     return user, password
 
 
-class _ReloadingContext:
-    """An SSLContext whose certificate chain follows its files: checked at each handshake (one stat)."""
-
-    def __init__(self, tls: TLSServerConfig, source: str) -> None:
-        self.tls = tls
-        self.source = source
-        self._stamp = self._file_stamp()
-        self.outer = _build_context(tls, source)
-        self.current = self.outer
-        self._lock = threading.Lock()
-        if tls.watched_files():
-            self.outer.sni_callback = self._on_client_hello
-
-    def _file_stamp(self) -> tuple[tuple[int, int], ...]:
-        stamps = []
-        for path in self.tls.watched_files():
-            try:
-                st = os.stat(path)
-                stamps.append((st.st_mtime_ns, st.st_size))
-            except OSError:
-                stamps.append((-1, -1))
-        return tuple(stamps)
-
-    def _on_client_hello(self, sock: Any, server_name: str | None, ctx: ssl.SSLContext) -> None:
-        stamp = self._file_stamp()
-        with self._lock:
-            if stamp != self._stamp:
-                self._stamp = stamp
-                try:
-                    self.current = _build_context(self.tls, self.source)
-                    logger.info("TLS certificates of %s reloaded", self.source)
-                except InputError as exc:
-                    logger.warning("TLS certificates changed but do not load (%s); serving the "
-                                   "previous ones", exc)
-            current = self.current
-        if current is not ctx:
-            sock.context = current
-
-
-def _pem_file(pem: str, directory: str) -> str:
-    fd, name = tempfile.mkstemp(prefix="gpuobs-tls-", suffix=".pem", dir=directory)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(pem)
-    return name
-
-
-def _build_context(tls: TLSServerConfig, source: str) -> ssl.SSLContext:
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        ctx.minimum_version = _TLS_VERSIONS[tls.min_version]
-        ctx.maximum_version = _TLS_VERSIONS[tls.max_version]
-    except ValueError as exc:
-        raise InputError(f"{source}: TLS versions {tls.min_version}..{tls.max_version}: {exc}") from exc
-    if tls.cipher_suites:
-        names = [_GO_CIPHERS[name] for name in tls.cipher_suites if name in _GO_CIPHERS]
-        if names:
-            try:
-                ctx.set_ciphers(":".join(names))
-            except ssl.SSLError as exc:
-                raise InputError(f"{source}: cipher_suites: none usable here ({exc})") from exc
-    if tls.prefer_server_cipher_suites:
-        ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
-    with tempfile.TemporaryDirectory(prefix="gpuobs-tls-") as tmp:  # only for inline PEM
-        certfile = str(tls.cert_file) if tls.cert_file else _pem_file(tls.cert or "", tmp)
-        keyfile = str(tls.key_file) if tls.key_file else _pem_file(tls.key or "", tmp)
-        try:
-            # An encrypted key must fail here, not prompt on a terminal that a daemon does not have.
-            ctx.load_cert_chain(certfile, keyfile, password=lambda: b"")
-        except FileNotFoundError as exc:
-            raise InputError(f"{source}: TLS certificate or key file not found: {exc.filename}") from exc
-        except (ssl.SSLError, OSError) as exc:
-            raise InputError(f"{source}: cannot load the TLS certificate/key "
-                             f"({tls.cert_file or 'inline cert'}, {tls.key_file or 'inline key'}): "
-                             f"{exc}") from exc
-    ctx.verify_mode = _CLIENT_AUTH[tls.client_auth_type]
-    if tls.client_ca_file or tls.client_ca:
-        try:
-            if tls.client_ca_file:
-                ctx.load_verify_locations(cafile=str(tls.client_ca_file))
-            else:
-                ctx.load_verify_locations(cadata=tls.client_ca)
-        except FileNotFoundError as exc:
-            raise InputError(f"{source}: client_ca_file not found: {tls.client_ca_file}") from exc
-        except (ssl.SSLError, OSError, ValueError) as exc:
-            raise InputError(f"{source}: cannot load the client CA: {exc}") from exc
-    return ctx
 
 
 # -- parsing ---------------------------------------------------------------------------------------
@@ -487,13 +354,13 @@ def _parse_tls(raw: dict[str, Any], base: Path, source: str) -> TLSServerConfig:
             raise InputError(f"{source}: {name} {path} does not exist or is not a file")
 
     client_auth = str(raw.get("client_auth_type") or "NoClientCert")
-    if client_auth in _UNVERIFIED_CLIENT_AUTH:
+    if client_auth in UNVERIFIED_CLIENT_AUTH:
         raise InputError(f"{source}: client_auth_type {client_auth} accepts client certificates "
                          "without verifying them, which gpuobs does not support; use "
                          "RequireAndVerifyClientCert (or VerifyClientCertIfGiven) with client_ca_file")
-    if client_auth not in _CLIENT_AUTH:
+    if client_auth not in CLIENT_AUTH:
         raise InputError(f"{source}: unknown client_auth_type {client_auth!r} "
-                         f"(one of {', '.join(sorted(_CLIENT_AUTH))})")
+                         f"(one of {', '.join(sorted(CLIENT_AUTH))})")
     has_ca = bool(client_ca or client_ca_file)
     if client_auth == "NoClientCert" and has_ca:
         raise InputError(f"{source}: client CA given but client_auth_type is NoClientCert; set "
@@ -507,17 +374,17 @@ def _parse_tls(raw: dict[str, Any], base: Path, source: str) -> TLSServerConfig:
     versions = []
     for name, default in (("min_version", "TLS12"), ("max_version", "TLS13")):
         version = str(raw.get(name) or default)
-        if version not in _TLS_VERSIONS:
-            raise InputError(f"{source}: {name} {version!r} is not one of {', '.join(_TLS_VERSIONS)}")
+        if version not in TLS_VERSIONS:
+            raise InputError(f"{source}: {name} {version!r} is not one of {', '.join(TLS_VERSIONS)}")
         versions.append(version)
-    if _TLS_VERSIONS[versions[0]] > _TLS_VERSIONS[versions[1]]:
+    if TLS_VERSIONS[versions[0]] > TLS_VERSIONS[versions[1]]:
         raise InputError(f"{source}: min_version {versions[0]} is above max_version {versions[1]}")
 
     ciphers = _string_list(raw.get("cipher_suites"), "cipher_suites", source)
-    unknown = [c for c in ciphers if c not in _GO_CIPHERS and c not in _TLS13_CIPHERS]
+    unknown = [c for c in ciphers if c not in GO_CIPHERS and c not in TLS13_CIPHERS]
     if unknown:
         raise InputError(f"{source}: cipher_suites: unsupported {', '.join(unknown)} "
-                         f"(supported: {', '.join(sorted(_GO_CIPHERS))})")
+                         f"(supported: {', '.join(sorted(GO_CIPHERS))})")
     if raw.get("curve_preferences"):
         raise InputError(f"{source}: curve_preferences is not supported by gpuobs (OpenSSL picks the "
                          "curves); remove it")
@@ -622,98 +489,3 @@ def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
     logger.info("web config %s: TLS %s, basic auth %s", file, "on" if config.tls else "off",
                 f"on ({len(config.users)} users)" if config.auth_required else "off")
     return config
-
-
-# -- http.server wiring ----------------------------------------------------------------------------
-
-
-class _WebConfigHandlerMixin(http.server.BaseHTTPRequestHandler):
-    """Runs the TLS handshake, rate limit and basic auth before the wrapped handler's do_* method."""
-
-    _gpuobs_web_config: WebConfig
-    _gpuobs_open_paths: frozenset[str] = frozenset()
-    _gpuobs_handshake_timeout_s: float = 10.0
-
-    def handle(self) -> None:
-        if isinstance(self.connection, ssl.SSLSocket) and not self._gpuobs_tls_handshake():
-            self.close_connection = True
-            return
-        super().handle()
-
-    def _gpuobs_tls_handshake(self) -> bool:
-        conn = self.connection
-        assert isinstance(conn, ssl.SSLSocket)
-        conn.settimeout(self._gpuobs_handshake_timeout_s)
-        try:
-            conn.do_handshake()
-        except (ssl.SSLError, OSError) as exc:  # plain HTTP, unknown CA, missing client cert, timeout
-            logger.debug("TLS handshake with %s failed: %s", self.client_address[0], exc)
-            return False
-        conn.settimeout(self.timeout)
-        if not self._gpuobs_web_config.client_sans_allowed(conn.getpeercert()):
-            logger.warning("client certificate of %s has no SAN in client_allowed_sans; connection closed",
-                           self.client_address[0])
-            return False
-        return True
-
-    def parse_request(self) -> bool:
-        if not super().parse_request():
-            return False
-        config = self._gpuobs_web_config
-        if urlsplit(self.path).path in self._gpuobs_open_paths:
-            return True  # never limited: a liveness probe answered 429 gets the exporter restarted
-        verdict = config.authorize(self.headers.get("Authorization"), client=self.client_address[0])
-        if verdict == 401:
-            self._gpuobs_refuse(401, "Unauthorized", 'Basic realm="gpuobs", charset="UTF-8"')
-            return False
-        if verdict == 429 or not config.allow_request():  # the shared bucket: requests that got in
-            self._gpuobs_refuse(429, "Too Many Requests", None)
-            return False
-        return True
-
-    def _gpuobs_refuse(self, code: int, text: str, authenticate: str | None) -> None:
-        body = f"{text}\n".encode()
-        self.send_response(code)
-        if authenticate:
-            self.send_header("WWW-Authenticate", authenticate)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-        self.close_connection = True  # the request body, if any, was not read
-
-    def end_headers(self) -> None:
-        for name, value in self._gpuobs_web_config.headers.items():
-            self.send_header(name, value)
-        super().end_headers()
-
-
-def serve_with_web_config(server: http.server.HTTPServer, config: WebConfig, *,
-                          unauthenticated_paths: Iterable[str] = (),
-                          handshake_timeout_s: float = 10.0) -> None:
-    """Apply a web config to a bound, not yet serving `http.server` server (ThreadingHTTPServer advised).
-
-    Wraps the listening socket with `config.ssl_context()` when TLS is configured, and replaces
-    `server.RequestHandlerClass` with a subclass that completes the TLS handshake in the
-    connection's thread, answers 429 (rate limit) and 401 with `WWW-Authenticate` (basic auth;
-    paths in `unauthenticated_paths`, e.g. a liveness probe's `/healthz`, are exempt) before the
-    handler's `do_*` method runs, and adds `config.headers` to every response. Sets
-    `server.web_config`. Call once, before `serve_forever()`.
-    """
-    if getattr(server, "web_config", None) is not None:
-        raise RuntimeError("serve_with_web_config() was already applied to this server")
-    context = config.ssl_context()
-    if context is not None:
-        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
-    handler = server.RequestHandlerClass
-    if not (isinstance(handler, type) and issubclass(handler, http.server.BaseHTTPRequestHandler)):
-        raise TypeError("serve_with_web_config() needs a BaseHTTPRequestHandler subclass as handler")
-    guarded = type(f"WebConfig{handler.__name__}", (_WebConfigHandlerMixin, handler), {
-        "_gpuobs_web_config": config,
-        "_gpuobs_open_paths": frozenset(unauthenticated_paths),
-        "_gpuobs_handshake_timeout_s": handshake_timeout_s,
-    })
-    server.RequestHandlerClass = guarded
-    server.web_config = config  # type: ignore[attr-defined]

@@ -14,9 +14,7 @@ bounded resources, never latency (the figures are in `python -m bench.exporter -
 
 from __future__ import annotations
 
-import datetime
 import http.client
-import ipaddress
 import os
 import select
 import signal
@@ -29,10 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from support.certs import self_signed
 from support.prometheus import free_port
 
 from gpuobs.exporters.sidecar.server import MAX_CONNECTIONS
@@ -159,32 +154,6 @@ def test_idle_connections_past_the_cap_do_not_each_hold_a_thread(
 # -- TLS -----------------------------------------------------------------------------------------------
 
 
-def _self_signed(d: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .sign(key, hashes.SHA256())
-    )
-    (d / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / "tls.key").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return d / "tls.crt", d / "tls.key"
-
-
 def _server_side_nodelay(client: socket.socket) -> int:
     """TCP_NODELAY of the exporter's end of `client`'s connection (same process: found in /proc/self/fd)."""
     want = client.getsockname()
@@ -203,7 +172,7 @@ def _server_side_nodelay(client: socket.socket) -> int:
 
 
 def test_tls_responses_go_out_without_nagle(tmp_path: Path) -> None:
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     web = tmp_path / "web.yml"
     web.write_text(f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
     exp = Exporter(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import datetime
-import ipaddress
 import ssl
 import urllib.error
 import urllib.request
@@ -13,10 +11,7 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from support.certs import self_signed
 from support.exporter import SIM_NODE, ExporterProcess
 from support.prometheus import PrometheusServer
 
@@ -25,35 +20,9 @@ from gpuobs.names import exporter as ex
 PASSWORD = "s3cret-scraper"
 
 
-def _self_signed(d: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
-        )
-        .sign(key, hashes.SHA256())
-    )
-    (d / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / "tls.key").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return d / "tls.crt", d / "tls.key"
-
-
 @pytest.fixture
 def secured(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
     config = tmp_path / "web.yml"
     config.write_text(

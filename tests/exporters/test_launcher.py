@@ -27,6 +27,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from gpuobs import cuda_errors
 from gpuobs.errors import InputError
 from gpuobs.exporters.inprocess import launcher as L
+from gpuobs.exporters.inprocess.collector import LauncherCollector
+from gpuobs.exporters.inprocess.timing import CudaEventTiming
 from gpuobs.jsonlog import JsonFormatter
 from gpuobs.names import kernel as names
 from gpuobs.names import spans as span_names
@@ -461,7 +463,7 @@ def test_collector_exposition_is_promtool_clean() -> None:
         launcher.launch("rms_norm", FakeKernel(RuntimeError("CUDA error: out of memory")), (1,), ())
     launcher.count("write_kv_cache", 2, backend=names.BACKEND_TORCH)
     registry = CollectorRegistry()
-    registry.register(L.LauncherCollector(launcher))
+    registry.register(LauncherCollector(launcher))
     text = generate_latest(registry).decode()
     assert f'gpuobs_kernel_launches_total{{backend="{launcher.backend}",kernel="silu_and_mul"}} 5.0' in text
     assert 'gpuobs_kernel_launches_total{backend="torch",kernel="write_kv_cache"} 2.0' in text
@@ -553,7 +555,7 @@ class _FakeTorch:
 
 def test_cuda_event_timing_pools_event_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Event pairs are reused after their span resolved instead of being created per sampled launch."""
-    timing = L.CudaEventTiming()
+    timing = CudaEventTiming()
     fake = _FakeTorch()
     monkeypatch.setattr(timing, "_torch", lambda: fake)
     _FakeCudaEvent.created = 0
@@ -570,7 +572,7 @@ def test_cuda_event_timing_pools_event_pairs(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_cuda_event_timing_looks_the_stream_up_once_per_launch(monkeypatch: pytest.MonkeyPatch) -> None:
     """One raw-handle lookup per start; the Stream object is built once per stream, not per launch."""
-    timing = L.CudaEventTiming()
+    timing = CudaEventTiming()
     fake = _FakeTorch()
     monkeypatch.setattr(timing, "_torch", lambda: fake)
     for _ in range(4):

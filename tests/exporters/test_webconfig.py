@@ -24,7 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from gpuobs.errors import InputError
-from gpuobs.exporters.sidecar.webconfig import load_web_config, serve_with_web_config
+from gpuobs.exporters.sidecar.webconfig import load_web_config
+from gpuobs.exporters.sidecar.webserver import serve_with_web_config
 
 PASSWORD = "s3cret-scrape"
 HASH = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode().replace("$2b$", "$2y$", 1)

@@ -2,7 +2,7 @@
 
 `model_dir` is the embedded tiny model written once for the session; `engine_factory` builds started
 engines on it (stopped after the test); `logs` captures the gpuobs loggers' JSON lines as `gpuobs serve`
-writes them.
+writes them; `otlp` is an OTLP/HTTP receiver shared by a module's `gpuobs serve` process.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.otlp import OtlpReceiver
 from support.serving_model import tiny_model_dir
 
 from gpuobs.jsonlog import JsonFormatter
@@ -34,6 +35,12 @@ class LogCapture:
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny_model_dir(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def otlp() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
 
 
 @pytest.fixture

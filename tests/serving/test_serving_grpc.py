@@ -21,12 +21,6 @@ VOCAB = 260
 
 
 @pytest.fixture(scope="module")
-def otlp() -> Iterator[OtlpReceiver]:
-    with OtlpReceiver() as receiver:
-        yield receiver
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, otlp: OtlpReceiver) -> Iterator[ServeProcess]:
     workdir = tmp_path_factory.mktemp("serve-grpc")
     args = (

@@ -20,12 +20,6 @@ MODEL = "gpuobs-tiny-llama"
 
 
 @pytest.fixture(scope="module")
-def otlp() -> Iterator[OtlpReceiver]:
-    with OtlpReceiver() as receiver:
-        yield receiver
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, otlp: OtlpReceiver) -> Iterator[ServeProcess]:
     workdir = tmp_path_factory.mktemp("serve-faults")
     with ServeProcess(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from support.procs import stop_process, wait_http_ready
 from support.prometheus import PrometheusServer, free_port
 
 __all__ = ["ALERTMANAGER", "Alertmanager", "JobsPrometheus", "http_get_json", "http_post_json"]
@@ -51,26 +51,12 @@ class Alertmanager:
              f"--web.listen-address=127.0.0.1:{self.port}", "--cluster.listen-address="],
             stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"alertmanager exited: {self.log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as resp:
-                    if resp.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("alertmanager did not become ready in 20 s")
+        wait_http_ready(self.proc, f"{self.url}/-/ready", "alertmanager", self.log)
+        return self
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc)
 
     def alerts(self) -> list[dict[str, Any]]:
         result = http_get_json(f"{self.url}/api/v2/alerts")

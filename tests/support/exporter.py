@@ -23,6 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from support.procs import json_lines, stop_process
 from support.prometheus import free_port
 
 __all__ = ["SIM_NODE", "ExporterProcess"]
@@ -122,27 +123,13 @@ class ExporterProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def json_logs(self) -> list[dict[str, Any]]:
-        out = []
-        for line in self.logs().splitlines():
-            if line.startswith("{"):
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
-                    continue
-        return out
+        return json_lines(self.logs())
 
     def stop(self, sig: signal.Signals = signal.SIGTERM, timeout: float = 15.0) -> int:
         """Send `sig` and wait; kill it past `timeout`. Returns (and keeps) the exit code."""
         if self.proc is None:
             return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.returncode = int(self.proc.returncode)
+        self.returncode = stop_process(self.proc, sig, timeout)
         return self.returncode
 
     def __enter__(self) -> ExporterProcess:

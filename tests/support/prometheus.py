@@ -16,6 +16,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from support.procs import stop_process, wait_http_ready
+
 __all__ = ["PrometheusServer", "free_port", "prometheus_available"]
 
 
@@ -87,26 +89,12 @@ class PrometheusServer:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"prometheus exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as resp:
-                    if resp.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("prometheus did not become ready in 20 s")
+        wait_http_ready(self.proc, f"{self.url}/-/ready", "prometheus", self.log_path)
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop_process(self.proc)
 
     def query(self, expr: str, at: float | None = None) -> list[dict[str, Any]]:
         """Instant query; returns the result vector (raises on a PromQL error)."""

@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from support.procs import json_lines, stop_process
 from support.prometheus import free_port
 
 __all__ = ["ServeProcess", "http_json"]
@@ -86,14 +87,7 @@ class ServeProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def json_logs(self) -> list[dict[str, Any]]:
-        out = []
-        for line in self.logs().splitlines():
-            if line.startswith("{"):
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
-                    continue
-        return out
+        return json_lines(self.logs())
 
     def metrics(self) -> str:
         with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as resp:
@@ -102,14 +96,7 @@ class ServeProcess:
     def stop(self, timeout: float = 20) -> int:
         if self.proc is None:
             return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return int(self.proc.returncode)
+        return stop_process(self.proc, signal.SIGTERM, timeout)
 
     def __enter__(self) -> ServeProcess:
         return self.start()
