@@ -6,7 +6,7 @@ import enum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["Entity", "Evidence", "EvidenceKind"]
+__all__ = ["Entity", "Evidence", "EvidenceKind", "EvidenceTier"]
 
 
 class EvidenceKind(enum.StrEnum):
@@ -17,6 +17,18 @@ class EvidenceKind(enum.StrEnum):
     SPAN = "span"
     EVENT = "event"
     STATE = "state"
+
+
+class EvidenceTier(enum.StrEnum):
+    """Which kind of matcher produced a record, so a report can say why its confidence is what it is.
+
+    EXACT: a parser or reader extracted a structured fact (an Xid code, a CUDA error, bytes, a rank).
+    TEXT: the robust text tier recognised a known failure's wording (a paraphrase, an unknown log format)
+    without extracting a fact; causes resting on it get a lower confidence.
+    """
+
+    EXACT = "exact"
+    TEXT = "text"
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,7 @@ class Evidence:
     `time` is seconds since the epoch (UTC) or None when the source gave no timestamp (pasted
     excerpts often have none). `key` is a stable identifier of what was observed (e.g.
     `xid`, `cuda_error`, `gpuobs_gpu_temperature_celsius`), `value` its value, `raw` the original
-    text so that reports can quote it.
+    text so that reports can quote it, `tier` the kind of matcher that produced it.
     """
 
     kind: EvidenceKind
@@ -79,6 +91,7 @@ class Evidence:
     entity: Entity = field(default_factory=Entity)
     raw: str = ""
     attrs: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    tier: EvidenceTier = EvidenceTier.EXACT
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +103,7 @@ class Evidence:
             "entity": self.entity.to_dict(),
             "raw": self.raw,
             "attrs": self.attrs,
+            "tier": self.tier.value,
         }
 
     @classmethod
@@ -103,4 +117,5 @@ class Evidence:
             entity=Entity.from_dict(data.get("entity") or {}),
             raw=str(data.get("raw", "")),
             attrs=dict(data.get("attrs") or {}),
+            tier=EvidenceTier(data.get("tier") or EvidenceTier.EXACT),
         )

@@ -87,6 +87,7 @@ def _redact_evidence(ev: Evidence, r: Redactor) -> Evidence:
         entity=ev.entity,
         raw=r.text(ev.raw),
         attrs=attrs,
+        tier=ev.tier,
     )
 
 

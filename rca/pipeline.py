@@ -29,7 +29,7 @@ def diagnose(
     be a lie. A source that fails while others answer is listed in `Report.problems`.
     """
     inputs = inputs.resolved()
-    collected = collect(inputs)
+    collected = collect(inputs, catalog=catalog)
     if not collected.evidence and collected.problems and not inputs.live:
         # plain "name: message" text: the CLI prints errors with rich markup, which eats "[name]"
         reasons = "; ".join(re.sub(r"^\[([^]]+)\] ", r"\1: ", p) for p in collected.problems)

@@ -12,6 +12,7 @@ import json
 from gpuobs.evidence import Evidence
 from gpuobs.rca.parsers import exposition, history, k8s, nvsmi
 from gpuobs.rca.parsers.lines import parse_lines
+from gpuobs.rca.parsers.text import Phrasebook, match_text
 from gpuobs.rca.parsers.traces import parse_otlp_text
 
 __all__ = ["parse_document"]
@@ -19,8 +20,14 @@ __all__ = ["parse_document"]
 _JSON_SNIFF_CHARS = 200_000
 
 
-def parse_document(name: str, text: str, mtime: float | None = None) -> list[Evidence]:
-    """Evidence from one input's text; a saved /metrics or nvidia-smi report is timed at `mtime`."""
+def parse_document(
+    name: str, text: str, mtime: float | None = None, phrasebook: Phrasebook | None = None
+) -> list[Evidence]:
+    """Evidence from one input's text; a saved /metrics or nvidia-smi report is timed at `mtime`.
+
+    Log text goes through both tiers: the exact parsers, and the text tier with `phrasebook` (default:
+    the bundled catalog's phrases).
+    """
     objects = k8s.maybe_k8s_json(text)
     if objects is not None:
         return k8s.evidence_from_objects(objects, source=name)
@@ -38,4 +45,5 @@ def parse_document(name: str, text: str, mtime: float | None = None) -> list[Evi
             doc = None
         if isinstance(doc, dict) and isinstance(doc.get("samples"), list):
             return history.evidence_from_history(doc, source=name)
-    return parse_lines(text.splitlines(), source=name)
+    lines = text.splitlines()
+    return [*parse_lines(lines, source=name), *match_text(lines, phrasebook, source=name)]

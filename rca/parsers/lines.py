@@ -2,7 +2,9 @@
 
 `parse_text` is pure (text in, evidence out). A line reaches a parser's regular expressions only
 when one of the parser's trigger substrings occurs in it, so 100,000 lines of unrelated noise cost
-a few substring checks each. Lines that match nothing are skipped.
+a few substring checks each. Lines that match nothing are skipped. A message that a terminal wrapped,
+or that continues on indented lines or after a `Last error:`, is read again whole (`blocks`) when its
+lines one by one gave no fact.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca import keys
 from gpuobs.rca.parsers import apps, cuda, host_kernel, nccl, nvrm
+from gpuobs.rca.parsers.blocks import block_around, joined
 from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
 from gpuobs.rca.parsers.prefix import LinePrefix, split_prefix, strip_decorations
 
@@ -74,7 +77,8 @@ def parse_lines(
     all_lines = lines if isinstance(lines, list) else list(lines)
     ctx = ParseContext(source=source, lines=all_lines, year=year, host=host)
     triggers = _TRIGGERS
-    for index, pis in _candidate_lines(all_lines):
+    candidates = _candidate_lines(all_lines)
+    for index, pis in candidates:
         raw = all_lines[index]
         hit = [pi for pi in pis if pi >= 0]
         if len(raw) > _MAX_LINE:
@@ -100,8 +104,59 @@ def parse_lines(
             _FALLBACK(message, prefix, ctx)
         if prefix.fields:
             _parse_embedded(prefix, ctx, year, host, strict)
+    _parse_blocks(candidates, ctx, year, strict)
     nvrm.finish(ctx)
+    ctx.out.sort(key=lambda ev: int(ev.attrs.get("line", 0)))
     return _collapse(ctx.out)
+
+
+def _run_parsers(message: str, prefix: LinePrefix, ctx: ParseContext, hit: list[int], strict: bool) -> None:
+    for pi in hit:
+        parser = _TRIGGERS[pi][1]
+        try:
+            parser(message, prefix, ctx)
+        except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
+            if strict:
+                raise
+            ctx.state["parser_errors"] = ctx.state.get("parser_errors", 0) + 1
+            logger.warning(
+                "parser %s failed on %s line %d: %s", parser.__name__, ctx.source, ctx.index + 1, exc
+            )
+
+
+def _parse_blocks(
+    candidates: list[tuple[int, list[int]]], ctx: ParseContext, year: int | None, strict: bool
+) -> None:
+    """Read again, whole, each multi-line message whose lines one by one gave no fact (only log lines).
+
+    The records are stamped with the message's first line (time, entity, line number).
+    """
+    lines = ctx.lines
+    facts = {ev.attrs.get("line") for ev in ctx.out if ev.key != keys.LOG_LINE}
+    done: set[int] = set()
+    for index, _ in candidates:
+        if index + 1 in facts:
+            continue
+        first, last = block_around(lines, index)
+        if last == first or first in done:
+            continue
+        done.add(first)
+        if any(i + 1 in facts for i in range(first, last + 1)):
+            continue
+        prefixes = [
+            split_prefix(strip_decorations(lines[i][:_MAX_LINE]), year) for i in range(first, last + 1)
+        ]
+        message = joined([p.message for p in prefixes])
+        hit = sorted({pi for needle, pi in _NEEDLES if needle in message})
+        if not hit:
+            continue
+        head = prefixes[0]
+        ctx.index = first
+        before = len(ctx.out)
+        _run_parsers(message, head, ctx, hit, strict)
+        for i in range(before, len(ctx.out)):
+            ctx.out[i].attrs["joined_lines"] = last - first + 1
+        facts.update(range(first + 1, last + 2))
 
 
 # JSON log fields that hold a traceback or an error text beside `msg` (Python's logging `exc_info` as

@@ -13,10 +13,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
+
+if TYPE_CHECKING:
+    from gpuobs.rca.parsers.text import Phrasebook
 
 __all__ = ["LogInput", "iter_log_inputs", "looks_binary", "read_input", "read_logs", "read_traces"]
 
@@ -120,11 +123,15 @@ def iter_log_inputs(paths: list[str], stdin: IO[bytes] | None = None) -> Iterato
 
 
 def read_logs(
-    paths: list[str], stdin: IO[bytes] | None = None, keep: list[LogInput] | None = None
+    paths: list[str],
+    stdin: IO[bytes] | None = None,
+    keep: list[LogInput] | None = None,
+    phrasebook: Phrasebook | None = None,
 ) -> list[Evidence]:
     """Evidence from log inputs, each parsed by what it is (a saved /metrics is timed at its mtime).
 
     With `keep`, every input read is also appended to it (bundles archive the texts; stdin reads once).
+    `phrasebook` is the text tier's vocabulary (default: the bundled catalog's).
     """
     from gpuobs.rca.parsers.document import parse_document
 
@@ -138,7 +145,7 @@ def read_logs(
                 when = Path(item.name).stat().st_mtime
             except OSError:
                 when = None
-        out.extend(parse_document(item.name, item.text, when))
+        out.extend(parse_document(item.name, item.text, when, phrasebook))
     return out
 
 
