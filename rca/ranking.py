@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca.entities import EntityIndex, Item
 from gpuobs.rca.report import entity_dict
-from gpuobs.rca.signature import Match, Scope, Severity, Signature, precedes
+from gpuobs.rca.signature import TEXT_VARIANT, Match, Scope, Severity, Signature, precedes
 
 __all__ = ["CLOCK_SLACK_S", "GENERIC_TAG", "SEVERITY_RANK", "Candidate", "evaluate", "resolve"]
 
@@ -152,6 +152,9 @@ def _explains(a: Candidate, b: Candidate, index: EntityIndex) -> bool:
     """
     declared = a.signature.declares_explaining(b.signature)
     if not declared:
+        if a.match.variant == TEXT_VARIANT:
+            # a cause known only by its wording explains another candidate only where the catalog says so
+            return False
         if not a.signature.explains or GENERIC_TAG in a.signature.tags:
             # A generic signature (a crash loop, an engine death, a timeout) is itself a symptom: it may
             # list the records it covers but never hides another candidate.
@@ -160,6 +163,8 @@ def _explains(a: Candidate, b: Candidate, index: EntityIndex) -> bool:
             return False
     if b.signature.scope is not Scope.GLOBAL and not a.entity.overlaps(b.entity):
         return False
+    if declared and a.match.variant == TEXT_VARIANT:
+        return True  # a cause known by its wording: prose tells a story in any order, lines are no clock
     b_first, a_first = b.first, a.first
     b_before = precedes(b_first, a_first, slack_s=0.0)
     a_before = precedes(a_first, b_first, slack_s=CLOCK_SLACK_S)

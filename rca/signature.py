@@ -159,14 +159,16 @@ class Matcher:
     weight: float = 0.0
     label: str = ""
 
-    def matches(self, ev: Evidence) -> bool:
+    def matches(self, ev: Evidence, negatives: bool = True) -> bool:
+        """Whether the record is selected; with `negatives=False` the not_* conditions are ignored (is the
+        record of the kind this matcher looks for, whatever its exclusions then decided)."""
         if self.keys and ev.key not in self.keys:
             return False
         if self.kinds and ev.kind not in self.kinds:
             return False
         if self.values and _norm(ev.value) not in self.values:
             return False
-        if self.not_values and _norm(ev.value) in self.not_values:
+        if negatives and self.not_values and _norm(ev.value) in self.not_values:
             return False
         if self.min is not None or self.max is not None:
             number = _as_number(ev.value)
@@ -176,17 +178,17 @@ class Matcher:
                 return False
             if self.max is not None and number > self.max:
                 return False
-        if self.text is not None or self.not_text is not None:
+        if self.text is not None or (negatives and self.not_text is not None):
             text = evidence_text(ev)
             if self.text is not None and not self.text.search(text):
                 return False
-            if self.not_text is not None and self.not_text.search(text):
+            if negatives and self.not_text is not None and self.not_text.search(text):
                 return False
         for name, pattern in self.attrs:
             value = _label(ev, name)
             if value is None or not pattern.search(str(value)):
                 return False
-        for name, pattern in self.not_attrs:
+        for name, pattern in self.not_attrs if negatives else ():
             value = _label(ev, name)
             if value is not None and pattern.search(str(value)):
                 return False

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from gpuobs.evidence import Evidence
 from gpuobs.rca.parsers import exposition, history, k8s, nvsmi
 from gpuobs.rca.parsers.containers import looks_like_container_setup, parse_container_setup
 from gpuobs.rca.parsers.describe import looks_like_kubectl, parse_kubectl_text
-from gpuobs.rca.parsers.lines import parse_lines
+from gpuobs.rca.parsers.lines import index_by_line, parse_lines
 from gpuobs.rca.parsers.lspci import looks_like_lspci, parse_lspci
 from gpuobs.rca.parsers.nvsmi_text import looks_like_nvsmi_text, parse_nvsmi_text
 from gpuobs.rca.parsers.pyrepr import looks_like_pyrepr, parse_pyrepr
@@ -29,7 +30,7 @@ from gpuobs.rca.parsers.traces import parse_otlp_text
 from gpuobs.rca.parsers.trend import memory_trend
 from gpuobs.rca.parsers.wrappers import unwrap
 
-__all__ = ["TOOL_READERS", "parse_document", "parse_log_text"]
+__all__ = ["TOOL_READERS", "ExactView", "exact_tier", "is_log_text", "parse_document", "parse_log_text"]
 
 _JSON_SNIFF_CHARS = 200_000
 
@@ -53,6 +54,34 @@ def parse_document(
     Log text goes through both tiers: the exact parsers and readers, and the text tier with
     `phrasebook` (default: the bundled catalog's phrases).
     """
+    if not is_log_text(text):
+        return _structured(name, text, mtime)
+    return parse_log_text(name, text, phrasebook)
+
+
+def is_log_text(text: str) -> bool:
+    """False for the documents read whole (Kubernetes JSON, nvidia-smi -q, /metrics, OTLP, /api/history)."""
+    if k8s.maybe_k8s_json(text) is not None or nvsmi.looks_like_nvsmi_query(text):
+        return False
+    if exposition.looks_like_exposition(text):
+        return False
+    head = text.lstrip()[:1]
+    if head == "{" and '"resourceSpans"' in text[:4096]:
+        return False
+    return not (head == "{" and _history(text) is not None)
+
+
+def _history(text: str) -> dict[str, object] | None:
+    if '"samples"' not in text[:_JSON_SNIFF_CHARS] or '"gpus"' not in text[:_JSON_SNIFF_CHARS]:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("samples"), list) else None
+
+
+def _structured(name: str, text: str, mtime: float | None) -> list[Evidence]:
     objects = k8s.maybe_k8s_json(text)
     if objects is not None:
         return k8s.evidence_from_objects(objects, source=name)
@@ -63,31 +92,39 @@ def parse_document(
         ]
     if exposition.looks_like_exposition(text):
         return exposition.parse_exposition(text, source=name, when=mtime)
-    head = text.lstrip()[:1]
-    if head == "{" and '"resourceSpans"' in text[:4096]:
+    if text.lstrip()[:1] == "{" and '"resourceSpans"' in text[:4096]:
         return parse_otlp_text(text, source=name)
-    if head == "{" and '"samples"' in text[:_JSON_SNIFF_CHARS] and '"gpus"' in text[:_JSON_SNIFF_CHARS]:
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = None
-        if isinstance(doc, dict) and isinstance(doc.get("samples"), list):
-            return history.evidence_from_history(doc, source=name)
-    return parse_log_text(name, text, phrasebook)
+    doc = _history(text)
+    return history.evidence_from_history(doc, source=name) if doc is not None else []
+
+
+@dataclass
+class ExactView:
+    """Log text after the exact tier: the unwrapped lines, the lines read as tool output, the records."""
+
+    lines: list[str]
+    tool_lines: set[int] = field(default_factory=set)
+    records: list[Evidence] = field(default_factory=list)
+    by_line: dict[int, list[Evidence]] = field(default_factory=dict)
+
+
+def exact_tier(name: str, text: str) -> ExactView:
+    """The exact tier over log text: unwrap, tool readers, line parsers and the memory trend."""
+    view = ExactView(lines=unwrap(text.splitlines()).lines)
+    clean = "\n".join(view.lines)
+    for looks_like, reader in TOOL_READERS:
+        if looks_like(clean):
+            records, used = reader(view.lines, name)
+            view.records.extend(records)
+            view.tool_lines |= used
+    index_by_line(view.records, view.by_line)
+    view.records.extend(parse_lines(view.lines, source=name, by_line=view.by_line))
+    view.records.extend(memory_trend(view.lines, source=name))
+    return view
 
 
 def parse_log_text(name: str, text: str, phrasebook: Phrasebook | None = None) -> list[Evidence]:
-    """Both tiers over log text: unwrap, tool readers, line parsers, memory trend, then the text tier."""
-    lines = unwrap(text.splitlines()).lines
-    clean = "\n".join(lines)
-    out: list[Evidence] = []
-    tool_lines: set[int] = set()
-    for looks_like, reader in TOOL_READERS:
-        if looks_like(clean):
-            records, used = reader(lines, name)
-            out.extend(records)
-            tool_lines |= used
-    out.extend(parse_lines(lines, source=name))
-    out.extend(memory_trend(lines, source=name))
-    out.extend(match_text(lines, phrasebook, source=name, skip=tool_lines))
-    return out
+    """Both tiers over log text: the exact tier, then the text tier over what it left."""
+    view = exact_tier(name, text)
+    worded = match_text(view.lines, phrasebook, source=name, skip=view.tool_lines, judged=view.by_line)
+    return [*view.records, *worded]

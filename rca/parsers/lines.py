@@ -22,7 +22,7 @@ from gpuobs.rca.parsers.blocks import block_around, joined
 from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
 from gpuobs.rca.parsers.prefix import LinePrefix, split_prefix, strip_decorations
 
-__all__ = ["parse_lines", "parse_text"]
+__all__ = ["index_by_line", "parse_lines", "parse_text"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,11 +68,14 @@ def parse_lines(
     year: int | None = None,
     host: str | None = None,
     strict: bool = False,
+    by_line: dict[int, list[Evidence]] | None = None,
 ) -> list[Evidence]:
     """Like `parse_text` for an iterable of lines (no trailing newlines needed).
 
     A parser that raises on a line is logged and skipped (the other evidence survives); with
-    `strict` the exception propagates (fuzzing and tests).
+    `strict` the exception propagates (fuzzing and tests). `by_line`, when given, receives every record
+    by the 0-based lines it covers, before repeats collapse into one record (the text tier's view of
+    which lines the exact tier understood).
     """
     all_lines = lines if isinstance(lines, list) else list(lines)
     ctx = ParseContext(source=source, lines=all_lines, year=year, host=host)
@@ -107,7 +110,26 @@ def parse_lines(
     _parse_blocks(candidates, ctx, year, strict)
     nvrm.finish(ctx)
     ctx.out.sort(key=lambda ev: int(ev.attrs.get("line", 0)))
+    if by_line is not None:
+        index_by_line(ctx.out, by_line)
     return _collapse(ctx.out)
+
+
+def index_by_line(records: Iterable[Evidence], into: dict[int, list[Evidence]]) -> None:
+    """Add each record under the 0-based line numbers it covers (`line` .. `end_line`, or `joined_lines`)."""
+    for ev in records:
+        line = ev.attrs.get("line")
+        if not isinstance(line, int) or line < 1:
+            continue
+        end = ev.attrs.get("end_line")
+        joined = ev.attrs.get("joined_lines")
+        last = line
+        if isinstance(end, int) and line <= end <= line + 64:
+            last = end
+        elif isinstance(joined, int) and 1 <= joined <= 64:
+            last = line + joined - 1
+        for covered in range(line - 1, last):
+            into.setdefault(covered, []).append(ev)
 
 
 def _run_parsers(message: str, prefix: LinePrefix, ctx: ParseContext, hit: list[int], strict: bool) -> None:

@@ -17,14 +17,14 @@ import bisect
 import itertools
 import logging
 from collections import defaultdict
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
-from gpuobs.rca.signature import TEXT_MIN_SCORE, Signature
+from gpuobs.rca.signature import TEXT_MIN_SCORE, Matcher, Signature
 
 __all__ = [
     "CLUSTER_GAP_LINES",
@@ -34,6 +34,7 @@ __all__ = [
     "match_text",
     "noisy_or",
     "phrase_hits",
+    "signature_hits",
 ]
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ CLUSTER_GAP_LINES = 6
 _MAX_QUOTED_LINES = 8
 _MAX_QUOTED_CHARS = 400
 _MAX_LINE_NUMBERS = 40
-# A line saying a condition is off ("SW Power Cap : Not Active") names the failure without reporting it.
+# A line saying a condition is off ("SW Power Cap : Not Active") names the failure without reporting it;
+# INFO and DEBUG lines are status talk (NCCL's channel set-up, vLLM's KV cache usage), not failure reports.
 _NEGATIONS = ("not active",)
 _PLAIN_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\t": " "})
 
@@ -60,20 +62,31 @@ class PhraseHit:
 
 @dataclass(frozen=True)
 class Phrasebook:
-    """Every signature's phrases, indexed for one scan: phrase -> ((signature id, weight), ...)."""
+    """Every signature's phrases, indexed for one scan: phrase -> ((signature id, weight), ...).
+
+    `facts` holds each signature's require and support matchers: a line on which the exact tier found a
+    record that one of them selects is a fact the signature has already judged (an Xid 31 on a desktop,
+    one corrected AER, PyTorch's expandable_segments hint on an OOM), so the text tier does not read
+    that line again for that signature.
+    """
 
     phrases: tuple[str, ...]
     owners: tuple[tuple[tuple[str, float], ...], ...]
+    facts: dict[str, tuple[Matcher, ...]] = field(default_factory=dict, compare=False, hash=False)
     _automaton: list[Any] = field(default_factory=list, compare=False, hash=False, repr=False)
 
     @classmethod
     def from_signatures(cls, signatures: Iterable[Signature]) -> Phrasebook:
         table: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        facts: dict[str, tuple[Matcher, ...]] = {}
         for sig in signatures:
             for phrase, weight in sig.phrases:
                 table[phrase].append((sig.id, weight))
+            if sig.phrases:
+                required = [m for v in sig.variants for c in v.require for m in c.matchers]
+                facts[sig.id] = (*required, *sig.support)
         ordered = sorted(table)
-        return cls(phrases=tuple(ordered), owners=tuple(tuple(table[p]) for p in ordered))
+        return cls(phrases=tuple(ordered), owners=tuple(tuple(table[p]) for p in ordered), facts=facts)
 
     def __bool__(self) -> bool:
         return bool(self.phrases)
@@ -121,18 +134,26 @@ def _bounded(text: str, start: int, end: int) -> bool:
     return not (end < len(text) and text[end - 1].isalnum() and (text[end].isalnum() or text[end] == "_"))
 
 
-def phrase_hits(lines: Sequence[str], book: Phrasebook, skip: Container[int] = ()) -> list[PhraseHit]:
+def phrase_hits(
+    lines: Sequence[str],
+    book: Phrasebook,
+    skip: Container[int] = (),
+    judged: Mapping[int, Sequence[Evidence]] | None = None,
+) -> list[PhraseHit]:
     """Every phrase of the book found in the lines, on word boundaries, outside the `skip` line numbers.
 
     A phrase inside a longer phrase of the same signature on the same line is dropped (the longer one
-    says it), and lines that state a condition is off ("Not Active") are not read.
+    says it); lines that state a condition is off ("Not Active") and INFO/DEBUG lines are not read.
+    `judged` maps 0-based lines to the exact tier's records of them: a signature does not read again,
+    by its wording, a line holding a record of the kind its rule looks for (its matchers without their
+    exclusions): the exact tier has judged that fact already, and a healthy one stays healthy.
     """
     if not book or not lines:
         return []
     text = "\n".join(lines).lower().translate(_PLAIN_QUOTES)
     starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
     if len(text) != starts[-1] - 1:  # lower() changed lengths (rare Unicode): find each phrase per line
-        return _hits_per_line(lines, book, skip)
+        return _hits_per_line(lines, book, skip, judged)
     matcher = book.automaton()
     if matcher is not None:
         found: Iterable[tuple[int, int, int]] = matcher.find_matches_as_indexes(text, overlapping=True)
@@ -148,11 +169,23 @@ def phrase_hits(lines: Sequence[str], book: Phrasebook, skip: Container[int] = (
         spans[line].append((start, end, pi))
     out: list[PhraseHit] = []
     for line in sorted(spans):
-        low = text[starts[line] : starts[line + 1] - 1]
-        if any(neg in low for neg in _NEGATIONS):
+        hits = _line_hits(line, spans[line], book, judged.get(line) if judged else None)
+        if not hits:
             continue
-        out.extend(_line_hits(line, spans[line], book))
+        low = text[starts[line] : starts[line + 1] - 1]
+        if any(neg in low for neg in _NEGATIONS) or _chatter(lines[line], low):
+            continue
+        out.extend(hits)
     return out
+
+
+def _chatter(line: str, low: str) -> bool:
+    """An INFO or DEBUG line (NCCL INFO, a logger's level field): status talk, not a failure report."""
+    if "info" not in low and "debug" not in low:
+        return False
+    if "nccl info" in low:
+        return True
+    return split_prefix(strip_decorations(line[:400])).level in ("info", "debug")
 
 
 def _find_all(text: str, phrases: Sequence[str]) -> list[tuple[int, int, int]]:
@@ -165,42 +198,57 @@ def _find_all(text: str, phrases: Sequence[str]) -> list[tuple[int, int, int]]:
     return out
 
 
-def _hits_per_line(lines: Sequence[str], book: Phrasebook, skip: Container[int]) -> list[PhraseHit]:
+def _hits_per_line(
+    lines: Sequence[str],
+    book: Phrasebook,
+    skip: Container[int],
+    judged: Mapping[int, Sequence[Evidence]] | None,
+) -> list[PhraseHit]:
     out: list[PhraseHit] = []
     for line, raw in enumerate(lines):
         if line in skip:
             continue
         low = raw.lower().translate(_PLAIN_QUOTES)
-        if any(neg in low for neg in _NEGATIONS):
+        if any(neg in low for neg in _NEGATIONS) or _chatter(raw, low):
             continue
         spans = [
             (i, i + len(p), pi)
             for pi, p in enumerate(book.phrases)
             if (i := low.find(p)) != -1 and _bounded(low, i, i + len(p))
         ]
-        out.extend(_line_hits(line, spans, book))
+        if spans:
+            out.extend(_line_hits(line, spans, book, judged.get(line) if judged else None))
     return out
 
 
-def _line_hits(line: int, spans: list[tuple[int, int, int]], book: Phrasebook) -> list[PhraseHit]:
-    """The hits of one line, each phrase once, without phrases inside a longer phrase of the same owner."""
+def _line_hits(
+    line: int, spans: list[tuple[int, int, int]], book: Phrasebook, records: Sequence[Evidence] | None
+) -> list[PhraseHit]:
+    """The hits of one line, each phrase once, for the signatures that have not judged this line's facts,
+    without phrases inside a longer phrase of the same signature."""
+    verdict: dict[str, bool] = {}
+
+    def reads(sig: str) -> bool:
+        if not records:
+            return True
+        if sig not in verdict:
+            verdict[sig] = not any(
+                m.matches(ev, negatives=False) for ev in records for m in book.facts.get(sig, ())
+            )
+        return verdict[sig]
+
     out = []
     seen: set[int] = set()
     for start, end, pi in spans:
         if pi in seen:
             continue
-        owners = tuple(
-            (sig, w)
-            for sig, w in book.owners[pi]
-            if not any(
-                s2 <= start
-                and end <= e2
-                and (e2 - s2) > (end - start)
-                and any(o == sig for o, _ in book.owners[p2])
-                for s2, e2, p2 in spans
-            )
-        )
         seen.add(pi)
+        covered: set[str] = set()
+        if len(spans) > 1:
+            for s2, e2, p2 in spans:
+                if s2 <= start and end <= e2 and (e2 - s2) > (end - start):
+                    covered.update(o for o, _ in book.owners[p2])
+        owners = tuple((sig, w) for sig, w in book.owners[pi] if sig not in covered and reads(sig))
         if owners:
             out.append(PhraseHit(line=line, phrase=book.phrases[pi], owners=owners))
     return out
@@ -217,19 +265,34 @@ def _groups(hits: Sequence[tuple[int, str, float]]) -> list[list[tuple[int, str,
     return groups
 
 
+def signature_hits(
+    lines: Sequence[str],
+    book: Phrasebook,
+    skip: Container[int] = (),
+    judged: Mapping[int, Sequence[Evidence]] | None = None,
+) -> dict[str, list[tuple[int, str, float]]]:
+    """Each signature's (line, phrase, weight) hits (see `phrase_hits` for what is not read)."""
+    by_sig: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    for hit in phrase_hits(lines, book, skip, judged):
+        for sig, weight in hit.owners:
+            by_sig[sig].append((hit.line, hit.phrase, weight))
+    return by_sig
+
+
 def match_text(
     lines: Sequence[str],
     book: Phrasebook | None = None,
     source: str = "text",
     skip: Container[int] = (),
     year: int | None = None,
+    judged: Mapping[int, Sequence[Evidence]] | None = None,
 ) -> list[Evidence]:
-    """The text tier over log lines: one `text_match` record per signature and group that scores enough."""
+    """The text tier over log lines: one `text_match` record per signature and group that scores enough.
+
+    `skip` are lines read as tool output; `judged` the exact tier's records by line (`phrase_hits`).
+    """
     book = default_phrasebook() if book is None else book
-    by_sig: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
-    for hit in phrase_hits(lines, book, skip):
-        for sig, weight in hit.owners:
-            by_sig[sig].append((hit.line, hit.phrase, weight))
+    by_sig = signature_hits(lines, book, skip, judged)
     out: list[Evidence] = []
     for sig in sorted(by_sig):
         for group in _groups(sorted(by_sig[sig])):

@@ -25,29 +25,41 @@ MIN_READINGS = 5
 _MIN_GROWTH = 1.3  # last / first
 _MIN_RISING = 0.8  # share of steps that do not go down
 _UNITS = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-_READING_RE = re.compile(
-    r"(?i)\b(?P<key>(?:gpu[ _]?|cuda[ _]?|max[ _]?|peak[ _]?)?mem(?:ory)?"
-    r"(?:[ _](?:allocated|reserved|used|usage))?|"
-    r"(?:memory[ _])?(?:allocated|reserved))\s*[:=]\s*(?P<v>\d+(?:\.\d+)?)\s*(?P<u>[KMGT]i?B|[KMGT]\b)?"
+_TAIL = r"[ \t]*[:=][ \t]*(?P<v>\d+(?:\.\d+)?)[ \t]*(?P<u>[kmgt]i?b|[kmgt]\b)?"
+# One pattern per leading literal (matched on the lower-cased text): the regex engine then jumps from one
+# occurrence of the literal to the next instead of trying an alternation at every position.
+_READING_RES = (
+    re.compile(r"(?P<key>mem(?:ory)?(?:[ _](?:allocated|reserved|used|usage))?)" + _TAIL),
+    re.compile(r"(?P<key>allocated)" + _TAIL),
+    re.compile(r"(?P<key>reserved)" + _TAIL),
 )
+_QUALIFIER_RE = re.compile(r"(?:gpu|cuda|max|peak)[ _]?$")
 
 
 def memory_trend(lines: Sequence[str], source: str = "text", year: int | None = None) -> list[Evidence]:
     """`anomaly.memory_growth` records for memory readings that grow steadily over the lines."""
     if not lines:
         return []
-    text = "\n".join(lines)
-    low = text.lower()
+    low = "\n".join(lines).lower()
     if "mem" not in low and "allocated" not in low and "reserved" not in low:
         return []
     starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
+    if len(low) != starts[-1] - 1:
+        return []  # lower() changed lengths (rare Unicode): positions would not map back to lines
+    found: list[tuple[int, str, float]] = []
+    for regex in _READING_RES:
+        for m in regex.finditer(low):
+            if m.start() > 0 and low[m.start() - 1].isalpha() and low[m.start() - 1] not in "_ ":
+                continue  # inside a longer word ("unreserved", "preallocated")
+            unit = m["u"] or ""
+            q = _QUALIFIER_RE.search(low, max(0, m.start() - 5), m.start())
+            key = re.sub(r"[ _]+", "_", (q.group(0) if q else "") + m["key"]) + (
+                ":" + unit[:1] if unit else ""
+            )
+            found.append((m.start(), key, float(m["v"]) * (_UNITS.get(unit[:1], 1) if unit else 1)))
     series: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    for m in _READING_RE.finditer(text):
-        unit = (m["u"] or "").lower()
-        scale = _UNITS.get(unit[:1], 1) if unit else 1
-        key = re.sub(r"[ _]+", "_", m["key"].lower()) + (":" + unit[:1] if unit else "")
-        line = bisect.bisect_right(starts, m.start()) - 1
-        series[key].append((line, float(m["v"]) * scale))
+    for pos, key, value in sorted(found):
+        series[key].append((bisect.bisect_right(starts, pos) - 1, value))
     out = []
     for key, readings in sorted(series.items()):
         growth = _growth(readings)

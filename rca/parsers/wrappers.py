@@ -21,6 +21,7 @@ __all__ = ["PROGRESS_RE", "Unwrapped", "unwrap"]
 # `svc  | message` (compose v1 and v2); the name must repeat on several lines to count as a service.
 _COMPOSE_RE = re.compile(r"^(?P<svc>[A-Za-z0-9][\w.-]{0,62})\s+\|(?: |$)", re.M)
 _COMPOSE_MIN_LINES = 2
+_COMPOSE_SAMPLE = 20_000
 # `[1824] text` where the numbers count up by one from line to line.
 _NUMBERED_RE = re.compile(r"^\[(?P<n>\d{1,7})\] ?")
 # Box-drawing borders of k9s panes and rich panels / tracebacks.
@@ -68,7 +69,8 @@ def unwrap(lines: Sequence[str]) -> Unwrapped:
     if "%|" in text or "\r" in text:
         changed = False
         for i, line in enumerate(out.lines):
-            if "%|" in line or "\r" in line:
+            if "\r" in line or ("%|" in line and not line.rstrip().endswith("]")):
+                # a bar alone ends with its `[elapsed<left, rate]`: only a glued message needs the work
                 clean = _drop_progress(line)
                 if clean != line:
                     out.lines[i] = clean
@@ -79,10 +81,15 @@ def unwrap(lines: Sequence[str]) -> Unwrapped:
 
 
 def _compose_services(text: str) -> set[str]:
-    """Service names that prefix at least two lines as `name | ` (compose output), else none."""
+    """Service names that prefix at least two lines as `name | ` (compose output), else none.
+
+    Compose prefixes every line it relays, so a service shows in the first lines already: only the
+    head of the text (and of a long text, a second sample further on) is searched.
+    """
     if " |" not in text and "\t|" not in text:
         return set()
-    counts = Counter(m["svc"] for m in _COMPOSE_RE.finditer(text))
+    samples = (text[:_COMPOSE_SAMPLE], text[len(text) // 2 : len(text) // 2 + _COMPOSE_SAMPLE])
+    counts = Counter(m["svc"] for sample in samples for m in _COMPOSE_RE.finditer(sample))
     return {svc for svc, n in counts.items() if n >= _COMPOSE_MIN_LINES and not svc.isdigit()}
 
 
