@@ -61,7 +61,7 @@ def case_hits(case: Case, book: Phrasebook) -> dict[str, set[str]]:
         if not is_log_text(item.text):
             continue
         view = exact_tier(item.name, item.text)
-        for sig, hits in signature_hits(view.lines, book, view.tool_lines, view.by_line).items():
+        for sig, hits in signature_hits(view.lines, book, view.tool_lines, view.by_line, view.low).items():
             out[sig].update(phrase for _, phrase, _ in hits)
     return out
 

@@ -67,6 +67,27 @@ def block_around(lines: Sequence[str], index: int) -> tuple[int, int]:
     return first, last
 
 
-def joined(lines: Sequence[str]) -> str:
-    """The physical lines of one block as one message: single spaces where lines were cut."""
-    return " ".join(part.strip() for part in lines if part.strip())
+def joined(parts: Sequence[str], raws: Sequence[str] | None = None) -> str:
+    """The physical lines of one block as one message.
+
+    `parts` are the lines' messages (prefixes removed), `raws` the lines as printed: where a line as long
+    as a terminal ends without a space and the next is not indented, the terminal cut a word in two
+    (`ray log` / `s raylet.out`) and the halves are joined without a space; elsewhere with one space.
+    """
+    out = ""
+    for i, part in enumerate(parts):
+        text = part.strip()
+        if not text:
+            continue
+        if out:
+            prev = raws[i - 1] if raws is not None else ""
+            cut = (
+                raws is not None
+                and len(prev) >= _WRAP_WIDTH
+                and not prev.endswith((" ", "\t"))
+                and not raws[i][:1].isspace()
+            )
+            out += text if cut else " " + text
+        else:
+            out = text
+    return out

@@ -22,6 +22,7 @@ from gpuobs.rca.parsers import exposition, history, k8s, nvsmi
 from gpuobs.rca.parsers.containers import looks_like_container_setup, parse_container_setup
 from gpuobs.rca.parsers.describe import looks_like_kubectl, parse_kubectl_text
 from gpuobs.rca.parsers.lines import index_by_line, parse_lines
+from gpuobs.rca.parsers.lowered import LowerText, lower_text
 from gpuobs.rca.parsers.lspci import looks_like_lspci, parse_lspci
 from gpuobs.rca.parsers.nvsmi_text import looks_like_nvsmi_text, parse_nvsmi_text
 from gpuobs.rca.parsers.pyrepr import looks_like_pyrepr, parse_pyrepr
@@ -103,6 +104,7 @@ class ExactView:
     """Log text after the exact tier: the unwrapped lines, the lines read as tool output, the records."""
 
     lines: list[str]
+    low: LowerText
     tool_lines: set[int] = field(default_factory=set)
     records: list[Evidence] = field(default_factory=list)
     by_line: dict[int, list[Evidence]] = field(default_factory=dict)
@@ -110,7 +112,8 @@ class ExactView:
 
 def exact_tier(name: str, text: str) -> ExactView:
     """The exact tier over log text: unwrap, tool readers, line parsers and the memory trend."""
-    view = ExactView(lines=unwrap(text.splitlines()).lines)
+    lines = unwrap(text.splitlines()).lines
+    view = ExactView(lines=lines, low=lower_text(lines))
     clean = "\n".join(view.lines)
     for looks_like, reader in TOOL_READERS:
         if looks_like(clean):
@@ -118,13 +121,15 @@ def exact_tier(name: str, text: str) -> ExactView:
             view.records.extend(records)
             view.tool_lines |= used
     index_by_line(view.records, view.by_line)
-    view.records.extend(parse_lines(view.lines, source=name, by_line=view.by_line))
-    view.records.extend(memory_trend(view.lines, source=name))
+    view.records.extend(parse_lines(view.lines, source=name, by_line=view.by_line, low=view.low))
+    view.records.extend(memory_trend(view.lines, source=name, view=view.low))
     return view
 
 
 def parse_log_text(name: str, text: str, phrasebook: Phrasebook | None = None) -> list[Evidence]:
     """Both tiers over log text: the exact tier, then the text tier over what it left."""
     view = exact_tier(name, text)
-    worded = match_text(view.lines, phrasebook, source=name, skip=view.tool_lines, judged=view.by_line)
+    worded = match_text(
+        view.lines, phrasebook, source=name, skip=view.tool_lines, judged=view.by_line, low=view.low
+    )
     return [*view.records, *worded]

@@ -10,7 +10,6 @@ lines one by one gave no fact.
 from __future__ import annotations
 
 import bisect
-import itertools
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -20,6 +19,7 @@ from gpuobs.rca import keys
 from gpuobs.rca.parsers import apps, cuda, host_kernel, nccl, nvrm
 from gpuobs.rca.parsers.blocks import block_around, joined
 from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
+from gpuobs.rca.parsers.lowered import LowerText, lower_text
 from gpuobs.rca.parsers.prefix import LinePrefix, split_prefix, strip_decorations
 
 __all__ = ["index_by_line", "parse_lines", "parse_text"]
@@ -69,18 +69,20 @@ def parse_lines(
     host: str | None = None,
     strict: bool = False,
     by_line: dict[int, list[Evidence]] | None = None,
+    low: LowerText | None = None,
 ) -> list[Evidence]:
     """Like `parse_text` for an iterable of lines (no trailing newlines needed).
 
     A parser that raises on a line is logged and skipped (the other evidence survives); with
     `strict` the exception propagates (fuzzing and tests). `by_line`, when given, receives every record
     by the 0-based lines it covers, before repeats collapse into one record (the text tier's view of
-    which lines the exact tier understood).
+    which lines the exact tier understood). `low` is the lines' shared lower-cased view, when the caller
+    has one.
     """
     all_lines = lines if isinstance(lines, list) else list(lines)
     ctx = ParseContext(source=source, lines=all_lines, year=year, host=host)
     triggers = _TRIGGERS
-    candidates = _candidate_lines(all_lines)
+    candidates = _candidate_lines(all_lines, low=low)
     for index, pis in candidates:
         raw = all_lines[index]
         hit = [pi for pi in pis if pi >= 0]
@@ -168,7 +170,7 @@ def _parse_blocks(
         prefixes = [
             split_prefix(strip_decorations(lines[i][:_MAX_LINE]), year) for i in range(first, last + 1)
         ]
-        message = joined([p.message for p in prefixes])
+        message = joined([p.message for p in prefixes], lines[first : last + 1])
         hit = sorted({pi for needle, pi in _NEEDLES if needle in message})
         if not hit:
             continue
@@ -307,7 +309,9 @@ _ANCHORS = (
 )
 
 
-def _candidate_lines(lines: list[str], automaton: bool = True) -> list[tuple[int, list[int]]]:
+def _candidate_lines(
+    lines: list[str], automaton: bool = True, low: LowerText | None = None
+) -> list[tuple[int, list[int]]]:
     """(line index, parser indices hit) for every line holding a trigger substring, in order.
 
     The anchors are found in the lower-cased text in one Aho-Corasick pass (ahocorasick-rs, in Rust),
@@ -317,9 +321,9 @@ def _candidate_lines(lines: list[str], automaton: bool = True) -> list[tuple[int
     """
     if not lines:
         return []
-    text = "\n".join(lines).lower()
-    starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
-    if len(text) != starts[-1] - 1:  # lower() changed lengths (rare Unicode): scan line by line instead
+    view = low if low is not None else lower_text(lines)
+    text, starts = view.text, view.starts
+    if not view.aligned:  # lower() changed lengths (rare Unicode): scan line by line instead
         return [
             (i, sorted({pi for n, pi in (*_NEEDLES, *((f, -1) for f in _FALLBACK_NEEDLES)) if n in line}))
             for i, line in enumerate(lines)

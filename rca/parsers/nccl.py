@@ -88,6 +88,8 @@ def _nccl_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     if msg.strip() == "Last error:":
         return  # the error itself is on the next line: the block reader reads the two together
+    if "using internal" in msg or ("Plugin" in msg and "cannot open shared object" in msg):
+        return  # no net/tuner plugin installed, NCCL uses its own transport: start-up talk, not a failure
     if "NCCL INFO" in msg:
         return  # INFO lines only trace the error back up the stack
     cls = None

@@ -14,7 +14,6 @@ gives a signature that holds on such records alone a lower confidence than an ex
 from __future__ import annotations
 
 import bisect
-import itertools
 import logging
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
@@ -23,6 +22,7 @@ from typing import Any
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
+from gpuobs.rca.parsers.lowered import LowerText, lower_text
 from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
 from gpuobs.rca.signature import TEXT_MIN_SCORE, Matcher, Signature
 
@@ -48,7 +48,9 @@ _MAX_LINE_NUMBERS = 40
 # A line saying a condition is off ("SW Power Cap : Not Active") names the failure without reporting it;
 # INFO and DEBUG lines are status talk (NCCL's channel set-up, vLLM's KV cache usage), not failure reports.
 _NEGATIONS = ("not active",)
-_PLAIN_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\t": " "})
+_PLAIN_QUOTES = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\t": " ", "\xa0": " "}
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,7 @@ def phrase_hits(
     book: Phrasebook,
     skip: Container[int] = (),
     judged: Mapping[int, Sequence[Evidence]] | None = None,
+    low: LowerText | None = None,
 ) -> list[PhraseHit]:
     """Every phrase of the book found in the lines, on word boundaries, outside the `skip` line numbers.
 
@@ -150,9 +153,9 @@ def phrase_hits(
     """
     if not book or not lines:
         return []
-    text = "\n".join(lines).lower().translate(_PLAIN_QUOTES)
-    starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
-    if len(text) != starts[-1] - 1:  # lower() changed lengths (rare Unicode): find each phrase per line
+    view = low if low is not None else lower_text(lines)
+    text, starts = view.text, view.starts
+    if not view.aligned:  # lower() changed lengths (rare Unicode): find each phrase per line
         return _hits_per_line(lines, book, skip, judged)
     matcher = book.automaton()
     if matcher is not None:
@@ -270,10 +273,11 @@ def signature_hits(
     book: Phrasebook,
     skip: Container[int] = (),
     judged: Mapping[int, Sequence[Evidence]] | None = None,
+    low: LowerText | None = None,
 ) -> dict[str, list[tuple[int, str, float]]]:
     """Each signature's (line, phrase, weight) hits (see `phrase_hits` for what is not read)."""
     by_sig: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
-    for hit in phrase_hits(lines, book, skip, judged):
+    for hit in phrase_hits(lines, book, skip, judged, low):
         for sig, weight in hit.owners:
             by_sig[sig].append((hit.line, hit.phrase, weight))
     return by_sig
@@ -286,13 +290,14 @@ def match_text(
     skip: Container[int] = (),
     year: int | None = None,
     judged: Mapping[int, Sequence[Evidence]] | None = None,
+    low: LowerText | None = None,
 ) -> list[Evidence]:
     """The text tier over log lines: one `text_match` record per signature and group that scores enough.
 
     `skip` are lines read as tool output; `judged` the exact tier's records by line (`phrase_hits`).
     """
     book = default_phrasebook() if book is None else book
-    by_sig = signature_hits(lines, book, skip, judged)
+    by_sig = signature_hits(lines, book, skip, judged, low)
     out: list[Evidence] = []
     for sig in sorted(by_sig):
         for group in _groups(sorted(by_sig[sig])):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from gpuobs.evidence import Evidence, EvidenceKind
 from gpuobs.rca.anomalies import ANOMALY_PREFIX
+from gpuobs.rca.parsers.lowered import LowerText, lower_text
 from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
 
 __all__ = ["MIN_READINGS", "memory_trend"]
@@ -36,15 +37,17 @@ _READING_RES = (
 _QUALIFIER_RE = re.compile(r"(?:gpu|cuda|max|peak)[ _]?$")
 
 
-def memory_trend(lines: Sequence[str], source: str = "text", year: int | None = None) -> list[Evidence]:
+def memory_trend(
+    lines: Sequence[str], source: str = "text", year: int | None = None, view: LowerText | None = None
+) -> list[Evidence]:
     """`anomaly.memory_growth` records for memory readings that grow steadily over the lines."""
     if not lines:
         return []
-    low = "\n".join(lines).lower()
+    view = view if view is not None else lower_text(lines)
+    low, starts = view.text, view.starts
     if "mem" not in low and "allocated" not in low and "reserved" not in low:
         return []
-    starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
-    if len(low) != starts[-1] - 1:
+    if not view.aligned:
         return []  # lower() changed lengths (rare Unicode): positions would not map back to lines
     found: list[tuple[int, str, float]] = []
     for regex in _READING_RES:
