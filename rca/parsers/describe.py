@@ -17,6 +17,8 @@ from gpuobs.rca import keys
 
 __all__ = ["looks_like_kubectl", "parse_kubectl_text"]
 
+# A container's name heads its block, two spaces in, under "Containers:" ("  vllm:").
+_CONTAINER_RE = re.compile(r"^  (?P<name>[a-z0-9][a-z0-9.-]*):\s*$")
 _KV_RE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Z][\w .-]*?):\s*(?P<value>.*?)\s*$")
 _EVENT_HEADER_RE = re.compile(r"^\s*Type\s+Reason\s+Age\s+From\s+Message\s*$")
 _EVENT_ROW_RE = re.compile(
@@ -112,6 +114,11 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
                     _get_record(out, g, i, source)
                 continue
             in_get = False
+        named = _CONTAINER_RE.match(line)
+        if named:
+            close_state()
+            container = named["name"]
+            continue
         kv = _KV_RE.match(line)
         if kv is None:
             continue
@@ -136,12 +143,6 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
         elif state is not None and indent > state[2]:
             fields[key] = value
             used.add(i)
-        elif (
-            indent == 2
-            and not value
-            and key not in ("Containers", "Init Containers", "Conditions", "Volumes")
-        ):
-            container = key
     close_state()
     return out, used
 

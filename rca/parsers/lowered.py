@@ -12,10 +12,19 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["LowerText", "lower_text"]
+__all__ = ["LowerText", "lower_text", "plain"]
 
 # Same length in, same length out: positions in the lowered text stay positions in the lines.
-_PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\t": " ", "\xa0": " "})
+_PLAIN = (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"'), ("\t", " "), ("\xa0", " "))
+
+
+def plain(text: str) -> str:
+    """Typographic quotes, tabs and no-break spaces made plain, one `str.replace` per character present
+    (`str.translate` falls back to a slow path on any non-ASCII text, such as a progress bar's blocks)."""
+    for fancy, simple in _PLAIN:
+        if fancy in text:
+            text = text.replace(fancy, simple)
+    return text
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,6 @@ class LowerText:
 
 def lower_text(lines: Sequence[str]) -> LowerText:
     """The shared lower-cased view of the lines."""
-    text = "\n".join(lines).lower().translate(_PLAIN)
+    text = plain("\n".join(lines).lower())
     starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
     return LowerText(text=text, starts=starts, aligned=len(text) == starts[-1] - 1)

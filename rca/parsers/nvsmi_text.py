@@ -90,7 +90,8 @@ def parse_nvsmi_text(lines: Sequence[str], source: str = "nvidia-smi") -> tuple[
                 _row2(out, m2, current, source, when, i, stripped)
                 current = None
             continue
-        date = split_prefix(stripped + " x").time if stripped[:3].isalpha() and len(stripped) < 40 else None
+        # nvidia-smi prints its date in ctime form ("Tue Nov 24 10:00:00 2026"), the form of `dmesg -T`
+        date = split_prefix(f"[{stripped}] x").time if stripped[:3].isalpha() and len(stripped) < 40 else None
         if date is not None:
             when = date
             continue

@@ -22,7 +22,7 @@ from typing import Any
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
-from gpuobs.rca.parsers.lowered import LowerText, lower_text
+from gpuobs.rca.parsers.lowered import LowerText, lower_text, plain
 from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
 from gpuobs.rca.signature import TEXT_MIN_SCORE, Matcher, Signature
 
@@ -48,9 +48,6 @@ _MAX_LINE_NUMBERS = 40
 # A line saying a condition is off ("SW Power Cap : Not Active") names the failure without reporting it;
 # INFO and DEBUG lines are status talk (NCCL's channel set-up, vLLM's KV cache usage), not failure reports.
 _NEGATIONS = ("not active",)
-_PLAIN_QUOTES = str.maketrans(
-    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\t": " ", "\xa0": " "}
-)
 
 
 @dataclass(frozen=True)
@@ -211,7 +208,7 @@ def _hits_per_line(
     for line, raw in enumerate(lines):
         if line in skip:
             continue
-        low = raw.lower().translate(_PLAIN_QUOTES)
+        low = plain(raw.lower())
         if any(neg in low for neg in _NEGATIONS) or _chatter(raw, low):
             continue
         spans = [

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["PROGRESS_RE", "Unwrapped", "unwrap"]
+__all__ = ["Unwrapped", "progress_bar_span", "unwrap"]
 
 # `svc  | message` (compose v1 and v2); the name must repeat on several lines to count as a service.
 _COMPOSE_RE = re.compile(r"^(?P<svc>[A-Za-z0-9][\w.-]{0,62})\s+\|(?: |$)", re.M)
@@ -27,12 +27,9 @@ _NUMBERED_RE = re.compile(r"^\[(?P<n>\d{1,7})\] ?")
 # Box-drawing borders of k9s panes and rich panels / tracebacks.
 _BORDER_CHARS = "│┃║|"
 # A tqdm-style bar: `45%|█████     | 45/100 [00:10<00:12, 4.5it/s, loss=2.6]` (Lightning and accelerate
-# print the same bar after an `Epoch 0: ` label).
-PROGRESS_RE = re.compile(
-    r"(?:(?P<label>[\w .:-]{0,40}?):?\s*)?(?P<pct>\d{1,3})%\|[^|\n]{0,200}\|\s*"
-    r"(?P<done>[\d.]+[kMG]?)/(?P<total>[\d.?]+[kMG]?)\s*"
-    r"(?:\[(?P<info>[^\]\n]{0,400})\])?"
-)
+# print the same bar after an `Epoch 0: ` label). Found from its `%|`, which a plain line rarely holds.
+_BAR_TAIL_RE = re.compile(r"%\|[^|\n]{0,200}\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]?\s*(?:\[[^\]\n]{0,400}\])?")
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ .-")
 
 
 @dataclass
@@ -117,6 +114,31 @@ def _strip_border(line: str) -> str:
     return inner.strip(" " + _BORDER_CHARS[:3])
 
 
+def progress_bar_span(segment: str) -> tuple[int, int] | None:
+    """(start, end) of the first progress bar in the text, its `Epoch 0: ` label included, else None."""
+    i = segment.find("%|")
+    while i != -1:
+        j = i
+        while j > 0 and segment[j - 1].isdigit() and i - j < 3:
+            j -= 1
+        m = _BAR_TAIL_RE.match(segment, i) if j < i else None
+        if m:
+            return _label_start(segment, j), m.end()
+        i = segment.find("%|", i + 2)
+    return None
+
+
+def _label_start(segment: str, bar: int) -> int:
+    """Where a `Label: ` right before the bar begins (at most 40 characters), else the bar itself."""
+    head = segment[:bar].rstrip()
+    if not head.endswith(":"):
+        return bar
+    k = len(head) - 1
+    while k > 0 and len(head) - k <= 40 and head[k - 1] in _LABEL_CHARS:
+        k -= 1
+    return k
+
+
 def _drop_progress(line: str) -> str:
     """The text a redrawn progress bar glued onto this line, or the bar itself when nothing else is there."""
     segments = [s for s in line.split("\r") if s.strip()]
@@ -125,19 +147,16 @@ def _drop_progress(line: str) -> str:
     kept = []
     for segment in segments:
         rest = segment
-        while True:
-            m = PROGRESS_RE.search(rest)
-            if not m:
+        for _ in range(8):
+            span = progress_bar_span(rest)
+            if span is None or not rest[span[1] :].strip():
                 break
-            tail = rest[m.end() :]
-            if not tail.strip():
-                break
-            rest = rest[: m.start()] + tail
+            rest = rest[: span[0]] + rest[span[1] :]
         kept.append(rest)
     meaningful = [s for s in kept if not _only_progress(s)]
     return " ".join(s.strip() for s in meaningful) if meaningful else kept[-1]
 
 
 def _only_progress(segment: str) -> bool:
-    m = PROGRESS_RE.search(segment)
-    return m is not None and not segment[: m.start()].strip(" :") and not segment[m.end() :].strip()
+    span = progress_bar_span(segment)
+    return span is not None and not segment[: span[0]].strip(" :") and not segment[span[1] :].strip()
