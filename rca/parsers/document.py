@@ -114,9 +114,8 @@ def exact_tier(name: str, text: str) -> ExactView:
     """The exact tier over log text: unwrap, tool readers, line parsers and the memory trend."""
     lines = unwrap(text.splitlines()).lines
     view = ExactView(lines=lines, low=lower_text(lines))
-    clean = "\n".join(view.lines)
     for looks_like, reader in TOOL_READERS:
-        if looks_like(clean):
+        if looks_like(text):  # a cheap substring check: the wrappers peeled off do not matter to it
             records, used = reader(view.lines, name)
             view.records.extend(records)
             view.tool_lines |= used
