@@ -449,12 +449,13 @@ def _slurm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         if m["what"] == "Killed":
             ctx.emit(keys.PROCESS_KILLED, "SIGKILL", pre, msg, {"task": m["task"]}, host=m["node"])
         else:
-            attrs = {"constraint": "CONSTRAINT_MEMCG", "memcg": "slurm", "message": msg.strip()[:500]}
-            ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs, host=m["node"])
+            found: dict[str, object] = {"constraint": "CONSTRAINT_MEMCG", "memcg": "slurm"}
+            found["message"] = msg.strip()[:500]
+            ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, found, host=m["node"])
         return
     o = _STEPD_OOM_RE.search(msg)
     if o:
-        attrs = {
+        attrs: dict[str, object] = {
             "constraint": "CONSTRAINT_MEMCG",
             "memcg": "slurm",
             "count": int(o["n"]),

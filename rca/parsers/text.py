@@ -172,8 +172,8 @@ def phrase_hits(
         hits = _line_hits(line, spans[line], book, judged.get(line) if judged else None)
         if not hits:
             continue
-        low = text[starts[line] : starts[line + 1] - 1]
-        if any(neg in low for neg in _NEGATIONS) or _chatter(lines[line], low):
+        lowered = text[starts[line] : starts[line + 1] - 1]
+        if any(neg in lowered for neg in _NEGATIONS) or _chatter(lines[line], lowered):
             continue
         out.extend(hits)
     return out
