@@ -89,7 +89,7 @@ def _structured(name: str, text: str, mtime: float | None) -> list[Evidence]:
     if nvsmi.looks_like_nvsmi_query(text):
         return [
             *nvsmi.parse_nvsmi_query(text, source=name, when=mtime),
-            *parse_nvsmi_text(text.splitlines(), name)[0],
+            *parse_nvsmi_text(text.splitlines(), name, pages=False)[0],
         ]
     if exposition.looks_like_exposition(text):
         return exposition.parse_exposition(text, source=name, when=mtime)

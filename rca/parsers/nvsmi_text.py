@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
-from gpuobs.evidence import Evidence, EvidenceKind
+from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import gpu as g
 from gpuobs.rca.parsers.cuda import parse_size
 from gpuobs.rca.parsers.metrics import metric_evidence
+from gpuobs.rca.parsers.nvsmi import parse_nvsmi_query
 from gpuobs.rca.parsers.prefix import split_prefix
 
 __all__ = ["looks_like_nvsmi_text", "parse_nvsmi_text"]
@@ -50,9 +52,14 @@ _REASONS = {
 _GPU_HEADER_RE = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 
 
+# An `nvidia-smi -q` reading: indented, the key padded with spaces up to an aligned colon.
+_QKV_RE = re.compile(r"^\s{2,}[A-Za-z][\w /().,+-]*?\s+:\s*\S")
+_Q_BLOCK_MIN = 3
+
+
 def looks_like_nvsmi_text(text: str) -> bool:
-    """True when the text holds an nvidia-smi table or a clock-reasons section (cheap substring checks)."""
-    return "MiB /" in text or "Throttle Reasons" in text or "Event Reasons" in text
+    """True when the text holds an nvidia-smi table or `-q` readings (cheap substring checks)."""
+    return "MiB /" in text or "Reasons" in text or "        : " in text or "                : " in text
 
 
 def _number(text: str) -> float | None:
@@ -62,8 +69,13 @@ def _number(text: str) -> float | None:
         return None
 
 
-def parse_nvsmi_text(lines: Sequence[str], source: str = "nvidia-smi") -> tuple[list[Evidence], set[int]]:
-    """Records from every nvidia-smi table and clock-reasons section in the lines, and the lines read."""
+def parse_nvsmi_text(
+    lines: Sequence[str], source: str = "nvidia-smi", pages: bool = True
+) -> tuple[list[Evidence], set[int]]:
+    """Records from every nvidia-smi table and clock-reasons section in the lines, and the lines read.
+
+    With `pages`, retired pages and remapped rows of `-q` sections too (a whole report reads them with
+    `parsers.nvsmi` already)."""
     out: list[Evidence] = []
     used: set[int] = set()
     when: float | None = None
@@ -114,7 +126,45 @@ def parse_nvsmi_text(lines: Sequence[str], source: str = "nvidia-smi") -> tuple[
                     out.append(_reading(g.CLOCK_EVENT_ACTIVE.native, 1.0, labels, source, when, i, stripped))
                 continue
             section_indent = None
+    used |= _query_blocks(lines)
+    if pages:
+        out.extend(_page_readings(lines, source))
     return out, used
+
+
+_PLACEHOLDER = "GPU 00000000:00:00.0"
+
+
+def _page_readings(lines: Sequence[str], source: str) -> list[Evidence]:
+    """Retired pages and remapped rows of `-q` sections pasted without the report's header: the same
+    records as a whole report (`parsers.nvsmi`), about the GPU named above them, or about no known GPU."""
+    text = "\n".join(lines)
+    if "Remapped Rows" not in text and "Retired Pages" not in text:
+        return []
+    if any(_GPU_HEADER_RE.match(line.strip()) for line in lines):
+        return parse_nvsmi_query(text, source=source)
+    out = []
+    for ev in parse_nvsmi_query(f"{_PLACEHOLDER}\n{text}", source=source):
+        attrs = {k: v for k, v in ev.attrs.items() if k != "bus_id"}
+        if "labels" in attrs:
+            attrs["labels"] = {}
+        out.append(replace(ev, entity=Entity(), raw=ev.raw.replace(f"{_PLACEHOLDER} ", ""), attrs=attrs))
+    return out
+
+
+def _query_blocks(lines: Sequence[str]) -> set[int]:
+    """Lines of `nvidia-smi -q` readings (runs of aligned `Key : value` lines and their section titles):
+    tool output, whose keys (`Double Bit ECC`, `HW Slowdown`) name conditions without reporting them."""
+    block: list[int] = []
+    out: set[int] = set()
+    for i, raw in enumerate([*lines, ""]):
+        if raw.strip() and (_QKV_RE.match(raw) or (block and raw[:1].isspace() and ":" not in raw)):
+            block.append(i)
+            continue
+        if sum(1 for j in block if ":" in lines[j]) >= _Q_BLOCK_MIN:
+            out.update(block)
+        block = []
+    return out
 
 
 def _row2(

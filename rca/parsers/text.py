@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ _MAX_LINE_NUMBERS = 40
 # A line saying a condition is off ("SW Power Cap : Not Active") names the failure without reporting it;
 # INFO and DEBUG lines are status talk (NCCL's channel set-up, vLLM's KV cache usage), not failure reports.
 _NEGATIONS = ("not active",)
+# A `Key : value` reading of zero, none or off, as nvidia-smi -q, dcgmi and sysfs dumps print them.
+_NOTHING_RE = re.compile(r"\s[:=]\s*(?:0+(?:\.0+)?|no|none|n/a|disabled|false|off)\s*$")
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,10 @@ def phrase_hits(
 
 
 def _chatter(line: str, low: str) -> bool:
-    """An INFO or DEBUG line (NCCL INFO, a logger's level field): status talk, not a failure report."""
+    """An INFO or DEBUG line (NCCL INFO, a logger's level field), or a counter or state that reads zero
+    or off (`Double Bit ECC : 0`, `Pending : No`): status talk, not a failure report."""
+    if _NOTHING_RE.search(low):
+        return True
     if "info" not in low and "debug" not in low:
         return False
     if "nccl info" in low:

@@ -236,3 +236,23 @@ def test_document_keeps_tool_lines_from_the_text_tier() -> None:
     assert parse_document("q.txt", healthy) == []
     table = "".join(SMI_TABLE.format(minute=1, used=2000))
     assert all(r.tier is EvidenceTier.EXACT for r in parse_document("smi.txt", table))
+
+
+def test_nvidia_smi_q_fragments_without_the_header() -> None:
+    """Zero counters name conditions without reporting them; a pending remap is read like a full report."""
+    healthy = (
+        "    Retired Pages\n        Single Bit ECC              : 0\n        Double Bit ECC              : 0\n"
+        "        Pending Page Blacklist      : No\n"
+    )
+    (reading,) = parse_document("q.txt", healthy)
+    assert reading.key == keys.RETIRED_PAGES and reading.value == 0.0 and reading.tier is EvidenceTier.EXACT
+    pending = (
+        "GPU 00000000:3B:00.0\n    Remapped Rows\n        Correctable Error           : 0\n"
+        "        Uncorrectable Error         : 2\n        Pending                     : Yes\n"
+    )
+    records = parse_document("q.txt", pending)
+    remap = [r for r in records if r.key == g.ROW_REMAP_PENDING.native]
+    assert [(r.value, r.entity.pci_bus_id) for r in remap] == [(1.0, "0000:3b:00")]
+    assert all(r.tier is EvidenceTier.EXACT for r in records)
+    worded = parse_document("notes.txt", "we saw double bit ECC errors on GPU 3 and the job died")
+    assert [(r.value, r.tier) for r in worded] == [("xid_48_double_bit_ecc", EvidenceTier.TEXT)]
