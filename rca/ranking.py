@@ -152,8 +152,9 @@ def _explains(a: Candidate, b: Candidate, index: EntityIndex) -> bool:
     """
     declared = a.signature.declares_explaining(b.signature)
     if not declared:
-        if a.match.variant == TEXT_VARIANT:
-            # a cause known only by its wording explains another candidate only where the catalog says so
+        if a.match.variant == TEXT_VARIANT and GENERIC_TAG not in b.signature.tags:
+            # a cause known only by its wording explains another candidate only where the catalog says so,
+            # or when that candidate is a generic symptom (an engine death, a timeout) it covers
             return False
         if not a.signature.explains or GENERIC_TAG in a.signature.tags:
             # A generic signature (a crash loop, an engine death, a timeout) is itself a symptom: it may

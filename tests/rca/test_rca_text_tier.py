@@ -146,3 +146,13 @@ def test_a_site_catalog_brings_its_own_phrases(tmp_path: Path) -> None:
     report = diagnose(DiagnoseInputs(logs=[str(path)]), catalog=catalog_with_overrides(site))
     assert report.top is not None and report.top.id == "storage_stall" and report.top.tier == "text"
     assert diagnose(DiagnoseInputs(logs=[str(path)])).causes == ()
+
+
+def test_a_worded_cause_nests_the_generic_symptom_it_covers(tmp_path: Path) -> None:
+    text = (
+        "after a few hundred requests the worker hits an illegal memory access in our custom attention kernel\n"
+        "ERROR 04-25 23:33:09 [engine.py:1] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.\n"
+    )
+    report = _run(tmp_path, text)
+    assert report.top is not None and report.top.id == "illegal_memory_access" and report.top.tier == "text"
+    assert "engine_dead" in {s.id for s in report.top.explained_symptoms}
