@@ -125,6 +125,8 @@ def bench_cli(lines: int) -> None:
 def bench_fuzz(examples: int) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
+
+    sys.path.insert(0, str(ROOT / "tests" / "rca"))  # the RCA tests moved under tests/rca
     from test_rca_sources_fuzz import mutated_lines, random_lines, structured_noise
 
     count = {"n": 0, "records": 0}
