@@ -138,12 +138,13 @@ def _recent_oom(ctx: ParseContext) -> bool:
 
 def oom_start_process(line: str) -> str | None:
     """The process named by a `<proc> invoked oom-killer:` line (start of a kernel OOM report)."""
-    m = _OOM_START_RE.search(line)
+    m = _OOM_START_RE.search(line) if "invoked oom-killer:" in line else None
     return m["proc"].strip() if m else None
 
 
 def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
-    m = _OOM_START_RE.search(msg)
+    # the substring check first: the regex tries every start position (quadratic on a long kill line)
+    m = _OOM_START_RE.search(msg) if "invoked oom-killer:" in msg else None
     if m and "oom-kill:" not in msg:
         ctx.state["oom_start"] = (ctx.index, m["proc"].strip())
         ctx.state.pop("oom_cgroup", None)
