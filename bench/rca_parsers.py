@@ -3,14 +3,17 @@
 Usage: `python bench/rca_parsers.py [--lines 100000] [--fuzz 10000] [--no-prometheus]`
 
 Parsers: 100,000 log lines (noise with 0 %, 2 % and 20 % failure lines, tests/support/rca_corpus.py)
-through `parse_text`, beside three baselines measured in the same run: the floor (split lines and one
+through `parse_text` (the exact line parsers) and through `parse_document` (everything a `--logs` text
+gets: wrappers, tool readers, line parsers, memory trend and the text tier), beside three baselines
+measured in the same run: the floor (split lines and one
 substring check per line), the naive prefilter (every trigger substring checked on every line, what
 the parser did before the anchor scan) and `parse_text` with the anchors found by one `str.find` scan
 each (before the Aho-Corasick pass). CLI: `gpuobs diagnose --logs` on a 100,000-line file in a fresh
 process (wall and CPU, median of 5), beside `python -c pass` and `gpuobs --help` (start-up and
 imports). Fuzz: hypothesis feeds random and mutated lines to the parsers in strict mode (a parser
-exception fails). Prometheus: the real server filled with a 64-GPU,
-one-hour window via promtool, summarised by `fetch_prometheus`.
+exception fails); the seeded loop of tests/rca/test_rca_text_fuzz.py feeds 10,000 mutated excerpts and
+tool-output templates to every reader of issue 11 and to the text tier. Prometheus: the real server
+filled with a 64-GPU, one-hour window via promtool, summarised by `fetch_prometheus`.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.rca_corpus import fleet_openmetrics, make_log  # noqa: E402
 
+from gpuobs.evidence import EvidenceTier  # noqa: E402
 from gpuobs.rca.parsers import lines as _lines  # noqa: E402
 from gpuobs.rca.parsers import parse_text  # noqa: E402
+from gpuobs.rca.parsers.document import parse_document  # noqa: E402
 from gpuobs.rca.parsers.lines import _FALLBACK_NEEDLES, _NEEDLES  # noqa: E402
 
 
@@ -46,7 +51,8 @@ def bench_parsers(lines: int) -> None:
     print(f"\n## log parsers: {lines:,} lines (best of 3)")
     print(
         f"{'failure lines':>14} | {'floor: 1 check/line':>20} | {'naive: all needles/line':>24} | "
-        f"{'str.find scan':>13} | {'parse_text':>11} | {'lines/s':>10} | records"
+        f"{'str.find scan':>13} | {'parse_text':>11} | {'lines/s':>10} | records | "
+        f"{'both tiers':>10} | text records"
     )
     for ratio in (0.0, 0.02, 0.2):
         text = make_log(lines, ratio)
@@ -69,9 +75,12 @@ def bench_parsers(lines: int) -> None:
             t_find = _best(lambda: parse_text(text))  # noqa: B023
         finally:
             _lines._MATCHER[:] = [automaton]
+        documents = parse_document("app.log", text)
+        worded = sum(1 for ev in documents if ev.tier is EvidenceTier.TEXT)
+        t_doc = _best(lambda: parse_document("app.log", text))  # noqa: B023
         print(
             f"{ratio:>13.0%} | {t_floor:>19.3f}s | {t_naive:>23.3f}s | {t_find:>12.3f}s | "
-            f"{t_parse:>10.3f}s | {lines / t_parse:>10,.0f} | {records}"
+            f"{t_parse:>10.3f}s | {lines / t_parse:>10,.0f} | {records:>7} | {t_doc:>9.3f}s | {worded}"
         )
 
 
@@ -116,6 +125,8 @@ def bench_cli(lines: int) -> None:
 def bench_fuzz(examples: int) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
+
+    sys.path.insert(0, str(ROOT / "tests" / "rca"))  # the RCA tests moved under tests/rca
     from test_rca_sources_fuzz import mutated_lines, random_lines, structured_noise
 
     count = {"n": 0, "records": 0}
@@ -131,6 +142,19 @@ def bench_fuzz(examples: int) -> None:
     print(
         f"\n## fuzz: {count['n']:,} random/mutated inputs in {time.perf_counter() - t0:.1f} s, 0 crashes, "
         f"{count['records']:,} records"
+    )
+
+
+def bench_text_fuzz(examples: int) -> None:
+    sys.path.insert(0, str(ROOT / "tests" / "rca"))
+    import test_rca_text_fuzz as fuzz
+
+    fuzz.INPUTS = examples
+    t0 = time.perf_counter()
+    fuzz.test_readers_and_text_tier_never_crash_on_10k_inputs()
+    print(
+        f"\n## fuzz, issue 11 readers and text tier: {examples:,} mutated inputs in "
+        f"{time.perf_counter() - t0:.1f} s, 0 crashes (every {fuzz.FULL_EVERY}th through the whole pipeline)"
     )
 
 
@@ -174,6 +198,7 @@ def main() -> None:
     bench_cli(args.lines)
     if args.fuzz:
         bench_fuzz(args.fuzz)
+        bench_text_fuzz(args.fuzz)
     if not args.no_prometheus:
         bench_prometheus()
 

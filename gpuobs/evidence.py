@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["Entity", "Evidence", "EvidenceKind"]
+__all__ = ["Entity", "Evidence", "EvidenceKind", "EvidenceTier"]
 
 
 class EvidenceKind(enum.StrEnum):
@@ -17,6 +17,18 @@ class EvidenceKind(enum.StrEnum):
     SPAN = "span"
     EVENT = "event"
     STATE = "state"
+
+
+class EvidenceTier(enum.StrEnum):
+    """Which kind of matcher produced a record, so a report can say why its confidence is what it is.
+
+    EXACT: a parser or reader extracted a structured fact (an Xid code, a CUDA error, bytes, a rank).
+    TEXT: the robust text tier recognised a known failure's wording (a paraphrase, an unknown log format)
+    without extracting a fact; causes resting on it get a lower confidence.
+    """
+
+    EXACT = "exact"
+    TEXT = "text"
 
 
 @dataclass(frozen=True)
@@ -53,12 +65,16 @@ class Entity:
         return Entity(**values)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        # not dataclasses.asdict: its deep copy costs more than the rest of a record's serialisation
+        return {name: value for name in _ENTITY_FIELDS if (value := getattr(self, name)) is not None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Entity:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_ENTITY_FIELDS = tuple(f.name for f in fields(Entity))
 
 
 @dataclass(frozen=True)
@@ -68,7 +84,7 @@ class Evidence:
     `time` is seconds since the epoch (UTC) or None when the source gave no timestamp (pasted
     excerpts often have none). `key` is a stable identifier of what was observed (e.g.
     `xid`, `cuda_error`, `gpuobs_gpu_temperature_celsius`), `value` its value, `raw` the original
-    text so that reports can quote it.
+    text so that reports can quote it, `tier` the kind of matcher that produced it.
     """
 
     kind: EvidenceKind
@@ -79,6 +95,7 @@ class Evidence:
     entity: Entity = field(default_factory=Entity)
     raw: str = ""
     attrs: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    tier: EvidenceTier = EvidenceTier.EXACT
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +107,7 @@ class Evidence:
             "entity": self.entity.to_dict(),
             "raw": self.raw,
             "attrs": self.attrs,
+            "tier": self.tier.value,
         }
 
     @classmethod
@@ -103,4 +121,5 @@ class Evidence:
             entity=Entity.from_dict(data.get("entity") or {}),
             raw=str(data.get("raw", "")),
             attrs=dict(data.get("attrs") or {}),
+            tier=EvidenceTier(data.get("tier") or EvidenceTier.EXACT),
         )

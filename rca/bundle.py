@@ -86,6 +86,7 @@ def _redact_evidence(ev: Evidence, r: Redactor) -> Evidence:
         entity=Entity.from_dict(r.strings(ev.entity.to_dict())),
         raw=r.text(ev.raw),
         attrs=r.json(ev.attrs),
+        tier=ev.tier,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
+from gpuobs.rca.catalog import Catalog
 from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.readers.files import LogInput
 
@@ -60,9 +61,15 @@ class CollectResult:
         )
 
 
-def collect(inputs: DiagnoseInputs, *, keep_raw: bool = False) -> CollectResult:
-    """Evidence from every input over the window (`inputs.resolved()`: live decided, live window set)."""
+def collect(
+    inputs: DiagnoseInputs, *, keep_raw: bool = False, catalog: Catalog | None = None
+) -> CollectResult:
+    """Evidence from every input over the window (`inputs.resolved()`: live decided, live window set).
+
+    `catalog` gives the text tier its phrases (default: the bundled catalog).
+    """
     from gpuobs.rca.parsers.k8s import evidence_from_objects
+    from gpuobs.rca.parsers.text import Phrasebook
     from gpuobs.rca.readers import exporter, files, kubernetes, node, prometheus
     from gpuobs.rca.readers.bundle import load_bundle
 
@@ -110,11 +117,12 @@ def collect(inputs: DiagnoseInputs, *, keep_raw: bool = False) -> CollectResult:
 
         run("bundle", replay, fatal_inputs=True)
     keep = result.raw_logs if keep_raw else None
+    book = Phrasebook.from_signatures(catalog.signatures) if catalog is not None else None
     if inputs.logs:
         unread: list[str] = []
         run(
             "logs",
-            lambda: files.read_logs(list(inputs.logs), stdin, keep, result.notes, unread),
+            lambda: files.read_logs(list(inputs.logs), stdin, keep, result.notes, unread, book),
             fatal_inputs=True,
         )
         result.unread.extend(unread)
@@ -128,7 +136,7 @@ def collect(inputs: DiagnoseInputs, *, keep_raw: bool = False) -> CollectResult:
         if target.startswith(("http://", "https://")):
             run("exporter", lambda: exporter.fetch_exporter_history(target, start, end, raw=remote))
         else:
-            run("exporter", lambda: files.read_logs([target]), fatal_inputs=True)
+            run("exporter", lambda: files.read_logs([target], phrasebook=book), fatal_inputs=True)
     if inputs.k8s_namespace:
         namespace = inputs.k8s_namespace
         run("kubernetes", lambda: kubernetes.fetch_live(namespace, start, end, raw=remote))

@@ -8,12 +8,12 @@ import json
 import re
 from collections.abc import Sequence
 
-from gpuobs.evidence import Evidence, EvidenceKind
+from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
 from gpuobs.rca.entities import EntityIndex, Item
 from gpuobs.rca.ranking import CLOCK_SLACK_S, Candidate
 from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Symptom, evidence_line, format_time
-from gpuobs.rca.signature import precedes
+from gpuobs.rca.signature import TEXT_VARIANT, precedes
 
 __all__ = ["MAX_EVIDENCE_ITEMS", "build_cause", "strongest_anomalies"]
 
@@ -121,7 +121,13 @@ def _series_item(samples: list[Evidence], role: str) -> EvidenceItem:
         values = f"{min(numbers):g}..{max(numbers):g}"
     text = f"{head} = {values} ({len(samples)} samples{span})"
     return EvidenceItem(
-        time=item.time, source=item.source, text=text, key=item.key, role=role, entity=item.entity
+        time=item.time,
+        source=item.source,
+        text=text,
+        key=item.key,
+        role=role,
+        entity=item.entity,
+        tier=item.tier,
     )
 
 
@@ -169,6 +175,7 @@ def build_cause(
         explained_symptoms=tuple(_symptoms(cand, evidence, index, by_key)),
         entities=tuple(entities),
         first_seen=cand.first[0].time,
+        tier=EvidenceTier.TEXT.value if cand.match.variant == TEXT_VARIANT else EvidenceTier.EXACT.value,
     )
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "ALLOCATOR_SNAPSHOT",
     "ALL_LOG_KEYS",
+    "CONTAINER_DEVICE_ACCESS",
+    "CONTAINER_WITHOUT_GPU",
     "CUDA_ERROR",
     "CUDA_OOM",
     "DRIVER_CLASSES",
@@ -39,16 +42,21 @@ __all__ = [
     "NVLINK_ERROR",
     "NVML_ERROR",
     "NVML_ERROR_CLASSES",
+    "PCIE_ACS_ENABLED",
     "PCIE_AER",
     "PCIE_AER_SEVERITIES",
+    "PCIE_LINK_DEGRADED",
     "PEERMEM_ERROR",
+    "PROCESS_KILLED",
     "PYTHON_EXCEPTION",
     "RAY_OOM_KILL",
+    "REQUEST_REJECTED",
     "RETIRED_PAGES",
     "SOFT_LOCKUP",
     "SXID",
     "TENSORRT_ENGINE_INCOMPATIBLE",
     "TENSORRT_PARSE_ERROR",
+    "TEXT_MATCH",
     "TOKENIZER_MISMATCH",
     "VLLM_ENGINE_DEAD",
     "VLLM_PREEMPTION",
@@ -176,9 +184,36 @@ MACHINE_CHECK: Final = "machine_check"
 FILESYSTEM_READONLY: Final = "filesystem_readonly"
 """A filesystem was remounted read-only; value = device."""
 
+PROCESS_KILLED: Final = "process_killed"
+"""A process ended by SIGKILL with no reason given (a shell's bare `Killed`, exit code 137, exitcode -9,
+`srun: error: node: task N: Killed`); value = 'SIGKILL'; attrs: process, exit_code, host."""
+REQUEST_REJECTED: Final = "request_rejected"
+"""A server shed a request because its queue was full (Ray Serve backpressure, Triton's maximum queue
+size, TGI 'Model is overloaded', HTTP 429/503 'too many requests'); value = 'queue_full'; attrs:
+queued, max_queued."""
+PCIE_ACS_ENABLED: Final = "pcie_acs_enabled"
+"""`lspci -vvv` ACSCtl with SrcValid+ on a bridge: peer-to-peer traffic is redirected through the root
+complex / IOMMU (the usual cause of GPU P2P hangs); value = the bridge's bus id or None; attrs: flags."""
+PCIE_LINK_DEGRADED: Final = "pcie_link_degraded"
+"""`lspci -vvv` LnkSta below LnkCap (`(downgraded)` speed or width); value = device; attrs: speed,
+width, cap_speed, cap_width."""
+CONTAINER_DEVICE_ACCESS: Final = "container_device_access"
+"""A container's device cgroup (`devices.list`) without read/write on the NVIDIA devices (major 195, or
+the nvidia-uvm major), or EPERM opening /dev/nvidia*; value = 'lost'; attrs: rule."""
+CONTAINER_WITHOUT_GPU: Final = "container_without_gpu"
+"""A `docker run`/`podman run` command line that asks for no GPU (no --gpus, --runtime=nvidia,
+--device /dev/nvidia*, NVIDIA_VISIBLE_DEVICES); value = image; attrs: command."""
+ALLOCATOR_SNAPSHOT: Final = "allocator_snapshot"
+"""A pprint'ed PyTorch caching-allocator snapshot or memory_stats (STATE); attrs: segments,
+split_segments, free_in_split_bytes, reserved_bytes, active_bytes, alloc_retries, inactive_split_bytes."""
+
 RETIRED_PAGES: Final = "retired_pages"
 """STATE from `nvidia-smi -q` (pre-Ampere page retirement): value = SBE + DBE retired pages;
 attrs: sbe, dbe, pending (bool). Remapped rows (Ampere+) use the native metric names instead."""
+
+TEXT_MATCH: Final = "text_match"
+"""The text tier (tier TEXT): lines whose wording points at a signature; value = signature id; attrs:
+score (0..1, noisy-OR of the phrase weights), phrases (those found), lines (line numbers relied on)."""
 
 LOG_LINE: Final = "log_line"
 """Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""
@@ -221,5 +256,13 @@ ALL_LOG_KEYS: Final = (
     MACHINE_CHECK,
     FILESYSTEM_READONLY,
     RETIRED_PAGES,
+    PROCESS_KILLED,
+    REQUEST_REJECTED,
+    PCIE_ACS_ENABLED,
+    PCIE_LINK_DEGRADED,
+    CONTAINER_DEVICE_ACCESS,
+    CONTAINER_WITHOUT_GPU,
+    ALLOCATOR_SNAPSHOT,
+    TEXT_MATCH,
     LOG_LINE,
 )

@@ -29,7 +29,7 @@ def diagnose(
     be a lie. A source that fails while others answer is listed in `Report.problems`.
     """
     inputs = inputs.resolved()
-    collected = collect(inputs)
+    collected = collect(inputs, catalog=catalog)
     if not collected.evidence and collected.unread and not inputs.live:
         # Nothing read at all: "no known failure signature" would hide that the inputs were not understood.
         raise InputError(f"no evidence could be read: {'; '.join(collected.unread + collected.problems)}")

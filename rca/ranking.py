@@ -1,9 +1,12 @@
 """Candidates and their ranking: each signature evaluated per entity slice, explained symptoms nested
 under their cause, the rest ordered by confidence, severity, priority and time.
 
-A candidate `a` explains `b` when its explains-matchers cover all of b's anchor records, on the same
-entity, and b did not start clearly before it (an XID before the application's CUDA errors makes the
-XID the cause); a job-wide symptom (global scope) may be explained by a cause on any one host or GPU.
+A candidate `a` explains `b` when its explains-matchers cover all of b's anchor records, or the catalog
+states that a's signature causes b's (`explains_signatures` / `explained_by`: a flood of requests explains
+the engine death it caused, a memory leak the capacity OOM it ends in), on the same entity, and b did not
+start clearly before it (an XID before the application's CUDA errors makes the XID the cause); a
+job-wide symptom (global scope) may be explained by a cause on any one host or GPU. So the ranking
+prefers the cause over the loudest consequence.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca.entities import EntityIndex, Item
 from gpuobs.rca.report import entity_dict
-from gpuobs.rca.signature import Match, Scope, Severity, Signature, precedes
+from gpuobs.rca.signature import TEXT_VARIANT, Match, Scope, Severity, Signature, precedes
 
 __all__ = ["CLOCK_SLACK_S", "GENERIC_TAG", "SEVERITY_RANK", "Candidate", "evaluate", "resolve"]
 
@@ -147,14 +150,22 @@ def _explains(a: Candidate, b: Candidate, index: EntityIndex) -> bool:
     A job-wide symptom (global scope: NCCL timeouts, engine death, deadline errors) may be explained by a
     cause on any one of the job's hosts or GPUs: one failed rank stalls every collective.
     """
-    if not a.signature.explains or GENERIC_TAG in a.signature.tags:
-        # A generic signature (a crash loop, an engine death, a timeout) is itself a symptom: it may list
-        # the records it covers but never hides another candidate.
-        return False
-    if not all(a.signature.explains_record(ev) for ev, _ in b.match.anchors):
-        return False
+    declared = a.signature.declares_explaining(b.signature)
+    if not declared:
+        if a.match.variant == TEXT_VARIANT and GENERIC_TAG not in b.signature.tags:
+            # a cause known only by its wording explains another candidate only where the catalog says so,
+            # or when that candidate is a generic symptom (an engine death, a timeout) it covers
+            return False
+        if not a.signature.explains or GENERIC_TAG in a.signature.tags:
+            # A generic signature (a crash loop, an engine death, a timeout) is itself a symptom: it may
+            # list the records it covers but never hides another candidate.
+            return False
+        if not all(a.signature.explains_record(ev) for ev, _ in b.match.anchors):
+            return False
     if b.signature.scope is not Scope.GLOBAL and not a.entity.overlaps(b.entity):
         return False
+    if declared and a.match.variant == TEXT_VARIANT:
+        return True  # a cause known by its wording: prose tells a story in any order, lines are no clock
     b_first, a_first = b.first, a.first
     b_before = precedes(b_first, a_first, slack_s=0.0)
     a_before = precedes(a_first, b_first, slack_s=CLOCK_SLACK_S)

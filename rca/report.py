@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from gpuobs.evidence import Entity, Evidence
+from gpuobs.evidence import Entity, Evidence, EvidenceTier
 
 __all__ = [
     "Anomaly", "Cause", "EvidenceItem", "Report", "Symptom", "clip_words", "entity_dict", "format_time"
@@ -58,7 +58,8 @@ def evidence_line(ev: Evidence) -> str:
 
 @dataclass(frozen=True)
 class EvidenceItem:
-    """One quoted record in a cause's evidence chain; `role` is anchor, support or symptom."""
+    """One quoted record in a cause's evidence chain; `role` is anchor, support or symptom; `tier` says
+    whether an exact parser extracted it (`exact`) or the text tier recognised its wording (`text`)."""
 
     time: float | None
     source: str
@@ -66,6 +67,7 @@ class EvidenceItem:
     key: str
     role: str
     entity: dict[str, Any] = field(default_factory=dict)
+    tier: str = EvidenceTier.EXACT.value
 
     @property
     def time_iso(self) -> str | None:
@@ -80,6 +82,7 @@ class EvidenceItem:
             key=ev.key,
             role=role,
             entity=entity_dict(ev.entity),
+            tier=ev.tier.value,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -119,6 +122,17 @@ class Cause:
     explained_symptoms: tuple[Symptom, ...] = ()
     entities: tuple[dict[str, Any], ...] = ()
     first_seen: float | None = None
+    tier: str = EvidenceTier.EXACT.value
+
+    @property
+    def tier_note(self) -> str:
+        """Why the confidence is what it is, in words (empty for an exact match)."""
+        if self.tier == EvidenceTier.TEXT.value:
+            return (
+                "text tier: recognised by the wording of the lines quoted, no structured fact; "
+                "lower confidence"
+            )
+        return ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +140,7 @@ class Cause:
             "title": self.title,
             "severity": self.severity,
             "confidence": round(self.confidence, 3),
+            "tier": self.tier,
             "entity": self.entity,
             "entities": list(self.entities),
             "first_seen": self.first_seen,
@@ -206,16 +221,22 @@ class Report:
         for rank, cause in enumerate(self.causes, 1):
             lines.append(f"## {rank}. {cause.title} (`{cause.id}`)")
             lines.append("")
-            lines.append(f"- confidence: {cause.confidence:.2f}, severity: {cause.severity}")
+            lines.append(
+                f"- confidence: {cause.confidence:.2f}, severity: {cause.severity}, tier: {cause.tier}"
+            )
+            if cause.tier_note:
+                lines.append(f"- {cause.tier_note}")
             if cause.entity:
                 lines.append("- entity: " + ", ".join(f"{k}={v}" for k, v in cause.entity.items()))
             lines.append(f"- {cause.explanation}")
             lines.append("")
-            lines.append("| time | source | role | evidence |")
-            lines.append("|---|---|---|---|")
+            lines.append("| time | source | role | tier | evidence |")
+            lines.append("|---|---|---|---|---|")
             for item in cause.evidence:
                 text = item.text.replace("|", "\\|").replace("\n", " ")
-                lines.append(f"| {item.time_iso or '-'} | {item.source} | {item.role} | `{text}` |")
+                lines.append(
+                    f"| {item.time_iso or '-'} | {item.source} | {item.role} | {item.tier} | `{text}` |"
+                )
             if cause.explained_symptoms:
                 lines.append("")
                 lines.append("Explained symptoms:")

@@ -19,9 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuobs.errors import RcaError
-from gpuobs.evidence import Evidence, EvidenceKind
+from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
+from gpuobs.rca.keys import TEXT_MATCH
 
 __all__ = [
+    "TEXT_MIN_SCORE",
+    "TEXT_VARIANT",
     "Clause",
     "Match",
     "Matcher",
@@ -35,6 +38,7 @@ __all__ = [
     "evidence_text",
     "precedes",
     "resolve_metric",
+    "text_confidence",
 ]
 
 
@@ -156,14 +160,16 @@ class Matcher:
     weight: float = 0.0
     label: str = ""
 
-    def matches(self, ev: Evidence) -> bool:
+    def matches(self, ev: Evidence, negatives: bool = True) -> bool:
+        """Whether the record is selected; with `negatives=False` the not_* conditions are ignored (is the
+        record of the kind this matcher looks for, whatever its exclusions then decided)."""
         if self.keys and ev.key not in self.keys:
             return False
         if self.kinds and ev.kind not in self.kinds:
             return False
         if self.values and _norm(ev.value) not in self.values:
             return False
-        if self.not_values and _norm(ev.value) in self.not_values:
+        if negatives and self.not_values and _norm(ev.value) in self.not_values:
             return False
         if self.min is not None or self.max is not None:
             number = _as_number(ev.value)
@@ -173,17 +179,17 @@ class Matcher:
                 return False
             if self.max is not None and number > self.max:
                 return False
-        if self.text is not None or self.not_text is not None:
+        if self.text is not None or (negatives and self.not_text is not None):
             text = evidence_text(ev)
             if self.text is not None and not self.text.search(text):
                 return False
-            if self.not_text is not None and self.not_text.search(text):
+            if negatives and self.not_text is not None and self.not_text.search(text):
                 return False
         for name, pattern in self.attrs:
             value = _label(ev, name)
             if value is None or not pattern.search(str(value)):
                 return False
-        for name, pattern in self.not_attrs:
+        for name, pattern in self.not_attrs if negatives else ():
             value = _label(ev, name)
             if value is not None and pattern.search(str(value)):
                 return False
@@ -275,6 +281,30 @@ def precedes(a: tuple[Evidence, int], b: tuple[Evidence, int], slack_s: float = 
     return None
 
 
+# The text tier (parsers.text): a signature holds on its wording alone when the phrases found near each
+# other score at least TEXT_MIN_SCORE (noisy-OR of the phrases' weights); its confidence then stays in
+# [TEXT_CONFIDENCE_LOW, TEXT_CONFIDENCE_HIGH], under what most exact variants give, so a structured
+# fact outranks a paraphrase. The two figures were chosen on the tune split of the real-text corpus.
+TEXT_VARIANT = "text"
+TEXT_MIN_SCORE = 0.6
+TEXT_CONFIDENCE_LOW = 0.35
+TEXT_CONFIDENCE_HIGH = 0.55
+# An exact match that the text tier agrees with gains this much (it breaks ties between exact causes).
+TEXT_AGREEMENT_BONUS = 0.02
+
+
+def text_confidence(score: float) -> float:
+    """The confidence of a cause that rests on the text tier alone, from its phrase score (0..1)."""
+    span = max(1e-9, 1.0 - TEXT_MIN_SCORE)
+    share = min(1.0, max(0.0, (score - TEXT_MIN_SCORE) / span))
+    return round(TEXT_CONFIDENCE_LOW + (TEXT_CONFIDENCE_HIGH - TEXT_CONFIDENCE_LOW) * share, 4)
+
+
+def _text_score(ev: Evidence) -> float:
+    score = ev.attrs.get("score")
+    return float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
+
+
 @dataclass(frozen=True)
 class Variant:
     """One way a signature can hold: clauses that must all hold, with its own base confidence."""
@@ -282,6 +312,7 @@ class Variant:
     name: str
     require: tuple[Clause, ...]
     base: float
+    rule_out: tuple[Matcher, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -323,6 +354,9 @@ class Signature:
     explains: tuple[Matcher, ...] = ()
     priority: int = 50
     tags: tuple[str, ...] = field(default_factory=tuple)
+    explains_signatures: tuple[str, ...] = ()
+    explained_by: tuple[str, ...] = ()
+    phrases: tuple[tuple[str, float], ...] = ()
 
     def evidence_keys(self) -> set[str]:
         """Every evidence key the signature reads, the symptoms it explains included."""
@@ -330,13 +364,21 @@ class Signature:
 
     def match_keys(self) -> set[str]:
         """The evidence keys that decide whether the signature holds (require, support, rule-out)."""
-        return {k for m in self.matchers() for k in m.keys}
+        keys = {k for m in self.matchers() for k in m.keys}
+        if self.phrases:
+            keys.add(TEXT_MATCH)
+        return keys
+
+    def declares_explaining(self, other: Signature) -> bool:
+        """Whether the catalog states that this signature, when it holds, is the cause of `other`."""
+        return other.id in self.explains_signatures or self.id in other.explained_by
 
     def explains_record(self, ev: Evidence) -> bool:
         return any(m.matches(ev) for m in self.explains)
 
     def matchers(self) -> list[Matcher]:
         return [m for v in self.variants for c in v.require for m in c.matchers] + [
+            *(m for v in self.variants for m in v.rule_out),
             *self.support,
             *self.rule_out,
         ]
@@ -365,12 +407,21 @@ class Signature:
             anchors = self._variant_anchors(variant, candidates)
             if anchors is not None and (best is None or variant.base > best[0].base):
                 best = (variant, anchors)
+        worded = [
+            it
+            for it in by_key.get(TEXT_MATCH, ())
+            if it[0].value == self.id and it[0].tier is EvidenceTier.TEXT
+        ]
         if best is None:
-            return None
+            return self._text_match(worded)
         variant, anchors = best
         confidence = variant.base
         supporting: list[tuple[Evidence, int]] = []
         matched: list[str] = []
+        if any(_text_score(ev) >= TEXT_MIN_SCORE for ev, _ in worded):
+            confidence += TEXT_AGREEMENT_BONUS
+            supporting.extend(sorted(worded, key=lambda it: -_text_score(it[0]))[:3])
+            matched.append("the text tier names it too")
         for matcher in self.support:
             hits = [it for it in candidates([matcher]) if matcher.matches(it[0])]
             if hits:
@@ -386,11 +437,29 @@ class Signature:
             matched_support=tuple(matched),
         )
 
+    def _text_match(self, worded: Sequence[tuple[Evidence, int]]) -> Match | None:
+        """The text-tier match: the best-scoring wording of this signature, if it reaches the threshold."""
+        strong = [it for it in worded if _text_score(it[0]) >= TEXT_MIN_SCORE]
+        if not strong:
+            return None
+        best = max(_text_score(ev) for ev, _ in strong)
+        return Match(
+            signature=self,
+            confidence=text_confidence(best),
+            anchors=tuple(_dedupe(strong)),
+            variant=TEXT_VARIANT,
+            supporting=(),
+            matched_support=(),
+        )
+
     def _variant_anchors(
         self,
         variant: Variant,
         candidates: Callable[[Sequence[Matcher]], list[tuple[Evidence, int]]],
     ) -> list[tuple[Evidence, int]] | None:
+        for matcher in variant.rule_out:
+            if any(matcher.matches(ev) for ev, _ in candidates([matcher])):
+                return None
         chosen: dict[str, list[tuple[Evidence, int]]] = {}
         for clause in variant.require:
             selected = [

@@ -89,6 +89,7 @@ def _render(report: Any) -> None:
             (f"  [{top['id']}]", "dim"),
             (f"  confidence {top['confidence']:.2f}", "bold"),
             (f"  {top['severity']}", style),
+            *([("  [text tier]", "yellow")] if top.get("tier") == "text" else []),
         )
         parts: list[Any] = [
             title,
@@ -104,6 +105,17 @@ def _render(report: Any) -> None:
                 else []
             ),
             Text(top["explanation"], style="italic"),
+            *(
+                [
+                    Text(
+                        "Recognised by the text tier: the wording of the lines below names this failure, "
+                        "but no parser extracted a structured fact from them, hence the lower confidence.",
+                        style="yellow",
+                    )
+                ]
+                if top.get("tier") == "text"
+                else []
+            ),
         ]
         chain = Text("Evidence chain:\n", style="bold")
         for item in top["evidence"]:
@@ -112,6 +124,8 @@ def _render(report: Any) -> None:
             entity = _entity_text(item["entity"])
             if entity != "-":
                 chain.append(f"[{entity}]  ", style="dim")
+            if item.get("tier") == "text":
+                chain.append("(text tier) ", style="yellow")
             chain.append(f"{item['text']}\n", style="" if item["role"] == "anchor" else "dim")
         parts.append(chain)
         if top["explained_symptoms"]:
@@ -128,7 +142,7 @@ def _render(report: Any) -> None:
         console.print(Panel(Group(*parts), title="gpuobs diagnose", subtitle=header))
         if len(causes) > 1:
             others = Table(title="Other candidates", header_style="bold")
-            for column in ("#", "id", "title", "confidence", "entity", "first seen"):
+            for column in ("#", "id", "title", "confidence", "tier", "entity", "first seen"):
                 others.add_column(column)
             for rank, c in enumerate(causes[1:], 2):
                 row = (
@@ -136,6 +150,7 @@ def _render(report: Any) -> None:
                     c["id"],
                     c["title"],
                     f"{c['confidence']:.2f}",
+                    c.get("tier", "exact"),
                     _entity_text(c["entity"]),
                     c["first_seen_iso"] or "-",
                 )

@@ -17,8 +17,21 @@ resolved to the native name), `increase` (the same, for the increase of a counte
 (numeric value bounds), `text`/`not_text` (regular expressions over the raw text), `attrs`/
 `not_attrs` (attribute or metric label -> regex), `attr_min`/`attr_max`, and for support `weight`
 and `label`. The tag `generic` marks a catch-all signature (crash loop, engine death, timeout) that
-never nests another candidate under itself. Clause fields: `name`, `count`, `distinct` (count distinct
-values of an attribute), `sustained_s`, `before`/`after`/`near` (another clause's name) and `within_s`.
+never nests another candidate under itself. A variant (`[[variants]]`: `name`, `base`, `require`) may
+have its own `rule_out` matchers, which drop that variant only. Clause fields: `name`, `count`,
+`distinct` (count distinct values of an attribute), `sustained_s`, `before`/`after`/`near` (another
+clause's name) and `within_s`.
+
+Causality between signatures: `explains_signatures = [ids]` (when this signature holds, those are its
+consequences: a flood of requests explains the engine death it caused) and `explained_by = [ids]` (the
+same relation stated from the symptom's side). The ranking then nests the consequence under its cause
+whichever is louder.
+
+The text tier: `[text] phrases = { "phrase" = weight, ... }` lists general wordings of the failure
+(lower case, matched on word boundaries, case-insensitively) with the author's prior weight in (0, 1).
+`_text_weights.toml` beside the signatures holds the weights fitted on the labelled corpora
+(`bench/fit_text_tier.py`), which replace the priors of the bundled catalog. Files whose name starts
+with `_` are data, not signatures.
 """
 
 from __future__ import annotations
@@ -28,7 +41,7 @@ import logging
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +60,21 @@ from gpuobs.rca.signature import (
     resolve_metric,
 )
 
-__all__ = ["CATALOG_DIR", "Catalog", "catalog_with_overrides", "load_catalog", "parse_signature"]
+__all__ = [
+    "CATALOG_DIR",
+    "TEXT_WEIGHTS_FILE",
+    "Catalog",
+    "catalog_with_overrides",
+    "load_catalog",
+    "load_text_weights",
+    "normalise_phrase",
+    "parse_signature",
+]
 
 logger = logging.getLogger(__name__)
 
 CATALOG_DIR = Path(__file__).resolve().parent
+TEXT_WEIGHTS_FILE = CATALOG_DIR / "_text_weights.toml"
 
 _MATCHER_FIELDS = {
     "key",
@@ -88,8 +111,12 @@ _TOP_FIELDS = {
     "rule_out",
     "explains",
     "variants",
+    "explains_signatures",
+    "explained_by",
+    "text",
 }
-_VARIANT_FIELDS = {"name", "base", "require"}
+_TEXT_FIELDS = {"phrases"}
+_VARIANT_FIELDS = {"name", "base", "require", "rule_out"}
 
 
 @dataclass(frozen=True)
@@ -219,6 +246,35 @@ def _clause(where: str, index: int, raw: Mapping[str, Any]) -> Clause:
     )
 
 
+def normalise_phrase(phrase: str) -> str:
+    """A text-tier phrase as it is matched: lower case, single spaces, typographic quotes made plain."""
+    text = str(phrase).replace("\u2018", "'").replace("\u2019", "'").replace("\u201c", '"')
+    return " ".join(text.replace("\u201d", '"').lower().split())
+
+
+def _phrases(where: str, raw: Any) -> tuple[tuple[str, float], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        raise SignatureError(f"{where}: `text` must be a table")
+    unknown = set(raw) - _TEXT_FIELDS
+    if unknown:
+        raise SignatureError(f"{where}: unknown text field(s) {sorted(unknown)}")
+    table = raw.get("phrases") or {}
+    if not isinstance(table, Mapping):
+        raise SignatureError(f"{where}: text.phrases must be a table of phrase = weight")
+    out: dict[str, float] = {}
+    for phrase, weight in table.items():
+        norm = normalise_phrase(phrase)
+        if len(norm) < 3:
+            raise SignatureError(f"{where}: text phrase {phrase!r} is too short")
+        value = float(weight)
+        if not 0.0 < value < 1.0:
+            raise SignatureError(f"{where}: text phrase {phrase!r} needs a weight in (0, 1), not {weight}")
+        out[norm] = value
+    return tuple(sorted(out.items()))
+
+
 def parse_signature(data: Mapping[str, Any], where: str = "<catalog>") -> Signature:
     """Build a Signature from one parsed catalog entry; raises SignatureError naming the problem."""
     unknown = set(data) - _TOP_FIELDS
@@ -259,7 +315,12 @@ def parse_signature(data: Mapping[str, Any], where: str = "<catalog>") -> Signat
                 raise SignatureError(
                     f"{where}[{vname}]: clause {clause.name} relates to unknown clause {clause.other!r}"
                 )
-        variants.append(Variant(name=vname, require=require, base=float(raw.get("base", base))))
+        variant_rule_out = tuple(
+            _matcher(f"{where}[{vname}].rule_out", m) for m in _as_list(raw.get("rule_out"))
+        )
+        variants.append(
+            Variant(name=vname, require=require, base=float(raw.get("base", base)), rule_out=variant_rule_out)
+        )
     return Signature(
         id=sig_id,
         title=str(data["title"]),
@@ -273,12 +334,50 @@ def parse_signature(data: Mapping[str, Any], where: str = "<catalog>") -> Signat
         explains=tuple(_matcher(f"{where}.explains", m) for m in _as_list(data.get("explains"))),
         priority=int(data.get("priority", 50)),
         tags=tuple(str(t) for t in _as_list(data.get("tags"))),
+        explains_signatures=tuple(str(i) for i in _as_list(data.get("explains_signatures"))),
+        explained_by=tuple(str(i) for i in _as_list(data.get("explained_by"))),
+        phrases=_phrases(where, data.get("text")),
     )
+
+
+def load_text_weights(path: Path = TEXT_WEIGHTS_FILE) -> dict[str, dict[str, float]]:
+    """The fitted text-tier weights, {signature id: {phrase: weight}}; empty when the file is absent.
+
+    A damaged file is logged and ignored: the priors in the signature files still work.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        logger.warning("text-tier weights %s not loaded: %s", path.name, exc)
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    for sig_id, table in data.items():
+        if not isinstance(table, Mapping):
+            continue
+        weights = {}
+        for phrase, weight in table.items():
+            if isinstance(weight, int | float) and not isinstance(weight, bool) and 0.0 < weight < 1.0:
+                weights[normalise_phrase(phrase)] = float(weight)
+        out[str(sig_id)] = weights
+    return out
+
+
+def _with_fitted(signature: Signature, fitted: Mapping[str, float]) -> Signature:
+    """The signature with its phrase priors replaced by the fitted weights where there is one."""
+    if not signature.phrases or not fitted:
+        return signature
+    phrases = tuple((p, fitted.get(p, w)) for p, w in signature.phrases)
+    return replace(signature, phrases=phrases)
 
 
 def load_catalog(paths: Iterable[Path] | None = None) -> Catalog:
     """Load every `*.toml` signature (default: this folder); a broken file becomes a problem, not a crash."""
+    bundled = paths is None
     files = sorted(paths) if paths is not None else sorted(CATALOG_DIR.glob("*.toml"))
+    files = [f for f in files if not f.name.startswith("_")]
+    fitted = load_text_weights() if bundled else {}
     signatures: list[Signature] = []
     problems: list[str] = []
     seen: set[str] = set()
@@ -302,7 +401,7 @@ def load_catalog(paths: Iterable[Path] | None = None) -> Catalog:
             problems.append(f"[{path.stem}] {exc}")
             continue
         seen.add(signature.id)
-        signatures.append(signature)
+        signatures.append(_with_fitted(signature, fitted.get(signature.id, {})))
     return Catalog(signatures=tuple(signatures), problems=tuple(problems))
 
 

@@ -5,7 +5,9 @@ Python tracebacks, Ray's OOM killer, tokenizer mismatches, model load times, exp
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from gpuobs.names import gpu as g
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.context import ParseContext, Trigger
 from gpuobs.rca.parsers.cuda import parse_size
@@ -18,7 +20,9 @@ _DEAD_RE = re.compile(
     r"\b(?:Async)?EngineDeadError\b|EngineCore encountered an issue|Engine loop is not running|"
     r"Engine core initialization failed|EngineCore failed to start|Engine process failed to start|"
     r"Background loop has errored already|"
-    r"engine of \S+ is (?:dead|stalled)\b"  # gpuobs serve's /health problem, as its supervisor logs it
+    r"engine of \S+ is (?:dead|stalled)\b|"  # gpuobs serve's /health problem, as its supervisor logs it
+    # Text Generation Inference: the launcher's verdict when a model shard dies or cannot start
+    r"\bShard(?:Failed|CannotStart)\b"
 )
 _PREEMPT_V0_RE = re.compile(
     r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
@@ -103,7 +107,8 @@ _TRT_ENGINE_RE = re.compile(
     r"engine plan file is (?:not compatible with this version of TensorRT|"
     r"generated on an incompatible device)|"
     r"Version tag does not match|deserializeCudaEngine failed|Serialization assertion .*failed|"
-    r"was built with TensorRT .* but is being run|Engine deserialization failed|magicTagRead",
+    r"was built with TensorRT .* but is being run|Engine deserialization failed|magicTagRead|"
+    r"Serialization Error in \w+|coreReadArchive",
     re.I,
 )
 
@@ -393,6 +398,101 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         )
 
 
+# --- load shedding, killed processes, Slurm, DCGM health ------------------------------------------------
+_SHED_RE = re.compile(
+    r"(?i)dropped due to backpressure|exceeds maximum queue size|model is overloaded|"
+    r"\b429 Too Many Requests\b|request queue is full|max_queued_requests"
+)
+_QUEUED_RE = re.compile(r"num_queued_requests=(?P<q>\d+), max_queued_requests=(?P<m>\d+)")
+
+
+def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if not _SHED_RE.search(msg):
+        return
+    attrs: dict[str, object] = {"message": msg.strip()[:500]}
+    q = _QUEUED_RE.search(msg)
+    if q:
+        attrs["queued"], attrs["max_queued"] = int(q["q"]), int(q["m"])
+    ctx.emit(keys.REQUEST_REJECTED, "queue_full", pre, msg, attrs)
+
+
+# A SIGKILL with no reason given: the shell's `Killed` (also `bash: line 1: 123 Killed  python x.py`),
+# torch elastic's `exitcode: -9`, docker's exit code 137.
+_KILLED_RE = re.compile(
+    r"^(?:.*?\b\d+\]?\+?\s+)?Killed(?:\s+(?P<cmd>\S.*))?$|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|"
+    r"(?:exited with|[Ee]xit [Cc]ode:?) 137\b"
+)
+
+
+def _killed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    text = msg.strip()
+    m = _KILLED_RE.search(text)
+    if m is None or ctx.emitted_here(keys.HOST_OOM_KILL):
+        return
+    if text.startswith("Killed") and m["cmd"] and not m["cmd"].startswith(("python", "/", "torchrun", "./")):
+        return  # "Killed process 123 (x)" is the kernel's OOM report; prose is not a shell's verdict
+    attrs: dict[str, object] = {"message": text[:500]}
+    if m["cmd"]:
+        attrs["process"] = m["cmd"].split()[0]
+    ctx.emit(keys.PROCESS_KILLED, "SIGKILL", pre, msg, attrs)
+
+
+# Slurm: `srun: error: node12: task 3: Killed | Out Of Memory` and slurmstepd's cgroup OOM report.
+_SRUN_RE = re.compile(
+    r"srun: error: (?P<node>[\w.-]+): tasks? (?P<task>[\d,-]+): (?P<what>Killed|Out Of Memory)"
+)
+_STEPD_OOM_RE = re.compile(r"slurmstepd(?:-[\w.-]+)?: error: Detected (?P<n>\d+) oom[-_]kill event")
+
+
+def _slurm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _SRUN_RE.search(msg)
+    if m:
+        if m["what"] == "Killed":
+            ctx.emit(keys.PROCESS_KILLED, "SIGKILL", pre, msg, {"task": m["task"]}, host=m["node"])
+        else:
+            found: dict[str, object] = {"constraint": "CONSTRAINT_MEMCG", "memcg": "slurm"}
+            found["message"] = msg.strip()[:500]
+            ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, found, host=m["node"])
+        return
+    o = _STEPD_OOM_RE.search(msg)
+    if o:
+        attrs: dict[str, object] = {
+            "constraint": "CONSTRAINT_MEMCG",
+            "memcg": "slurm",
+            "count": int(o["n"]),
+            "message": msg.strip(),
+        }
+        ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs)
+
+
+# DCGM health / diag: "Detected clocks event due to thermal violation in GPU 2" (older: "clocks throttling").
+_DCGM_CLOCKS_RE = re.compile(
+    r"(?i)clocks? (?:event|throttl\w*)s? due to (?P<why>thermal|power) violations?(?: in GPU (?P<gpu>\d+))?"
+)
+
+
+def _dcgm_health(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _DCGM_CLOCKS_RE.search(msg)
+    if m is None:
+        return
+    from gpuobs.rca.parsers.metrics import metric_evidence
+
+    reason = "sw_thermal_slowdown" if m["why"].lower() == "thermal" else "sw_power_cap"
+    labels = {"reason": reason}
+    if m["gpu"]:
+        labels["gpu"] = m["gpu"]
+    record = metric_evidence(
+        g.CLOCK_EVENT_ACTIVE.native,
+        1.0,
+        labels,
+        ctx.source,
+        pre.time,
+        "sample",
+        {"message": msg.strip()[:500]},
+    )
+    ctx.out.append(replace(record, raw=msg.strip()[:2000], attrs={**record.attrs, "line": ctx.index + 1}))
+
+
 # --- fallback: an error/fatal line nothing else recognised ---------------------------------------------
 _LEVEL_IN_TEXT_RE = re.compile(
     r"\b(?:level=|\"level\":\s*\")?(?P<lvl>ERROR|FATAL|CRITICAL|error|fatal|critical)\b"
@@ -416,6 +516,8 @@ PARSERS: list[Trigger] = [
         (
             "EngineDead",
             "EngineCore",
+            "ShardFailed",
+            "ShardCannotStart",
             "Engine loop",
             "Engine core",
             "Engine process",
@@ -446,6 +548,8 @@ PARSERS: list[Trigger] = [
             "TensorRT",
             "magicTagRead",
             "parser->parse",
+            "Serialization Error",
+            "coreReadArchive",
         ),
         _tensorrt,
     ),
@@ -467,6 +571,20 @@ PARSERS: list[Trigger] = [
     (("running low on memory", "killed due to memory pressure"), _ray),
     (("ocab", "okenizer", "oken id"), _tokenizer),
     (("weights took", "loading took", "loaded in", "oading model"), _model_load),
+    (
+        (
+            "backpressure",
+            "maximum queue size",
+            "overloaded",
+            "Too Many Requests",
+            "queue is full",
+            "max_queued_requests",
+        ),
+        _shed,
+    ),
+    (("Killed", "exitcode", "SIGKILL", "code 137", "Code: 137", "code: 137"), _killed),
+    (("srun: error", "oom-kill event", "oom_kill event"), _slurm),
+    (("due to thermal", "due to power"), _dcgm_health),
     (
         (
             "dcgm",

@@ -145,6 +145,10 @@ class ParseContext:
         old = self.out[index]
         new_attrs = dict(old.attrs)
         new_attrs.update({k: v for k, v in (attrs or {}).items() if v is not None})
+        first = new_attrs.get("line")
+        if isinstance(first, int) and self.index + 1 > first:
+            # a multi-line report: the record covers the lines up to this one (the text tier leaves them)
+            new_attrs["end_line"] = max(self.index + 1, int(new_attrs.get("end_line", first)))
         new_entity = old.entity
         if entity:
             new_entity = Entity(

@@ -241,7 +241,8 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"NVRM: (?:RmInitAdapter failed|The NVIDIA probe routine failed|GPU \S+: rm_init_adapter failed|"
-            r"failed to allocate vendor device)"
+            r"failed to allocate vendor device|No NVIDIA (?:graphics adapter|GPU) (?:probed|found)|"
+            r"The NVIDIA probe routine was not called)"
         ),
         "nvrm_init",
     ),

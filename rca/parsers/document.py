@@ -2,40 +2,133 @@
 saved `/metrics`, an OTLP JSON trace file, a saved `/api/history` document, or else log lines.
 
 Inputs are recognised by content, not by file name: people attach whatever they saved under
-whatever name, and `--logs` takes them all.
+whatever name, and `--logs` takes them all. Log text is what people paste: lines are first freed of the
+layers tools wrap around them (`wrappers`: compose prefixes, box borders, numbered pastes, redrawn
+progress bars); tool outputs inside it are read by their own readers (nvidia-smi tables and `-q`
+sections, `lspci -vvv`, `kubectl describe` / `get pods`, pprint'ed allocator dumps, container set-up);
+every line goes through the exact line parsers; a memory series that only grows becomes a trend record;
+and the text tier reads what is left for the wording of known failures. No line needs a timestamp or
+a known prefix: records keep their line number, which orders them when there is no time.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from gpuobs.evidence import Evidence
 from gpuobs.rca.parsers import exposition, history, k8s, nvsmi
-from gpuobs.rca.parsers.lines import parse_lines
+from gpuobs.rca.parsers.containers import looks_like_container_setup, parse_container_setup
+from gpuobs.rca.parsers.describe import looks_like_kubectl, parse_kubectl_text
+from gpuobs.rca.parsers.lines import index_by_line, parse_lines
+from gpuobs.rca.parsers.lowered import LowerText, lower_text
+from gpuobs.rca.parsers.lspci import looks_like_lspci, parse_lspci
+from gpuobs.rca.parsers.nvsmi_text import looks_like_nvsmi_text, parse_nvsmi_text
+from gpuobs.rca.parsers.pyrepr import looks_like_pyrepr, parse_pyrepr
+from gpuobs.rca.parsers.text import Phrasebook, match_text
 from gpuobs.rca.parsers.traces import parse_otlp_text
+from gpuobs.rca.parsers.trend import memory_trend
+from gpuobs.rca.parsers.wrappers import unwrap
 
-__all__ = ["parse_document"]
+__all__ = ["TOOL_READERS", "ExactView", "exact_tier", "is_log_text", "parse_document", "parse_log_text"]
 
 _JSON_SNIFF_CHARS = 200_000
 
+ToolReader = Callable[[Sequence[str], str], tuple[list[Evidence], set[int]]]
+# (cheap check on the whole text, reader): a reader returns its records and the lines it read as tool
+# output, which the text tier then leaves alone (a table cell is not prose).
+TOOL_READERS: tuple[tuple[Callable[[str], bool], ToolReader], ...] = (
+    (looks_like_nvsmi_text, parse_nvsmi_text),
+    (looks_like_lspci, parse_lspci),
+    (looks_like_kubectl, parse_kubectl_text),
+    (looks_like_pyrepr, parse_pyrepr),
+    (looks_like_container_setup, parse_container_setup),
+)
 
-def parse_document(name: str, text: str, mtime: float | None = None) -> list[Evidence]:
-    """Evidence from one input's text; a saved /metrics or nvidia-smi report is timed at `mtime`."""
+
+def parse_document(
+    name: str, text: str, mtime: float | None = None, phrasebook: Phrasebook | None = None
+) -> list[Evidence]:
+    """Evidence from one input's text; a saved /metrics or nvidia-smi report is timed at `mtime`.
+
+    Log text goes through both tiers: the exact parsers and readers, and the text tier with
+    `phrasebook` (default: the bundled catalog's phrases).
+    """
+    if not is_log_text(text):
+        return _structured(name, text, mtime)
+    return parse_log_text(name, text, phrasebook)
+
+
+def is_log_text(text: str) -> bool:
+    """False for the documents read whole (Kubernetes JSON, nvidia-smi -q, /metrics, OTLP, /api/history)."""
+    if k8s.maybe_k8s_json(text) is not None or nvsmi.looks_like_nvsmi_query(text):
+        return False
+    if exposition.looks_like_exposition(text):
+        return False
+    head = text.lstrip()[:1]
+    if head == "{" and '"resourceSpans"' in text[:4096]:
+        return False
+    return not (head == "{" and _history(text) is not None)
+
+
+def _history(text: str) -> dict[str, object] | None:
+    if '"samples"' not in text[:_JSON_SNIFF_CHARS] or '"gpus"' not in text[:_JSON_SNIFF_CHARS]:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("samples"), list) else None
+
+
+def _structured(name: str, text: str, mtime: float | None) -> list[Evidence]:
     objects = k8s.maybe_k8s_json(text)
     if objects is not None:
         return k8s.evidence_from_objects(objects, source=name)
     if nvsmi.looks_like_nvsmi_query(text):
-        return nvsmi.parse_nvsmi_query(text, source=name, when=mtime)
+        return [
+            *nvsmi.parse_nvsmi_query(text, source=name, when=mtime),
+            *parse_nvsmi_text(text.splitlines(), name, pages=False)[0],
+        ]
     if exposition.looks_like_exposition(text):
         return exposition.parse_exposition(text, source=name, when=mtime)
-    head = text.lstrip()[:1]
-    if head == "{" and '"resourceSpans"' in text[:4096]:
+    if text.lstrip()[:1] == "{" and '"resourceSpans"' in text[:4096]:
         return parse_otlp_text(text, source=name)
-    if head == "{" and '"samples"' in text[:_JSON_SNIFF_CHARS] and '"gpus"' in text[:_JSON_SNIFF_CHARS]:
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = None
-        if isinstance(doc, dict) and isinstance(doc.get("samples"), list):
-            return history.evidence_from_history(doc, source=name)
-    return parse_lines(text.splitlines(), source=name)
+    doc = _history(text)
+    return history.evidence_from_history(doc, source=name) if doc is not None else []
+
+
+@dataclass
+class ExactView:
+    """Log text after the exact tier: the unwrapped lines, the lines read as tool output, the records."""
+
+    lines: list[str]
+    low: LowerText
+    tool_lines: set[int] = field(default_factory=set)
+    records: list[Evidence] = field(default_factory=list)
+    by_line: dict[int, list[Evidence]] = field(default_factory=dict)
+
+
+def exact_tier(name: str, text: str) -> ExactView:
+    """The exact tier over log text: unwrap, tool readers, line parsers and the memory trend."""
+    lines = unwrap(text.splitlines()).lines
+    view = ExactView(lines=lines, low=lower_text(lines))
+    for looks_like, reader in TOOL_READERS:
+        if looks_like(text):  # a cheap substring check: the wrappers peeled off do not matter to it
+            records, used = reader(view.lines, name)
+            view.records.extend(records)
+            view.tool_lines |= used
+    index_by_line(view.records, view.by_line)
+    view.records.extend(parse_lines(view.lines, source=name, by_line=view.by_line, low=view.low))
+    view.records.extend(memory_trend(view.lines, source=name, view=view.low))
+    return view
+
+
+def parse_log_text(name: str, text: str, phrasebook: Phrasebook | None = None) -> list[Evidence]:
+    """Both tiers over log text: the exact tier, then the text tier over what it left."""
+    view = exact_tier(name, text)
+    worded = match_text(
+        view.lines, phrasebook, source=name, skip=view.tool_lines, judged=view.by_line, low=view.low
+    )
+    return [*view.records, *worded]

@@ -8,6 +8,7 @@ function of the message plus the pass state for multi-line reports (OOM killer r
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.context import ParseContext, Trigger
@@ -87,14 +88,63 @@ _POD_UID_RE = re.compile(
 )
 
 
+# The memory cgroup section of an OOM report: "memory: usage 131072kB, limit 131072kB, failcnt 15691",
+# then "Memory cgroup stats for /kubepods/...:". The kernel prints it only while killing in that cgroup.
+_MEMCG_USAGE_RE = re.compile(r"^memory: usage (?P<u>\d+)kB, limit (?P<l>\d+)kB, failcnt (?P<f>\d+)")
+_MEMCG_STATS_RE = re.compile(r"Memory cgroup stats for (?P<cg>\S+?):?\s*$")
+
+
+def _memcg(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _MEMCG_USAGE_RE.search(msg.strip())
+    if m:
+        usage, limit = int(m["u"]), int(m["l"])
+        if limit and usage >= limit and not _recent_oom(ctx):
+            attrs: dict[str, object] = {
+                "constraint": "CONSTRAINT_MEMCG",
+                "limit_bytes": limit * 1024,
+                "failcnt": int(m["f"]),
+                "message": msg.strip(),
+            }
+            ctx.state["memcg_report"] = (ctx.index, ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs))
+        return
+    s = _MEMCG_STATS_RE.search(msg)
+    report = ctx.state.get("memcg_report")
+    if s and report is not None and ctx.index - report[0] <= 5:
+        memcg = s["cg"]
+        extra: dict[str, object] = {"memcg": memcg}
+        pod = _POD_UID_RE.search(memcg)
+        if pod:
+            extra["pod_uid"] = pod["uid"].replace("_", "-")
+        ctx.amend(report[1], extra)
+
+
+def _emit_kill(ctx: ParseContext, pre: LinePrefix, msg: str, attrs: dict[str, object]) -> int:
+    """The kill line's record; it takes the place of the memory-cgroup record of the same OOM report."""
+    index = ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs)
+    report = ctx.state.pop("memcg_report", None)
+    if report is None or ctx.index - report[0] > 60:
+        return index
+    kill = ctx.out.pop()
+    cgroup = {k: v for k, v in ctx.out[report[1]].attrs.items() if k in ("memcg", "pod_uid", "limit_bytes")}
+    ctx.out[report[1]] = replace(kill, attrs={**cgroup, **kill.attrs})
+    return report[1]
+
+
+def _recent_oom(ctx: ParseContext) -> bool:
+    """Whether this OOM report already gave a record (its kill line came first)."""
+    last = ctx.state.get("last_oom")
+    return last is not None and ctx.index - last[0] <= 60
+
+
 def oom_start_process(line: str) -> str | None:
     """The process named by a `<proc> invoked oom-killer:` line (start of a kernel OOM report)."""
-    m = _OOM_START_RE.search(line)
+    m = _OOM_START_RE.search(line) if "invoked oom-killer:" in line else None
     return m["proc"].strip() if m else None
 
 
 def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
-    m = _OOM_START_RE.search(msg)
+    # the substring check first: the regex tries every start position (quadratic on a long kill line)
+    m = _OOM_START_RE.search(msg) if "invoked oom-killer:" in msg else None
     if m and "oom-kill:" not in msg:
         ctx.state["oom_start"] = (ctx.index, m["proc"].strip())
         ctx.state.pop("oom_cgroup", None)
@@ -117,7 +167,7 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             pod = _POD_UID_RE.search(memcg)
             if pod:
                 attrs["pod_uid"] = pod["uid"].replace("_", "-")
-        ctx.state["last_oom"] = (ctx.index, ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs))
+        ctx.state["last_oom"] = (ctx.index, _emit_kill(ctx, pre, msg, attrs))
         ctx.state.pop("oom_start", None)
         return
     kd = _KILLED_RE.search(msg)
@@ -146,7 +196,7 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     attrs["message"] = msg.strip()
     ctx.state["last_oom"] = (
         ctx.index,
-        ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, {k: v for k, v in attrs.items() if v is not None}),
+        _emit_kill(ctx, pre, msg, {k: v for k, v in attrs.items() if v is not None}),
     )
     ctx.state.pop("oom_start", None)
 
@@ -166,11 +216,18 @@ def parse_cpu_pid_comm(line: str) -> tuple[int, int, str] | None:
     return (int(m["cpu"]), int(m["pid"]), m["comm"]) if m else None
 
 
+# The kernel panics on a fatal hardware error that APEI/GHES or the MCE handler reported.
+_FATAL_HW_RE = re.compile(r"(?i)Fatal (?:hardware error|machine check)|Machine check")
+
+
 def _panic(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     m = _PANIC_RE.search(msg)
     if m:
-        index = ctx.emit(keys.KERNEL_PANIC, None, pre, msg, {"reason": m["reason"].strip()})
+        reason = m["reason"].strip()
+        index = ctx.emit(keys.KERNEL_PANIC, None, pre, msg, {"reason": reason})
         ctx.state["panic"] = (ctx.index, index)
+        if _FATAL_HW_RE.search(reason):
+            ctx.emit(keys.MACHINE_CHECK, "fatal", pre, msg, {"message": msg.strip(), "panic": True})
 
 
 # Oopses: the kernel hit a bug or a bad access; the faulting task dies and the node is unreliable
@@ -257,7 +314,11 @@ _IB_TEMP_RE = re.compile(r"Port module event.*High Temperature")
 _IB_ACCESS_RE = re.compile(r"mlx5_cmd_out_err.*ACCESS_REG.*failed")
 _MLX_DEV_RE = re.compile(r"mlx5_core (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)")
 _FLAP_RE = re.compile(
-    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|[Ll]ink (?:is )?[Dd]own)"
+    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|[Ll]ink (?:is )?[Dd]own)|"
+    # bonding: "bond0: link status definitely down for interface eno50, disabling it"
+    r"\bbond\w*: link status definitely down for interface (?P<member>[\w.]+)|"
+    # an InfiniBand port went down (IBV_EVENT_PORT_ERR), as NCCL reports it
+    r"NET/IB\w* ?: Got async event ?: (?P<ib>port error)"
 )
 _FILE_MAX_RE = re.compile(r"VFS: file-max limit (?P<n>\d+) reached")
 _HW_ERR_RE = re.compile(
@@ -284,7 +345,8 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         elif _IB_ACCESS_RE.search(msg):
             ctx.emit(keys.INFINIBAND_ERROR, "access_reg_failed", pre, msg, attrs)
     elif (f := _FLAP_RE.search(msg)) is not None:
-        ctx.emit(keys.LINK_FLAP, f["iface"], pre, msg, {"message": msg.strip()})
+        iface = f["iface"] or f["member"] or "ib"
+        ctx.emit(keys.LINK_FLAP, iface, pre, msg, {"message": msg.strip()})
     elif (v := _FILE_MAX_RE.search(msg)) is not None:
         ctx.emit(keys.FILE_MAX_REACHED, int(v["n"]), pre, msg, {"message": msg.strip()})
     elif (h := _HW_ERR_RE.search(msg)) is not None:
@@ -296,6 +358,7 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 PARSERS: list[Trigger] = [
     (("AER:", "PCIe Bus Error"), _aer),
     (("oom-kill", "Killed process", "Task in "), _oom),
+    (("memory: usage", "Memory cgroup stats"), _memcg),
     (("anic - ",), _panic),
     (("BUG: ", "kernel BUG at", "general protection fault", "Oops: "), _oops),
     (("CPU: ",), _cpu_line),
@@ -313,6 +376,8 @@ PARSERS: list[Trigger] = [
             "carrier",
             "ink down",
             "ink is down",
+            "definitely down",
+            "async event",
             "file-max",
             "[Hardware Error]",
             "read-only",

@@ -2,13 +2,14 @@
 
 `parse_text` is pure (text in, evidence out). A line reaches a parser's regular expressions only
 when one of the parser's trigger substrings occurs in it, so 100,000 lines of unrelated noise cost
-a few substring checks each. Lines that match nothing are skipped.
+a few substring checks each. Lines that match nothing are skipped. A message that a terminal wrapped,
+or that continues on indented lines or after a `Last error:`, is read again whole (`blocks`) when its
+lines one by one gave no fact.
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -16,10 +17,12 @@ from typing import Any
 from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca import keys
 from gpuobs.rca.parsers import apps, cuda, host_kernel, nccl, nvrm
+from gpuobs.rca.parsers.blocks import block_around, joined
 from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
+from gpuobs.rca.parsers.lowered import LowerText, lower_text
 from gpuobs.rca.parsers.prefix import LinePrefix, split_prefix, strip_decorations
 
-__all__ = ["parse_lines", "parse_text"]
+__all__ = ["index_by_line", "parse_lines", "parse_text"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,16 +68,22 @@ def parse_lines(
     year: int | None = None,
     host: str | None = None,
     strict: bool = False,
+    by_line: dict[int, list[Evidence]] | None = None,
+    low: LowerText | None = None,
 ) -> list[Evidence]:
     """Like `parse_text` for an iterable of lines (no trailing newlines needed).
 
     A parser that raises on a line is logged and skipped (the other evidence survives); with
-    `strict` the exception propagates (fuzzing and tests).
+    `strict` the exception propagates (fuzzing and tests). `by_line`, when given, receives every record
+    by the 0-based lines it covers, before repeats collapse into one record (the text tier's view of
+    which lines the exact tier understood). `low` is the lines' shared lower-cased view, when the caller
+    has one.
     """
     all_lines = lines if isinstance(lines, list) else list(lines)
     ctx = ParseContext(source=source, lines=all_lines, year=year, host=host)
     triggers = _TRIGGERS
-    for index, pis in _candidate_lines(all_lines):
+    candidates = _candidate_lines(all_lines, low=low)
+    for index, pis in candidates:
         raw = all_lines[index]
         hit = [pi for pi in pis if pi >= 0]
         if len(raw) > _MAX_LINE:
@@ -100,8 +109,78 @@ def parse_lines(
             _FALLBACK(message, prefix, ctx)
         if prefix.fields:
             _parse_embedded(prefix, ctx, year, host, strict)
+    _parse_blocks(candidates, ctx, year, strict)
     nvrm.finish(ctx)
+    ctx.out.sort(key=lambda ev: int(ev.attrs.get("line", 0)))
+    if by_line is not None:
+        index_by_line(ctx.out, by_line)
     return _collapse(ctx.out)
+
+
+def index_by_line(records: Iterable[Evidence], into: dict[int, list[Evidence]]) -> None:
+    """Add each record under the 0-based line numbers it covers (`line` .. `end_line`, or `joined_lines`)."""
+    for ev in records:
+        line = ev.attrs.get("line")
+        if not isinstance(line, int) or line < 1:
+            continue
+        end = ev.attrs.get("end_line")
+        joined = ev.attrs.get("joined_lines")
+        last = line
+        if isinstance(end, int) and line <= end <= line + 64:
+            last = end
+        elif isinstance(joined, int) and 1 <= joined <= 64:
+            last = line + joined - 1
+        for covered in range(line - 1, last):
+            into.setdefault(covered, []).append(ev)
+
+
+def _run_parsers(message: str, prefix: LinePrefix, ctx: ParseContext, hit: list[int], strict: bool) -> None:
+    for pi in hit:
+        parser = _TRIGGERS[pi][1]
+        try:
+            parser(message, prefix, ctx)
+        except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
+            if strict:
+                raise
+            ctx.state["parser_errors"] = ctx.state.get("parser_errors", 0) + 1
+            logger.warning(
+                "parser %s failed on %s line %d: %s", parser.__name__, ctx.source, ctx.index + 1, exc
+            )
+
+
+def _parse_blocks(
+    candidates: list[tuple[int, list[int]]], ctx: ParseContext, year: int | None, strict: bool
+) -> None:
+    """Read again, whole, each multi-line message whose lines one by one gave no fact (only log lines).
+
+    The records are stamped with the message's first line (time, entity, line number).
+    """
+    lines = ctx.lines
+    facts = {ev.attrs.get("line") for ev in ctx.out if ev.key != keys.LOG_LINE}
+    done: set[int] = set()
+    for index, _ in candidates:
+        if index + 1 in facts:
+            continue
+        first, last = block_around(lines, index)
+        if last == first or first in done:
+            continue
+        done.add(first)
+        if any(i + 1 in facts for i in range(first, last + 1)):
+            continue
+        prefixes = [
+            split_prefix(strip_decorations(lines[i][:_MAX_LINE]), year) for i in range(first, last + 1)
+        ]
+        message = joined([p.message for p in prefixes], lines[first : last + 1])
+        hit = sorted({pi for needle, pi in _NEEDLES if needle in message})
+        if not hit:
+            continue
+        head = prefixes[0]
+        ctx.index = first
+        before = len(ctx.out)
+        _run_parsers(message, head, ctx, hit, strict)
+        for i in range(before, len(ctx.out)):
+            ctx.out[i].attrs["joined_lines"] = last - first + 1
+        facts.update(range(first + 1, last + 2))
 
 
 # JSON log fields that hold a traceback or an error text beside `msg` (Python's logging `exc_info` as
@@ -230,7 +309,9 @@ _ANCHORS = (
 )
 
 
-def _candidate_lines(lines: list[str], automaton: bool = True) -> list[tuple[int, list[int]]]:
+def _candidate_lines(
+    lines: list[str], automaton: bool = True, low: LowerText | None = None
+) -> list[tuple[int, list[int]]]:
     """(line index, parser indices hit) for every line holding a trigger substring, in order.
 
     The anchors are found in the lower-cased text in one Aho-Corasick pass (ahocorasick-rs, in Rust),
@@ -240,9 +321,9 @@ def _candidate_lines(lines: list[str], automaton: bool = True) -> list[tuple[int
     """
     if not lines:
         return []
-    text = "\n".join(lines).lower()
-    starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
-    if len(text) != starts[-1] - 1:  # lower() changed lengths (rare Unicode): scan line by line instead
+    view = low if low is not None else lower_text(lines)
+    text, starts = view.text, view.starts
+    if not view.aligned:  # lower() changed lengths (rare Unicode): scan line by line instead
         return [
             (i, sorted({pi for n, pi in (*_NEEDLES, *((f, -1) for f in _FALLBACK_NEEDLES)) if n in line}))
             for i, line in enumerate(lines)

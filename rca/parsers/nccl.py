@@ -76,11 +76,20 @@ def _watchdog(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.emit(keys.NCCL_TIMEOUT, None, pre, msg, attrs)
 
 
+# NCCL's own wording without an NCCL tag: an InfiniBand completion error, and `Last error:` with the
+# error on the next line (how PyTorch prints ncclGetLastError; the block reader joins the two lines).
+_NCCL_WORDING = ("Got completion from peer", "Last error:")
+
+
 def _nccl_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if "WorkNCCL(" in msg:
         return  # the watchdog parser reports it
-    if "NCCL WARN" not in msg and "nccl" not in msg.lower():
+    if "NCCL WARN" not in msg and "nccl" not in msg.lower() and not any(w in msg for w in _NCCL_WORDING):
         return
+    if msg.strip() == "Last error:":
+        return  # the error itself is on the next line: the block reader reads the two together
+    if "using internal" in msg or ("Plugin" in msg and "cannot open shared object" in msg):
+        return  # no net/tuner plugin installed, NCCL uses its own transport: start-up talk, not a failure
     if "NCCL INFO" in msg:
         return  # INFO lines only trace the error back up the stack
     cls = None
@@ -106,8 +115,51 @@ def _nccl_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.emit(keys.NCCL_ERROR, cls, pre, msg, attrs, host=host, gpu_index=dev)
 
 
+# A process crash report: UCX (`Caught signal 11 (Segmentation fault: ...)` then `==== backtrace`),
+# Open MPI (`*** Process received signal ***`, `Signal: Segmentation fault (11)`, `[ 4] libnccl.so...`) or
+# a plain SIGSEGV; it is NCCL's when the backtrace below names NCCL.
+_CRASH_RE = re.compile(
+    r"Caught signal (?:11|7|6) \((?P<what>[^:)]+)|\*\*\* Process received signal \*\*\*|"
+    r"Signal: (?P<sig>Segmentation fault|Bus error|Aborted) \(\d+\)|received signal SIGSEGV|"
+    r"Fatal Python error: Segmentation fault"
+)
+_NCCL_FRAME_RE = re.compile(r"(?i)libnccl|\bp?nccl[A-Z]\w*|nccl::|libnccl-net|ncclProxy")
+_BACKTRACE_LINES = 30
+
+
+def _crash(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _CRASH_RE.search(msg)
+    if m is None:
+        return
+    last = ctx.state.get("crash_line")
+    if last is not None and ctx.index - last <= _BACKTRACE_LINES:
+        return  # the same report's next header line
+    frame = None
+    for raw in ctx.lines[ctx.index : ctx.index + _BACKTRACE_LINES]:
+        f = _NCCL_FRAME_RE.search(raw)
+        if f:
+            frame = raw.strip()[:300]
+            break
+    if frame is None:
+        return
+    ctx.state["crash_line"] = ctx.index
+    attrs: dict[str, object] = {"message": msg.strip()[:500], "frame": frame}
+    ctx.emit(keys.NCCL_ERROR, "segfault", pre, msg, attrs)
+
+
 PARSERS: list[Trigger] = [
     (("WorkNCCL(", "Watchdog caught collective", "Heartbeat monitor timed out"), _watchdog),
+    (
+        (
+            "Caught signal",
+            "Process received signal",
+            "Signal: Segmentation fault",
+            "Signal: Bus error",
+            "received signal SIGSEGV",
+            "Fatal Python error: Segmentation",
+        ),
+        _crash,
+    ),
     (
         (
             "NCCL WARN",
@@ -118,6 +170,8 @@ PARSERS: list[Trigger] = [
             "ncclInvalidUsage",
             "NCCL error",
             "NCCL Error",
+            "Got completion from peer",
+            "Last error:",
         ),
         _nccl_error,
     ),

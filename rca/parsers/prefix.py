@@ -11,6 +11,7 @@ from __future__ import annotations
 import calendar
 import contextlib
 import json
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -95,8 +96,13 @@ class LinePrefix:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
+_PLAIN_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
 def strip_decorations(line: str) -> str:
-    """The line without ANSI escapes, CR, and leading `> ` quote markers."""
+    """The line without ANSI escapes, CR, leading `> ` quote markers and typographic quotes."""
+    if "\u2018" in line or "\u2019" in line or "\u201c" in line or "\u201d" in line:
+        line = line.translate(_PLAIN_QUOTES)
     if "\x1b" in line:
         line = _ANSI_RE.sub("", line)
     if "\r" in line:
@@ -125,10 +131,10 @@ def _epoch(
         value -= sign * offset
     return value
 
+
 def _match_epoch(m: re.Match[str], year: int, month: int, tz: str | None = None) -> float | None:
     """Epoch seconds from a timestamp match with groups d, h, mi, s, frac (year and month given)."""
     return _epoch(year, month, int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), m["frac"], tz)
-
 
 
 def _guess_year(mo: int, year: int | None) -> int:
@@ -351,6 +357,8 @@ def _json_line(text: str, year: int | None) -> LinePrefix | None:
     for key in _JSON_TIME_KEYS:
         value = data.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                continue  # JSON's Infinity / NaN: no time
             out.time = float(value) / (1e9 if value > 1e15 else 1e6 if value > 1e12 else 1)
             break
         if isinstance(value, str):

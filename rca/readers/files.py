@@ -16,10 +16,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
+
+if TYPE_CHECKING:
+    from gpuobs.rca.parsers.text import Phrasebook
 
 __all__ = [
     "MAX_EVIDENCE_PER_INPUT",
@@ -202,10 +205,13 @@ def _open_stream(path: str, stdin: IO[bytes] | None) -> tuple[str, BinaryIO, Bin
     return name, raw, owned  # type: ignore[return-value]
 
 
-def _stream_line_log(name: str, stream: BinaryIO, head: bytes, notes: list[str] | None) -> list[Evidence]:
+def _stream_line_log(
+    name: str, stream: BinaryIO, head: bytes, notes: list[str] | None, phrasebook: Phrasebook | None = None
+) -> list[Evidence]:
     """Parse a line log in blocks of whole lines: memory holds one block and the evidence, whatever the
-    size; reading stops at MAX_EXPANDED_BYTES and evidence at MAX_EVIDENCE_PER_INPUT (with a note)."""
-    from gpuobs.rca.parsers.lines import parse_lines
+    size; reading stops at MAX_EXPANDED_BYTES and evidence at MAX_EVIDENCE_PER_INPUT (with a note).
+    Each block goes through both tiers (the exact parsers and the text tier), as a whole input would."""
+    from gpuobs.rca.parsers.document import parse_document
 
     out: list[Evidence] = []
     pending, total, cut = head, len(head), False
@@ -221,7 +227,7 @@ def _stream_line_log(name: str, stream: BinaryIO, head: bytes, notes: list[str] 
             pending = data  # one line longer than a block: keep reading until it ends
             continue
         text, pending = data[:end].decode("utf-8", errors="replace"), data[end:]
-        out.extend(parse_lines(text.splitlines(), source=name))
+        out.extend(parse_document(name, text, None, phrasebook))
         if len(out) > MAX_EVIDENCE_PER_INPUT:
             _too_much_evidence(name, notes)
             return out[:MAX_EVIDENCE_PER_INPUT]
@@ -232,7 +238,9 @@ def _stream_line_log(name: str, stream: BinaryIO, head: bytes, notes: list[str] 
             return out
 
 
-def _read_log_streamed(path: str, stdin: IO[bytes] | None, notes: list[str] | None) -> list[Evidence]:
+def _read_log_streamed(
+    path: str, stdin: IO[bytes] | None, notes: list[str] | None, phrasebook: Phrasebook | None = None
+) -> list[Evidence]:
     """Evidence from one log input, streamed when it is a log of lines, else parsed whole (capped)."""
     from gpuobs.rca.parsers.document import parse_document
 
@@ -246,7 +254,7 @@ def _read_log_streamed(path: str, stdin: IO[bytes] | None, notes: list[str] | No
             raise InputError(f"{name}: binary file, not a log (give a text, .gz or JSON log)")
         try:
             if _is_line_log(head.decode("utf-8", errors="replace")):
-                return _stream_line_log(name, stream, head, notes)
+                return _stream_line_log(name, stream, head, notes, phrasebook)
             rest = stream.read(MAX_EXPANDED_BYTES + 1 - len(head))
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{name}: corrupt gzip data ({exc})") from exc
@@ -264,7 +272,7 @@ def _read_log_streamed(path: str, stdin: IO[bytes] | None, notes: list[str] | No
             when = Path(name).stat().st_mtime
         except OSError:
             when = None
-    found = parse_document(name, data.decode("utf-8", errors="replace"), when)
+    found = parse_document(name, data.decode("utf-8", errors="replace"), when, phrasebook)
     if len(found) > MAX_EVIDENCE_PER_INPUT:
         _too_much_evidence(name, notes)
         found = found[:MAX_EVIDENCE_PER_INPUT]
@@ -294,6 +302,7 @@ def read_logs(
     keep: list[LogInput] | None = None,
     notes: list[str] | None = None,
     unread: list[str] | None = None,
+    phrasebook: Phrasebook | None = None,
 ) -> list[Evidence]:
     """Evidence from log inputs, each parsed by what it is (a saved /metrics is timed at its mtime).
 
@@ -301,7 +310,8 @@ def read_logs(
     on inflated size and evidence count is said in `notes`. With `keep`, every input read is also
     appended to it whole (bundles archive the texts; stdin reads once). With `unread`, each input named
     in `paths` (not found in a folder) that gave no evidence at all is named there with why, so a report
-    never says "no known failure signature" over a file it could not read.
+    never says "no known failure signature" over a file it could not read. `phrasebook` is the text
+    tier's vocabulary (default: the bundled catalog's).
     """
     from gpuobs.rca.parsers.document import parse_document
 
@@ -310,7 +320,7 @@ def read_logs(
         for path in _log_paths(paths):
             if path != "-":
                 _check_size(path)
-            found = _read_log_streamed(path, stdin, notes)
+            found = _read_log_streamed(path, stdin, notes, phrasebook)
             if not found and unread is not None and path in paths:  # named, not found in a folder
                 unread.append(unread_reason("<stdin>" if path == "-" else path))
             out.extend(found)
@@ -323,7 +333,7 @@ def read_logs(
                 when = Path(item.name).stat().st_mtime
             except OSError:
                 when = None
-        found = parse_document(item.name, item.text, when)
+        found = parse_document(item.name, item.text, when, phrasebook)
         named = item.name == "<stdin>" or item.name in {str(Path(p)) for p in paths}
         if not found and unread is not None and named:
             unread.append(unread_reason(item.name, item.text))

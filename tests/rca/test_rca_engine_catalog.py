@@ -9,7 +9,7 @@ import pytest
 from gpuobs.names import all_specs, spans
 from gpuobs.rca import keys
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
-from gpuobs.rca.catalog import CATALOG_DIR, load_catalog
+from gpuobs.rca.catalog import CATALOG_DIR, load_catalog, load_text_weights
 from gpuobs.rca.signature import Scope
 
 SPAN_NAMES = {*spans.ENGINE_SPANS, spans.SPAN_KERNEL_LAUNCH}  # request spans have no fixed name
@@ -29,8 +29,28 @@ def _known_key(key: str) -> bool:
 def test_every_catalog_file_loads_and_is_named_after_its_id() -> None:
     catalog = load_catalog()
     assert catalog.problems == ()
-    files = sorted(p.stem for p in CATALOG_DIR.glob("*.toml"))
+    files = sorted(p.stem for p in CATALOG_DIR.glob("*.toml") if not p.name.startswith("_"))
     assert files == sorted(s.id for s in catalog.signatures)
+
+
+def test_declared_causality_names_real_signatures() -> None:
+    ids = {s.id for s in load_catalog().signatures}
+    for sig in load_catalog().signatures:
+        named = {*sig.explains_signatures, *sig.explained_by}
+        assert named <= ids, f"{sig.id} names unknown signatures {sorted(named - ids)}"
+        assert sig.id not in named, f"{sig.id} explains itself"
+
+
+def test_every_signature_has_text_phrases_and_fitted_weights_belong_to_them() -> None:
+    catalog = load_catalog()
+    by_id = catalog.by_id()
+    for sig in catalog.signatures:
+        assert sig.phrases, f"{sig.id} has no [text.phrases]"
+        assert all(0 < w < 1 for _, w in sig.phrases), sig.id
+    for sig_id, weights in load_text_weights().items():
+        assert sig_id in by_id, f"_text_weights.toml names unknown signature {sig_id}"
+        own = {p for p, _ in by_id[sig_id].phrases}
+        assert set(weights) <= own, f"{sig_id}: fitted phrases {sorted(set(weights) - own)} not in its file"
 
 
 @pytest.mark.parametrize("sig", load_catalog().signatures, ids=lambda s: s.id)

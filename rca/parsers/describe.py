@@ -1,0 +1,226 @@
+"""`kubectl describe pod` and `kubectl get pods` text -> the same Evidence as the Kubernetes JSON objects.
+
+People paste what kubectl printed, not `-o json`: container states (`State: Waiting / Reason:
+CrashLoopBackOff`, `Last State: Terminated / Reason: OOMKilled / Exit Code: 137`), the Events table
+(`Warning  FailedScheduling  2m (x3 over 5m)  default-scheduler  0/3 nodes are available: 3 Insufficient
+nvidia.com/gpu.`) and the pod list's STATUS column. Records use the keys of `parsers.k8s`
+(`k8s_pod_status`, `k8s_event`), so every Kubernetes signature reads them unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.rca import keys
+
+__all__ = ["looks_like_kubectl", "parse_kubectl_text"]
+
+# A container's name heads its block, two spaces in, under "Containers:" ("  vllm:").
+_CONTAINER_RE = re.compile(r"^  (?P<name>[a-z0-9][a-z0-9.-]*):\s*$")
+_KV_RE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Z][\w .-]*?):\s*(?P<value>.*?)\s*$")
+_EVENT_HEADER_RE = re.compile(r"^\s*Type\s+Reason\s+Age\s+From\s+Message\s*$")
+_EVENT_ROW_RE = re.compile(
+    r"^\s*(?P<type>Normal|Warning)\s+(?P<reason>[A-Za-z][\w-]*)\s+(?P<age>\S+(?: \(x(?P<n>\d+) over \S+\))?)"
+    r"\s+(?P<src>\S+(?:, \S+)?)\s+(?P<msg>\S.*?)\s*$"
+)
+_INSUFFICIENT_RE = re.compile(r"Insufficient ([\w./-]*\w)")
+_GET_HEADER_RE = re.compile(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE")
+_GET_ROW_RE = re.compile(
+    r"^\s*(?:(?P<ns>[a-z0-9][\w.-]*)\s+)?(?P<pod>[a-z0-9][\w.-]*)\s+(?P<ready>\d+/\d+)\s+(?P<status>\S+)\s+"
+    r"(?P<restarts>\d+)"
+)
+_STATE_KEYS = {"State": "state", "Last State": "last_terminated"}
+# STATUS values of `kubectl get pods` that are findings (Running, Completed, Pending... are not).
+_BAD_STATUS = {
+    "OOMKilled",
+    "CrashLoopBackOff",
+    "Error",
+    "ContainerStatusUnknown",
+    "Evicted",
+    "UnexpectedAdmissionError",
+    "OutOfnvidia.com/gpu",
+    "CreateContainerError",
+    "RunContainerError",
+    "StartError",
+}
+
+
+def looks_like_kubectl(text: str) -> bool:
+    """True when the text holds kubectl describe or get-pods output (cheap substring checks)."""
+    return (
+        "Last State:" in text
+        or ("State:" in text and "Reason:" in text)
+        or ("Events:" in text and "Message" in text)
+        or ("READY" in text and "STATUS" in text and "RESTARTS" in text)
+    )
+
+
+def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[list[Evidence], set[int]]:
+    """Records from describe/get output in the lines, and the indices of the lines read as such."""
+    out: list[Evidence] = []
+    used: set[int] = set()
+    pod = namespace = node = container = None
+    state: tuple[str, str, int] | None = None  # (which, state word, indent) of the open State block
+    fields: dict[str, str] = {}
+    in_events = in_get = False
+
+    def close_state() -> None:
+        nonlocal state
+        if state is not None:
+            _state_record(
+                out,
+                state,
+                fields,
+                source,
+                Entity(host=node, pod=pod, namespace=namespace, container=container),
+            )
+        state = None
+        fields.clear()
+
+    for i, raw in enumerate(lines):
+        line = raw.rstrip()
+        if not line.strip():
+            in_get = False
+            continue
+        if _EVENT_HEADER_RE.match(line):
+            close_state()
+            in_events, in_get = True, False
+            used.add(i)
+            continue
+        if _GET_HEADER_RE.match(line):
+            close_state()
+            in_get, in_events = True, False
+            used.add(i)
+            continue
+        if in_events:
+            if set(line.strip()) <= {"-", " "}:
+                used.add(i)
+                continue
+            m = _EVENT_ROW_RE.match(line)
+            if m:
+                used.add(i)
+                _event_record(out, m, i, source, Entity(host=node, pod=pod, namespace=namespace))
+                continue
+            if line.startswith((" ", "\t")):
+                continue  # a wrapped message cell
+            in_events = False
+        if in_get:
+            g = _GET_ROW_RE.match(line)
+            if g:
+                used.add(i)
+                if g["status"] in _BAD_STATUS:
+                    _get_record(out, g, i, source)
+                continue
+            in_get = False
+        named = _CONTAINER_RE.match(line)
+        if named:
+            close_state()
+            container = named["name"]
+            continue
+        kv = _KV_RE.match(line)
+        if kv is None:
+            continue
+        key, value, indent = kv["key"].strip(), kv["value"], len(kv["indent"])
+        if (
+            state is not None
+            and indent <= state[2]
+            and key not in ("Reason", "Exit Code", "Message", "Signal")
+        ):
+            close_state()
+        if key == "Name" and indent == 0:
+            pod = value or pod
+        elif key == "Namespace" and indent == 0:
+            namespace = value or namespace
+        elif key == "Node" and indent == 0 and value and value != "<none>":
+            node = value.split("/", 1)[0]
+        elif key in _STATE_KEYS and value:
+            close_state()
+            state = (_STATE_KEYS[key], value.split()[0], indent)
+            fields["line"] = str(i)
+            used.add(i)
+        elif state is not None and indent > state[2]:
+            fields[key] = value
+            used.add(i)
+    close_state()
+    return out, used
+
+
+def _state_record(
+    out: list[Evidence], state: tuple[str, str, int], fields: dict[str, str], source: str, entity: Entity
+) -> None:
+    which, word, _ = state
+    reason = fields.get("Reason")
+    exit_code = fields.get("Exit Code")
+    if which == "state" and word == "Running":
+        return
+    if not reason:
+        if word == "Terminated" and exit_code and exit_code != "0":
+            reason = f"ExitCode{exit_code}"
+        else:
+            return
+    if reason == "Completed" and exit_code in (None, "0"):
+        return
+    attrs: dict[str, object] = {
+        "state": "waiting"
+        if word == "Waiting"
+        else ("terminated" if which == "state" else "last_terminated"),
+        "line": int(fields.get("line", "0")) + 1,
+    }
+    if exit_code and exit_code.lstrip("-").isdigit():
+        attrs["exit_code"] = int(exit_code)
+    if fields.get("Message"):
+        attrs["message"] = fields["Message"]
+    text = f"{which.replace('_', ' ')}: {word} reason {reason}" + (
+        f" exit code {exit_code}" if exit_code else ""
+    )
+    out.append(
+        Evidence(
+            kind=EvidenceKind.EVENT,
+            key=keys.K8S_POD_STATUS,
+            value=reason,
+            source=source,
+            entity=entity,
+            raw=text,
+            attrs=attrs,
+        )
+    )
+
+
+def _event_record(out: list[Evidence], m: re.Match[str], index: int, source: str, entity: Entity) -> None:
+    message = m["msg"]
+    attrs: dict[str, object] = {
+        "message": message,
+        "type": m["type"],
+        "count": int(m["n"]) if m["n"] else 1,
+        "line": index + 1,
+    }
+    insufficient = _INSUFFICIENT_RE.findall(message)
+    if insufficient:
+        attrs["insufficient"] = sorted(set(insufficient))
+    out.append(
+        Evidence(
+            kind=EvidenceKind.EVENT,
+            key=keys.K8S_EVENT,
+            value=m["reason"],
+            source=source,
+            entity=entity,
+            raw=f"{m['type']} {m['reason']}: {message}"[:2000],
+            attrs=attrs,
+        )
+    )
+
+
+def _get_record(out: list[Evidence], g: re.Match[str], index: int, source: str) -> None:
+    out.append(
+        Evidence(
+            kind=EvidenceKind.EVENT,
+            key=keys.K8S_POD_STATUS,
+            value=g["status"],
+            source=source,
+            entity=Entity(pod=g["pod"], namespace=g["ns"]),
+            raw=f"{g['pod']} {g['ready']} {g['status']} restarts {g['restarts']}",
+            attrs={"state": "status", "restarts": int(g["restarts"]), "line": index + 1},
+        )
+    )

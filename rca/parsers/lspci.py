@@ -1,0 +1,82 @@
+"""`lspci -vvv` output -> PCIe facts: Access Control Services redirecting peer traffic, degraded links.
+
+NCCL's troubleshooting starts with `lspci -vvv | grep ACSCtl`: a bridge with `SrcValid+` (or request /
+completion redirect on) sends GPU peer-to-peer traffic up through the root complex and IOMMU, which
+hangs or slows P2P. `LnkSta: Speed 8GT/s (downgraded), Width x8 (downgraded)` says a link trained
+below what both ends can do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.rca import keys
+from gpuobs.rca.parsers.prefix import normalize_pci
+
+__all__ = ["looks_like_lspci", "parse_lspci"]
+
+_DEVICE_RE = re.compile(r"^(?P<bus>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d) (?P<what>[^:]+):")
+_ACS_RE = re.compile(r"ACSCtl:\s*(?:0x[0-9a-fA-F]+\s*=?\s*)?(?P<flags>.*)$")
+_ACS_ON_RE = re.compile(r"\b(?:SrcValid|ReqRedir|CmpltRedir)\+")
+_LNKSTA_RE = re.compile(
+    r"LnkSta:\s*Speed (?P<speed>[\d.]+GT/s)(?P<sd> \(downgraded\))?, "
+    r"Width (?P<width>x\d+)(?P<wd> \(downgraded\))?"
+)
+
+
+def looks_like_lspci(text: str) -> bool:
+    """True when the text holds lspci -vvv capability lines."""
+    return "ACSCtl" in text or "LnkSta:" in text
+
+
+def parse_lspci(lines: Sequence[str], source: str = "lspci") -> tuple[list[Evidence], set[int]]:
+    """ACS-enabled bridges and downgraded links found in the lines, and the lines read."""
+    out: list[Evidence] = []
+    used: set[int] = set()
+    device: str | None = None
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        d = _DEVICE_RE.match(raw)
+        if d:
+            device = d["bus"]
+            continue
+        if "ACSCtl" in line:
+            a = _ACS_RE.search(line)
+            used.add(i)
+            if a and _ACS_ON_RE.search(a["flags"]):
+                flags = " ".join(f for f in re.split(r"[\s,]+", a["flags"]) if f.endswith("+"))
+                out.append(
+                    Evidence(
+                        kind=EvidenceKind.STATE,
+                        key=keys.PCIE_ACS_ENABLED,
+                        value=device,
+                        source=source,
+                        entity=Entity(pci_bus_id=normalize_pci(device)) if device else Entity(),
+                        raw=line[:400],
+                        attrs={"flags": flags, "line": i + 1},
+                    )
+                )
+        elif "LnkSta:" in line:
+            used.add(i)
+            m = _LNKSTA_RE.search(line)
+            if m and (m["sd"] or m["wd"]):
+                out.append(
+                    Evidence(
+                        kind=EvidenceKind.STATE,
+                        key=keys.PCIE_LINK_DEGRADED,
+                        value=device,
+                        source=source,
+                        entity=Entity(pci_bus_id=normalize_pci(device)) if device else Entity(),
+                        raw=line[:400],
+                        attrs={
+                            "speed": m["speed"],
+                            "width": m["width"],
+                            "speed_downgraded": bool(m["sd"]),
+                            "width_downgraded": bool(m["wd"]),
+                            "line": i + 1,
+                        },
+                    )
+                )
+    return out, used

@@ -1,0 +1,349 @@
+"""The robust text tier: a known failure recognised by its wording where no exact parser applies.
+
+Real incident text is often a paraphrase ("the training freezes with 4 GPUs and works with
+NCCL_P2P_DISABLE=1"), a log format no parser knows, or a terminal paste whose one structured line is
+missing. Each catalog signature lists general phrases of its failure with weights (`[text] phrases` in
+its TOML file, weights fitted on the labelled corpora in `catalog/_text_weights.toml`). This pass finds
+every phrase in one Aho-Corasick scan of the lower-cased text, groups the hits of each signature that
+sit within a few lines of each other (a wrapped message, a traceback and its cause, a paragraph), and
+scores each group as a noisy-OR of its distinct phrases' weights. A group that scores at least
+`TEXT_MIN_SCORE` becomes one `text_match` record of tier TEXT, quoting the lines it relied on; the engine
+gives a signature that holds on such records alone a lower confidence than an exact match.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuobs.evidence import Entity, Evidence, EvidenceKind, EvidenceTier
+from gpuobs.rca import keys
+from gpuobs.rca.parsers.lowered import LowerText, lower_text, plain
+from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
+from gpuobs.rca.signature import TEXT_MIN_SCORE, Matcher, Signature
+
+__all__ = [
+    "CLUSTER_GAP_LINES",
+    "PhraseHit",
+    "Phrasebook",
+    "default_phrasebook",
+    "match_text",
+    "noisy_or",
+    "phrase_hits",
+    "signature_hits",
+]
+
+logger = logging.getLogger(__name__)
+
+# Hits of one signature at most this many lines apart belong to one group (a wrapped message, a
+# traceback and the error above it, a short paragraph of prose).
+CLUSTER_GAP_LINES = 6
+_MAX_QUOTED_LINES = 8
+_MAX_QUOTED_CHARS = 400
+_MAX_LINE_NUMBERS = 40
+# A line saying a condition is off ("SW Power Cap : Not Active") names the failure without reporting it;
+# INFO and DEBUG lines are status talk (NCCL's channel set-up, vLLM's KV cache usage), not failure reports.
+_NEGATIONS = ("not active",)
+# A `Key : value` reading of zero, none or off, as nvidia-smi -q, dcgmi and sysfs dumps print them.
+_NOTHING_RE = re.compile(r"\s[:=]\s*(?:0+(?:\.0+)?|no|none|n/a|disabled|false|off)\s*$")
+
+
+@dataclass(frozen=True)
+class PhraseHit:
+    """One phrase found: the line (0-based), the phrase and its (signature id, weight) owners."""
+
+    line: int
+    phrase: str
+    owners: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class Phrasebook:
+    """Every signature's phrases, indexed for one scan: phrase -> ((signature id, weight), ...).
+
+    `facts` holds each signature's require and support matchers: a line on which the exact tier found a
+    record that one of them selects is a fact the signature has already judged (an Xid 31 on a desktop,
+    one corrected AER, PyTorch's expandable_segments hint on an OOM), so the text tier does not read
+    that line again for that signature.
+    """
+
+    phrases: tuple[str, ...]
+    owners: tuple[tuple[tuple[str, float], ...], ...]
+    facts: dict[str, tuple[Matcher, ...]] = field(default_factory=dict, compare=False, hash=False)
+    _automaton: list[Any] = field(default_factory=list, compare=False, hash=False, repr=False)
+
+    @classmethod
+    def from_signatures(cls, signatures: Iterable[Signature]) -> Phrasebook:
+        table: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        facts: dict[str, tuple[Matcher, ...]] = {}
+        for sig in signatures:
+            for phrase, weight in sig.phrases:
+                table[phrase].append((sig.id, weight))
+            if sig.phrases:
+                required = [m for v in sig.variants for c in v.require for m in c.matchers]
+                facts[sig.id] = (*required, *sig.support)
+        ordered = sorted(table)
+        return cls(phrases=tuple(ordered), owners=tuple(tuple(table[p]) for p in ordered), facts=facts)
+
+    def __bool__(self) -> bool:
+        return bool(self.phrases)
+
+    def automaton(self) -> Any:
+        """The Aho-Corasick automaton over the phrases (built once), or None without ahocorasick-rs."""
+        if not self._automaton:
+            try:
+                import ahocorasick_rs
+            except ImportError:  # pragma: no cover - a declared dependency; the str.find scan still works
+                self._automaton.append(None)
+            else:
+                self._automaton.append(
+                    ahocorasick_rs.AhoCorasick(
+                        list(self.phrases), matchkind=ahocorasick_rs.MatchKind.Standard
+                    )
+                )
+        return self._automaton[0]
+
+
+_DEFAULT: list[Phrasebook] = []
+
+
+def default_phrasebook() -> Phrasebook:
+    """The phrasebook of the bundled catalog (fitted weights), loaded once."""
+    if not _DEFAULT:
+        from gpuobs.rca.catalog import load_catalog
+
+        _DEFAULT.append(Phrasebook.from_signatures(load_catalog().signatures))
+    return _DEFAULT[0]
+
+
+def noisy_or(weights: Iterable[float]) -> float:
+    """The chance that at least one of independent hints is right: 1 - prod(1 - w)."""
+    miss = 1.0
+    for w in weights:
+        miss *= 1.0 - min(0.999, max(0.0, w))
+    return 1.0 - miss
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] stands on word boundaries (where the phrase itself starts/ends a word)."""
+    if start > 0 and text[start].isalnum() and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        return False
+    return not (end < len(text) and text[end - 1].isalnum() and (text[end].isalnum() or text[end] == "_"))
+
+
+def phrase_hits(
+    lines: Sequence[str],
+    book: Phrasebook,
+    skip: Container[int] = (),
+    judged: Mapping[int, Sequence[Evidence]] | None = None,
+    low: LowerText | None = None,
+) -> list[PhraseHit]:
+    """Every phrase of the book found in the lines, on word boundaries, outside the `skip` line numbers.
+
+    A phrase inside a longer phrase of the same signature on the same line is dropped (the longer one
+    says it); lines that state a condition is off ("Not Active") and INFO/DEBUG lines are not read.
+    `judged` maps 0-based lines to the exact tier's records of them: a signature does not read again,
+    by its wording, a line holding a record of the kind its rule looks for (its matchers without their
+    exclusions): the exact tier has judged that fact already, and a healthy one stays healthy.
+    """
+    if not book or not lines:
+        return []
+    view = low if low is not None else lower_text(lines)
+    text, starts = view.text, view.starts
+    if not view.aligned:  # lower() changed lengths (rare Unicode): find each phrase per line
+        return _hits_per_line(lines, book, skip, judged)
+    matcher = book.automaton()
+    if matcher is not None:
+        found: Iterable[tuple[int, int, int]] = matcher.find_matches_as_indexes(text, overlapping=True)
+    else:
+        found = _find_all(text, book.phrases)
+    spans: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+    for pi, start, end in found:
+        if not _bounded(text, start, end):
+            continue
+        line = bisect.bisect_right(starts, start) - 1
+        if line in skip:
+            continue
+        spans[line].append((start, end, pi))
+    out: list[PhraseHit] = []
+    for line in sorted(spans):
+        hits = _line_hits(line, spans[line], book, judged.get(line) if judged else None)
+        if not hits:
+            continue
+        lowered = text[starts[line] : starts[line + 1] - 1]
+        if any(neg in lowered for neg in _NEGATIONS) or _chatter(lines[line], lowered):
+            continue
+        out.extend(hits)
+    return out
+
+
+def _chatter(line: str, low: str) -> bool:
+    """An INFO or DEBUG line (NCCL INFO, a logger's level field), or a counter or state that reads zero
+    or off (`Double Bit ECC : 0`, `Pending : No`): status talk, not a failure report."""
+    if _NOTHING_RE.search(low):
+        return True
+    if "info" not in low and "debug" not in low:
+        return False
+    if "nccl info" in low:
+        return True
+    return split_prefix(strip_decorations(line[:400])).level in ("info", "debug")
+
+
+def _find_all(text: str, phrases: Sequence[str]) -> list[tuple[int, int, int]]:
+    out = []
+    for pi, phrase in enumerate(phrases):
+        i = text.find(phrase)
+        while i != -1:
+            out.append((pi, i, i + len(phrase)))
+            i = text.find(phrase, i + 1)
+    return out
+
+
+def _hits_per_line(
+    lines: Sequence[str],
+    book: Phrasebook,
+    skip: Container[int],
+    judged: Mapping[int, Sequence[Evidence]] | None,
+) -> list[PhraseHit]:
+    out: list[PhraseHit] = []
+    for line, raw in enumerate(lines):
+        if line in skip:
+            continue
+        low = plain(raw.lower())
+        if any(neg in low for neg in _NEGATIONS) or _chatter(raw, low):
+            continue
+        spans = [
+            (i, i + len(p), pi)
+            for pi, p in enumerate(book.phrases)
+            if (i := low.find(p)) != -1 and _bounded(low, i, i + len(p))
+        ]
+        if spans:
+            out.extend(_line_hits(line, spans, book, judged.get(line) if judged else None))
+    return out
+
+
+def _line_hits(
+    line: int, spans: list[tuple[int, int, int]], book: Phrasebook, records: Sequence[Evidence] | None
+) -> list[PhraseHit]:
+    """The hits of one line, each phrase once, for the signatures that have not judged this line's facts,
+    without phrases inside a longer phrase of the same signature."""
+    verdict: dict[str, bool] = {}
+
+    def reads(sig: str) -> bool:
+        if not records:
+            return True
+        if sig not in verdict:
+            verdict[sig] = not any(
+                m.matches(ev, negatives=False) for ev in records for m in book.facts.get(sig, ())
+            )
+        return verdict[sig]
+
+    out = []
+    seen: set[int] = set()
+    for start, end, pi in spans:
+        if pi in seen:
+            continue
+        seen.add(pi)
+        covered: set[str] = set()
+        if len(spans) > 1:
+            for s2, e2, p2 in spans:
+                if s2 <= start and end <= e2 and (e2 - s2) > (end - start):
+                    covered.update(o for o, _ in book.owners[p2])
+        owners = tuple((sig, w) for sig, w in book.owners[pi] if sig not in covered and reads(sig))
+        if owners:
+            out.append(PhraseHit(line=line, phrase=book.phrases[pi], owners=owners))
+    return out
+
+
+def _groups(hits: Sequence[tuple[int, str, float]]) -> list[list[tuple[int, str, float]]]:
+    """Hits (line, phrase, weight) of one signature, sorted by line, cut where lines are far apart."""
+    groups: list[list[tuple[int, str, float]]] = []
+    for hit in hits:
+        if groups and hit[0] - groups[-1][-1][0] <= CLUSTER_GAP_LINES:
+            groups[-1].append(hit)
+        else:
+            groups.append([hit])
+    return groups
+
+
+def signature_hits(
+    lines: Sequence[str],
+    book: Phrasebook,
+    skip: Container[int] = (),
+    judged: Mapping[int, Sequence[Evidence]] | None = None,
+    low: LowerText | None = None,
+) -> dict[str, list[tuple[int, str, float]]]:
+    """Each signature's (line, phrase, weight) hits (see `phrase_hits` for what is not read)."""
+    by_sig: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    for hit in phrase_hits(lines, book, skip, judged, low):
+        for sig, weight in hit.owners:
+            by_sig[sig].append((hit.line, hit.phrase, weight))
+    return by_sig
+
+
+def match_text(
+    lines: Sequence[str],
+    book: Phrasebook | None = None,
+    source: str = "text",
+    skip: Container[int] = (),
+    year: int | None = None,
+    judged: Mapping[int, Sequence[Evidence]] | None = None,
+    low: LowerText | None = None,
+) -> list[Evidence]:
+    """The text tier over log lines: one `text_match` record per signature and group that scores enough.
+
+    `skip` are lines read as tool output; `judged` the exact tier's records by line (`phrase_hits`).
+    """
+    book = default_phrasebook() if book is None else book
+    by_sig = signature_hits(lines, book, skip, judged, low)
+    out: list[Evidence] = []
+    for sig in sorted(by_sig):
+        for group in _groups(sorted(by_sig[sig])):
+            weights: dict[str, float] = {}
+            for _, phrase, weight in group:
+                weights[phrase] = max(weight, weights.get(phrase, 0.0))
+            score = noisy_or(weights.values())
+            if score < TEXT_MIN_SCORE:
+                continue
+            out.append(_record(sig, group, weights, score, lines, source, year))
+    out.sort(key=lambda ev: int(ev.attrs["line"]))
+    return out
+
+
+def _record(
+    sig: str,
+    group: list[tuple[int, str, float]],
+    weights: dict[str, float],
+    score: float,
+    lines: Sequence[str],
+    source: str,
+    year: int | None,
+) -> Evidence:
+    numbers = sorted({line for line, _, _ in group})
+    quoted = []
+    for line in numbers[:_MAX_QUOTED_LINES]:
+        text = " ".join(strip_decorations(lines[line]).split())
+        quoted.append(text[:_MAX_QUOTED_CHARS])
+    first = split_prefix(strip_decorations(lines[numbers[0]][:300]), year)
+    entity = Entity(host=first.host) if first.host else Entity()
+    return Evidence(
+        kind=EvidenceKind.LOG,
+        key=keys.TEXT_MATCH,
+        value=sig,
+        source=source,
+        time=first.time,
+        entity=entity,
+        raw="\n".join(quoted),
+        attrs={
+            "score": round(score, 4),
+            "phrases": sorted(weights),
+            "line": numbers[0] + 1,
+            "lines": [n + 1 for n in numbers[:_MAX_LINE_NUMBERS]],
+        },
+        tier=EvidenceTier.TEXT,
+    )

@@ -1,0 +1,258 @@
+"""Readers of tool output pasted into incidents, line wrappers and continuation blocks (issue 11 item 1).
+
+Each reader gets text shaped as the tool prints it (nvidia-smi tables and `-q` sections, `lspci -vvv`,
+`kubectl describe pod` / `get pods`, pprint'ed allocator dumps, container set-up, memory series,
+compose prefixes, numbered pastes, glued progress bars, wrapped messages) and must give the fact a
+signature reads, with the line it came from; healthy tool output must give no finding.
+"""
+
+# ruff: noqa: E501  (real log lines and tool output are longer than the code line limit)
+
+from __future__ import annotations
+
+from gpuobs.evidence import EvidenceKind, EvidenceTier
+from gpuobs.names import gpu as g
+from gpuobs.rca import keys
+from gpuobs.rca.anomalies import ANOMALY_PREFIX
+from gpuobs.rca.parsers.blocks import block_around, is_continuation, joined
+from gpuobs.rca.parsers.containers import parse_container_setup
+from gpuobs.rca.parsers.describe import parse_kubectl_text
+from gpuobs.rca.parsers.document import parse_document
+from gpuobs.rca.parsers.lspci import parse_lspci
+from gpuobs.rca.parsers.nvsmi_text import parse_nvsmi_text
+from gpuobs.rca.parsers.pyrepr import parse_pyrepr
+from gpuobs.rca.parsers.trend import memory_trend
+from gpuobs.rca.parsers.wrappers import unwrap
+
+DESCRIBE = """\
+Name:         vllm-0
+Namespace:    serving
+Node:         gpu-node-3/10.0.4.17
+Containers:
+  vllm:
+    Container ID:  containerd://4f1c
+    State:          Waiting
+      Reason:       CrashLoopBackOff
+    Last State:     Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+    Ready:          False
+    Restart Count:  6
+Events:
+  Type     Reason            Age                From               Message
+  ----     ------            ----               ----               -------
+  Warning  FailedScheduling  3m (x4 over 9m)    default-scheduler  0/2 nodes are available: 2 Insufficient nvidia.com/gpu.
+  Warning  BackOff           12s (x20 over 5m)  kubelet            Back-off restarting failed container vllm in pod vllm-0
+"""
+
+SMI_TABLE = """\
+Tue Nov 24 10:{minute:02d}:00 2026
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |
+|-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|=========================================+========================+======================|
+|   0  NVIDIA H100 80GB HBM3          On  |   00000000:1B:00.0 Off |                    0 |
+| N/A   41C    P0            120W /  700W |   {used}MiB /  81559MiB |     37%      Default |
++-----------------------------------------+------------------------+----------------------+
+"""
+
+
+def _keys(records: list) -> list[str]:  # type: ignore[type-arg]
+    return [r.key for r in records]
+
+
+def test_kubectl_describe_gives_the_records_of_the_json_objects() -> None:
+    records, used = parse_kubectl_text(DESCRIBE.splitlines(), "describe.txt")
+    statuses = {(r.value, r.attrs["state"]) for r in records if r.key == keys.K8S_POD_STATUS}
+    assert statuses == {("CrashLoopBackOff", "waiting"), ("OOMKilled", "last_terminated")}
+    oom = next(r for r in records if r.value == "OOMKilled")
+    assert oom.attrs["exit_code"] == 137 and oom.attrs["line"] == 9
+    assert (
+        oom.entity.pod == "vllm-0" and oom.entity.namespace == "serving" and oom.entity.host == "gpu-node-3"
+    )
+    assert oom.entity.container == "vllm"
+    sched = next(r for r in records if r.value == "FailedScheduling")
+    assert sched.attrs["count"] == 4 and sched.attrs["insufficient"] == ["nvidia.com/gpu"]
+    assert 16 in used  # the event row is tool output for the text tier
+    report = parse_document("describe.txt", DESCRIBE)
+    assert keys.K8S_POD_STATUS in _keys(report)
+
+
+def test_kubectl_get_pods_status_column() -> None:
+    text = "NAME      READY   STATUS             RESTARTS   AGE\nvllm-0    0/1     OOMKilled          3          5m\nweb-1     1/1     Running            0          9d\n"
+    records, _ = parse_kubectl_text(text.splitlines())
+    assert [(r.value, r.entity.pod) for r in records] == [("OOMKilled", "vllm-0")]
+
+
+def test_nvidia_smi_tables_are_readings_and_a_growing_series() -> None:
+    text = "".join(SMI_TABLE.format(minute=m, used=20000 + 6000 * m) for m in range(7))
+    records, used = parse_nvsmi_text(text.splitlines(), "smi.txt")
+    mem = [r for r in records if r.key == g.MEMORY_USED.native]
+    assert len(mem) == 7 and all(r.kind is EvidenceKind.STATE for r in mem)
+    assert mem[0].value == 20000 * 2**20 and mem[0].entity.gpu_index == 0
+    assert mem[-1].time is not None and mem[-1].time - (mem[0].time or 0) == 6 * 60
+    temp = next(r for r in records if r.key == g.GPU_TEMPERATURE.native)
+    assert temp.value == 41.0 and temp.entity.pci_bus_id == "0000:1b:00"
+    assert 8 in used  # table rows are tool output
+    from gpuobs.rca.anomalies import memory_growth
+
+    assert [a.key for a in memory_growth(records)] == [ANOMALY_PREFIX + "memory_growth"]
+
+
+def test_nvidia_smi_clock_reasons_without_the_report_header() -> None:
+    section = (
+        "    Clocks Event Reasons\n        Idle                              : Not Active\n"
+        "        SW Power Cap                      : Not Active\n        HW Slowdown                       : Active\n"
+        "            HW Thermal Slowdown           : Active\n        SW Thermal Slowdown               : Not Active\n"
+    )
+    records, used = parse_nvsmi_text(section.splitlines())
+    assert sorted(r.attrs["labels"]["reason"] for r in records) == ["hw_slowdown", "hw_thermal_slowdown"]
+    assert used == {0, 1, 2, 3, 4, 5}
+    assert parse_nvsmi_text(section.replace(": Active", ": Not Active").splitlines())[0] == []
+
+
+def test_lspci_acs_and_downgraded_links() -> None:
+    text = (
+        "40:01.1 PCI bridge: Advanced Micro Devices, Inc. [AMD] Starship/Matisse GPP Bridge\n"
+        "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n"
+        "41:00.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 80GB]\n"
+        "\t\tLnkSta:\tSpeed 8GT/s (downgraded), Width x8 (downgraded)\n"
+        "42:00.0 3D controller: NVIDIA Corporation GA100\n"
+        "\t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n"
+        "\t\tLnkSta:\tSpeed 16GT/s, Width x16\n"
+    )
+    records, used = parse_lspci(text.splitlines())
+    acs = [r for r in records if r.key == keys.PCIE_ACS_ENABLED]
+    assert [(r.value, r.attrs["flags"]) for r in acs] == [
+        ("40:01.1", "SrcValid+ ReqRedir+ CmpltRedir+ UpstreamFwd+")
+    ]
+    link = [r for r in records if r.key == keys.PCIE_LINK_DEGRADED]
+    assert [(r.value, r.attrs["width"]) for r in link] == [("41:00.0", "x8")]
+    assert used == {1, 3, 5, 6}
+
+
+def test_pprint_allocator_snapshot_cut_off_mid_structure() -> None:
+    text = """{'active_size': 0,
+ 'address': 139624890499072,
+ 'allocated_size': 0,
+ 'blocks': [{'size': 11643387904, 'state': 'inactive'}],
+ 'segment_type': 'large',
+ 'total_size': 11643387904}
+
+{'active_size': 499214336,
+ 'address': 139624890499072,
+ 'blocks': [{'size': 16515072, 'state': 'active_allocated'},
+            {'size': 18191360, 'state': 'inactive'},
+            {'size': 11400192, 'state': 'active_alloc"""
+    records, _ = parse_pyrepr(text.splitlines())
+    (snap,) = records
+    assert snap.key == keys.ALLOCATOR_SNAPSHOT
+    assert snap.attrs["segments"] == 2 and snap.attrs["split_segments"] == 1
+    assert snap.attrs["resplit_segments"] == 1 and snap.attrs["free_in_split_bytes"] == 18191360
+    stats = "{'num_alloc_retries': 7, 'reserved_bytes.all.current': 1000, 'inactive_split_bytes.all.current': 400}"
+    (mem,) = parse_pyrepr([stats])[0]
+    assert mem.attrs["alloc_retries"] == 7 and mem.attrs["inactive_split_ratio"] == 0.4
+    healthy = "{'loss': 0.92, 'learning_rate': 6.5e-06, 'epoch': 0.03}"
+    assert parse_pyrepr([healthy])[0] == []
+
+
+def test_container_set_up() -> None:
+    lines = [
+        "$ sudo docker run -v /usr/lib64/nvidia:/usr/local/nvidia/lib -p 8888:8888 my/image:1 python app.py",
+        "$ docker run --gpus all --rm nvidia/cuda:12.4.1-base nvidia-smi",
+        "$ podman run --device nvidia.com/gpu=all img",
+        "c 1:5 rwm",
+        "c 195:* m",
+        "c 136:* rwm",
+        'open("/dev/nvidiactl", O_RDWR)          = -1 EPERM (Operation not permitted)',
+    ]
+    records, _ = parse_container_setup(lines)
+    without = [r for r in records if r.key == keys.CONTAINER_WITHOUT_GPU]
+    assert [(r.value, r.attrs["line"]) for r in without] == [("my/image:1", 1)]
+    lost = [r for r in records if r.key == keys.CONTAINER_DEVICE_ACCESS]
+    assert sorted(r.attrs["rule"] for r in lost) == ["EPERM", "c 195:* m"]
+    granted = ["c 1:5 rwm", "c 195:* rwm", "c 136:* rwm"]
+    assert parse_container_setup(granted)[0] == []
+
+
+def test_memory_trend_needs_a_steady_rise() -> None:
+    rising = [f"step {i} loss 1.{i} memory: {3000 + 400 * i} MB" for i in range(8)]
+    (growth,) = memory_trend(rising, source="train.log")
+    assert growth.key == ANOMALY_PREFIX + "memory_growth" and growth.attrs["line"] == 1
+    assert growth.attrs["start"] == 3000 * 2**20 and growth.attrs["end"] == 5800 * 2**20
+    flat = [f"step {i} memory: {3000 + (i % 2) * 50} MB" for i in range(8)]
+    assert memory_trend(flat) == []
+    few = rising[:3]
+    assert memory_trend(few) == []
+
+
+def test_unwrap_peels_compose_borders_numbers_and_progress_bars() -> None:
+    compose = [
+        "Attaching to api-1",
+        "api-1  | Traceback (most recent call last):",
+        "api-1  | RuntimeError: boom",
+    ]
+    out = unwrap(compose)
+    assert out.lines == ["Attaching to api-1", "Traceback (most recent call last):", "RuntimeError: boom"]
+    assert out.services == {1: "api-1", 2: "api-1"}
+    numbered = ["[1824] frame #2: a", "[1825] frame #3: b", "[1826] some text"]
+    assert unwrap(numbered).lines == ["frame #2: a", "frame #3: b", "some text"]
+    glued = (
+        "Epoch 0:   6%|██      | 3204/50015 [6:28:43<94:39:17,  1.37it/s, loss=2.6][E ProcessGroupNCCL.cpp:458] "
+        "[Rank 0] Watchdog caught collective operation timeout"
+    )
+    (line,) = unwrap([glued]).lines
+    assert line.startswith("[E ProcessGroupNCCL.cpp:458]")
+    bar = "Epoch 3:  42%|####2     | 2100/5000 [12:01<16:35,  2.91it/s, loss=1.873]"
+    assert unwrap([bar]).lines == [bar]
+    boxed = ["│ RuntimeError: CUDA error: an illegal memory access was encountered │"]
+    assert unwrap(boxed).lines == ["RuntimeError: CUDA error: an illegal memory access was encountered"]
+
+
+def test_continuation_blocks_join_wrapped_messages() -> None:
+    lines = [
+        "ncclInternalError: Internal check failed.",
+        "Last error:",
+        "Net : Connection closed by remote peer host<43236>",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 5, in <module>',
+    ]
+    assert block_around(lines, 2) == (1, 2) and block_around(lines, 0) == (0, 0)
+    assert not is_continuation(lines[3], lines[4])  # a traceback frame is read by the traceback parser
+    cut = "x" * 70 + " use `ray log"
+    assert joined([cut, "s raylet.out`"], [cut, "s raylet.out`"]).endswith("`ray logs raylet.out`")
+    records = parse_document("nccl.log", "\n".join(lines))
+    network = [r for r in records if r.key == keys.NCCL_ERROR and r.value == "network"]
+    assert network and network[0].attrs["line"] == 2 and network[0].attrs["joined_lines"] == 2
+
+
+def test_document_keeps_tool_lines_from_the_text_tier() -> None:
+    healthy = (
+        "    Clocks Throttle Reasons\n        SW Power Cap                : Not Active\n"
+        "        HW Slowdown                 : Not Active\n        SW Thermal Slowdown         : Not Active\n"
+    )
+    assert parse_document("q.txt", healthy) == []
+    table = "".join(SMI_TABLE.format(minute=1, used=2000))
+    assert all(r.tier is EvidenceTier.EXACT for r in parse_document("smi.txt", table))
+
+
+def test_nvidia_smi_q_fragments_without_the_header() -> None:
+    """Zero counters name conditions without reporting them; a pending remap is read like a full report."""
+    healthy = (
+        "    Retired Pages\n        Single Bit ECC              : 0\n        Double Bit ECC              : 0\n"
+        "        Pending Page Blacklist      : No\n"
+    )
+    (reading,) = parse_document("q.txt", healthy)
+    assert reading.key == keys.RETIRED_PAGES and reading.value == 0.0 and reading.tier is EvidenceTier.EXACT
+    pending = (
+        "GPU 00000000:3B:00.0\n    Remapped Rows\n        Correctable Error           : 0\n"
+        "        Uncorrectable Error         : 2\n        Pending                     : Yes\n"
+    )
+    records = parse_document("q.txt", pending)
+    remap = [r for r in records if r.key == g.ROW_REMAP_PENDING.native]
+    assert [(r.value, r.entity.pci_bus_id) for r in remap] == [(1.0, "0000:3b:00")]
+    assert all(r.tier is EvidenceTier.EXACT for r in records)
+    worded = parse_document("notes.txt", "we saw double bit ECC errors on GPU 3 and the job died")
+    assert [(r.value, r.tier) for r in worded] == [("xid_48_double_bit_ecc", EvidenceTier.TEXT)]
