@@ -321,7 +321,8 @@ def read_logs(
             if path != "-":
                 _check_size(path)
             found = _read_log_streamed(path, stdin, notes, phrasebook)
-            if not found and unread is not None and path in paths:  # named, not found in a folder
+            named = path in paths  # named on the command line, not found in a folder
+            if not found and unread is not None and named and not looks_like_a_log(_head_text(path)):
                 unread.append(unread_reason("<stdin>" if path == "-" else path))
             out.extend(found)
         return out
@@ -335,7 +336,7 @@ def read_logs(
                 when = None
         found = parse_document(item.name, item.text, when, phrasebook)
         named = item.name == "<stdin>" or item.name in {str(Path(p)) for p in paths}
-        if not found and unread is not None and named:
+        if not found and unread is not None and named and not looks_like_a_log(item.text):
             unread.append(unread_reason(item.name, item.text))
         out.extend(found)
     return out
@@ -354,6 +355,31 @@ def _check_size(path: str) -> None:
             f"{path}: {size} bytes is larger than the {_MAX_FILE_BYTES >> 20} MiB limit; "
             "cut the incident window out first"
         )
+
+
+def looks_like_a_log(text: str, sample: int = 50) -> bool:
+    """Whether most of the first lines carry a log prefix (a timestamp or a level) that diagnose reads.
+
+    Such an input was understood: no evidence from it means nothing failed (a healthy log gives no
+    cause, exit 1), not that it could not be read."""
+    from gpuobs.rca.parsers.prefix import split_prefix
+
+    lines = [line for line in text.splitlines()[: sample * 2] if line.strip()][:sample]
+    if not lines:
+        return False
+    known = sum(1 for line in lines if (p := split_prefix(line)).time is not None or p.level is not None
+                or p.boot_seconds is not None)
+    return known * 2 >= len(lines)
+
+
+def _head_text(path: str) -> str:
+    """The first 64 KiB of a named file as text ('' when it cannot be read)."""
+    try:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            return bytes(fh.read(65536)).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def unread_reason(name: str, text: str | None = None) -> str:
