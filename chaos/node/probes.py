@@ -51,12 +51,17 @@ def xid_totals(
     return out
 
 
+_MTIME_SLACK_S = 1.0
+
+
 def _kernel_xids(path: str | None, since: float | None) -> list[str]:
     if not path or since is None:
         return []
     try:
         file = Path(path)
-        if file.stat().st_mtime < since:
+        # File times come from the kernel's coarse clock, which can lag time.time() by a few ms: a line
+        # written right after the fault mark may carry an mtime just before it. A second of slack.
+        if file.stat().st_mtime < since - _MTIME_SLACK_S:
             return []
         lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
