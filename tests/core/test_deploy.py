@@ -216,71 +216,77 @@ _DURATION = {
     "pattern": r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?"
     r"(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$",
 }
-SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"},
-        "kind": {"const": "ServiceMonitor"},
-        "metadata": {"type": "object"},
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["selector", "endpoints"],
-            "properties": {
-                "selector": {
+def _prometheus_operator_schema(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of one prometheus-operator object (a CRD kubernetes-validate does not know)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {
+            "apiVersion": {"const": "monitoring.coreos.com/v1"},
+            "kind": {"const": kind},
+            "metadata": {"type": "object"},
+            "spec": spec,
+        },
+    }
+
+
+SERVICE_MONITOR_SCHEMA = _prometheus_operator_schema("ServiceMonitor", {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["selector", "endpoints"],
+        "properties": {
+            "selector": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"matchLabels": {"type": "object"}},
+            },
+            "namespaceSelector": {"type": "object"},
+            "jobLabel": {"type": "string"},
+            "endpoints": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
                     "type": "object",
                     "additionalProperties": False,
-                    "properties": {"matchLabels": {"type": "object"}},
-                },
-                "namespaceSelector": {"type": "object"},
-                "jobLabel": {"type": "string"},
-                "endpoints": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "properties": {
-                            "port": {"type": "string"},
-                            "path": {"type": "string"},
-                            "scheme": {"enum": ["http", "https"]},
-                            "interval": _DURATION,
-                            "scrapeTimeout": _DURATION,
-                            "honorLabels": {"type": "boolean"},
-                            "tlsConfig": {
+                    "properties": {
+                        "port": {"type": "string"},
+                        "path": {"type": "string"},
+                        "scheme": {"enum": ["http", "https"]},
+                        "interval": _DURATION,
+                        "scrapeTimeout": _DURATION,
+                        "honorLabels": {"type": "boolean"},
+                        "tlsConfig": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "properties": {
+                                "serverName": {"type": "string"},
+                                "insecureSkipVerify": {"type": "boolean"},
+                                "ca": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "properties": {"secret": _SECRET_KEY, "configMap": _SECRET_KEY},
+                                },
+                            },
+                        },
+                        "basicAuth": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["username", "password"],
+                            "properties": {"username": _SECRET_KEY, "password": _SECRET_KEY},
+                        },
+                        "relabelings": {
+                            "type": "array",
+                            "items": {
                                 "type": "object",
                                 "additionalProperties": False,
                                 "properties": {
-                                    "serverName": {"type": "string"},
-                                    "insecureSkipVerify": {"type": "boolean"},
-                                    "ca": {
-                                        "type": "object",
-                                        "additionalProperties": False,
-                                        "properties": {"secret": _SECRET_KEY, "configMap": _SECRET_KEY},
-                                    },
-                                },
-                            },
-                            "basicAuth": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "required": ["username", "password"],
-                                "properties": {"username": _SECRET_KEY, "password": _SECRET_KEY},
-                            },
-                            "relabelings": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "additionalProperties": False,
-                                    "properties": {
-                                        "sourceLabels": {"type": "array", "items": {"type": "string"}},
-                                        "targetLabel": {"type": "string"},
-                                        "regex": {"type": "string"},
-                                        "replacement": {"type": "string"},
-                                        "separator": {"type": "string"},
-                                        "action": {"type": "string"},
-                                    },
+                                    "sourceLabels": {"type": "array", "items": {"type": "string"}},
+                                    "targetLabel": {"type": "string"},
+                                    "regex": {"type": "string"},
+                                    "replacement": {"type": "string"},
+                                    "separator": {"type": "string"},
+                                    "action": {"type": "string"},
                                 },
                             },
                         },
@@ -288,8 +294,7 @@ SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
                 },
             },
         },
-    },
-}
+})
 
 
 # --- the PrometheusRule fields (prometheus-operator CRD monitoring.coreos.com/v1), written by
@@ -320,22 +325,12 @@ _RULE_GROUP = {
         "rules": {"type": "array", "items": _RULE},
     },
 }
-PROMETHEUS_RULE_SCHEMA: dict[str, Any] = {
+PROMETHEUS_RULE_SCHEMA = _prometheus_operator_schema("PrometheusRule", {
     "type": "object",
     "additionalProperties": False,
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"},
-        "kind": {"const": "PrometheusRule"},
-        "metadata": {"type": "object"},
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["groups"],
-            "properties": {"groups": {"type": "array", "items": _RULE_GROUP}},
-        },
-    },
-}
+    "required": ["groups"],
+    "properties": {"groups": {"type": "array", "items": _RULE_GROUP}},
+})
 
 
 def validate(obj: dict[str, Any]) -> None:
