@@ -115,7 +115,7 @@ def test_clear_recovers_a_gpu_whatever_state_it_is_in() -> None:
     """Defence in depth: should a non-finite value reach the model anyway, `clear` still heals it."""
     sim = SimBackend(gpus=1, min_step_s=0.0)
     sim.init()
-    sim._gpus[0].temperature = float("nan")  # the state `delta_c: NaN` used to leave behind
+    sim.node.gpus[0].temperature = float("nan")  # the state `delta_c: NaN` used to leave behind
     with pytest.raises(ValueError):
         sim.sample(0)
     sim.inject("clear")
