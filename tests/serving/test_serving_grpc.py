@@ -12,7 +12,7 @@ import grpc
 import pytest
 from google.protobuf import descriptor_pb2
 from support.otlp import OtlpReceiver
-from support.serve import ServeProcess, http_json
+from support.serve import ServeProcess, http_json, overload_grpc
 
 from gpuobs.serving.grpc_api import PredictClient, file_descriptor_proto, message_classes
 
@@ -156,26 +156,7 @@ def test_grpc_block_fault_ignores_deadlines_until_cleared(
 
 
 def test_overload_is_resource_exhausted(server: ServeProcess, client: PredictClient) -> None:
-    import threading
-
-    http_json("POST", f"{server.url}/admin/faults/grpc_block", {"hang_s": 20})
-    codes: list[grpc.StatusCode] = []
-
-    def call() -> None:
-        try:
-            client.predict([[1]], timeout=3)
-            codes.append(grpc.StatusCode.OK)
-        except grpc.RpcError as exc:
-            codes.append(exc.code())
-
-    threads = [threading.Thread(target=call) for _ in range(80)]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
-    finally:
-        http_json("DELETE", f"{server.url}/admin/faults/grpc_block")
+    codes = overload_grpc(server, client, 80)
     assert len(codes) == 80
     assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) >= 10, codes
     assert set(codes) <= {grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.DEADLINE_EXCEEDED}

@@ -10,14 +10,13 @@ every engine step.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support.serve import ServeProcess, http_json
+from support.serve import ServeProcess, http_json, overload_grpc
 
 from gpuobs.names import serving as names
 from gpuobs.serving.grpc_api import PredictClient
@@ -111,25 +110,7 @@ def test_overload_refusals_are_counted_and_every_call_once(
 ) -> None:
     calls = 80  # the server admits 64 in flight; its 8 handler threads block on the grpc_block fault
     before = Scrape(server)
-    status, body = http_json("POST", f"{server.url}/admin/faults/grpc_block", {"hang_s": 20})
-    assert status == 200, body
-    codes: list[grpc.StatusCode] = []
-
-    def call() -> None:
-        try:
-            client.predict([[1]], timeout=3)
-            codes.append(grpc.StatusCode.OK)
-        except grpc.RpcError as exc:
-            codes.append(exc.code())
-
-    threads = [threading.Thread(target=call) for _ in range(calls)]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
-    finally:
-        http_json("DELETE", f"{server.url}/admin/faults/grpc_block")
+    codes = overload_grpc(server, client, calls)
     refused = codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED)
     assert len(codes) == calls and refused >= 10, codes
 

@@ -7,15 +7,21 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from support.procs import json_lines, stop_process
 from support.prometheus import free_port
 
-__all__ = ["ServeProcess", "http_json"]
+if TYPE_CHECKING:
+    import grpc
+
+    from gpuobs.serving.grpc_api import PredictClient
+
+__all__ = ["ServeProcess", "http_json", "overload_grpc"]
 
 
 def http_json(method: str, url: str, body: Any = None, timeout: float = 30) -> tuple[int, Any]:
@@ -31,6 +37,37 @@ def http_json(method: str, url: str, body: Any = None, timeout: float = 30) -> t
             return exc.code, json.loads(raw)
         except ValueError:
             return exc.code, raw.decode(errors="replace")
+
+
+def overload_grpc(server: ServeProcess, client: PredictClient, calls: int) -> list[grpc.StatusCode]:
+    """The status codes of `calls` Predict calls made at once (3 s deadline each) while the server's gRPC
+    handlers hang on the grpc_block fault, which is cleared again on the way out whatever happens.
+
+    Calls past what the server admits in flight are refused (RESOURCE_EXHAUSTED); the admitted ones wait
+    on the blocked handlers until their deadline (DEADLINE_EXCEEDED). Needs `--enable-fault-injection`.
+    """
+    import grpc
+
+    status, body = http_json("POST", f"{server.url}/admin/faults/grpc_block", {"hang_s": 20})
+    assert status == 200, body
+    codes: list[grpc.StatusCode] = []
+
+    def call() -> None:
+        try:
+            client.predict([[1]], timeout=3)
+            codes.append(grpc.StatusCode.OK)
+        except grpc.RpcError as exc:
+            codes.append(exc.code())
+
+    threads = [threading.Thread(target=call) for _ in range(calls)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        http_json("DELETE", f"{server.url}/admin/faults/grpc_block")
+    return codes
 
 
 class ServeProcess:
