@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.bundle import archive_members, pod, pod_list
 from typer.testing import CliRunner
 
 from gpuobs.cli.app import app
@@ -49,53 +50,37 @@ aws_secret_access_key = {SECRETS["aws_secret"]}
 RuntimeError: CUDA error: an illegal memory access was encountered
 """
 
-PODS = {
-    "apiVersion": "v1",
-    "kind": "List",
-    "items": [
-        {
-            "kind": "Pod",
-            "metadata": {"name": "vllm-0", "namespace": "serving"},
-            "spec": {
-                "nodeName": "n1",
-                "containers": [
-                    {
-                        "name": "vllm",
-                        "env": [
-                            {"name": "API_KEY", "value": SECRETS["pod_env"]},
-                            {"name": "NCCL_DEBUG", "value": "INFO"},
-                        ],
-                    }
+PODS = pod_list(
+    pod(
+        "vllm-0",
+        "serving",
+        [
+            {
+                "name": "vllm",
+                "env": [
+                    {"name": "API_KEY", "value": SECRETS["pod_env"]},
+                    {"name": "NCCL_DEBUG", "value": "INFO"},
                 ],
-            },
-            "status": {
-                "phase": "Running",
-                "containerStatuses": [
-                    {
-                        "name": "vllm",
-                        "restartCount": 3,
-                        "state": {
-                            "waiting": {
-                                "reason": "CrashLoopBackOff",
-                                "message": f"startup failed: token={SECRETS['pod_env']}",
-                            }
-                        },
-                    }
-                ],
-            },
-        }
-    ],
-}
-
-
-def _all_bytes(path: Path) -> dict[str, bytes]:
-    out = {}
-    with tarfile.open(path, "r:gz") as tar:
-        for m in tar.getmembers():
-            fh = tar.extractfile(m)
-            assert fh is not None
-            out[m.name] = fh.read()
-    return out
+            }
+        ],
+        node="n1",
+        status={
+            "phase": "Running",
+            "containerStatuses": [
+                {
+                    "name": "vllm",
+                    "restartCount": 3,
+                    "state": {
+                        "waiting": {
+                            "reason": "CrashLoopBackOff",
+                            "message": f"startup failed: token={SECRETS['pod_env']}",
+                        }
+                    },
+                }
+            ],
+        },
+    )
+)
 
 
 @pytest.fixture
@@ -113,7 +98,7 @@ def inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 def test_bundle_round_trip_and_redaction(tmp_path: Path, inputs: dict[str, Path]) -> None:
     out = tmp_path / "incident.tar.gz"
     summary = make_bundle(str(out), DiagnoseInputs(logs=[str(inputs["logs"])]))
-    members = _all_bytes(out)
+    members = archive_members(out)
     assert set(members) >= {
         "gpuobs-bundle/manifest.json",
         "gpuobs-bundle/evidence.json",
@@ -273,7 +258,7 @@ def test_bundle_keeps_remote_documents(tmp_path: Path, monkeypatch: pytest.Monke
         api.shutdown()
         api.server_close()
     assert summary.manifest["problems"] == []
-    members = _all_bytes(out)
+    members = archive_members(out)
     history = json.loads(members["gpuobs-bundle/inputs/exporter/history.json"])
     assert history["host"] == "node-b" and history["samples"]
     objects = json.loads(members["gpuobs-bundle/inputs/k8s/serving.json"])

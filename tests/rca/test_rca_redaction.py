@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import random
 import string
-import tarfile
 from pathlib import Path
 
 import pytest
+from support.bundle import archive_members, pod, pod_list
 
 from gpuobs.rca.bundle import make_bundle
 from gpuobs.rca.inputs import DiagnoseInputs
@@ -354,16 +354,6 @@ def test_known_url_credentials_are_masked_in_any_form() -> None:
     assert "ghp_" not in r.text("cloning https://ghp_" + "x" * 36 + "@github.com/org/repo")
 
 
-def _members(path: Path) -> dict[str, bytes]:
-    out = {}
-    with tarfile.open(path, "r:gz") as tar:
-        for m in tar.getmembers():
-            fh = tar.extractfile(m)
-            assert fh is not None
-            out[m.name] = fh.read()
-    return out
-
-
 def test_every_file_of_a_bundle_is_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Logs, JSON lines, Kubernetes objects, environment, the --prometheus/--exporter URLs: no planted
     secret in any member (manifest and problem messages included); ordinary text kept."""
@@ -373,31 +363,20 @@ def test_every_file_of_a_bundle_is_redacted(tmp_path: Path, monkeypatch: pytest.
     (logs / "app.jsonl").write_text(
         "\n".join(json.dumps({"ts": "2025-02-23T16:24:21Z", "msg": text}) for _, text, _ in PLANTED) + "\n"
     )
-    pods = {
-        "apiVersion": "v1",
-        "kind": "List",
-        "items": [
-            {
-                "kind": "Pod",
-                "metadata": {"name": "vllm-0", "namespace": "serving"},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "vllm",
-                            "args": ["--api-key", "pod-args-k3y-0123456789"],
-                            "env": [{"name": "HF_TOKEN", "value": "pod-env-t0ken-0123456789"}],
-                        }
-                    ]
-                },
-                "status": {"phase": "Running"},
-            },
-            {
-                "kind": "Secret",
-                "metadata": {"name": "db"},
-                "data": {"uri": "cG9zdGdyZXM6Ly9hcHA6cGFzc0BkYg=="},
-            },
-        ],
-    }
+    pods = pod_list(
+        pod(
+            "vllm-0",
+            "serving",
+            [
+                {
+                    "name": "vllm",
+                    "args": ["--api-key", "pod-args-k3y-0123456789"],
+                    "env": [{"name": "HF_TOKEN", "value": "pod-env-t0ken-0123456789"}],
+                }
+            ],
+        ),
+        {"kind": "Secret", "metadata": {"name": "db"}, "data": {"uri": "cG9zdGdyZXM6Ly9hcHA6cGFzc0BkYg=="}},
+    )
     (logs / "pods.json").write_text(json.dumps(pods))
     monkeypatch.setenv("HF_TOKEN", "env-hf-t0ken-0123456789")
     monkeypatch.setenv("NCCL_DEBUG", "INFO")
@@ -408,7 +387,7 @@ def test_every_file_of_a_bundle_is_redacted(tmp_path: Path, monkeypatch: pytest.
     out = tmp_path / "incident.tar.gz"
     summary = make_bundle(str(out), DiagnoseInputs(logs=[str(logs)], prometheus=prometheus, exporter=exporter))
     assert len(summary.manifest["problems"]) == 2, summary.manifest["problems"]
-    members = _members(out)
+    members = archive_members(out)
     secrets = [s for _, _, planted in PLANTED for s in planted] + [
         "pod-args-k3y-0123456789",
         "pod-env-t0ken-0123456789",
