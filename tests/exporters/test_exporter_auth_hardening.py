@@ -10,9 +10,6 @@ the real scraper got 429 too; now failed logins only spend their own client's bu
 from __future__ import annotations
 
 import base64
-import os
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,6 +18,7 @@ from pathlib import Path
 
 import bcrypt
 import pytest
+from support.exporter import SIM_NODE, ExporterProcess
 
 from gpuobs.errors import InputError
 from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
@@ -60,28 +58,8 @@ def test_exporter_with_a_cost_31_hash_exits_2_at_once(tmp_path: Path) -> None:
     path = tmp_path / "web.yml"
     path.write_text(f"basic_auth_users:\n  prometheus: '{_hash_shaped(31)}'\n")
     started = time.monotonic()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gpuobs",
-            "export",
-            "--backend",
-            "sim",
-            "--gpus",
-            "1",
-            "--port",
-            "0",
-            "--web-config",
-            str(path),
-            "--pod-resources-socket",
-            "none",
-        ],
-        capture_output=True,
-        timeout=60,  # the old exporter was still hashing after hours
-        check=False,
-        env={k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"GPUOBS_CONFIG": os.devnull},
-    )
+    exporter = ExporterProcess(*SIM_NODE, "--gpus", "1", "--web-config", str(path), log_dir=tmp_path)
+    proc = exporter.run(timeout=60)  # the old exporter was still hashing after hours
     stderr = proc.stderr.decode()
     assert proc.returncode == 2, stderr
     assert "Traceback" not in stderr and "cost 31" in stderr

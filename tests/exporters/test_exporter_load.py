@@ -21,14 +21,13 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.certs import self_signed
-from support.prometheus import free_port
+from support.exporter import SIM_NODE, ExporterProcess
 
 from gpuobs.exporters.sidecar.server import MAX_CONNECTIONS
 from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
@@ -37,41 +36,15 @@ SCRAPERS = 50
 
 
 @pytest.fixture
-def exporter_process() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gpuobs",
-            "export",
-            "--backend",
-            "sim",
-            "--gpus",
-            "2",
-            "--port",
-            str(port),
-            "--pod-resources-socket",
-            "none",
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "GPUOBS_CONFIG": os.devnull},
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while _scrape(port, timeout=2) != 200:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "exited"
-            assert time.monotonic() < deadline, "exporter did not answer in 30 s"
-            time.sleep(0.1)
-        yield proc, port
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGCONT)
-            proc.terminate()
-            proc.wait(timeout=15)
+def exporter_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    exporter = ExporterProcess(*SIM_NODE, "--gpus", "2", "--log-level", "warning", log_dir=tmp_path)
+    with exporter:
+        assert exporter.proc is not None
+        try:
+            yield exporter.proc, exporter.port
+        finally:
+            if exporter.alive():  # a test that failed with the exporter stopped: let it take SIGTERM
+                exporter.proc.send_signal(signal.SIGCONT)
 
 
 def _scrape(port: int, timeout: float = 20.0, sock: socket.socket | None = None) -> int | None:

@@ -4,8 +4,9 @@
         exp.get("/metrics")
     assert exp.returncode == 0, exp.logs()
 
-The process gets a clean environment: no inherited `GPUOBS_*` variable and no config file unless the
-test passes them, so a developer's own settings never leak into a test.
+The process gets a clean environment: no inherited `GPUOBS_*` variable, no config file and no terminal
+width (`COLUMNS`) unless the test passes them, so a developer's own settings never leak into a test.
+A command line that must fail at start-up runs to its exit with `run()`.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class ExporterProcess:
         if port_flag:
             argv += ["--port", str(self.port)]
         self.argv = argv + list(args)
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("GPUOBS_")}
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("GPUOBS_") and k != "COLUMNS"}
         self.env = {**clean, "GPUOBS_CONFIG": os.devnull, **(env or {})}
         folder = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="gpuobs-export-"))
         self.log_path = folder / f"export-{self.port}.log"
@@ -72,6 +73,13 @@ class ExporterProcess:
             self.stop()
             raise
         return self
+
+    def run(self, timeout: float = 60.0) -> subprocess.CompletedProcess[bytes]:
+        """Run the command line to its exit with stdout and stderr captured, waiting for no readiness:
+        for start-ups that must fail. Past `timeout` it is killed and TimeoutExpired raised."""
+        return subprocess.run(
+            self.argv, capture_output=True, timeout=timeout, check=False, env=self.env, cwd=self.cwd
+        )
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Poll /healthz until it answers 200; an exit or the timeout raises with the log's tail."""
