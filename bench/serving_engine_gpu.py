@@ -8,7 +8,9 @@ Checks (each a row of the table):
 - kernel.launch spans nest under the engine's prefill/decode_step spans;
 - the cuda_oom fault fails a request with PyTorch's own out-of-memory error (a real failing allocation);
 - a real `gpuobs serve --device DEV` subprocess serves its own kernel-launch counters (backend triton on
-  CUDA) and counts the cuda_oom fault in `gpuobs_cuda_errors_total` on its /metrics.
+  CUDA) and counts the cuda_oom fault in `gpuobs_cuda_errors_total` on its /metrics;
+- with every launch sampled, its `gpuobs_kernel_duration_seconds` histogram has samples of backend triton
+  (torch on the CPU) after one request: the GPU time per kernel the serving dashboard shows.
 Throughput: N requests of 128 prompt tokens and 128 generated tokens each, all submitted at once with
 max_batch_size N, for N in 1, 16, 64; generated tokens per second from first submission to last token.
 
@@ -208,7 +210,9 @@ def _http(method: str, url: str, body: Any = None, timeout: float = 60) -> tuple
 
 
 def serve_counters(workdir: Path, device: str) -> dict[str, Any]:
-    """A real `gpuobs serve` on DEVICE: its /metrics shows its kernel launches and the injected CUDA OOM."""
+    """A real `gpuobs serve` on DEVICE: its /metrics shows its kernel launches, the injected CUDA OOM and
+    (every launch sampled) the durations of its launches by backend."""
+    import os
     import socket
     import subprocess
     import sys
@@ -224,7 +228,8 @@ def serve_counters(workdir: Path, device: str) -> dict[str, Any]:
     log = (workdir / "serve.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "gpuobs", "serve", "--device", device, "--port", str(port),
                              "--enable-fault-injection"],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
+                            stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
+                            env={**os.environ, kn.SPAN_SAMPLE_ENV: "1"})
     try:
         deadline = time.monotonic() + 300
         while _http("GET", base + "/ready", timeout=5)[0] != 200:
@@ -243,8 +248,14 @@ def serve_counters(workdir: Path, device: str) -> dict[str, Any]:
         proc.wait(30)
     launches: dict[str, float] = {}
     errors: dict[str, float] = {}
+    timed: dict[str, float] = {}
+    timed_s: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
+            for suffix, into in (("_count", timed), ("_sum", timed_s)):
+                if sample.name == kn.KERNEL_DURATION.native + suffix:
+                    key = sample.labels.get(kn.BACKEND_LABEL, "?")
+                    into[key] = into.get(key, 0.0) + sample.value
             if sample.name == kn.KERNEL_LAUNCHES.exposed_native + "_total" or \
                     sample.name == kn.KERNEL_LAUNCHES.exposed_native:
                 key = sample.labels.get("backend", "?")
@@ -252,7 +263,8 @@ def serve_counters(workdir: Path, device: str) -> dict[str, Any]:
             if sample.name in (kn.CUDA_ERRORS.exposed_native, kn.CUDA_ERRORS.exposed_native + "_total"):
                 key = sample.labels.get("name", "?")
                 errors[key] = errors.get(key, 0.0) + sample.value
-    return {"ok_status": ok, "oom_status": failed, "launches_by_backend": launches, "cuda_errors": errors}
+    return {"ok_status": ok, "oom_status": failed, "launches_by_backend": launches, "cuda_errors": errors,
+            "timed_by_backend": timed, "timed_seconds_by_backend": timed_s}
 
 
 def main() -> int:
@@ -319,6 +331,11 @@ def main() -> int:
         rows.append(("serve /metrics: launches, CUDA errors",
                      f"{r['launches_by_backend']}; {r['cuda_errors']} (answers {r['ok_status']}, "
                      f"{r['oom_status']})"))
+        backend = "triton" if dev.startswith("cuda") else "torch"
+        timed = r["timed_by_backend"]
+        means = {b: f"{1e6 * r['timed_seconds_by_backend'][b] / n:.1f} us" for b, n in timed.items() if n}
+        verdict = "ok" if timed.get(backend, 0) > 0 else f"FAILED: no {backend} samples"
+        rows.append(("serve /metrics: kernel durations", f"{verdict}; timed {timed}, mean {means}"))
     table: list[tuple[str, int, str, dict[str, float]]] = []
     batches = (1, 4) if args.quick else (1, 16, 64)
     plen, gen = (16, 8) if args.quick else (128, 128)

@@ -107,15 +107,19 @@ def _impl() -> Any:
     return triton_ops
 
 
-def _ref(kernel: str | None = None) -> Any:
-    """The PyTorch references; the run of `kernel` is counted (backend `torch`) as the launcher counts
-    Triton's, so the CPU path shows in `gpuobs_kernel_launches_total` too."""
+def _ref() -> Any:
+    """The PyTorch references."""
     require("torch", "kernels")
     from gpuobs.kernels import reference
 
-    if kernel is not None:
-        default_launcher().count(kernel, backend=BACKEND_TORCH)
     return reference
+
+
+def _ref_call(kernel: str, *args: Any) -> Any:
+    """The PyTorch reference of `kernel` run on `args`, counted (backend `torch`) as the launcher counts
+    Triton's and timed at its sampled fraction, so the CPU path shows in `gpuobs_kernel_launches_total`
+    and `gpuobs_kernel_duration_seconds` too."""
+    return default_launcher().call(kernel, BACKEND_TORCH, getattr(_ref(), kernel), *args)
 
 
 def rms_norm(
@@ -129,7 +133,7 @@ def rms_norm(
     if _use_triton(x):
         with _device_of(x):
             return _impl().rms_norm(x, residual, weight, eps)  # type: ignore[no-any-return]
-    return _ref("rms_norm").rms_norm(x, residual, weight, eps)  # type: ignore[no-any-return]
+    return _ref_call("rms_norm", x, residual, weight, eps)  # type: ignore[no-any-return]
 
 
 def rope_cos_sin(
@@ -152,7 +156,7 @@ def rotary_embedding(
         with _device_of(q):
             _impl().rotary_embedding(q, k, positions, cos, sin)
     else:
-        _ref("rotary_embedding").rotary_embedding(q, k, positions, cos, sin)
+        _ref_call("rotary_embedding", q, k, positions, cos, sin)
 
 
 def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
@@ -164,7 +168,7 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     if _use_triton(x):
         with _device_of(x):
             return _impl().silu_and_mul(x)  # type: ignore[no-any-return]
-    return _ref("silu_and_mul").silu_and_mul(x)  # type: ignore[no-any-return]
+    return _ref_call("silu_and_mul", x)  # type: ignore[no-any-return]
 
 
 def paged_attention_decode(
@@ -188,8 +192,8 @@ def paged_attention_decode(
             return _impl().paged_attention_decode(  # type: ignore[no-any-return]
                 query, key_cache, value_cache, block_tables, context_lens, scale
             )
-    return _ref("paged_attention_decode").paged_attention_decode(  # type: ignore[no-any-return]
-        query, key_cache, value_cache, block_tables, context_lens, scale
+    return _ref_call(  # type: ignore[no-any-return]
+        "paged_attention_decode", query, key_cache, value_cache, block_tables, context_lens, scale
     )
 
 
@@ -205,7 +209,7 @@ def write_kv_cache(
 
     _torch()
     validate.write_kv_cache(key, value, key_cache, value_cache, slot_mapping)
-    _ref("write_kv_cache").write_kv_cache(key, value, key_cache, value_cache, slot_mapping)
+    _ref_call("write_kv_cache", key, value, key_cache, value_cache, slot_mapping)
 
 
 def prefill_attention(
@@ -224,5 +228,4 @@ def prefill_attention(
     if _use_triton(q):
         with _device_of(q):
             return _impl().prefill_attention(q, k, v, cu_seqlens, scale, max_seqlen)  # type: ignore[no-any-return]
-    ref = _ref("prefill_attention")
-    return ref.prefill_attention(q, k, v, cu_seqlens, scale)  # type: ignore[no-any-return]
+    return _ref_call("prefill_attention", q, k, v, cu_seqlens, scale)  # type: ignore[no-any-return]

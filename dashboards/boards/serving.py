@@ -1,6 +1,6 @@
 """Serving SLOs: error and latency budgets and their burn, TTFT/ITL/e2e quantiles, throughput, queue,
-KV cache, preemptions, errors by kind and CUDA error code, kernel launch rates. Reads vLLM's metric
-names, so it works against vLLM as well as `gpuobs serve`."""
+KV cache, preemptions, errors by kind and CUDA error code, kernel launch rates and GPU time per kernel.
+Reads vLLM's metric names, so it works against vLLM as well as `gpuobs serve`."""
 
 from __future__ import annotations
 
@@ -320,6 +320,17 @@ def dashboard(o: Options) -> dash_m.Dashboard:
                 "ops",
                 "Launches through the gpuobs launcher (0 where the engine runs no gpuobs "
                 "kernels, e.g. on CPU).",
+            )
+        )
+        .with_panel(
+            timeseries_panel(
+                "GPU time per kernel",
+                [(or_zero(f"sum by (kernel) ({rec.KERNEL_GPU_SECONDS_RATE}{INSTANCE})"), "{{kernel}}")],
+                "percentunit",
+                "Share of one GPU's time each kernel runs (GPU seconds per second; host time of the "
+                "PyTorch reference ops on a CPU server), estimated over 5 minutes as the mean duration of "
+                f"the sampled launches ({k.SPAN_SAMPLE_ENV}) times the launch rate (recorded).",
+                stacked=True,
             )
         )
         .with_panel(

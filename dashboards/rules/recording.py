@@ -15,6 +15,7 @@ from gpuobs.dashboards.promql import matchers, series
 from gpuobs.dashboards.rules.slo import SLO_WINDOWS, ratio_record
 from gpuobs.names import exporter as ex
 from gpuobs.names import gpu as g
+from gpuobs.names import kernel as k
 from gpuobs.names import serving as s
 from gpuobs.names.spec import MetricSpec
 
@@ -29,6 +30,7 @@ __all__ = [
     "HOST_TEMPERATURE_MAX",
     "HOST_THROTTLE_REASONS",
     "HOST_UTILIZATION",
+    "KERNEL_GPU_SECONDS_RATE",
     "MODEL_GENERATION_TOKENS_RATE",
     "MODEL_PROMPT_TOKENS_RATE",
     "MODEL_REQUEST_RATE",
@@ -66,6 +68,10 @@ HOST_THROTTLE_REASONS = f"host_reason:{_metric(g.CLOCK_EVENT_ACTIVE)}:sum"
 MODEL_REQUEST_RATE = f"model_name_finished_reason:{_metric(s.REQUEST_SUCCESS)}:rate5m"
 MODEL_GENERATION_TOKENS_RATE = f"model_name:{_metric(s.GENERATION_TOKENS)}:rate5m"
 MODEL_PROMPT_TOKENS_RATE = f"model_name:{_metric(s.PROMPT_TOKENS)}:rate5m"
+KERNEL_GPU_SECONDS_RATE = f"instance_kernel_backend:{_metric(k.KERNEL_DURATION)}:rate5m"
+"""Estimated GPU seconds per second each kernel ran (1 = one GPU busy with it all the time; host seconds
+of the reference ops on a CPU server): the mean duration of the sampled launches times the launch rate,
+since only a sampled fraction is timed. 0 while a kernel runs but none of its launches was timed."""
 
 
 def quantile_record(spec: MetricSpec) -> str:
@@ -108,6 +114,13 @@ def _serving_rules() -> list[RecordingRule]:
             MODEL_GENERATION_TOKENS_RATE, f"sum by (model_name) (rate({series(s.GENERATION_TOKENS)}[5m]))"
         ),
         RecordingRule(MODEL_PROMPT_TOKENS_RATE, f"sum by (model_name) (rate({series(s.PROMPT_TOKENS)}[5m]))"),
+        RecordingRule(
+            KERNEL_GPU_SECONDS_RATE,
+            "sum by (instance, kernel, backend) (\n"
+            f"  rate({series(k.KERNEL_DURATION, suffix='_sum')}[5m])\n"
+            f"  / clamp_min(rate({series(k.KERNEL_DURATION, suffix='_count')}[5m]), 1e-9)\n"
+            f"  * rate({series(k.KERNEL_LAUNCHES)}[5m])\n)",
+        ),
     ]
     for spec in QUANTILE_SPECS:
         for q in QUANTILES:

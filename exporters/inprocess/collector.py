@@ -1,4 +1,4 @@
-"""Prometheus collector of a kernel launcher's launch and CUDA error counters."""
+"""Prometheus collector of a kernel launcher's launch and CUDA error counters and launch durations."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ __all__ = ["LauncherCollector"]
 
 
 class LauncherCollector:
-    """prometheus_client collector of a launcher's counters (fresh families on every scrape)."""
+    """prometheus_client collector of a launcher's counters and its histogram of sampled launch durations
+    (fresh families on every scrape)."""
 
     def __init__(self, launcher: KernelLauncher | Callable[[], KernelLauncher]) -> None:
         self._launcher = launcher
@@ -22,17 +23,20 @@ class LauncherCollector:
         return launcher if isinstance(launcher, KernelLauncher) else launcher()
 
     def describe(self) -> list[Any]:
-        from prometheus_client.core import CounterMetricFamily
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
         return [
             CounterMetricFamily(names.KERNEL_LAUNCHES.native, names.KERNEL_LAUNCHES.help,
                                 labels=list(names.KERNEL_LAUNCHES.labels)),
+            HistogramMetricFamily(names.KERNEL_DURATION.native, names.KERNEL_DURATION.help,
+                                  labels=list(names.KERNEL_DURATION.labels)),
             CounterMetricFamily(names.CUDA_ERRORS.native, names.CUDA_ERRORS.help,
                                 labels=list(names.CUDA_ERRORS.labels)),
         ]
 
     def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import CounterMetricFamily
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+        from prometheus_client.utils import floatToGoString
 
         launcher = self._get()
         launches = CounterMetricFamily(names.KERNEL_LAUNCHES.native, names.KERNEL_LAUNCHES.help,
@@ -40,6 +44,11 @@ class LauncherCollector:
         for (kernel, backend), count in sorted(launcher.launch_counts_by_backend().items()):
             launches.add_metric([kernel, backend], count)
         yield launches
+        durations = HistogramMetricFamily(names.KERNEL_DURATION.native, names.KERNEL_DURATION.help,
+                                          labels=list(names.KERNEL_DURATION.labels))
+        for (kernel, backend), (buckets, total) in sorted(launcher.duration_histograms().items()):
+            durations.add_metric([kernel, backend], [(floatToGoString(le), n) for le, n in buckets], total)
+        yield durations
         errors = CounterMetricFamily(names.CUDA_ERRORS.native, names.CUDA_ERRORS.help,
                                      labels=list(names.CUDA_ERRORS.labels))
         for (code, name, kernel), count in sorted(launcher.error_counts().items()):

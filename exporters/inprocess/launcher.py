@@ -17,6 +17,12 @@ What it adds to a launch:
   start_time=..., attributes=...)` plus `end(end_time = start + GPU duration)`, from attribute
   dicts cached per launch configuration. On the CPU (Triton interpreter) the span is the host
   duration and is emitted at once;
+- the duration of every sampled launch, as the histogram `gpuobs_kernel_duration_seconds{kernel,backend}`
+  (`durations`, exposed by the collector): the CUDA-event GPU time once resolved, or on the CPU the
+  `perf_counter` time of the synchronous call. `call()` runs someone else's kernel (a PyTorch reference
+  op) counted like `count()` and, at the same sampled fraction, timed the same way (events on CUDA
+  tensors, resolved with the spans; `perf_counter` on the CPU) without a span: the histogram covers
+  the `torch` backend too. Unsampled launches and calls are never timed;
 - CUDA error mapping: an exception at launch, at a later event poll or at `synchronize()` that
   names a CUDA error becomes `gpuobs_cuda_errors_total{code,name,kernel}` plus one JSON log line
   with the launch configuration, then is re-raised. `count_error()` counts the CUDA errors a
@@ -29,7 +35,7 @@ Use from a serving process:
 
     from gpuobs.exporters.inprocess.collector import LauncherCollector
     from gpuobs.exporters.inprocess.launcher import default_launcher
-    registry.register(LauncherCollector(default_launcher))   # counters on its /metrics
+    registry.register(LauncherCollector(default_launcher))   # counters, durations on its /metrics
     ...
     default_launcher().synchronize()   # where the step synchronises anyway: maps late CUDA errors
 
@@ -45,8 +51,8 @@ lose an occasional increment.
 
 Why this module is over 500 lines: `KernelLauncher` is one object whose hot path, sampled path,
 span resolution and CUDA error mapping share its state (counters, the pending deque, the timing);
-what stands apart lives beside it: timing.py (CUDA events), spans.py (launch facts and their text),
-collector.py (the Prometheus collector).
+what stands apart lives beside it: timing.py (CUDA events, duration histograms), spans.py (launch
+facts and their text), collector.py (the Prometheus collector).
 """
 
 from __future__ import annotations
@@ -77,7 +83,12 @@ from gpuobs.exporters.inprocess.spans import (
     grid_text,
     kernel_tracer,
 )
-from gpuobs.exporters.inprocess.timing import CudaEventTiming, EventTiming
+from gpuobs.exporters.inprocess.timing import (
+    CudaEventTiming,
+    DurationHistograms,
+    EventTiming,
+    HistogramSnapshot,
+)
 from gpuobs.names import kernel as names
 from gpuobs.names import spans
 
@@ -186,6 +197,8 @@ class KernelLauncher:
         self.spans_started = 0
         self.spans_ended = 0
         self._exit_hooked = False
+        self.durations = DurationHistograms(names.KERNEL_DURATION_BUCKETS)
+        """Durations of the sampled launches and calls (`gpuobs_kernel_duration_seconds`)."""
 
     # -- hot path ---------------------------------------------------------------------------------
     def launch(
@@ -254,26 +267,23 @@ class KernelLauncher:
     ) -> Any:
         # Only raw facts here: the span (attribute text, validation, export) is built at resolution.
         self._countdown = self._next_interval()
-        pending = self._pending
-        if pending and (
-            len(pending) >= self._resolve_batch
-            or time.time_ns() - pending[0].start_ns >= self._resolve_after_ns
-        ):
-            self.resolve_ready()
+        self._resolve_if_due()
         inputs, cuda_device = arg_facts(args)
         get_context = self._current_context or self._context_getter()
         item = PendingLaunch(name, get_context(), time.time_ns(), grid, num_warps, num_stages, inputs,
-                             cuda_device)
+                             cuda_device, backend=self.backend)
         self.spans_started += 1
         try:
             if cuda_device is not None:
                 item.token = self._timing.start(cuda_device)
+            t0 = time.perf_counter()
             run = getattr(kernel, "run", None)
             if run is not None:
                 result = run(*args, grid=grid, warmup=False, num_warps=num_warps, num_stages=num_stages,
                              **meta)
             else:
                 result = kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **meta)
+            host_s = time.perf_counter() - t0
             if item.token is not None:
                 item.token = self._timing.stop(item.token)
         except Exception as exc:
@@ -282,14 +292,27 @@ class KernelLauncher:
             self._emit_error(item, exc, error)
             raise
         if item.token is None:
+            self.durations.observe(name, self.backend, host_s)  # the CPU: the call was the kernel
             self._emit(item, time.time_ns(), None)
         else:
-            self._pending.append(item)
-            if not self._exit_hooked:
-                self._exit_hooked = True
-                _flush_at_exit_too(self)
-            self._ensure_resolver()
+            self._add_pending(item)
         return result
+
+    def _resolve_if_due(self) -> None:
+        """Resolve the pending launches once a batch of them waits or the oldest is old enough."""
+        pending = self._pending
+        if pending and (
+            len(pending) >= self._resolve_batch
+            or time.time_ns() - pending[0].start_ns >= self._resolve_after_ns
+        ):
+            self.resolve_ready()
+
+    def _add_pending(self, item: PendingLaunch) -> None:
+        self._pending.append(item)
+        if not self._exit_hooked:
+            self._exit_hooked = True
+            _flush_at_exit_too(self)
+        self._ensure_resolver()
 
     # -- span building (off the launch) -----------------------------------------------------------
     def _attributes(self, item: PendingLaunch, stream: str | None) -> dict[str, Any]:
@@ -328,6 +351,8 @@ class KernelLauncher:
 
     def _emit(self, item: PendingLaunch, end_ns: int, elapsed_ms: float | None) -> None:
         """Build and end the span of a launch in one go: parent = the context current at launch."""
+        if not item.span:
+            return
         attributes = self._attributes(item, self._stream_text(item.token))
         if elapsed_ms is None:
             attributes[spans.GPUOBS_KERNEL_TIMING] = "host"
@@ -343,6 +368,8 @@ class KernelLauncher:
 
     def _emit_error(self, item: PendingLaunch, exc: BaseException,
                     error: cuda_errors.CudaError | None) -> None:
+        if not item.span:
+            return
         from opentelemetry.trace import Status, StatusCode
 
         attributes = self._attributes(item, self._stream_text(item.token))
@@ -367,7 +394,8 @@ class KernelLauncher:
 
     # -- resolution of GPU durations --------------------------------------------------------------
     def resolve_ready(self, raise_errors: bool = True) -> int:
-        """End the spans whose GPU end event has completed; never blocks. Returns how many ended.
+        """End the spans (and observe the durations) whose GPU end event has completed; never blocks.
+        Returns how many launches resolved.
 
         An error reported by an event poll (a sticky CUDA error from an earlier kernel) is mapped
         and counted against the kernel of that span, and re-raised when `raise_errors`.
@@ -391,6 +419,7 @@ class KernelLauncher:
                         raise
                     return ended
                 pending.popleft()
+                self.durations.observe(item.kernel, item.backend, elapsed_ms / 1e3)
                 self._emit(item, item.start_ns + int(elapsed_ms * 1e6), elapsed_ms)
                 self._release(item.token)
                 ended += 1
@@ -402,7 +431,7 @@ class KernelLauncher:
 
     @property
     def pending(self) -> int:
-        """Sampled spans still waiting for their GPU end event."""
+        """Sampled launches (spans, timed calls) still waiting for their GPU end event."""
         return len(self._pending)
 
     def _ensure_resolver(self) -> None:
@@ -534,6 +563,48 @@ class KernelLauncher:
             counts = self._by_backend.setdefault(backend or self.backend, {})
         counts[kernel] = counts.get(kernel, 0) + n
 
+    def call(self, kernel: str, backend: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """`fn(*args, **kwargs)`: a kernel someone else runs (a PyTorch reference op), counted as one
+        launch of `kernel` by `backend` and, at the sampled fraction, timed into `durations` (no span).
+
+        On CUDA tensors the GPU time is taken with events and resolved with the pending spans (never
+        synchronised); on the CPU the op is synchronous and its `perf_counter` time is its duration.
+        """
+        counts = self._by_backend.get(backend)
+        if counts is None:
+            counts = self._by_backend.setdefault(backend, {})
+        if kernel in counts:
+            counts[kernel] += 1
+        else:
+            counts[kernel] = 1
+        self._countdown -= 1
+        if self._countdown > 0:
+            return fn(*args, **kwargs)
+        return self._call_sampled(kernel, backend, fn, args, kwargs)
+
+    def _call_sampled(
+        self, kernel: str, backend: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        self._countdown = self._next_interval()
+        _, cuda_device = arg_facts((*args, *kwargs.values()))
+        if cuda_device is None:
+            t0 = time.perf_counter()
+            result = fn(*args, **kwargs)
+            self.durations.observe(kernel, backend, time.perf_counter() - t0)
+            return result
+        self._resolve_if_due()
+        item = PendingLaunch(kernel, None, time.time_ns(), None, 0, 0, (), cuda_device, backend=backend,
+                             span=False)
+        item.token = self._timing.start(cuda_device)
+        try:
+            result = fn(*args, **kwargs)
+            item.token = self._timing.stop(item.token)
+        except Exception:
+            self._release(item.token)
+            raise
+        self._add_pending(item)
+        return result
+
     def record_error(
         self, exc_or_text: BaseException | str, kernel: str, phase: str
     ) -> cuda_errors.CudaError | None:
@@ -561,6 +632,10 @@ class KernelLauncher:
     def error_counts(self) -> dict[tuple[str, str, str], int]:
         """CUDA errors per (code, name, kernel) since start."""
         return dict(self._errors)
+
+    def duration_histograms(self) -> dict[tuple[str, str], HistogramSnapshot]:
+        """Timed launches per (kernel, backend): (cumulative buckets ending with +Inf, sum in seconds)."""
+        return self.durations.snapshot()
 
 
 

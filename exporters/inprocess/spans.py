@@ -15,7 +15,8 @@ __all__ = ["PendingLaunch", "arg_facts", "describe_args", "describe_inputs", "gr
 
 @dataclass(slots=True)
 class PendingLaunch:
-    """Raw facts of one sampled launch; its span is built from them when its duration is known."""
+    """Raw facts of one sampled launch; its span is built from them (and its duration observed) when
+    its duration is known."""
 
     kernel: str
     context: Any  # the OpenTelemetry context current at launch: the span's parent
@@ -26,6 +27,8 @@ class PendingLaunch:
     inputs: tuple[tuple[Any, Any], ...]  # (shape, dtype) of each tensor argument, as the tensor gave them
     device: Any  # of the first CUDA tensor argument, None on the CPU
     token: Any = None
+    backend: str = ""  # the KERNEL_DURATION label its duration is observed under
+    span: bool = True  # False: a timed call (`KernelLauncher.call`) that only feeds KERNEL_DURATION
 
 
 _DTYPE_NAMES: dict[Any, str] = {}

@@ -1,13 +1,63 @@
-"""GPU timing of sampled kernel launches: two CUDA events per launch, polled later, never synchronised."""
+"""Timing of sampled kernel launches: two CUDA events per launch, polled later, never synchronised, and
+the per-kernel histograms of the durations measured."""
 
 from __future__ import annotations
 
+import bisect
+import math
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-__all__ = ["CudaEventTiming", "EventTiming"]
+__all__ = ["CudaEventTiming", "DurationHistograms", "EventTiming", "HistogramSnapshot"]
+
+HistogramSnapshot = tuple[tuple[tuple[float, int], ...], float]
+"""((upper bound, cumulative count) per bucket ending with +Inf, sum of the observations)."""
+
+
+class DurationHistograms:
+    """Durations (s) of timed launches per (kernel, backend), in fixed buckets.
+
+    Only sampled launches are observed, so a lock costs nothing on the hot path; `snapshot()` copies
+    under it, so a scrape sees bucket counts and sum of the same observations.
+    """
+
+    def __init__(self, buckets: Sequence[float]) -> None:
+        bounds = tuple(float(b) for b in buckets)
+        if not bounds or list(bounds) != sorted(set(bounds)) or not all(math.isfinite(b) for b in bounds):
+            raise ValueError(f"bucket bounds must be finite, distinct and ascending, got {buckets!r}")
+        self.bounds = bounds
+        # Per key: the count of each bucket (not cumulative; the last one is +Inf), then the sum.
+        self._rows: dict[tuple[str, str], list[float]] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, kernel: str, backend: str, seconds: float) -> None:
+        """Count one duration (a NaN or negative one, which no clock should give, is dropped)."""
+        if not seconds >= 0.0:
+            return
+        index = bisect.bisect_left(self.bounds, seconds)  # first bound >= seconds: Prometheus's `le`
+        key = (kernel, backend)
+        with self._lock:
+            row = self._rows.get(key)
+            if row is None:
+                row = self._rows[key] = [0.0] * (len(self.bounds) + 2)
+            row[index] += 1
+            row[-1] += seconds
+
+    def snapshot(self) -> dict[tuple[str, str], HistogramSnapshot]:
+        """Cumulative buckets and sum per (kernel, backend)."""
+        with self._lock:
+            rows = {key: list(row) for key, row in self._rows.items()}
+        out: dict[tuple[str, str], HistogramSnapshot] = {}
+        for key, row in rows.items():
+            total = 0
+            buckets = []
+            for bound, n in zip((*self.bounds, math.inf), row[:-1], strict=True):
+                total += int(n)
+                buckets.append((bound, total))
+            out[key] = (tuple(buckets), row[-1])
+        return out
 
 
 class EventTiming(Protocol):

@@ -18,6 +18,8 @@ __all__ = [
     "CUDA_ERRORS",
     "DEFAULT_SPAN_SAMPLE",
     "ENGINE_LOG_MESSAGES",
+    "KERNEL_DURATION",
+    "KERNEL_DURATION_BUCKETS",
     "KERNEL_LAUNCHES",
     "SPAN_SAMPLE_ENV",
     "SPAN_SAMPLE_SETTING",
@@ -44,6 +46,45 @@ KERNEL_LAUNCHES = MetricSpec(
 """Counter `gpuobs_kernel_launches_total{kernel,backend}`: launches, always counted; `backend` is one of
 `triton`, `triton_interpreter`, `torch`, `tensorrt`."""
 
+KERNEL_DURATION_BUCKETS = (
+    5e-06,
+    1e-05,
+    2.5e-05,
+    5e-05,
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+)
+"""Upper bounds (s) of KERNEL_DURATION: a small decode kernel (~5 us) to a long prefill (~1 s)."""
+
+KERNEL_DURATION = MetricSpec(
+    native="gpuobs_kernel_duration_seconds",
+    kind=MetricKind.HISTOGRAM,
+    unit="seconds",
+    help="Duration of sampled kernel launches (GPU time between CUDA events on CUDA, host time of the "
+    "synchronous call on the CPU), by kernel and backend; only sampled launches are timed.",
+    labels=("kernel", BACKEND_LABEL),
+    extra={"buckets": ",".join(str(b) for b in KERNEL_DURATION_BUCKETS)},
+)
+"""Histogram `gpuobs_kernel_duration_seconds{kernel,backend}`, s: the launches timed at the sampled
+fraction SPAN_SAMPLE_ENV (default 1%); `_count` counts timed launches, not all launches (those are
+KERNEL_LAUNCHES). On CUDA the duration is the GPU time between two CUDA events bracketing the launch,
+observed once the end event has completed (never synchronised); on the CPU (`torch` reference ops,
+`triton_interpreter`) it is the host time of the synchronous call (`time.perf_counter`).
+Estimated GPU seconds per second of a kernel = mean duration x launch rate:
+`rate(_sum) / rate(_count) * rate(gpuobs_kernel_launches_total)` on the same `{kernel,backend}`
+(what `gpuobs.dashboards.rules.recording.KERNEL_GPU_SECONDS_RATE` records)."""
+
 CUDA_ERRORS = MetricSpec(
     native="gpuobs_cuda_errors",
     kind=MetricKind.COUNTER,
@@ -62,10 +103,11 @@ ENGINE_LOG_MESSAGES = MetricSpec(
 )
 """Counter `gpuobs_engine_log_messages_total{engine,severity}`."""
 
-register(KERNEL_LAUNCHES, CUDA_ERRORS, ENGINE_LOG_MESSAGES)
+register(KERNEL_LAUNCHES, KERNEL_DURATION, CUDA_ERRORS, ENGINE_LOG_MESSAGES)
 
 SPAN_SAMPLE_ENV: Final = "GPUOBS_KERNEL_SPAN_SAMPLE"
-"""Environment variable: fraction of launches recorded as spans (0..1)."""
+"""Environment variable: fraction of launches timed (0..1): each is a `kernel.launch` span (Triton
+launches) and a KERNEL_DURATION observation (every launch the launcher runs or calls)."""
 
 SPAN_SAMPLE_SETTING: Final = "kernel_span_sample"
 """Setting name (config table `[kernels]`, key `kernel-span-sample`) behind SPAN_SAMPLE_ENV."""

@@ -32,8 +32,10 @@ WINDOW_HALF = "half"
 """Attribute of a summary over one half of the incident window: 1 (the first half) or 2 (the second)."""
 
 
-# Counters of the in-process exporter: served by the serving process itself, like the vLLM metrics.
-_IN_PROCESS = frozenset(spec.native for spec in (kn.KERNEL_LAUNCHES, kn.CUDA_ERRORS, kn.ENGINE_LOG_MESSAGES))
+# Families of the in-process exporter: served by the serving process itself, like the vLLM metrics.
+_IN_PROCESS = frozenset(
+    spec.native for spec in (kn.KERNEL_LAUNCHES, kn.KERNEL_DURATION, kn.CUDA_ERRORS, kn.ENGINE_LOG_MESSAGES)
+)
 
 
 def dcgm_specs() -> dict[str, MetricSpec]:

@@ -3,8 +3,8 @@
 Signatures are those of `gpuobs.kernels` (see its module docstring). `backend="kernels"` goes through
 the dispatch functions (Triton on CUDA, and on CPU under `TRITON_INTERPRET=1`); `backend="reference"`
 calls the PyTorch references directly, so CPU serving stays fast even when the Triton interpreter is on;
-each call is counted by the kernel launcher (backend `torch`), so the CPU path shows in
-`gpuobs_kernel_launches_total` like the Triton one.
+each call is counted by the kernel launcher (backend `torch`) and a sampled fraction timed, so the CPU
+path shows in `gpuobs_kernel_launches_total` and `gpuobs_kernel_duration_seconds` like the Triton one.
 On that CPU path, decode attention is one batched gather + masked softmax over all sequences
 (`batched_paged_attention_decode`, the same math as the per-sequence reference) because a decode step's
 cost on CPU is otherwise dominated by per-sequence small-op overhead.
@@ -70,11 +70,10 @@ def batched_paged_attention_decode(
 
 
 def _counted(kernel: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn`, counting each call as a launch of `kernel` on the torch backend."""
+    """`fn`, each call counted as a launch of `kernel` on the torch backend (and timed when sampled)."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
-        default_launcher().count(kernel, backend=BACKEND_TORCH)
-        return fn(*args, **kwargs)
+        return default_launcher().call(kernel, BACKEND_TORCH, fn, *args, **kwargs)
 
     run.__name__ = run.__qualname__ = kernel
     run.__doc__ = fn.__doc__

@@ -1,7 +1,9 @@
-"""Contract: a real `gpuobs serve` serves the in-process exporter's kernel counters on its own /metrics.
+"""Contract: a real `gpuobs serve` serves the in-process exporter's kernel counters and the histogram of
+sampled launch durations on its own /metrics.
 
 On this CPU machine the engine runs the PyTorch reference ops; each counts as a launch of its kernel
-with `backend="torch"`. An injected `cuda_oom` (a failed allocation outside any kernel launch) is a
+with `backend="torch"`, and the sampled ones (every one here: the server runs with a sample rate of 1)
+are timed on the host. An injected `cuda_oom` (a failed allocation outside any kernel launch) is a
 CUDA error the process hit, so it shows in `gpuobs_cuda_errors_total` with the allocation's code.
 """
 
@@ -23,17 +25,18 @@ DECODER_KERNELS = {"rms_norm", "rotary_embedding", "silu_and_mul", "write_kv_cac
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     workdir = tmp_path_factory.mktemp("serve-kernels")
-    with ServeProcess(workdir, "--enable-fault-injection", grpc=False) as proc:
+    env = {names.SPAN_SAMPLE_ENV: "1"}
+    with ServeProcess(workdir, "--enable-fault-injection", grpc=False, env=env) as proc:
         yield proc
 
 
-def _samples(text: str, family: str) -> dict[tuple[tuple[str, str], ...], float]:
+def _samples(text: str, family: str, suffix: str = "_total") -> dict[tuple[tuple[str, str], ...], float]:
     return {
         tuple(sorted(s.labels.items())): s.value
         for f in text_string_to_metric_families(text)
         if f.name == family
         for s in f.samples
-        if s.name == f"{family}_total"
+        if s.name == f"{family}{suffix}"
     }
 
 
@@ -70,3 +73,23 @@ def test_a_cuda_oom_outside_a_launch_is_a_counted_cuda_error(server: ServeProces
     assert after.get(key, 0.0) == before + 1, after
     status, body = _complete(server, "after the oom")  # one-shot fault: serving goes on
     assert status == 200, body
+
+
+def test_sampled_launch_durations_are_a_histogram_by_kernel_and_backend(server: ServeProcess) -> None:
+    duration = names.KERNEL_DURATION.native
+    before = _samples(server.metrics(), duration, "_count")
+    status, body = _complete(server, "time me")
+    assert status == 200, body
+    text = server.metrics()
+    counts = _samples(text, duration, "_count")
+    sums = _samples(text, duration, "_sum")
+    launches = _samples(text, names.KERNEL_LAUNCHES.native)
+    grew = {
+        dict(labels)["kernel"]
+        for labels, value in counts.items()
+        if dict(labels)[names.BACKEND_LABEL] == names.BACKEND_TORCH and value > before.get(labels, 0.0)
+    }
+    assert grew >= DECODER_KERNELS | {"paged_attention_decode"}, (grew, counts)
+    for labels, count in counts.items():
+        assert 0 < count <= launches[labels], labels  # a launch that failed is counted, not timed
+        assert 0.0 < sums[labels] < count * 1.0, (labels, sums[labels])  # host time, under 1 s per op

@@ -23,6 +23,8 @@ from support.serve import ServeProcess, http_json
 
 from gpuobs.dashboards.build import RULES_DIR, build
 from gpuobs.dashboards.options import Options
+from gpuobs.dashboards.rules import recording as rec
+from gpuobs.names import kernel as k
 from gpuobs.names import serving as s
 
 pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
@@ -67,8 +69,10 @@ def _poll(check: Callable[[], Any], timeout: float, what: str, interval: float =
 
 @pytest.fixture
 def load(tmp_path: Path) -> Iterator[ServeProcess]:
-    """`gpuobs serve` (embedded tiny model, CPU) with a client sending short completions until the end."""
-    serve = ServeProcess(tmp_path / "serve", "--device", "cpu", "--log-level", "warning", grpc=False).start()
+    """`gpuobs serve` (embedded tiny model, CPU) with a client sending short completions until the end;
+    every kernel launch is timed (sample rate 1), so the per-kernel time has data from the first request."""
+    serve = ServeProcess(tmp_path / "serve", "--device", "cpu", "--log-level", "warning", grpc=False,
+                         env={k.SPAN_SAMPLE_ENV: "1"}).start()
     status, models = http_json("GET", f"{serve.url}/v1/models")
     assert status == 200, models
     model = models["data"][0]["id"]
@@ -127,6 +131,11 @@ def test_dashboards_return_data_and_faults_reach_alertmanager(
     assert len(queries) > 100
     _poll(lambda: [f"{where}: {expr}" for where, expr in queries if not prom.query(expr)], 40,
           "panel queries without data")
+    # Zero fallbacks hide a missing series: the GPU time per kernel is really recorded from serve's
+    # sampled durations (host time of the reference ops on this CPU server), not the fallback 0.
+    kernel_time = f'{rec.KERNEL_GPU_SECONDS_RATE}{{{k.BACKEND_LABEL}="{k.BACKEND_TORCH}"}} > 0'
+    recorded = prom.wait_for(kernel_time, timeout=40)
+    assert {r["metric"]["kernel"] for r in recorded} >= {"rms_norm", "silu_and_mul", "paged_attention_decode"}
     # The variables' label_values() queries find their values too.
     for board in boards:
         for variable in board["templating"]["list"]:

@@ -13,15 +13,18 @@ from typing import Any
 
 import pytest
 import yaml
-from alert_cases import CASES, OPTIONS, promtool_document
+from alert_cases import CASES, OPTIONS, SERVE, promtool_document, sel
 
 from gpuobs import cuda_errors
 from gpuobs.dashboards.build import ALERTING_DIR, RULES_DIR, BuildResult
 from gpuobs.dashboards.options import Options
+from gpuobs.dashboards.promql import series
 from gpuobs.dashboards.rules import alerts as alert_defs
+from gpuobs.dashboards.rules import recording as rec
 from gpuobs.dashboards.rules.alerts import alert_rules
 from gpuobs.dashboards.rules.grafana import CONTACT_POINTS_FILE, POLICIES_FILE, RULES_FILE
-from gpuobs.dashboards.rules.prometheus import dump_yaml
+from gpuobs.dashboards.rules.prometheus import RECORDING_FILE, dump_yaml
+from gpuobs.names import kernel as k
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT / "rca" / "catalog"
@@ -71,6 +74,51 @@ def test_promtool_unit_tests_can_fail(built: BuildResult, tmp_path: Path) -> Non
     out = _promtool("test", "rules", "tests.yml", cwd=tmp_path)
     assert out.returncode != 0
     assert "GpuThermalThrottling" in out.stdout + out.stderr
+
+
+def _kernel_series(kernel: str, launches_per_min: int, timed_per_min: int, seconds_per_min: float
+                   ) -> list[dict[str, str]]:
+    labels = {**SERVE, "kernel": kernel, k.BACKEND_LABEL: k.BACKEND_TRITON}
+    per_minute = (
+        (series(k.KERNEL_LAUNCHES), launches_per_min),
+        (series(k.KERNEL_DURATION, suffix="_count"), timed_per_min),
+        (series(k.KERNEL_DURATION, suffix="_sum"), seconds_per_min),
+    )
+    return [{"series": sel(name, labels), "values": f"0+{step}x10"} for name, step in per_minute]
+
+
+@pytest.mark.prometheus
+def test_promtool_kernel_gpu_time_is_mean_sampled_duration_times_launch_rate(
+    built: BuildResult, tmp_path: Path
+) -> None:
+    """100 launches/s of which 1/s timed at 5 ms mean: 0.5 GPU s/s; launched but never timed: 0, not NaN."""
+    shutil.copy(built.out_dir / RULES_DIR / RECORDING_FILE, tmp_path / RECORDING_FILE)
+    recorded = rec.KERNEL_GPU_SECONDS_RATE
+    out_labels = f'instance="{SERVE["instance"]}",{k.BACKEND_LABEL}="{k.BACKEND_TRITON}"'
+    document = {
+        "rule_files": [RECORDING_FILE],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": _kernel_series("rms_norm", 6000, 60, 0.3) + _kernel_series("rare", 60, 0, 0),
+                "promql_expr_test": [
+                    {
+                        "expr": f"round({recorded}, 0.001)",  # rate()'s extrapolation leaves 0.49999...
+                        "eval_time": "10m",
+                        "exp_samples": [
+                            {"labels": f'{{{out_labels},kernel="rms_norm"}}', "value": 0.5},
+                            {"labels": f'{{{out_labels},kernel="rare"}}', "value": 0},
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    (tmp_path / "tests.yml").write_text(dump_yaml(document))
+    out = _promtool("test", "rules", "tests.yml", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert "SUCCESS" in out.stdout
 
 
 def test_every_alert_has_firing_and_quiet_cases() -> None:

@@ -1,4 +1,5 @@
-"""The instrumented launcher: counters, sampled spans, GPU timing without sync, CUDA error mapping."""
+"""The instrumented launcher: counters, sampled spans, GPU timing without sync, the histogram of sampled
+launch durations, CUDA error mapping."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from gpuobs import cuda_errors
 from gpuobs.errors import InputError
 from gpuobs.exporters.inprocess import launcher as L
 from gpuobs.exporters.inprocess.collector import LauncherCollector
-from gpuobs.exporters.inprocess.timing import CudaEventTiming
+from gpuobs.exporters.inprocess.timing import CudaEventTiming, DurationHistograms
 from gpuobs.jsonlog import JsonFormatter
 from gpuobs.names import kernel as names
 from gpuobs.names import spans as span_names
@@ -462,10 +463,17 @@ def test_collector_exposition_is_promtool_clean() -> None:
     with pytest.raises(RuntimeError):
         launcher.launch("rms_norm", FakeKernel(RuntimeError("CUDA error: out of memory")), (1,), ())
     launcher.count("write_kv_cache", 2, backend=names.BACKEND_TORCH)
+    launcher.durations.observe("write_kv_cache", names.BACKEND_TORCH, 0.0004)
     registry = CollectorRegistry()
     registry.register(LauncherCollector(launcher))
     text = generate_latest(registry).decode()
     assert f'gpuobs_kernel_launches_total{{backend="{launcher.backend}",kernel="silu_and_mul"}} 5.0' in text
+    duration = names.KERNEL_DURATION.native
+    assert f"# TYPE {duration} histogram" in text
+    assert f'{duration}_bucket{{backend="torch",kernel="write_kv_cache",le="0.00025"}} 0.0' in text
+    assert f'{duration}_bucket{{backend="torch",kernel="write_kv_cache",le="0.0005"}} 1.0' in text
+    assert f'{duration}_count{{backend="torch",kernel="write_kv_cache"}} 1.0' in text
+    assert f'{duration}_sum{{backend="torch",kernel="write_kv_cache"}} 0.0004' in text
     assert 'gpuobs_kernel_launches_total{backend="torch",kernel="write_kv_cache"} 2.0' in text
     assert launcher.launch_counts() == {"silu_and_mul": 5, "rms_norm": 1, "write_kv_cache": 2}
     assert 'gpuobs_cuda_errors_total{code="2",kernel="rms_norm",name="cudaErrorMemoryAllocation"} 1.0' in text
@@ -492,16 +500,132 @@ def test_sample_rate_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) ->
     assert L.KernelLauncher().sample_rate == names.DEFAULT_SPAN_SAMPLE == 0.01
 
 
-def test_default_launcher_is_used_by_kernels() -> None:
+def test_default_launcher_is_used_by_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     import gpuobs.kernels as K
 
-    mine = L.KernelLauncher(sample_rate=0.0)
+    mine = L.KernelLauncher(sample_rate=1.0)
     old = L.set_default_launcher(mine)
     try:
-        K.silu_and_mul(torch.randn(2, 8))
+        K.silu_and_mul(torch.randn(2, 8))  # the Triton interpreter
+        monkeypatch.delenv("TRITON_INTERPRET")
+        K.silu_and_mul(torch.randn(2, 8))  # the PyTorch reference
     finally:
         L.set_default_launcher(old)
-    assert mine.launch_counts() == {"silu_and_mul": 1}
+    assert mine.launch_counts_by_backend() == {
+        ("silu_and_mul", names.BACKEND_TRITON_INTERPRETER): 1,
+        ("silu_and_mul", names.BACKEND_TORCH): 1,
+    }
+    assert {key: n for key, (n, _) in _timed(mine).items()} == {
+        ("silu_and_mul", names.BACKEND_TRITON_INTERPRETER): 1,
+        ("silu_and_mul", names.BACKEND_TORCH): 1,
+    }
+
+
+def _timed(launcher: L.KernelLauncher) -> dict[tuple[str, str], tuple[int, float]]:
+    """(timed launches, seconds) per (kernel, backend)."""
+    return {key: (buckets[-1][1], total) for key, (buckets, total) in launcher.duration_histograms().items()}
+
+
+class _SlowOp:
+    """A synchronous CPU op that takes at least `seconds` (the slowness the duration must show)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        self.calls += 1
+        time.sleep(self.seconds)
+        return "done"
+
+    def __getitem__(self, grid: Any) -> Any:  # launchable like a Triton kernel
+        return self
+
+
+def test_sampled_cpu_launches_and_calls_are_timed_on_the_host() -> None:
+    """On the CPU the synchronous call is the kernel: its host time lands in the histogram."""
+    launcher = L.KernelLauncher(sample_rate=1.0)
+    slow = _SlowOp(0.03)
+    assert launcher.launch("interp", slow, (1,), ()) == "done"
+    assert launcher.call("ref", names.BACKEND_TORCH, slow, torch.zeros(2), x=1) == "done"
+    timed = _timed(launcher)
+    assert set(timed) == {("interp", names.BACKEND_TRITON_INTERPRETER), ("ref", names.BACKEND_TORCH)}
+    for count, seconds in timed.values():
+        assert count == 1 and 0.03 <= seconds < 5.0, timed
+    buckets = dict(launcher.duration_histograms()[("ref", names.BACKEND_TORCH)][0])
+    assert buckets[0.025] == 0 and buckets[float("inf")] == 1  # not below the 30 ms it slept
+    assert launcher.launch_counts_by_backend() == {
+        ("interp", names.BACKEND_TRITON_INTERPRETER): 1, ("ref", names.BACKEND_TORCH): 1
+    }
+
+
+def test_only_sampled_launches_and_calls_are_timed() -> None:
+    launcher = L.KernelLauncher(sample_rate=0.05, seed=5)
+    kernel = FakeKernel()
+    for _ in range(2000):
+        launcher.launch("k", kernel, (1,), ())
+        launcher.call("op", names.BACKEND_TORCH, len, ())
+    timed = _timed(launcher)
+    launches = timed[("k", names.BACKEND_TRITON_INTERPRETER)][0]
+    calls = timed[("op", names.BACKEND_TORCH)][0]
+    assert 120 <= launches + calls <= 290, timed  # one countdown for both: mean 200 of 4000
+    assert launches > 0 and calls > 0
+    assert launcher.launch_counts() == {"k": 2000, "op": 2000}
+    off = L.KernelLauncher(sample_rate=0.0)
+    for _ in range(500):
+        off.launch("k", kernel, (1,), ())
+        off.call("op", names.BACKEND_TORCH, len, ())
+    assert off.duration_histograms() == {} and off.launch_counts() == {"k": 500, "op": 500}
+
+
+def test_gpu_durations_are_observed_once_the_end_event_completed(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """CUDA launches and torch calls on CUDA tensors: event time, observed at resolution, never before."""
+    provider, exporter = spans
+    timing = FakeGpuTiming()
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=timing)
+    launcher.launch("paged", FakeKernel(), (8,), (FakeCudaTensor(),))
+    assert launcher.call("write_kv_cache", names.BACKEND_TORCH, _SlowOp(0.0), FakeCudaTensor()) == "done"
+    assert timing.started == 2 and launcher.pending == 2
+    assert launcher.duration_histograms() == {}  # nothing invented while the GPU runs
+    timing.done = True
+    assert launcher.resolve_ready() == 2
+    assert _timed(launcher) == {
+        ("paged", names.BACKEND_TRITON_INTERPRETER): (1, 0.0025),
+        ("write_kv_cache", names.BACKEND_TORCH): (1, 0.0025),
+    }
+    buckets = dict(launcher.duration_histograms()[("paged", names.BACKEND_TRITON_INTERPRETER)][0])
+    assert buckets[0.001] == 0 and buckets[0.0025] == 1  # 2.5 ms: in the bucket le="0.0025"
+    # A timed call has no span: only the launch made one.
+    assert [(s.attributes or {})[span_names.GPUOBS_KERNEL_NAME] for s in exporter.get_finished_spans()] == [
+        "paged"
+    ]
+    assert launcher.spans_started == launcher.spans_ended == 1
+
+
+def test_error_in_a_timed_call_on_cuda_releases_its_events_and_raises() -> None:
+    timing = FakeGpuTiming()
+    released: list[Any] = []
+    timing.release = released.append  # type: ignore[attr-defined]
+    launcher = L.KernelLauncher(sample_rate=1.0, timing=timing)
+    with pytest.raises(RuntimeError, match="boom"):
+        launcher.call("op", names.BACKEND_TORCH, FakeKernel(RuntimeError("boom"))[1], FakeCudaTensor())
+    assert released == [["token"]] and launcher.pending == 0 and launcher.duration_histograms() == {}
+    assert launcher.launch_counts() == {"op": 1}
+
+
+def test_duration_histograms_bucket_like_prometheus() -> None:
+    hist = DurationHistograms((0.001, 0.01))
+    for seconds in (0.0005, 0.001, 0.002, 0.5, float("nan"), -1.0):
+        hist.observe("k", "torch", seconds)
+    ((key, (buckets, total)),) = hist.snapshot().items()
+    assert key == ("k", "torch")
+    assert buckets == ((0.001, 2), (0.01, 3), (float("inf"), 4))  # le: a value on a bound is in it
+    assert total == pytest.approx(0.5035)
+    for bad in ((), (0.01, 0.001), (0.001, 0.001), (0.001, float("inf"))):
+        with pytest.raises(ValueError, match="ascending"):
+            DurationHistograms(bad)
 
 
 class _FakeCudaEvent:
