@@ -1,10 +1,13 @@
 """Check the real-text incident corpus (tests/rca/real_corpus) and print its counts; never runs the engine.
 
-The corpus is split by source repository into `tune/` and `heldout/`. This script checks what the
-README promises: every case has an expected.json with `top` (a catalog signature id or null),
-`source`, `repo` and `diagnosis`; every other file in a case is non-empty text under 100 KB; no
-repository appears in both splits. It prints the per-signature counts per split as a Markdown table,
-so the README figures can be refreshed. It does not diagnose anything: scoring the tune part is
+The corpus is split by source repository into `tune/` and `heldout/`; `heldout2/` is a second, fresh
+held-out batch gathered later from threads used by neither. This script checks what the README
+promises: every case has an expected.json with `top` (a catalog signature id or null), `source`,
+`repo` and `diagnosis`; every other file in a case is non-empty text under 100 KB; no repository
+appears in both `tune/` and `heldout/`; no source thread appears in two parts (heldout2 may reuse a
+repository of the other parts, never a thread). It prints the per-signature counts per part as a
+Markdown table, so the README figures can be refreshed. It does not diagnose anything: scoring the
+tune part is
 `python bench/rca.py --corpus tests/rca/real_corpus/tune --heldout /nonexistent`.
 
     python bench/real_corpus_check.py [--root tests/rca/real_corpus]
@@ -21,7 +24,9 @@ from pathlib import Path
 from gpuobs.rca.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
-SPLITS = ("tune", "heldout")
+SPLITS = ("tune", "heldout", "heldout2")
+# The original split is by repository; heldout2 is checked by thread only.
+REPO_DISJOINT = ("tune", "heldout")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 
@@ -61,22 +66,33 @@ def main(argv: list[str] | None = None) -> int:
     problems: list[str] = []
     counts: dict[str, Counter[str]] = {split: Counter() for split in SPLITS}
     repos: dict[str, set[str]] = {split: set() for split in SPLITS}
+    sources: dict[str, set[str]] = {split: set() for split in SPLITS}
     for split in SPLITS:
-        for case in sorted(p for p in (args.root / split).iterdir() if p.is_dir()):
+        folder = args.root / split
+        if not folder.is_dir():
+            problems.append(f"{folder}: missing")
+            continue
+        for case in sorted(p for p in folder.iterdir() if p.is_dir()):
             expected, found = _check_case(case, known)
             problems += found
             counts[split][str(expected.get("top") or "(healthy)")] += 1
             repos[split].add(str(expected.get("repo", "")))
-    shared = repos["tune"] & repos["heldout"]
-    problems += [f"repository {repo} has cases in both splits" for repo in sorted(shared)]
-    print("| signature | tune | heldout |")
-    print("| --- | ---: | ---: |")
-    for sig in sorted(set(counts["tune"]) | set(counts["heldout"])):
-        print(f"| {sig} | {counts['tune'][sig]} | {counts['heldout'][sig]} |")
-    total = {split: sum(counts[split].values()) for split in SPLITS}
-    print(f"| **cases** | {total['tune']} | {total['heldout']} |")
-    distinct = {split: len([s for s in counts[split] if s != "(healthy)"]) for split in SPLITS}
-    print(f"| **distinct signatures** | {distinct['tune']} | {distinct['heldout']} |")
+            sources[split].add(str(expected.get("source", "")).rstrip("/"))
+    first, second = REPO_DISJOINT
+    shared = repos[first] & repos[second]
+    problems += [f"repository {repo} has cases in both {first} and {second}" for repo in sorted(shared)]
+    for i, a in enumerate(SPLITS):
+        for b in SPLITS[i + 1 :]:
+            reused = sorted(sources[a] & sources[b])
+            problems += [f"source {src} is used in both {a} and {b}" for src in reused]
+    print("| signature | " + " | ".join(SPLITS) + " |")
+    print("| --- |" + " ---: |" * len(SPLITS))
+    for sig in sorted(set().union(*(counts[s] for s in SPLITS))):
+        print(f"| {sig} | " + " | ".join(str(counts[s][sig]) for s in SPLITS) + " |")
+    print("| **cases** | " + " | ".join(str(sum(counts[s].values())) for s in SPLITS) + " |")
+    distinct = [len([sig for sig in counts[s] if sig != "(healthy)"]) for s in SPLITS]
+    print("| **distinct signatures** | " + " | ".join(str(d) for d in distinct) + " |")
+    print("| **repositories** | " + " | ".join(str(len(repos[s])) for s in SPLITS) + " |")
     for problem in problems:
         print(f"problem: {problem}", file=sys.stderr)
     return 1 if problems else 0

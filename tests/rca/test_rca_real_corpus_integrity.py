@@ -1,0 +1,57 @@
+"""Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
+
+Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
+files are non-empty text; it never runs the engine, so the held-out parts (`heldout/`, `heldout2/`)
+are not scored here and nothing can be tuned to them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REAL = Path(__file__).resolve().parent / "real_corpus"
+
+
+def _check_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "real_corpus_check", REAL.parents[2] / "bench" / "real_corpus_check.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["real_corpus_check"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    table = capsys.readouterr().out
+    assert "| signature | tune | heldout | heldout2 |" in table
+    cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [90, 89, 105]
+    healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
+    assert int(healthy.split("|")[-2]) >= 12
+
+
+def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for part in ("tune", "heldout", "heldout2"):
+        case = tmp_path / part / f"{part}_case"
+        case.mkdir(parents=True)
+        (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
+        repo = "owner/same-thread" if part != "heldout" else "owner/other"
+        expected = {
+            "top": "xid_79_fallen_off_bus",
+            "source": f"https://github.com/{repo}/issues/1",
+            "repo": repo,
+            "diagnosis": "x",
+        }
+        (case / "expected.json").write_text(json.dumps(expected))
+    assert _check_script().main(["--root", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "is used in both tune and heldout2" in err
