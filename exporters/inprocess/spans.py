@@ -29,6 +29,7 @@ class PendingLaunch:
     token: Any = None
     backend: str = ""  # the KERNEL_DURATION label its duration is observed under
     span: bool = True  # False: a timed call (`KernelLauncher.call`) that only feeds KERNEL_DURATION
+    observe: bool = True  # False: the event pair also spans host work (a JIT compile), not kernel time
 
 
 _DTYPE_NAMES: dict[Any, str] = {}

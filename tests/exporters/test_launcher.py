@@ -604,6 +604,22 @@ def test_gpu_durations_are_observed_once_the_end_event_completed(
     assert launcher.spans_started == launcher.spans_ended == 1
 
 
+def test_a_launch_that_compiles_keeps_its_span_but_not_its_duration(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """The H200 bench saw a 1.26 s 'kernel' mean: first launches JIT-compile between the two events."""
+    provider, exporter = spans
+    timing = FakeGpuTiming()
+    launcher = L.KernelLauncher(sample_rate=1.0, tracer_provider=provider, timing=timing)
+    launcher.launch("paged", _SlowOp(2 * L.COMPILE_HOST_S), (8,), (FakeCudaTensor(),))  # compiles
+    launcher.launch("paged", FakeKernel(), (8,), (FakeCudaTensor(),))  # warm
+    timing.done = True
+    assert launcher.resolve_ready() == 2
+    assert _timed(launcher) == {("paged", names.BACKEND_TRITON_INTERPRETER): (1, 0.0025)}
+    assert len(exporter.get_finished_spans()) == 2
+    assert launcher.launch_counts() == {"paged": 2}
+
+
 def test_error_in_a_timed_call_on_cuda_releases_its_events_and_raises() -> None:
     timing = FakeGpuTiming()
     released: list[Any] = []
