@@ -158,7 +158,12 @@ def diagnosed_as(
             break
         time.sleep(interval_s)
     current().details["diagnosed_other"] = seen
+    hint = (
+        "; no Prometheus was given: the latency before and after the fault is read from it"
+        if around_fault and not prometheus_url
+        else ""
+    )
     raise ActivityFailed(
-        f"expected {expected_signature} ranked first, diagnosis says {seen or 'nothing'} "
+        f"expected {expected_signature} ranked first, diagnosis says {seen or 'nothing'}{hint} "
         f"({current().details.get('last_diagnosis')})"
     )
