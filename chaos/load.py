@@ -4,6 +4,7 @@ A request is *accepted* once the server took the connection and the request was 
 request that never gets a complete answer (connection reset, worker killed) is *lost*; one refused
 before that (connection refused, 503 while draining or loading) is *refused*, which a client retries
 safely. Each outcome is kept with its time and latency, for the game-day's P99 and error-rate curves.
+`GrpcLoadGenerator` does the same with gRPC Predict calls that carry a deadline, as real clients set one.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["LoadGenerator", "Sample", "percentile"]
+__all__ = ["GrpcLoadGenerator", "LoadGenerator", "Sample", "percentile"]
 
 logger = logging.getLogger("chaostoolkit")
 
@@ -128,3 +130,60 @@ class LoadGenerator:
         for sample in self.snapshot():
             out[sample.outcome] += 1
         return out
+
+
+class GrpcLoadGenerator(LoadGenerator):
+    """`concurrency` clients calling gRPC Predict back to back, `interval_s` apart, each with `deadline_s`.
+
+    A call answered is *ok*; UNAVAILABLE (nothing listening, server going away) is *refused*; any
+    other status (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ...) is an *error*, kept with its status name.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        model: str = "",
+        concurrency: int = 2,
+        deadline_s: float = 1.0,
+        interval_s: float = 0.2,
+        input_ids: tuple[int, ...] = (72, 105, 33),
+    ) -> None:
+        super().__init__("http://127.0.0.1", model=model, concurrency=concurrency, interval_s=interval_s)
+        self.target = target
+        self.timeout_s = deadline_s
+        self.input_ids = list(input_ids)
+        self.codes: dict[str, int] = {}
+        self._client: Any = None
+
+    def _predict_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                from gpuobs.serving.grpc_api import PredictClient
+
+                self._client = PredictClient(self.target)
+            return self._client
+
+    def one(self) -> Sample:
+        """Send one Predict with the deadline and classify what happened."""
+        import grpc
+
+        start = time.time()
+        t0 = time.perf_counter()
+        try:
+            self._predict_client().predict([self.input_ids], model_name=self.model, timeout=self.timeout_s)
+        except grpc.RpcError as exc:
+            code = exc.code() if callable(getattr(exc, "code", None)) else None
+            name = code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+            with self._lock:
+                self.codes[name] = self.codes.get(name, 0) + 1
+            outcome = "refused" if name == "UNAVAILABLE" else "error"
+            return Sample(start, time.perf_counter() - t0, outcome)
+        return Sample(start, time.perf_counter() - t0, "ok")
+
+    def stop(self, timeout_s: float | None = None) -> list[Sample]:
+        samples = super().stop(timeout_s)
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+        return samples

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_PROTECTED_NAMESPACES",
     "SafetyError",
     "check_blast_radius",
+    "check_grpc_target",
     "check_namespace",
     "check_url",
     "is_dry_run",
@@ -71,6 +72,21 @@ def check_url(url: str, configuration: dict[str, Any] | None) -> str:
             "add it to gpuobs_allowed_hosts to allow it"
         )
     return url.rstrip("/")
+
+
+def check_grpc_target(target: str, configuration: dict[str, Any] | None) -> str:
+    """Return a gRPC `host:port` target if its host is on the allowlist; raise SafetyError otherwise."""
+    host, sep, port = target.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit():
+        raise SafetyError(f"not a gRPC host:port target: {target!r}")
+    hosts = allowed_hosts(configuration)
+    if host not in hosts:
+        raise SafetyError(
+            f"target {host} is not on the allowlist ({', '.join(hosts)}); "
+            "add it to gpuobs_allowed_hosts to allow it"
+        )
+    return target.strip()
 
 
 def check_namespace(namespace: str, configuration: dict[str, Any] | None) -> str:

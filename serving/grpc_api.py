@@ -3,7 +3,10 @@
 The message classes are built at run time from a FileDescriptorProto equal to
 `serving/proto/inference.proto`, so there is no generated code to go stale against the protobuf
 runtime installed (the GPU machine has another protobuf than this one). Deadlines are honoured: a
-request whose deadline passes while the forward pass runs is answered DEADLINE_EXCEEDED at once.
+request whose deadline passes while the forward pass runs is answered DEADLINE_EXCEEDED at once. Every
+call that ends DEADLINE_EXCEEDED gets one warning line (`Predict DEADLINE_EXCEEDED after N ms: where the
+time went`), also one whose handler is still stuck when gRPC ends it at the deadline (it is counted
+then, from gRPC's end-of-call callback, not when the handler finally returns).
 Bad input (unknown model, empty or oversized batch, ragged masks, ids outside the vocabulary) is
 INVALID_ARGUMENT or NOT_FOUND with a clear message; the server stays healthy.
 
@@ -23,7 +26,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -205,12 +208,32 @@ _OUTCOME_OF_CODE = {
 }
 
 
+_DEADLINE_SLACK_S = 0.1
+"""A call gRPC ends this close to its deadline ended at it: the client's deadline timer fires a little
+before the server's (the server's deadline starts when the call arrives), and its cancel comes first."""
+
+
 @dataclass
 class _Call:
-    """What the metrics of one Predict call need to know once it ends."""
+    """What the metrics of one Predict call need to know once it ends, and whether it was counted.
+
+    Two parties may end a call: its handler, and gRPC when the call's deadline passes while the
+    handler still runs (a handler blocked past its deadline never ends in time). Whichever comes first
+    counts it (`claim`); `deadline_detail` says where the time went when it ends DEADLINE_EXCEEDED.
+    """
 
     model: str = ""
     invalid_reason: str | None = None
+    deadline_detail: str = "the deadline passed while the handler ran"
+    _counted: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def claim(self) -> bool:
+        """True for the first caller only: that caller counts (and logs) the call."""
+        with self._lock:
+            first = not self._counted
+            self._counted = True
+            return first
 
 
 class _Servicer:
@@ -286,6 +309,9 @@ class _Servicer:
             )
         started = time.perf_counter()
         call = _Call()
+        # gRPC ends the call at its deadline even while the handler still runs; the callback counts it
+        # then (not when a stuck handler finally returns, nor never). A call already over adds none.
+        context.add_callback(lambda: self._on_rpc_end(context, call, started))
         outcome = serving_names.OUTCOME_OK
         try:
             return self._predict(request, context, started, call)
@@ -295,11 +321,43 @@ class _Servicer:
             raise
         finally:
             _call_state.recorded = True
-            stats, api = self.runtime.stats, serving_names.API_GRPC
-            if call.invalid_reason is not None:
-                stats.record_invalid(api, call.invalid_reason, call.model)
-            else:
-                stats.record_request(api, call.model, outcome, time.perf_counter() - started)
+            if call.claim():
+                self._record(call, outcome, time.perf_counter() - started)
+
+    def _on_rpc_end(self, context: grpc.ServicerContext, call: _Call, started: float) -> None:
+        """gRPC ended the call (any way): past its deadline with the handler still running, count it now."""
+        try:
+            remaining = context.time_remaining()
+            if remaining is None or remaining > _DEADLINE_SLACK_S or not call.claim():
+                return  # answered by the handler, or cancelled by the client (the handler counts it)
+            call.deadline_detail = "the handler was still running when gRPC ended the call at its deadline"
+            call.model = call.model or self._served_name()  # as the pool counts a call it dropped
+            self._record(call, serving_names.OUTCOME_DEADLINE, time.perf_counter() - started)
+        except Exception:  # counting must never break serving
+            logger.exception("counting a gRPC call that ended at its deadline failed")
+
+    def _served_name(self) -> str:
+        return str(getattr(self.runtime.manager, "served_name", "") or "")
+
+    def _record(self, call: _Call, outcome: str, elapsed_s: float) -> None:
+        """Count one call by outcome and time it; a DEADLINE_EXCEEDED call also gets its warning line."""
+        stats, api = self.runtime.stats, serving_names.API_GRPC
+        if call.invalid_reason is not None:
+            stats.record_invalid(api, call.invalid_reason, call.model)
+            return
+        if outcome == serving_names.OUTCOME_DEADLINE:
+            model = call.model or self._served_name()
+            logger.warning(
+                "Predict DEADLINE_EXCEEDED after %.1f ms: %s",
+                elapsed_s * 1000.0,
+                call.deadline_detail,
+                extra={
+                    log_fields.MODEL_NAME: model,
+                    log_fields.EVENT: serving_names.OUTCOME_DEADLINE,
+                    log_fields.LATENCY_S: round(elapsed_s, 6),
+                },
+            )
+        stats.record_request(api, call.model, outcome, elapsed_s)
 
     def _predict(self, request: Any, context: grpc.ServicerContext, started: float, call: _Call) -> Any:
         runtime = self.runtime
@@ -349,6 +407,7 @@ class _Servicer:
                 context.abort(exc.code, exc.message)
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:
+                call.deadline_detail = "the deadline had passed before the handler could run the model"
                 context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline already passed")
             ctx = trace.set_span_in_context(span)
 
@@ -369,11 +428,7 @@ class _Servicer:
                 span.set_attribute(spans.ERROR_TYPE, "deadline_exceeded")
                 span.set_status(Status(StatusCode.ERROR, "deadline exceeded"))
                 waited = (time.perf_counter() - started) * 1000
-                logger.warning(
-                    "Predict deadline exceeded after %.1f ms",
-                    waited,
-                    extra={log_fields.MODEL_NAME: handle.name},
-                )
+                call.deadline_detail = "the forward pass was still running"
                 context.abort(
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     f"deadline exceeded after {waited:.1f} ms (forward pass still running)",

@@ -13,7 +13,7 @@ from gpuobs.chaos.gameday.report import html_report, markdown_report
 from gpuobs.chaos.gameday.runner import GamedayInterrupted, Listener, Outcome, run_one
 from gpuobs.chaos.gameday.stack import LocalStack, StackTarget
 from gpuobs.chaos.incident import current
-from gpuobs.chaos.safety import check_url
+from gpuobs.chaos.safety import check_grpc_target, check_url
 
 __all__ = ["GamedayResult", "run_gameday"]
 
@@ -64,6 +64,8 @@ def run_gameday(
     for key in ("serving_url", "exporter_url", "prometheus_url"):
         if config.get(key):
             check_url(str(config[key]), config)
+    if config.get("grpc_target"):
+        check_grpc_target(str(config["grpc_target"]), config)
     previous = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # chaoslib takes it over inside each experiment

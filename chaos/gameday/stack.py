@@ -1,6 +1,6 @@
-"""The embedded local stack a game-day breaks: `gpuobs serve --supervise`, a simulated-node exporter and,
-when installed, a Prometheus on loopback with the project's generated alert rules; or a stack the user
-names.
+"""The embedded local stack a game-day breaks: `gpuobs serve --supervise` (HTTP and gRPC Predict), a
+simulated-node exporter and, when installed, a Prometheus on loopback with the project's generated alert
+rules; or a stack the user names.
 
 Everything listens on 127.0.0.1 with free ports; logs go to files in the work folder, where the RCA
 probes read them (the serve JSON log, the kernel-log file the node actions write).
@@ -37,6 +37,8 @@ class StackTarget:
     serve_log: str = ""
     kernel_log: str = ""
     exporter_log: str = ""
+    grpc_target: str = ""
+    """host:port of serve's gRPC Predict (`--grpc-port`); empty when it serves HTTP only."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def configuration(self) -> dict[str, Any]:
@@ -49,13 +51,21 @@ class StackTarget:
             "kernel_log": self.kernel_log,
             "exporter_log": self.exporter_log,
         }
+        if self.grpc_target:
+            out["grpc_target"] = self.grpc_target
         return {**out, **self.extra}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _free_ports(n: int) -> list[int]:
+    """`n` distinct free loopback ports (held open together, so no two are the same)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def _get(url: str, timeout: float = 2.0) -> int:
@@ -98,9 +108,8 @@ class LocalStack:
         self.scrape_interval = scrape_interval
         self.want_prometheus = prometheus and shutil.which("prometheus") is not None
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.serve_port = _free_port()
-        self.export_port = _free_port()
-        self.prom_port = _free_port() if self.want_prometheus else 0
+        self.serve_port, self.grpc_port, self.export_port, prom_port = _free_ports(4)
+        self.prom_port = prom_port if self.want_prometheus else 0
         self.target = StackTarget(
             serving_url=f"http://127.0.0.1:{self.serve_port}",
             exporter_url=f"http://127.0.0.1:{self.export_port}",
@@ -108,6 +117,7 @@ class LocalStack:
             serve_log=str(self.workdir / "serve.log"),
             kernel_log=str(self.workdir / "kernel.log"),
             exporter_log=str(self.workdir / "export.log"),
+            grpc_target=f"127.0.0.1:{self.grpc_port}",
         )
 
     def _spawn(self, name: str, argv: list[str], log: Path) -> None:
@@ -146,6 +156,8 @@ class LocalStack:
                 "127.0.0.1",
                 "--port",
                 str(self.serve_port),
+                "--grpc-port",
+                str(self.grpc_port),
                 "--memory-budget-bytes",
                 str(2_000_000_000),
                 "--device",
@@ -182,7 +194,14 @@ class LocalStack:
             ],
             self.workdir / "export.log",
         )
+        deadline = time.monotonic() + timeout_s
+        self._wait_ready(
+            {"serve": f"{self.target.serving_url}/ready", "export": f"{self.target.exporter_url}/healthz"},
+            deadline,
+            timeout_s,
+        )
         if self.want_prometheus:
+            # started once its targets answer, so that their start-up is no scrape failure in its data
             self._spawn(
                 "prometheus",
                 [
@@ -194,13 +213,10 @@ class LocalStack:
                 ],
                 self.workdir / "prometheus.log",
             )
-        checks = {
-            "serve": f"{self.target.serving_url}/ready",
-            "export": f"{self.target.exporter_url}/healthz",
-        }
-        if self.want_prometheus:
-            checks["prometheus"] = f"{self.target.prometheus_url}/-/ready"
-        deadline = time.monotonic() + timeout_s
+            self._wait_ready({"prometheus": f"{self.target.prometheus_url}/-/ready"}, deadline, timeout_s)
+        return self.target
+
+    def _wait_ready(self, checks: dict[str, str], deadline: float, timeout_s: float) -> None:
         pending = dict(checks)
         while pending and time.monotonic() < deadline:
             for name, url in list(pending.items()):
@@ -214,7 +230,6 @@ class LocalStack:
         if pending:
             self.stop()
             raise RuntimeError(f"not ready after {timeout_s:.0f} s: {', '.join(pending)}")
-        return self.target
 
     def log_tail(self, name: str, chars: int = 2000) -> str:
         path = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import tempfile
 import time
 from pathlib import Path
@@ -30,8 +31,14 @@ def _inputs(
     return files, prom, exporter
 
 
-def _preexisting(ids: set[str], exporter: str | None, fault: float) -> set[str]:
-    """Those of `ids` the node's state already matched in the ten seconds before the fault."""
+def _preexisting(
+    ids: set[str], exporter: str | None, fault: float, prom: str | None = None, since: float | None = None
+) -> set[str]:
+    """Those of `ids` the stack already matched before the fault: in the exporter's last ten seconds, or,
+    for a window reaching back to `since` (around the fault), in Prometheus and the exporter from then."""
+    if since is not None and (prom or exporter):
+        # the pre-fault half grows with each attempt: what it holds is asked anew
+        return signatures_matching(ids, (), prom, exporter, start=since, end=fault - 0.05)
     if exporter is None:
         return set()
     known: dict[str, bool] = current().details.setdefault("preexisting", {})
@@ -47,17 +54,23 @@ def top_signature(
     prometheus_url: str | None = None,
     exporter_url: str | None = None,
     lookback_s: float = 0.5,
+    around_fault: bool = False,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> str | None:
     """The signature `gpuobs diagnose` ranks first over the window from the fault (minus `lookback_s`).
 
-    Causes that the exporter's history already showed in the ten seconds before the fault are
-    pre-existing conditions of a reused stack (counters such as ECC totals persist), not this fault's.
+    With `around_fault` the window is [fault - h, fault + h], h the whole seconds since the fault: its
+    first half is the steady state, its second the fault, the halves a latency shift is measured between
+    (Prometheus summarises latency histograms per half, over whole-second ranges). Logs are always read
+    from the fault on. Causes that the exporter's history already showed in the ten seconds before the
+    fault (around the fault: that Prometheus or the exporter showed in the first half) are pre-existing
+    conditions of a reused stack (counters such as ECC totals persist, a restarted target was down),
+    not this fault's.
     """
     files, prom, exporter = _inputs(logs, prometheus_url, exporter_url, configuration)
     with tempfile.TemporaryDirectory(prefix="gpuobs-chaos-rca-") as tmp:
-        return _top_signature(_since_fault(files, Path(tmp)), prom, exporter, lookback_s)
+        return _top_signature(_since_fault(files, Path(tmp)), prom, exporter, lookback_s, around_fault)
 
 
 def _since_fault(files: list[str], folder: Path) -> list[str]:
@@ -78,14 +91,28 @@ def _since_fault(files: list[str], folder: Path) -> list[str]:
     return out
 
 
-def _top_signature(files: list[str], prom: str | None, exporter: str | None, lookback_s: float) -> str | None:
+def _window(lookback_s: float, around_fault: bool) -> tuple[float, float | None]:
+    """(start, end) of a diagnosis now: from the fault minus `lookback_s` on, or centred on the fault."""
     fault = current().since_fault()
-    start = (fault if fault is not None else time.time() - 300) - lookback_s
+    if fault is None:
+        return time.time() - 300 - lookback_s, None
+    if around_fault:
+        half = max(1, math.floor(time.time() - fault))
+        return fault - half, fault + half
+    return fault - lookback_s, None
+
+
+def _top_signature(
+    files: list[str], prom: str | None, exporter: str | None, lookback_s: float, around_fault: bool = False
+) -> str | None:
+    fault = current().since_fault()
+    start, end = _window(lookback_s, around_fault)
     old: set[str] = set()
     for _ in range(3):  # a pre-existing cause may absorb the new one as its symptom: leave it out, again
-        report = diagnose_live(files, prom, exporter, start=start, exclude=old)
+        report = diagnose_live(files, prom, exporter, start=start, end=end, exclude=old)
         ids = {str(c.id) for c in report.causes}
-        found = _preexisting(ids, exporter, fault) if fault is not None else set()
+        since = start if around_fault else None
+        found = _preexisting(ids - old, exporter, fault, prom, since) if fault is not None else set()
         if not found - old:
             break
         old |= found
@@ -97,6 +124,7 @@ def _top_signature(files: list[str], prom: str | None, exporter: str | None, loo
         "evidence": report.evidence_count,
         "sources": dict(report.sources),
         "logs": files,
+        "window": [start, end],
     }
     return str(fresh[0].id) if fresh else None
 
@@ -109,18 +137,20 @@ def diagnosed_as(
     timeout_s: float = 30.0,
     interval_s: float = 0.5,
     lookback_s: float = 0.5,
+    around_fault: bool = False,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> str:
     """Diagnose repeatedly until `expected_signature` ranks first (the diagnosis); fails on timeout.
 
     Inputs are the stack's own signals: its JSON logs and kernel log (`logs`), the exporter's
-    /api/history and a Prometheus server, each optional. Returns the signature found.
+    /api/history and a Prometheus server, each optional. `around_fault`: see top_signature (a
+    slowdown is a shift against the steady state before the fault). Returns the signature found.
     """
     deadline = time.monotonic() + timeout_s
     seen: str | None = None
     while True:
-        seen = top_signature(logs, prometheus_url, exporter_url, lookback_s, configuration)
+        seen = top_signature(logs, prometheus_url, exporter_url, lookback_s, around_fault, configuration)
         if seen == expected_signature:
             current().mark("diagnosed", seen)
             return seen
@@ -128,7 +158,12 @@ def diagnosed_as(
             break
         time.sleep(interval_s)
     current().details["diagnosed_other"] = seen
+    hint = (
+        "; no Prometheus was given: the latency before and after the fault is read from it"
+        if around_fault and not prometheus_url
+        else ""
+    )
     raise ActivityFailed(
-        f"expected {expected_signature} ranked first, diagnosis says {seen or 'nothing'} "
+        f"expected {expected_signature} ranked first, diagnosis says {seen or 'nothing'}{hint} "
         f"({current().details.get('last_diagnosis')})"
     )

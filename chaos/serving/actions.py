@@ -19,8 +19,8 @@ from chaoslib.exceptions import ActivityFailed
 
 from gpuobs.chaos.httpjson import request_json
 from gpuobs.chaos.incident import current
-from gpuobs.chaos.load import LoadGenerator
-from gpuobs.chaos.safety import check_url, is_dry_run
+from gpuobs.chaos.load import GrpcLoadGenerator, LoadGenerator
+from gpuobs.chaos.safety import check_grpc_target, check_url, is_dry_run
 
 __all__ = [
     "clear_faults",
@@ -29,6 +29,7 @@ __all__ = [
     "inject_fault",
     "restore",
     "signal_worker",
+    "start_grpc_load",
     "start_load",
 ]
 # load_named is a helper for the probes, not an activity: it stays out of __all__ (and of discovery).
@@ -36,6 +37,7 @@ __all__ = [
 logger = logging.getLogger("chaostoolkit")
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+DEFAULT_GRPC_TARGET = "127.0.0.1:50051"
 _LOADS: dict[str, LoadGenerator] = {}
 
 
@@ -250,6 +252,35 @@ def start_load(
     _LOADS[name] = gen.start()
     current().add_undo(f"serving.load.{name}", lambda: gen.stop(timeout_s=5))
     return {"name": name, "concurrency": concurrency}
+
+
+def start_grpc_load(
+    name: str = "grpc",
+    grpc_target: str = DEFAULT_GRPC_TARGET,
+    concurrency: int = 2,
+    deadline_s: float = 1.0,
+    interval_s: float = 0.2,
+    model: str = "",
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Start steady gRPC Predict load named `name`: `concurrency` clients, each call with `deadline_s`.
+
+    Clients of a gRPC service set deadlines; what the server does when calls run past them is what the
+    game-day watches. `gpuobs.chaos.serving.probes.requests_lost` (or the rollback) stops it.
+    """
+    target = check_grpc_target(grpc_target, configuration)
+    if is_dry_run(configuration):
+        return {"name": name, "grpc_target": target, "dry_run": True}
+    old = _LOADS.pop(name, None)
+    if old is not None:
+        old.stop(timeout_s=5)
+    gen = GrpcLoadGenerator(
+        target, model=model, concurrency=concurrency, deadline_s=deadline_s, interval_s=interval_s
+    )
+    _LOADS[name] = gen.start()
+    current().add_undo(f"serving.load.{name}", lambda: gen.stop(timeout_s=5))
+    return {"name": name, "grpc_target": target, "concurrency": concurrency, "deadline_s": deadline_s}
 
 
 def load_named(name: str) -> LoadGenerator | None:

@@ -1,8 +1,9 @@
 """Probes of `gpuobs serve`: health, readiness, a golden completion within its SLO, deviation, recovery.
 
 `service_healthy` is the steady-state check (the SLOs: /health and /ready answer 200, a greedy
-completion answers 200 within `max_latency_s` with the same text as before the fault). The waiting
-probes poll it and mark the incident's `detected` and `recovered` phases for the game-day clock.
+completion answers 200 within `max_latency_s` with the same text as before the fault and, given a
+`grpc_target`, a gRPC Predict answers within `max_latency_s` as its deadline). The waiting probes poll
+it and mark the incident's `detected` and `recovered` phases for the game-day clock.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from chaoslib.exceptions import ActivityFailed
 
 from gpuobs.chaos.httpjson import request_json
 from gpuobs.chaos.incident import current
-from gpuobs.chaos.safety import check_url
-from gpuobs.chaos.serving.actions import DEFAULT_URL, load_named
+from gpuobs.chaos.safety import check_grpc_target, check_url
+from gpuobs.chaos.serving.actions import DEFAULT_GRPC_TARGET, DEFAULT_URL, load_named
 
 __all__ = [
+    "grpc_predict",
     "requests_lost",
     "service_healthy",
     "slo_violations",
@@ -30,12 +32,45 @@ __all__ = [
 logger = logging.getLogger("chaostoolkit")
 
 _GOLDEN: dict[str, str] = {}
+_GOLDEN_IDS = (72, 105, 33)  # "Hi!" in the tiny model's byte vocabulary: valid ids for any served model
+
+
+def grpc_predict(
+    grpc_target: str = DEFAULT_GRPC_TARGET,
+    timeout_s: float = 2.0,
+    model: str = "",
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> float:
+    """One gRPC Predict with `timeout_s` as its deadline; returns its latency in seconds.
+
+    Fails with the gRPC status (DEADLINE_EXCEEDED, UNAVAILABLE, ...) when the call does not answer.
+    `model` empty means the served model.
+    """
+    import grpc
+
+    from gpuobs.serving.grpc_api import PredictClient
+
+    target = check_grpc_target(grpc_target, configuration)
+    t0 = time.perf_counter()
+    try:
+        with PredictClient(target) as client:
+            client.predict([list(_GOLDEN_IDS)], model_name=model, timeout=timeout_s)
+    except grpc.RpcError as exc:
+        code = exc.code() if callable(getattr(exc, "code", None)) else None
+        name = code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+        raise ActivityFailed(
+            f"gRPC Predict on {target}: {name} after {time.perf_counter() - t0:.2f} s "
+            f"(deadline {timeout_s:.2f} s)"
+        ) from None
+    return round(time.perf_counter() - t0, 4)
 
 
 def slo_violations(
     base_url: str = DEFAULT_URL,
     max_latency_s: float = 2.0,
     model: str = "gpuobs-tiny-llama",
+    grpc_target: str | None = None,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> list[str]:
@@ -43,9 +78,20 @@ def slo_violations(
 
     Checks /health and /ready, then one greedy completion: its status, its latency against
     `max_latency_s`, and its text against the first healthy answer seen (a wrong tokenizer or corrupted
-    weights change the text, not the status).
+    weights change the text, not the status). With `grpc_target` (host:port of serve's --grpc-port),
+    also one gRPC Predict with `max_latency_s` as its deadline.
     """
     base = check_url(base_url, configuration)
+    problems = _http_violations(base, max_latency_s, model)
+    if grpc_target and not problems:
+        try:
+            grpc_predict(grpc_target, max_latency_s, "", configuration)
+        except ActivityFailed as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def _http_violations(base: str, max_latency_s: float, model: str) -> list[str]:
     problems: list[str] = []
     for path in ("/health", "/ready"):
         try:
@@ -84,11 +130,12 @@ def service_healthy(
     base_url: str = DEFAULT_URL,
     max_latency_s: float = 2.0,
     model: str = "gpuobs-tiny-llama",
+    grpc_target: str | None = None,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> bool:
     """True when every serving SLO holds (see slo_violations); the reasons are logged when not."""
-    problems = slo_violations(base_url, max_latency_s, model, configuration)
+    problems = slo_violations(base_url, max_latency_s, model, grpc_target, configuration)
     if problems:
         logger.info("serving SLOs violated: %s", "; ".join(problems))
     return not problems
@@ -100,13 +147,14 @@ def wait_for_deviation(
     max_latency_s: float = 2.0,
     interval_s: float = 0.1,
     model: str = "gpuobs-tiny-llama",
+    grpc_target: str | None = None,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> list[str]:
     """Poll the SLOs until one is violated (the detection); returns the violations. Fails on timeout."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        problems = slo_violations(base_url, max_latency_s, model, configuration)
+        problems = slo_violations(base_url, max_latency_s, model, grpc_target, configuration)
         if problems:
             current().mark("detected", "; ".join(problems))
             return problems
@@ -120,6 +168,7 @@ def wait_for_steady_state(
     max_latency_s: float = 2.0,
     interval_s: float = 0.1,
     model: str = "gpuobs-tiny-llama",
+    grpc_target: str | None = None,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> float:
@@ -127,7 +176,7 @@ def wait_for_steady_state(
     deadline = time.monotonic() + timeout_s
     last: list[str] = []
     while time.monotonic() < deadline:
-        last = slo_violations(base_url, max_latency_s, model, configuration)
+        last = slo_violations(base_url, max_latency_s, model, grpc_target, configuration)
         if not last:
             at = current().mark("recovered")
             fault = current().since_fault()

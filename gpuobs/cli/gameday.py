@@ -108,11 +108,13 @@ def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: 
 
 def _dry_run(experiments: list[Path], config: dict[str, Any]) -> list[dict[str, Any]]:
     from gpuobs.chaos.gameday.runner import expected_of, load_experiment
-    from gpuobs.chaos.safety import check_url
+    from gpuobs.chaos.safety import check_grpc_target, check_url
 
     for key in ("serving_url", "exporter_url", "prometheus_url"):
         if config.get(key):
             check_url(str(config[key]), config)
+    if config.get("grpc_target"):
+        check_grpc_target(str(config["grpc_target"]), config)
     plan = []
     for path in experiments:
         exp = load_experiment(path)
@@ -146,6 +148,9 @@ def gameday(
     kernel_log: str = typer.Option("", "--kernel-log", help="The kernel-log file node faults write."),
     exporter_log: str = typer.Option(
         "", "--exporter-log", help="The exporter's log file, for the diagnosis."
+    ),
+    grpc_target: str = typer.Option(
+        "", "--grpc-target", help="Its gRPC Predict as host:port (serve --grpc-port), for gRPC faults."
     ),
     allow_host: list[str] = typer.Option([], "--allow-host", help="Add a host to the target allowlist."),
     no_prometheus: bool = typer.Option(False, "--no-prometheus", help="Do not start Prometheus locally."),
@@ -182,7 +187,9 @@ def gameday(
         return
     target = None
     if serving_url:
-        target = StackTarget(serving_url, exporter_url, prometheus_url, serve_log, kernel_log, exporter_log)
+        target = StackTarget(
+            serving_url, exporter_url, prometheus_url, serve_log, kernel_log, exporter_log, grpc_target
+        )
     hosts = [*DEFAULT_ALLOWED_HOSTS, *allow_host]
     if dry_run:
         config = (target or StackTarget()).configuration() | {"gpuobs_allowed_hosts": ",".join(hosts)}

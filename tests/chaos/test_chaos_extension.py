@@ -17,6 +17,7 @@ from gpuobs.chaos.gameday.runner import expected_of, load_experiment
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.node import actions as node_actions
 from gpuobs.chaos.serving import actions as serving_actions
+from gpuobs.chaos.serving import probes as serving_probes
 from gpuobs.rca.catalog import load_catalog
 
 
@@ -65,6 +66,22 @@ def test_targets_off_the_allowlist_are_refused() -> None:
     assert (
         safety.check_url("http://gpu-box:8000/", {"gpuobs_allowed_hosts": "gpu-box"}) == "http://gpu-box:8000"
     )
+    with pytest.raises(safety.SafetyError, match="allowlist"):
+        serving_actions.start_grpc_load(grpc_target="10.1.2.3:50051")
+    with pytest.raises(safety.SafetyError, match="allowlist"):
+        serving_probes.grpc_predict("example.com:50051")
+    with pytest.raises(safety.SafetyError, match="host:port"):
+        safety.check_grpc_target("127.0.0.1", None)
+    assert safety.check_grpc_target("[::1]:50051", None) == "[::1]:50051"
+    assert safety.check_grpc_target("gpu-box:50051", {"gpuobs_allowed_hosts": "gpu-box"}) == "gpu-box:50051"
+
+
+def test_grpc_predict_probe_fails_with_the_status() -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        target = f"127.0.0.1:{s.getsockname()[1]}"
+    with pytest.raises(ActivityFailed, match=r"gRPC Predict on .*: UNAVAILABLE"):
+        serving_probes.grpc_predict(target, timeout_s=5)
 
 
 def test_protected_namespaces_and_blast_radius() -> None:

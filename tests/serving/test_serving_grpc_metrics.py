@@ -4,21 +4,27 @@
 gRPC calls are counted by outcome and timed in the families HTTP requests use
 (`gpuobs_serving_requests_total{api}`, `gpuobs_serving_request_duration_seconds{api}`); a call refused
 because the server has its maximum of calls in flight is counted as an admission rejection; every
-call is counted exactly once whatever way it ends; vLLM's tokens-per-step histogram is observed at
+call is counted exactly once whatever way it ends (a call whose handler is stuck past its deadline when
+gRPC ends it, then, with a warning line the RCA reads); vLLM's tokens-per-step histogram is observed at
 every engine step.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support.serve import ServeProcess, http_json, overload_grpc
 
+from gpuobs.names import logs as lf
 from gpuobs.names import serving as names
+from gpuobs.rca import DiagnoseInputs, diagnose
 from gpuobs.serving.grpc_api import PredictClient
 
 MODEL = "gpuobs-tiny-llama"
@@ -130,6 +136,59 @@ def test_overload_refusals_are_counted_and_every_call_once(
         admission, model_name=MODEL, reason=reason
     ) == refused
     assert client.predict([[1, 2]], timeout=30).logits  # healthy again
+
+
+def test_a_call_blocked_past_its_deadline_is_counted_and_logged_at_the_deadline(
+    server: ServeProcess, client: PredictClient, tmp_path: Path
+) -> None:
+    """grpc_block holds each handler for 20 s; gRPC ends the calls at their 0.5 s deadline, and the server
+    counts and logs each one then, while the handlers are still blocked (not 20 s later, nor twice)."""
+    calls = 3
+    before = Scrape(server)
+    seen = len(_deadline_lines(server))
+    status, body = http_json("POST", f"{server.url}/admin/faults/grpc_block", {"hang_s": 20})
+    assert status == 200, body
+    try:
+        for _ in range(calls):
+            with pytest.raises(grpc.RpcError) as err:
+                client.predict([[1, 2]], model_name=MODEL, timeout=0.5)
+            assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+
+        def counted() -> Scrape | None:
+            now = Scrape(server)
+            grew = now.get(REQUESTS, **deadline) - before.get(REQUESTS, **deadline)
+            return now if grew >= calls and len(_deadline_lines(server)) - seen >= calls else None
+
+        deadline = {"api": GRPC, "model_name": MODEL, "outcome": names.OUTCOME_DEADLINE}
+        during = wait_for(counted, timeout=10)  # the fault holds the handlers for 20 s: no race with them
+        assert "grpc_block" in http_json("GET", f"{server.url}/admin/faults")[1]["active"]
+        lines = _deadline_lines(server)[seen:]
+        assert len(lines) == calls, lines
+        for line in lines:
+            assert line[lf.MODEL_NAME] == MODEL and line[lf.EVENT] == names.OUTCOME_DEADLINE, line
+            assert 0.4 <= float(line[lf.LATENCY_S]) < 5, line
+            assert "still running" in line[lf.MSG], line
+    finally:
+        http_json("DELETE", f"{server.url}/admin/faults/grpc_block")
+    assert client.predict([[1, 2]], timeout=30).logits  # the released handlers have returned by now
+    after = Scrape(server)
+    assert after.get(REQUESTS, **deadline) - before.get(REQUESTS, **deadline) == calls  # not again
+    assert after.total(REQUESTS, api=GRPC) - during.total(REQUESTS, api=GRPC) == 1  # only the last call
+    assert len(_deadline_lines(server)) - seen == calls
+
+    # The RCA pipeline names the cause from these lines of the server's own log.
+    log = tmp_path / "serve.log"
+    log.write_text("".join(json.dumps(line) + "\n" for line in _deadline_lines(server)[seen:]))
+    report = diagnose(DiagnoseInputs(logs=[str(log)], live=False))
+    assert report.causes and report.causes[0].id == "grpc_deadline_exceeded", report.causes
+
+
+def _deadline_lines(server: ServeProcess) -> list[dict[str, Any]]:
+    return [
+        line
+        for line in server.json_logs()
+        if str(line.get(lf.MSG, "")).startswith("Predict DEADLINE_EXCEEDED")
+    ]
 
 
 def wait_for(probe: Callable[[], Scrape | None], timeout: float = 30.0) -> Scrape:
