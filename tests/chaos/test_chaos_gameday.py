@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from support.paths import EXPERIMENTS
+from support.procs import like_a_terminal
 
 from gpuobs.chaos.gameday.report import html_report, markdown_report
 from gpuobs.chaos.gameday.runner import Outcome, run_one
@@ -134,6 +135,7 @@ def test_an_interrupted_chaos_run_leaves_no_fault_behind(stack: LocalStack, tmp_
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=like_a_terminal,
     )
     url = f"{stack.target.serving_url}/admin/faults"
     try:

@@ -10,7 +10,16 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-__all__ = ["json_lines", "stop_process", "wait_http_ready"]
+__all__ = ["json_lines", "like_a_terminal", "stop_process", "wait_http_ready"]
+
+
+def like_a_terminal() -> None:
+    """`preexec_fn` for a child that a test will Ctrl-C: SIGINT back to its default disposition.
+
+    A shell starts background jobs with SIGINT ignored and exec keeps that, so under `make test &` (or a
+    CI runner that does the same) Python never turns SIGINT into KeyboardInterrupt and a Ctrl-C test
+    waits forever. A user's terminal delivers SIGINT to a process with the default disposition."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_http_ready(proc: subprocess.Popen[bytes], url: str, name: str, log_path: Path,
