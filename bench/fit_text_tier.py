@@ -66,7 +66,9 @@ def case_hits(case: Case, book: Phrasebook) -> dict[str, set[str]]:
     return out
 
 
-def labelled_hits(corpora: list[Path], book: Phrasebook | None = None) -> list[tuple[Case, dict[str, set[str]]]]:
+def labelled_hits(
+    corpora: list[Path], book: Phrasebook | None = None
+) -> list[tuple[Case, dict[str, set[str]]]]:
     """Every case of the corpora with its phrase hits (which do not depend on the weights)."""
     book = _priors() if book is None else book
     return [(case, case_hits(case, book)) for root in corpora for case in load_cases(root)]

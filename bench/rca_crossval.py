@@ -22,7 +22,6 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
-from pathlib import Path
 
 from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, labelled_hits, prior_weights
 
@@ -46,9 +45,7 @@ def _catalog(weights: dict[str, dict[str, float]] | None, drop: frozenset[str] =
     base = load_catalog(sorted(CATALOG_DIR.glob("*.toml")))  # explicit paths: the fitted file is not read
     fitted = weights or {}
     sigs = tuple(
-        replace(
-            s, phrases=tuple((p, fitted.get(s.id, {}).get(p, w)) for p, w in s.phrases if p not in drop)
-        )
+        replace(s, phrases=tuple((p, fitted.get(s.id, {}).get(p, w)) for p, w in s.phrases if p not in drop))
         if s.phrases
         else s
         for s in base.signatures
