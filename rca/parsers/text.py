@@ -66,8 +66,9 @@ class PhraseHit:
 class Phrasebook:
     """Every signature's phrases, indexed for one scan: phrase -> ((signature id, weight), ...).
 
-    `facts` holds each signature's require and support matchers: a line on which the exact tier found a
-    record that one of them selects is a fact the signature has already judged (an Xid 31 on a desktop,
+    `facts` holds each signature's support matchers and its require matchers (but those of a one-record
+    clause in a rule of several clauses): a line on which the exact tier found a record that one of them selects is a fact the signature has
+    already judged (an Xid 31 on a desktop,
     one corrected AER, PyTorch's expandable_segments hint on an OOM), so the text tier does not read
     that line again for that signature.
     """
@@ -85,7 +86,16 @@ class Phrasebook:
             for phrase, weight in sig.phrases:
                 table[phrase].append((sig.id, weight))
             if sig.phrases:
-                required = [m for v in sig.variants for c in v.require for m in c.matchers]
+                # a record that is one single part of a longer rule (the OOM of a leak, whose growth the
+                # wording may tell on the same line) leaves the line to the text tier; a counted one (the
+                # preemptions of a storm) or a whole rule's one record is judged
+                required = [
+                    m
+                    for v in sig.variants
+                    for c in v.require
+                    if len(v.require) == 1 or c.count > 1 or c.distinct
+                    for m in c.matchers
+                ]
                 facts[sig.id] = (*required, *sig.support)
         ordered = sorted(table)
         return cls(phrases=tuple(ordered), owners=tuple(tuple(table[p]) for p in ordered), facts=facts)
