@@ -261,8 +261,22 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# A REPL or notebook paste: `>>> torch.cuda.is_available()` answered `False` on the next line (or
+# `torch.cuda.device_count()` answered `0`): the process sees no GPU.
+_NO_GPU_PROBE_RE = re.compile(r"\b(?:cuda\.is_available\(\)|cuda\.device_count\(\))\s*$")
+_NO_GPU_ANSWER = {"is_available()": "False", "device_count()": "0"}
+
+
 def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if ctx.emitted_here(keys.DRIVER_ERROR):
+        return
+    probe = _NO_GPU_PROBE_RE.search(msg)
+    if probe:
+        answer = ctx.lookahead(1).strip()
+        if answer == _NO_GPU_ANSWER[probe.group(0).split(".", 1)[1].strip()]:
+            ctx.emit(
+                keys.DRIVER_ERROR, "no_cuda_gpus", pre, msg, {"message": f"{msg.strip()[:200]} -> {answer}"}
+            )
         return
     for regex, cls in _DRIVER_PATTERNS:
         if regex.search(msg):
@@ -345,6 +359,8 @@ PARSERS: list[Trigger] = [
             "CUDA GPUs",
             "nvidia-container-cli",
             "CUDA-capable",
+            "cuda.is_available()",
+            "cuda.device_count()",
         ),
         _driver,
     ),

@@ -67,9 +67,9 @@ class Phrasebook:
     """Every signature's phrases, indexed for one scan: phrase -> ((signature id, weight), ...).
 
     `facts` holds each signature's support matchers and its require matchers (but those of a one-record
-    clause in a rule of several clauses): a line on which the exact tier found a record that one of them selects is a fact the signature has
-    already judged (an Xid 31 on a desktop,
-    one corrected AER, PyTorch's expandable_segments hint on an OOM), so the text tier does not read
+    clause in a rule of several clauses): a line on which the exact tier found a record that one of them
+    selects is a fact the signature has already judged (an Xid 31 on a desktop, one corrected AER,
+    PyTorch's expandable_segments hint on an OOM), so the text tier does not read
     that line again for that signature.
     """
 

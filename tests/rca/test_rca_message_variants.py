@@ -9,6 +9,8 @@ sections). They were written from those projects' sources and documentation, not
 excerpts. Healthy text of the same tools must get no cause.
 """
 
+# ruff: noqa: E501  (log lines are quoted whole, as tools print them)
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -250,7 +252,8 @@ VARIANTS: list[tuple[str | None, str]] = [
         "[Mon Jun  3 10:00:01 2024] mlx5_core 0000:3b:00.0 ens1f0: Link down\n"
         "[Mon Jun  3 10:00:04 2024] mlx5_core 0000:3b:00.0 ens1f0: Link up\n"
         "[Mon Jun  3 10:01:12 2024] mlx5_core 0000:3b:00.0 ens1f0: Link down\n"
-        "[Mon Jun  3 10:01:15 2024] mlx5_core 0000:3b:00.0 ens1f0: Link up\n",
+        "[Mon Jun  3 10:01:15 2024] mlx5_core 0000:3b:00.0 ens1f0: Link up\n"
+        "[Mon Jun  3 10:02:40 2024] mlx5_core 0000:3b:00.0 ens1f0: Link down\n",
     ),
     # --- Xid ----------------------------------------------------------------------------------------
     (
@@ -394,13 +397,6 @@ VARIANTS: list[tuple[str | None, str]] = [
         "when initializing the engine.\n",
     ),
     (
-        "kv_cache_exhausted",
-        "WARNING 05-02 11:00:00 scheduler.py:1089] Sequence group cmpl-42 is preempted by "
-        "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the "
-        "end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more "
-        "KV cache memory. total_num_cumulative_preemption=51\n",
-    ),
-    (
         "engine_dead",
         "ERROR 06-01 12:00:00 async_llm_engine.py:52] Engine background task failed\n"
         "vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already.\n",
@@ -435,11 +431,11 @@ VARIANTS: list[tuple[str | None, str]] = [
     ),
     (
         "tensorrt_parse_error",
-        "[TRT] [E] ModelImporter.cpp:726: While parsing node number 212 [Mish -> \"onnx::Mul_512\"]:\n"
+        '[TRT] [E] ModelImporter.cpp:726: While parsing node number 212 [Mish -> "onnx::Mul_512"]:\n'
         "[TRT] [E] ModelImporter.cpp:727: --- Begin node ---\n"
         "[TRT] [E] ModelImporter.cpp:732: ERROR: builtin_op_importers.cpp:4643 In function "
-        "importFallbackPluginImporter:\n[8] Assertion failed: creator && \"Plugin not found, are the "
-        "plugin name, version, and namespace correct?\"\nERROR: Failed to parse the ONNX file.\n",
+        'importFallbackPluginImporter:\n[8] Assertion failed: creator && "Plugin not found, are the '
+        'plugin name, version, and namespace correct?"\nERROR: Failed to parse the ONNX file.\n',
     ),
     (
         "tokenizer_mismatch",
@@ -467,9 +463,9 @@ VARIANTS: list[tuple[str | None, str]] = [
     (
         "power_throttling",
         "    Clocks Throttle Reasons\n        Idle                        : Not Active\n"
-        "        Applications Clocks Setting : Not Active\n        SW Power Cap                : Active\n"
-        "        HW Slowdown                 : Not Active\n            HW Thermal Slowdown     : Not Active\n"
-        "            HW Power Brake Slowdown : Not Active\n        Sync Boost                  : Not Active\n"
+        "        Applications Clocks Setting : Not Active\n        SW Power Cap                : Not Active\n"
+        "        HW Slowdown                 : Active\n            HW Thermal Slowdown     : Not Active\n"
+        "            HW Power Brake Slowdown : Active\n        Sync Boost                  : Not Active\n"
         "        SW Thermal Slowdown         : Not Active\n",
     ),
     # --- healthy text ------------------------------------------------------------------------------
@@ -518,6 +514,276 @@ VARIANTS: list[tuple[str | None, str]] = [
 ]
 
 
+# Mixed pastes: a cause with its louder consequences, tool output, REPL sessions, prose, wrappers.
+# fmt: off
+MIXED: list[tuple[str | None, str]] = [
+# combos: cause + loud consequences
+("illegal_memory_access", """[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1.
+Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 (most recent call first):
+frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)
+[rank1]:[E ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLGATHER, NumelIn=1, NumelOut=2, Timeout(ms)=600000) ran for 600090 milliseconds before timing out.
+[rank1]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 1] Timeout at NCCL work: 88, last enqueued NCCL work: 88, last completed NCCL work: 87.
+"""),
+("illegal_memory_access", """ERROR 11-02 03:04:05 engine.py:135] RuntimeError('CUDA error: an illegal memory access was encountered\\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\\n')
+ERROR 11-02 03:04:05 engine.py:135] Traceback (most recent call last):
+ERROR 11-02 03:04:06 client.py:250] RuntimeError('Engine loop has died')
+ERROR 11-02 03:04:06 client.py:250] Traceback (most recent call last):
+CRITICAL 11-02 03:04:06 launcher.py:99] MQLLMEngine is already dead, terminating server process
+"""),
+("xid_13_graphics_exception", """[Tue Jun 25 10:11:12 2024] NVRM: Xid (PCI:0000:81:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 5, TPC 0, SM 1): Illegal Instruction Parameter
+[Tue Jun 25 10:11:12 2024] NVRM: Xid (PCI:0000:81:00): 13, pid='<unknown>', name=<unknown>, Graphics Exception: ESR 0x52cf30=0x10000e 0x52cf34=0x20 0x52cf28=0xc81eb60 0x52cf2c=0x1174
+ERROR 06-25 10:11:20 async_llm_engine.py:61] Engine background task failed
+vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already.
+"""),
+("nvlink_error", """[  +0.000005] NVRM: Xid (PCI:0000:1b:00): 149, pid='<unknown>', name=<unknown>, NETIR_LINK_EVT Fatal XC0 i0 Link 08 (0x02ab5b03 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)
+[  +0.000010] NVRM: Xid (PCI:0000:1b:00): 145, pid='<unknown>', name=<unknown>, RLW_REMAP Nonfatal XC0 i0 Link 08 (0x00000000 0x00000000)
+[  +0.510000] NVRM: Xid (PCI:0000:1b:00): 45, pid=88123, name=python, Ch 00000008
+"""),
+("nvswitch_fatal_error", """$ python -c "import torch; print(torch.cuda.is_available())"
+UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)
+False
+$ systemctl status nvidia-fabricmanager
+● nvidia-fabricmanager.service - NVIDIA fabric manager service
+     Active: failed (Result: exit-code)
+"""),
+("xid_119_gsp_timeout", """Mar 02 14:22:10 gpu03 kernel: NVRM: Xid (PCI:0000:01:00): 119, pid=1932, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 10 (FREE) (0xa55a0050 0x0).
+Mar 02 14:22:10 gpu03 kernel: NVRM: GPU0 GSP RPC buffer contains function 10 (FREE) and data 0x00000000a55a0050 0x0000000000000000.
+Mar 02 14:22:10 gpu03 kernel: NVRM: GPU0 RPC history (CPU -> GSP):
+Mar 02 14:22:16 gpu03 kernel: NVRM: Xid (PCI:0000:01:00): 79, pid=1932, name=nvidia-smi, GPU has fallen off the bus.
+"""),
+("xid_119_gsp_timeout", """kernel: NVRM: _kgspLogXid119: ********************************* GSP Timeout **********************************
+kernel: NVRM: _kgspLogXid119: Note: Please also check logs above.
+kernel: NVRM: nvAssertFailedNoLog: Assertion failed: expectedFunc == pHistoryEntry->function @ kernel_gsp.c:1757
+kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out
+"""),
+("container_gpu_access_lost", """nvidia-device-plugin-daemonset-x7k2p nvidia-device-plugin-ctr I0604 10:00:00.000000 1 main.go:256] Retreiving plugins.
+nvidia-device-plugin-daemonset-x7k2p nvidia-device-plugin-ctr E0604 10:00:00.000000 1 factory.go:68] Failed to initialize NVML: Unknown Error.
+the GPUs in running pods become unavailable after some hours; nvidia-smi in the pod prints Failed to initialize NVML: Unknown Error
+"""),
+("container_gpu_access_lost", """root@5e1c:/workspace# nvidia-smi
+Failed to initialize NVML: Unknown Error
+root@5e1c:/workspace# exit
+$ docker restart 5e1c
+$ docker exec 5e1c nvidia-smi   # works again after restart
+"""),
+("gpu_not_visible", """$ kubectl describe node gpu-node-1
+Capacity:
+  cpu:                64
+  ephemeral-storage:  1Ti
+  memory:             512Gi
+  nvidia.com/gpu:     0
+  pods:               110
+Allocatable:
+  cpu:                63
+  memory:             500Gi
+  nvidia.com/gpu:     0
+"""),
+("gpu_not_visible", """$ docker run --rm nvidia/cuda:12.2.0-base-ubuntu22.04 nvidia-smi
+docker: Error response from daemon: unknown or invalid runtime name: nvidia.
+"""),
+("gpu_not_visible", """>>> import torch
+>>> torch.cuda.is_available()
+False
+>>> torch.cuda.device_count()
+0
+"""),
+("kv_cache_exhausted", """sglang-1  | [2025-01-10 10:00:00 TP0] Decode out of memory happened. #retracted_reqs: 3, #new_token_ratio: 0.5000 -> 0.8000
+sglang-1  | [2025-01-10 10:00:05 TP0] Decode out of memory happened. #retracted_reqs: 5, #new_token_ratio: 0.6000 -> 0.9000
+"""),
+("cuda_oom_capacity", """[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 2 has a total capacity of 39.39 GiB of which 512.00 MiB is free. Process 1234 has 38.87 GiB memory in use. Of the allocated memory 37.10 GiB is allocated by PyTorch, and 1.12 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)
+E0601 10:00:00.000000 140 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: 1) local_rank: 2 (pid: 1234) of binary: /usr/bin/python
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+"""),
+("cuda_oom_capacity", """jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes.
+"""),
+("cuda_oom_capacity", """RuntimeError: CUDA error: out of memory
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+"""),
+("host_oom_killer", """[Fri Mar  1 12:00:01 2024] Out of memory: Killed process 2211 (pt_main_thread) total-vm:120031232kB, anon-rss:98123456kB, file-rss:65536kB, shmem-rss:0kB, UID:0 pgtables:200000kB oom_score_adj:0
+[Fri Mar  1 12:00:01 2024] oom_reaper: reaped process 2211 (pt_main_thread), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB
+"""),
+("host_oom_killer", """WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4401 closing signal SIGTERM
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 1 (pid: 4402) of binary: /opt/conda/bin/python
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+train.py FAILED
+Root Cause (first observed failure):
+  exitcode  : -9 (pid: 4402)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 4402
+dmesg shows: Out of memory: Killed process 4402 (python) total-vm:90000000kB, anon-rss:60000000kB
+"""),
+("host_oom_killer", """Jun 12 08:00:00 node systemd-oomd[812]: Killed /user.slice/user-1000.slice/session-3.scope due to memory used (61.9G) / total (62.5G) and swap used (7.8G) / total (8.0G) being more than 90.00%
+"""),
+("oom_killed_container", """[ 3120.0] Memory cgroup out of memory: Killed process 9911 (tritonserver) total-vm:9123456kB, anon-rss:131072kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1024kB oom_score_adj:-997
+"""),
+("oom_killed_container", """NAME                      READY   STATUS      RESTARTS      AGE
+vllm-7d9f8b-abcde         0/1     OOMKilled   3 (40s ago)   5m
+"""),
+("tensorrt_engine_incompatible", """E0601 10:00:00.000 1 logging.cc:43] 1: [stdArchiveReader.cpp::StdArchiveReader::35] Error Code 1: Serialization (Serialization assertion safeVersionRead == kSAFE_SERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 0, Serialized Engine Version: 239)
+E0601 10:00:00.000 1 logging.cc:43] 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)
+E0601 10:00:00.100 1 model_lifecycle.cc:621] failed to load 'detector' version 1: Internal: unable to create TensorRT engine
+"""),
+("tensorrt_engine_incompatible", """[TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.6.1.6 got 8.5.3.1, please rebuild.
+[TRT] [E] 2: [engine.cpp::deserializeEngine::951] Error Code 2: Internal Error (Assertion engine->deserialize(start, size, allocator, runtime) failed. )
+"""),
+("tensorrt_parse_error", """[01/05/2022-10:00:00] [E] [TRT] ModelImporter.cpp:773: While parsing node number 97 [ReverseSequence -> "output"]:
+[01/05/2022-10:00:00] [E] [TRT] ModelImporter.cpp:775: ERROR: ModelImporter.cpp:179 In function parseGraph:
+[6] Invalid Node - ReverseSequence_97
+No importer registered for op: ReverseSequence. Attempting to import as plugin.
+[01/05/2022-10:00:00] [E] Failed to parse onnx file
+"""),
+("cuda_driver_mismatch", """==========
+== CUDA ==
+==========
+
+CUDA Version 12.4.1
+
+ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  GPU functionality will not be available.
+   [[ Forward compatibility was attempted on non supported HW (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) cuInit()=804 ]]
+"""),
+("cuda_driver_mismatch", """vllm-1  | RuntimeError: The NVIDIA driver on your system is too old (found version 12020). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx
+"""),
+("nccl_timeout", """[E ProcessGroupNCCL.cpp:828] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800504 milliseconds before timing out.
+[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800504 milliseconds before timing out.
+"""),
+("nccl_timeout", """torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms, keys: /default_pg/0//cuda//0
+"""),
+("model_load_slow", """  Warning  Unhealthy  2m (x12 over 5m)  kubelet  Startup probe failed: Get "http://10.244.1.7:8000/health": dial tcp 10.244.1.7:8000: connect: connection refused
+  Normal   Killing    2m               kubelet  Container vllm failed startup probe, will be restarted
+the model (70B) takes about 15 minutes to download and load, the pod is restarted before it finishes
+"""),
+("model_load_slow", """Loading safetensors checkpoint shards:   3% Completed | 1/30 [03:12<1:32:48, 192.00s/it]
+Loading safetensors checkpoint shards:   7% Completed | 2/30 [06:30<1:31:00, 195.00s/it]
+the weights load at about 20 MB/s from the mounted volume
+"""),
+("model_load_slow", """RuntimeError: Timed out waiting for the model to load after 600 seconds
+"""),
+("head_of_line_blocking", """When one request with a 100k-token prompt arrives, every short request waits until its prefill is done: TTFT of the small requests jumps from 50 ms to 8 s.
+"""),
+("queue_saturation", """INFO 04-20 10:00:00 metrics.py:341] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 1500.2 tokens/s, Running: 256 reqs, Swapped: 0 reqs, Pending: 812 reqs, GPU KV cache usage: 45.1%, CPU KV cache usage: 0.0%.
+INFO 04-20 10:00:30 metrics.py:341] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 1498.7 tokens/s, Running: 256 reqs, Swapped: 0 reqs, Pending: 1290 reqs, GPU KV cache usage: 46.0%, CPU KV cache usage: 0.0%.
+INFO 04-20 10:01:00 metrics.py:341] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 1501.0 tokens/s, Running: 256 reqs, Swapped: 0 reqs, Pending: 1811 reqs, GPU KV cache usage: 46.2%, CPU KV cache usage: 0.0%.
+"""),
+("xid_31_mmu_fault", """[  812.1] NVRM: Xid (PCI:0000:01:00): 31, pid=2240, name=UnrealEditor, Ch 0000003c, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC2 GPCCLIENT_T1_7 faulted @ 0x1_0ffe0000. Fault is of type FAULT_PTE ACCESS_TYPE_VIRT_READ
+"""),
+("filesystem_readonly", """[ 100.1] blk_update_request: I/O error, dev loop4, sector 2048 op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 0
+[ 100.1] Buffer I/O error on dev loop4, logical block 256, lost async page write
+[ 100.2] EXT4-fs error (device loop4): ext4_check_bdev_write_error:218: comm kworker/u8:2: Error while async write back metadata
+[ 100.3] EXT4-fs (loop4): Remounting filesystem read-only
+"""),
+("thermal_throttling", """[ 5012.4] CPU3: Core temperature above threshold, cpu clock throttled (total events = 112)
+[ 5012.4] CPU1: Package temperature above threshold, cpu clock throttled (total events = 114)
+"""),
+("ray_oom_killer", """(raylet) [2024-06-01 10:00:00,000 E 123 123] (raylet) node_manager.cc:3069: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 8f1e, IP: 10.0.0.2) over the last time period. To see more information about the Workers killed on this node, use `ray logs raylet.out -ip 10.0.0.2`
+"""),
+("xid_48_double_bit_ecc", """$ nvidia-smi
++---------------------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-----------------------------------------+----------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|=========================================+======================+======================|
+|   0  NVIDIA A100-SXM4-80GB          On  | 00000000:07:00.0 Off |                    2 |
+| N/A   34C    P0              61W / 400W |      4MiB / 81920MiB |      0%      Default |
++-----------------------------------------+----------------------+----------------------+
+RuntimeError: CUDA error: uncorrectable ECC error encountered
+"""),
+("gpu_reset_required", """$ nvidia-smi -r -i 0
+GPU 00000000:3B:00.0 is currently in use by another client.
+1 device is currently being used by one or more other processes (e.g., Fabric Manager, CUDA application, graphics application such as an X server, or a monitoring application such as another instance of nvidia-smi). Please first kill all processes using this device and all compute applications running in the system.
+NVRM: Xid (PCI:0000:3b:00): 154, pid=0, name=, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)
+"""),
+("gpu_driver_failure", """[   12.3] NVRM: GPU 0000:01:00.0: kgspWaitForGfwBootOk_TU102: failed to wait for GFW boot complete: 0x0 VBIOS version 94.02.71.40.7A
+[   12.3] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x61:0x40:1750)
+[   12.3] NVRM: GPU 0000:01:00.0: rm_init_adapter failed, device minor number 0
+"""),
+("host_kernel_panic", """[ 2211.4] watchdog: BUG: soft lockup - CPU#12 stuck for 23s! [python:9912]
+[ 2211.4] RIP: 0010:os_io_write_dword+0x4/0x10 [nvidia]
+[ 2211.4] Call Trace:
+"""),
+("launch_timeout_watchdog", """Display driver nvlddmkm stopped responding and has successfully recovered.
+RuntimeError: CUDA error: unspecified launch failure
+"""),
+("nccl_shm_unavailable", """RuntimeError: DataLoader worker (pid 2214) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.
+"""),
+("network_link_flap", """[  900.1] bond0: (slave eth2): link status definitely down, disabling slave
+[  903.5] bond0: (slave eth2): link status definitely up, 25000 Mbps full duplex
+[  950.2] bond0: (slave eth2): link status definitely down, disabling slave
+[  952.9] bond0: (slave eth2): link status definitely up, 25000 Mbps full duplex
+[  990.4] bond0: (slave eth2): link status definitely down, disabling slave
+"""),
+("telemetry_exporter_failure", """dcgm-exporter-xk2v9   0/1   CrashLoopBackOff   12   40m
+$ kubectl logs dcgm-exporter-xk2v9
+time="2024-06-01T10:00:00Z" level=info msg="Starting dcgm-exporter"
+time="2024-06-01T10:00:00Z" level=fatal msg="Error starting nv-hostengine: DCGM initialization error"
+"""),
+(None, """$ nvidia-smi
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |
+|-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|                                         |                        |               MIG M. |
+|=========================================+========================+======================|
+|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |
+| N/A   31C    P0             71W /  700W |       1MiB /  81559MiB |      0%      Default |
+|                                         |                        |             Disabled |
++-----------------------------------------+------------------------+----------------------+
+"""),
+(None, """INFO 01-10 10:00:00 [__init__.py:239] Automatically detected platform cuda.
+INFO 01-10 10:00:05 [core.py:58] Initializing a V1 LLM engine (v0.8.5) with config: model='Qwen/Qwen2.5-7B-Instruct', max_seq_len=32768, tensor_parallel_size=1, enforce_eager=False, kv_cache_dtype=auto
+INFO 01-10 10:00:20 [gpu_model_runner.py:1329] Model loading took 14.2474 GiB and 4.812 seconds
+INFO 01-10 10:00:30 [kv_cache_utils.py:634] GPU KV cache size: 431,216 tokens
+INFO 01-10 10:00:30 [kv_cache_utils.py:637] Maximum concurrency for 32,768 tokens per request: 13.16x
+INFO 01-10 10:00:45 [core.py:159] init engine (profile, create kv cache, warmup model) took 25.31 seconds
+INFO:     Started server process [1]
+INFO:     Application startup complete.
+"""),
+(None, """Jun 01 10:00:00 node systemd[1]: Starting NVIDIA fabric manager service...
+Jun 01 10:00:02 node nv-fabricmanager[2212]: Connected to 1 node.
+Jun 01 10:00:02 node nv-fabricmanager[2212]: Successfully configured all the available NVSwitches to route GPU NVLink traffic. NVLink Peer-to-Peer support will be enabled once the GPUs are successfully registered with the NVLink fabric.
+Jun 01 10:00:02 node systemd[1]: Started NVIDIA fabric manager service.
+"""),
+(None, """[2025-01-10 10:00:00] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', mem_fraction_static=0.88, max_running_requests=None, chunked_prefill_size=8192, disable_radix_cache=False)
+[2025-01-10 10:00:10 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB, mem usage=15.06 GB.
+[2025-01-10 10:00:11 TP0] KV Cache is allocated. #tokens: 425000, K size: 26.0 GB, V size: 26.0 GB
+[2025-01-10 10:00:12 TP0] max_total_num_tokens=425000, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4097, context_len=131072
+[2025-01-10 10:00:20] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)
+[2025-01-10 10:00:25] The server is fired up and ready to roll!
+"""),
+(None, """Name:               gpu-node-1
+Roles:              <none>
+Capacity:
+  cpu:                64
+  memory:             527951300Ki
+  nvidia.com/gpu:     8
+  pods:               110
+Allocatable:
+  cpu:                63900m
+  memory:             517465540Ki
+  nvidia.com/gpu:     8
+Conditions:
+  Type             Status  LastHeartbeatTime                 Reason                       Message
+  ----             ------  -----------------                 ------                       -------
+  MemoryPressure   False   Mon, 03 Jun 2024 10:00:00 +0000   KubeletHasSufficientMemory   kubelet has sufficient memory available
+  DiskPressure     False   Mon, 03 Jun 2024 10:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk pressure
+  Ready            True    Mon, 03 Jun 2024 10:00:00 +0000   KubeletReady                 kubelet is posting ready status
+"""),
+(None, """[I 2024-06-01 10:00:00,000 TorchServe] Torch worker started.
+2024-06-01T10:00:01,000 [INFO ] main org.pytorch.serve.ModelServer - Loading initial models: model.mar
+2024-06-01T10:00:05,000 [INFO ] W-9000-model_1.0 org.pytorch.serve.wlm.WorkerThread - Backend response time: 3012
+2024-06-01T10:00:05,100 [INFO ] main org.pytorch.serve.ModelServer - Inference API bind to: http://0.0.0.0:8080
+Model server started.
+"""),
+]
+# fmt: on
+
+
 def _diagnose(tmp_path: Path, text: str) -> list[str]:
     path = tmp_path / "pasted.log"
     path.write_text(text, encoding="utf-8")
@@ -530,8 +796,8 @@ def _diagnose(tmp_path: Path, text: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("expected", "text"),
-    VARIANTS,
-    ids=[f"{i:02d}-{exp or 'healthy'}" for i, (exp, _) in enumerate(VARIANTS)],
+    VARIANTS + MIXED,
+    ids=[f"{i:02d}-{exp or 'healthy'}" for i, (exp, _) in enumerate(VARIANTS + MIXED)],
 )
 def test_message_variant_names_its_cause(tmp_path: Path, expected: str | None, text: str) -> None:
     causes = _diagnose(tmp_path, text)
