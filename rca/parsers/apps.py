@@ -106,28 +106,28 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # 97.1%`; V1 `Running: 4 reqs, Waiting: 12 reqs, GPU KV cache usage: 97.1%`): the same gauges its
 # /metrics serves, as readings at the line's time.
 _STATS_RE = re.compile(
-    r"Running: (?P<run>\d+) reqs, (?:Swapped: \d+ reqs, )?(?:Pending|Waiting): (?P<wait>\d+) reqs"
+    r"Running: \d+ reqs, (?:Swapped: \d+ reqs, )?(?:Pending|Waiting): (?P<wait>\d+) reqs"
     r"(?:, GPU KV cache usage: (?P<kv>[\d.]+)%)?"
 )
 
 
-# The only metric keys a log line gives (the gauges vLLM's stats line prints).
-STATS_LINE_GAUGES = (
-    sv.NUM_REQUESTS_RUNNING.native,
-    sv.NUM_REQUESTS_WAITING.native,
-    sv.KV_CACHE_USAGE.native,
-)
+# The only metric keys a log line gives (the gauges vLLM's stats line prints that a rule reads).
+STATS_LINE_GAUGES = (sv.NUM_REQUESTS_WAITING.native, sv.KV_CACHE_USAGE.native)
+# A stats line is printed every few seconds: only a reading a rule could select becomes a record (a queue,
+# a nearly full KV cache), so a long healthy log stays cheap.
+_KV_NEARLY_FULL = 0.9
+
+
+def _gauge() -> dict[str, object]:
+    return {"labels": {}, "agg": "last"}
 
 
 def _stats(m: re.Match[str], msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
-    readings = [
-        (sv.NUM_REQUESTS_RUNNING.native, float(m["run"])),
-        (sv.NUM_REQUESTS_WAITING.native, float(m["wait"])),
-    ]
-    if m["kv"] is not None:
-        readings.append((sv.KV_CACHE_USAGE.native, float(m["kv"]) / 100.0))
-    for name, value in readings:
-        ctx.emit(name, value, pre, msg, {"labels": {}, "agg": "last"}, kind=EvidenceKind.METRIC)
+    waiting = float(m["wait"])
+    if waiting > 0:
+        ctx.emit(sv.NUM_REQUESTS_WAITING.native, waiting, pre, msg, _gauge(), kind=EvidenceKind.METRIC)
+    if m["kv"] is not None and (usage := float(m["kv"]) / 100.0) >= _KV_NEARLY_FULL:
+        ctx.emit(sv.KV_CACHE_USAGE.native, usage, pre, msg, _gauge(), kind=EvidenceKind.METRIC)
 
 
 # --- TensorRT / ONNX -------------------------------------------------------------------------------
