@@ -97,9 +97,6 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if "No available memory for the cache blocks" in msg or "insufficient KV cache" in msg.lower():
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
         return
-    stats = _STATS_RE.search(msg)
-    if stats:
-        _stats(stats, msg, pre, ctx)
 
 
 # vLLM's periodic stats line (V0 `Running: 4 reqs, Swapped: 0 reqs, Pending: 12 reqs, GPU KV cache usage:
@@ -122,7 +119,10 @@ def _gauge() -> dict[str, object]:
     return {"labels": {}, "agg": "last"}
 
 
-def _stats(m: re.Match[str], msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+def _stats(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _STATS_RE.search(msg)
+    if m is None:
+        return
     waiting = float(m["wait"])
     if waiting > 0:
         ctx.emit(sv.NUM_REQUESTS_WAITING.native, waiting, pre, msg, _gauge(), kind=EvidenceKind.METRIC)
@@ -587,9 +587,12 @@ PARSERS: list[Trigger] = [
             "nsufficient KV cache",
             " is stalled",
             " is dead",
-            " reqs, ",
         ),
         _vllm,
+    ),
+    (
+        (" reqs, ",),
+        _stats,
     ),
     (
         (
