@@ -29,6 +29,7 @@ from gpuobs.rca.signature import TEXT_MIN_SCORE, Matcher, Signature
 
 __all__ = [
     "CLUSTER_GAP_LINES",
+    "TEXT_ANCHOR_MIN",
     "PhraseHit",
     "Phrasebook",
     "default_phrasebook",
@@ -43,6 +44,9 @@ logger = logging.getLogger(__name__)
 # Hits of one signature at most this many lines apart belong to one group (a wrapped message, a
 # traceback and the error above it, a short paragraph of prose).
 CLUSTER_GAP_LINES = 6
+# A group needs one phrase at least this telling: several vague words together ("hang", "stuck",
+# "deadlock") describe a symptom many failures share, not this one.
+TEXT_ANCHOR_MIN = 0.4
 _MAX_QUOTED_LINES = 8
 _MAX_QUOTED_CHARS = 400
 _MAX_LINE_NUMBERS = 40
@@ -318,7 +322,7 @@ def match_text(
             for _, phrase, weight in group:
                 weights[phrase] = max(weight, weights.get(phrase, 0.0))
             score = noisy_or(weights.values())
-            if score < TEXT_MIN_SCORE:
+            if score < TEXT_MIN_SCORE or max(weights.values()) < TEXT_ANCHOR_MIN:
                 continue
             out.append(_record(sig, group, weights, score, lines, source, year))
     out.sort(key=lambda ev: int(ev.attrs["line"]))

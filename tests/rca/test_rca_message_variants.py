@@ -780,6 +780,102 @@ Conditions:
 2024-06-01T10:00:05,100 [INFO ] main org.pytorch.serve.ModelServer - Inference API bind to: http://0.0.0.0:8080
 Model server started.
 """),
+("container_gpu_access_lost", """$ kubectl exec -it trainer-0 -- nvidia-smi
+Failed to initialize NVML: Unknown Error
+command terminated with exit code 255
+"""),
+("illegal_memory_access", """torch.AcceleratorError: CUDA error: an illegal memory access was encountered
+Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.
+"""),
+("illegal_memory_access", """torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5
+ncclUnhandledCudaError: Call to CUDA function failed.
+Last error:
+Cuda failure 'an illegal memory access was encountered'
+"""),
+("illegal_memory_access", """Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:368 'an illegal memory access was encountered'
+"""),
+("illegal_memory_access", """RuntimeError: CUDA error: misaligned address
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+"""),
+("nccl_timeout", """torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.
+"""),
+("nccl_timeout", """[rank0]:[E1120 10:00:00.000 ProcessGroupNCCL.cpp:1394] [PG 0 (default_pg) Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors.
+"""),
+("nccl_timeout", """RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1803170 milliseconds before timing out.
+"""),
+("gpu_not_visible", """INFO 06-01 10:00:00 importing.py:10] Triton not installed or not compatible; certain GPU-related functions will not be available.
+RuntimeError: Failed to infer device type
+"""),
+("gpu_not_visible", """2024-06-01 10:00:00.000000: W tensorflow/core/common_runtime/gpu/gpu_device.cc:2256] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required libraries for your platform.
+Skipping registering GPU devices...
+"""),
+("gpu_not_visible", """An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.
+No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)
+"""),
+("kv_cache_exhausted", """RuntimeError: Not enough memory to handle 16000 prefill tokens. You need to decrease `--max-batch-prefill-tokens`
+"""),
+("kv_cache_exhausted", """[2025-01-10 10:00:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.
+"""),
+("cuda_oom_capacity", """CUDA error: out of memory
+  current device: 0, in function alloc at /llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:375
+  cuMemCreate(&handle, reserve_size, &prop, 0)
+ggml_cuda_host_malloc: failed to allocate 2048.00 MiB of pinned memory: out of memory
+"""),
+("cuda_oom_capacity", """[06/01/2024-10:00:00] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further information)
+[06/01/2024-10:00:00] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further information)
+"""),
+("cuda_oom_capacity", """RuntimeError: CUDA driver error: out of memory
+"""),
+("xid_79_fallen_off_bus", """Jun 01 10:00:00 gpu-7 kernel: NVRM: GPU at PCI:0000:c1:00: GPU-4a1b2c3d-0000-1111-2222-333344445555
+Jun 01 10:00:00 gpu-7 kernel: NVRM: Xid (PCI:0000:c1:00): 79, pid=0, name=swapper/0, GPU has fallen off the bus.
+Jun 01 10:00:00 gpu-7 kernel: NVRM: GPU 0000:c1:00.0: GPU has fallen off the bus.
+Jun 01 10:00:01 gpu-7 kernel: NVRM: A GPU crash dump has been created. If possible, please run
+Jun 01 10:00:01 gpu-7 kernel: NVRM: nvidia-bug-report.sh as root to collect this data before
+Jun 01 10:00:01 gpu-7 kernel: NVRM: the NVIDIA kernel module is unloaded.
+"""),
+("xid_48_double_bit_ecc", """  Warning  GpuXidError  3m  nvsentinel  GPU 0 reported XID 48: DBE (Double Bit Error) ECC Error
+"""),
+("host_oom_killer", """slurmstepd: error: Detected 1 oom_kill event in StepId=123456.batch. Some of the step tasks have been OOM Killed.
+"""),
+("cuda_driver_mismatch", """RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW
+"""),
+("cuda_driver_mismatch", """nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.6, please update your driver to a newer version, or use an earlier cuda container: unknown
+"""),
+("tensorrt_engine_incompatible", """[TRT] [E] IRuntime::deserializeCudaEngine: Error Code 1: Serialization (Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 238, Serialized Engine Version: 239)
+"""),
+("nvswitch_fatal_error", """[2024-06-01 10:00:00] [ERROR] [tid 1234] failed to find the GPU(s) in the fabric. GPU fabric registration failed
+Fabric Manager: NVSwitch fatal error detected on NVSwitch at PCI 0000:05:00.0, SXid 12028
+"""),
+("xid_119_gsp_timeout", """[Mon Jun  3 10:00:00 2024] NVRM: Xid (PCI:0000:41:00): 119, pid=12345, name=python, Timeout after 45s of waiting for RPC response from GPU0 GSP! Expected function 47 (UNLOADING_GUEST_DRIVER) (0x0 0x0).
+[Mon Jun  3 10:00:10 2024] NVRM: Xid (PCI:0000:41:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)
+"""),
+("xid_13_graphics_exception", """[ 1234.5] NVRM: Xid (PCI:0000:01:00): 13, pid=1234, name=python3, Graphics Exception: Class 0xc7c0 Subchannel 0x0 Mismatch
+[ 1234.5] NVRM: Xid (PCI:0000:01:00): 13, pid=1234, name=python3, Graphics Exception: ESR 0x404490=0x80000001
+RuntimeError: CUDA error: unspecified launch failure
+"""),
+("nvlink_error", """$ nvidia-smi nvlink -s
+GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1234)
+\t Link 0: 25 GB/s
+\t Link 1: <inactive>
+\t Link 2: <inactive>
+NCCL WARN NVLink error: link 1 of GPU 0 is inactive
+"""),
+(None, """[rank0]:[W601 10:00:00 ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect. Specify device_ids in barrier() to force use of a particular device, or call init_process_group() with a device_id.
+{'train_runtime': 3600.1, 'train_samples_per_second': 12.3, 'train_steps_per_second': 0.4, 'train_loss': 1.234, 'epoch': 3.0}
+"""),
+(None, """Jun 01 10:00:00 node kernel: mlx5_core 0000:3b:00.0 ens1f0: Link up
+Jun 01 10:00:00 node kernel: IPv6: ADDRCONF(NETDEV_CHANGE): ens1f0: link becomes ready
+Jun 01 10:00:01 node kernel: bond0: (slave ens1f0): Enslaving as an active interface with an up link
+"""),
+(None, """INFO 06-01 10:00:00 metrics.py:351] Avg prompt throughput: 812.3 tokens/s, Avg generation throughput: 1201.0 tokens/s, Running: 31 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 62.0%, CPU KV cache usage: 0.0%.
+INFO 06-01 10:00:10 metrics.py:351] Avg prompt throughput: 790.1 tokens/s, Avg generation throughput: 1188.4 tokens/s, Running: 30 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 60.1%, CPU KV cache usage: 0.0%.
+INFO:     10.0.0.5:41234 - "POST /v1/completions HTTP/1.1" 200 OK
+"""),
+(None, """Loading checkpoint shards: 100%|██████████| 4/4 [00:05<00:00,  1.31s/it]
+Loading checkpoint shards:  50%|█████     | 2/4 [00:02<00:02,  1.30s/it]
+INFO 06-01 10:00:20 model_runner.py:1072] Loading model weights took 14.9888 GB
+"""),
 ]
 # fmt: on
 
