@@ -876,6 +876,120 @@ INFO:     10.0.0.5:41234 - "POST /v1/completions HTTP/1.1" 200 OK
 Loading checkpoint shards:  50%|█████     | 2/4 [00:02<00:02,  1.30s/it]
 INFO 06-01 10:00:20 model_runner.py:1072] Loading model weights took 14.9888 GB
 """),
+# user prose and more healthy start-ups
+("gpu_not_visible", "The container doesn't see the GPU even though nvidia-smi works on the host.\n"),
+("cuda_oom_leak", "GPU memory usage increases every iteration until OOM, even with torch.no_grad().\n"),
+("cuda_oom_leak", "The allocated memory is never freed between requests, so after a day the server dies with CUDA out of memory.\n"),
+("kv_cache_exhausted", "vLLM refuses to start because the KV cache is too small for max_model_len=32768 on a 24 GB card.\n"),
+("model_load_slow", "Loading the model takes 20 minutes to load from the NFS share, and the pod gets killed by the liveness probe before it is ready.\n"),
+("queue_saturation", "Under load the number of waiting requests keeps growing and latency goes to minutes; the GPU is at 100% and running requests stay at max_num_seqs.\n"),
+("tokenizer_mismatch", "After adding special tokens to the tokenizer, training crashes with `device-side assert triggered`; I forgot to call resize_token_embeddings.\n"),
+("ray_oom_killer", "Ray killed this worker because it was the most recently scheduled task; to see more information about memory usage on this node, use `ray logs raylet.out`.\n"),
+("pcie_link_degraded", "lspci shows the GPU link running at x8 instead of x16 (LnkSta: Speed 8GT/s (downgraded), Width x8 (downgraded)).\n"),
+("telemetry_exporter_failure", "dcgm-exporter is running but no metrics are exported for the GPUs; the /metrics endpoint is empty.\n"),
+("nccl_shm_unavailable", "Docker's default /dev/shm is 64MB, which is too small for NCCL; the job crashes with a bus error.\n"),
+("nccl_timeout", "Training hangs after a few hundred steps and then crashes with an NCCL timeout after 30 minutes.\n"),
+("container_gpu_access_lost", "After a few hours the GPUs are no longer accessible inside the container; nvidia-smi returns Failed to initialize NVML: Unknown Error. Restarting the container fixes it.\n"),
+("xid_48_double_bit_ecc", "nvidia-smi shows volatile uncorrectable ECC errors on GPU 3 and every job on it crashes.\n"),
+("thermal_throttling", "The GPU reaches 92C under load and nvidia-smi reports HW Thermal Slowdown; the fans are at 100%.\n"),
+(None, "We are running Llama-3 70B on 8x H100 with vLLM 0.6.3, tensor_parallel_size=8. Throughput is about 2,500 tokens/s, which is what we expected. Thanks for the great project!\n"),
+(None, "How do I set gpu_memory_utilization and max_model_len for a 24 GB card? The docs mention the KV cache but I could not find an example.\n"),
+(None, """INFO 10-01 10:00:00 api_server.py:526] vLLM API server version 0.6.2
+INFO 10-01 10:00:00 config.py:1005] Chunked prefill is enabled with max_num_batched_tokens=2048.
+WARNING 10-01 10:00:00 arg_utils.py:930] The model has a long context length (131072). This may cause OOM errors during the initial memory profiling phase, or result in low performance due to small KV cache space. Consider setting --max-model-len to a smaller value.
+INFO 10-01 10:00:01 llm_engine.py:237] Initializing an LLM engine (v0.6.2) with config: model='meta-llama/Llama-3.1-8B-Instruct', max_seq_len=131072, gpu_memory_utilization=0.9, enforce_eager=False
+WARNING 10-01 10:00:02 custom_all_reduce.py:131] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.
+INFO 10-01 10:00:30 model_runner.py:1025] Loading model weights took 14.9888 GB
+INFO 10-01 10:00:35 worker.py:232] Memory profiling takes 4.21 seconds. the current vLLM instance can use total_gpu_memory (79.15GiB) x gpu_memory_utilization (0.90) = 71.24GiB; model weights take 14.99GiB; non_torch_memory takes 0.25GiB; PyTorch activation peak memory takes 1.23GiB; the rest of the memory reserved for KV Cache is 54.77GiB.
+INFO 10-01 10:00:35 gpu_executor.py:122] # GPU blocks: 28042, # CPU blocks: 2048
+INFO 10-01 10:00:38 model_runner.py:1329] Capturing the model for CUDA graphs. This may lead to unexpected consequences if the model is not static. To run the model in eager mode, set 'enforce_eager=True' or use '--enforce-eager' in the CLI.
+INFO 10-01 10:00:38 model_runner.py:1333] CUDA graphs can take additional 1~3 GiB memory per GPU. If you are running out of memory, consider decreasing `gpu_memory_utilization` or switching to eager mode. You can also reduce the `max_num_seqs` as needed to decrease memory usage.
+INFO 10-01 10:00:50 model_runner.py:1456] Graph capturing finished in 12 secs.
+WARNING 10-01 10:00:50 serving_embedding.py:199] embedding_mode is False. Embedding API will not work.
+INFO 10-01 10:00:51 launcher.py:19] Available routes are:
+"""),
+(None, """WARNING 10-01 10:00:00 scheduler.py:1090] max_num_batched_tokens (2048) is smaller than max_model_len (32768). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len.
+WARNING 10-01 10:00:00 config.py:395] Possibly too large swap space. 16.00 GiB out of the 31.25 GiB total CPU memory is allocated for the swap space.
+INFO 10-01 10:00:01 selector.py:135] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.
+INFO 10-01 10:00:01 selector.py:115] Using XFormers backend.
+"""),
+(None, """2024-06-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "mistralai/Mistral-7B-Instruct-v0.2", max_input_tokens: Some(4095), max_total_tokens: Some(4096), max_batch_prefill_tokens: Some(4096), cuda_memory_fraction: 1.0 }
+2024-06-01T10:00:05.000000Z  INFO download: text_generation_launcher: Successfully downloaded weights for mistralai/Mistral-7B-Instruct-v0.2
+2024-06-01T10:00:20.000000Z  INFO shard-manager: text_generation_launcher: Shard ready in 14.2s rank=0
+2024-06-01T10:00:21.000000Z  INFO text_generation_router: router/src/main.rs:390: Warming up model
+2024-06-01T10:00:25.000000Z  INFO text_generation_router: router/src/main.rs:427: Setting max batch total tokens to 128000
+2024-06-01T10:00:25.000000Z  INFO text_generation_router: router/src/main.rs:428: Connected
+"""),
+(None, """Jun 01 10:00:00 gpu-1 kernel: nvidia: loading out-of-tree module taints kernel.
+Jun 01 10:00:00 gpu-1 kernel: nvidia-nvlink: Nvlink Core is being initialized, major device number 234
+Jun 01 10:00:00 gpu-1 kernel: NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  (dvs-builder@U16-I3-B03-4-3)
+Jun 01 10:00:00 gpu-1 kernel: nvidia-uvm: Loaded the UVM driver, major device number 510.
+Jun 01 10:00:01 gpu-1 kernel: [drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:01:00.0 on minor 1
+Jun 01 10:00:01 gpu-1 nvidia-persistenced[1201]: Started (1201)
+Jun 01 10:00:01 gpu-1 nvidia-persistenced[1201]: device 0000:01:00.0 - persistence mode enabled.
+Jun 01 10:00:02 gpu-1 systemd[1]: Started NVIDIA Persistence Daemon.
+"""),
+(None, """***** Running training *****
+  Num examples = 52,002
+  Num Epochs = 3
+  Instantaneous batch size per device = 4
+  Gradient Accumulation steps = 8
+  Total optimization steps = 1,218
+{'loss': 1.2041, 'grad_norm': 0.51, 'learning_rate': 1.99e-05, 'epoch': 0.02}
+Saving model checkpoint to ./out/checkpoint-500
+{'eval_loss': 1.0812, 'eval_runtime': 120.3, 'eval_samples_per_second': 16.6, 'epoch': 1.0}
+"""),
+(None, """==============NVSMI LOG==============
+
+Timestamp                                 : Mon Jun  3 10:00:00 2024
+Driver Version                            : 550.54.15
+CUDA Version                              : 12.4
+
+Attached GPUs                             : 1
+GPU 00000000:18:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Clocks Event Reasons
+        Idle                              : Active
+        Applications Clocks Setting       : Not Active
+        SW Power Cap                      : Not Active
+        HW Slowdown                       : Not Active
+            HW Thermal Slowdown           : Not Active
+            HW Power Brake Slowdown       : Not Active
+        Sync Boost                        : Not Active
+        SW Thermal Slowdown               : Not Active
+    ECC Errors
+        Volatile
+            SRAM Correctable              : 0
+            SRAM Uncorrectable            : 0
+            DRAM Correctable              : 0
+            DRAM Uncorrectable            : 0
+    Retired Pages
+        Single Bit ECC                    : N/A
+        Double Bit ECC                    : N/A
+        Pending Page Blacklist            : N/A
+    Remapped Rows
+        Correctable Error                 : 0
+        Uncorrectable Error               : 0
+        Pending                           : No
+        Remapping Failure Occurred        : No
+    Temperature
+        GPU Current Temp                  : 31 C
+        GPU Shutdown Temp                 : 92 C
+        GPU Slowdown Temp                 : 89 C
+"""),
+(None, """I0601 10:00:00.000 1 pinned_memory_manager.cc:275] Pinned memory pool is successfully allocated at address 0x7f0000000000 with size 268435456
+I0601 10:00:00.000 1 cuda_memory_manager.cc:107] CUDA memory pool is created on device 0 with size 67108864
+I0601 10:00:01.000 1 model_lifecycle.cc:469] loading: resnet50:1
+I0601 10:00:03.000 1 tensorrt.cc:65] TRITONBACKEND_Initialize: tensorrt
+I0601 10:00:04.000 1 model_lifecycle.cc:835] successfully loaded 'resnet50'
+I0601 10:00:04.100 1 grpc_server.cc:2495] Started GRPCInferenceService at 0.0.0.0:8001
+I0601 10:00:04.100 1 http_server.cc:4619] Started HTTPService at 0.0.0.0:8000
+I0601 10:00:04.200 1 http_server.cc:282] Started Metrics Service at 0.0.0.0:8002
+"""),
+(None, """[2025-01-10 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen2-7B', mem_fraction_static=0.88, max_running_requests=None, chunked_prefill_size=8192)
+[2025-01-10 10:00:30] Decode batch. #running-req: 12, #token: 8123, token usage: 0.02, gen throughput (token/s): 1021.33, #queue-req: 0
+[2025-01-10 10:00:31] Prefill batch. #new-seq: 1, #new-token: 512, #cached-token: 0, token usage: 0.02, #running-req: 12, #queue-req: 0
+"""),
 ]
 # fmt: on
 
