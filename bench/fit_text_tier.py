@@ -66,23 +66,36 @@ def case_hits(case: Case, book: Phrasebook) -> dict[str, set[str]]:
     return out
 
 
-def fit(corpora: list[Path]) -> tuple[dict[str, dict[str, float]], dict[tuple[str, str], tuple[int, int]]]:
-    """Fitted weights {signature: {phrase: weight}} and the (n, k) counts behind each."""
-    book = _priors()
-    priors = {
+def labelled_hits(
+    corpora: list[Path], book: Phrasebook | None = None
+) -> list[tuple[Case, dict[str, set[str]]]]:
+    """Every case of the corpora with its phrase hits (which do not depend on the weights)."""
+    book = _priors() if book is None else book
+    return [(case, case_hits(case, book)) for root in corpora for case in load_cases(root)]
+
+
+def prior_weights(book: Phrasebook | None = None) -> dict[tuple[str, str], float]:
+    """{(signature id, phrase): prior weight} from the catalog files."""
+    book = _priors() if book is None else book
+    return {
         (sig, phrase): w
         for phrase, owners in zip(book.phrases, book.owners, strict=True)
         for sig, w in owners
     }
+
+
+def fit_hits(
+    cases: list[tuple[Case, dict[str, set[str]]]], priors: dict[tuple[str, str], float]
+) -> tuple[dict[str, dict[str, float]], dict[tuple[str, str], tuple[int, int]]]:
+    """Fitted weights {signature: {phrase: weight}} and the (n, k) counts behind each, from cases' hits."""
     seen: dict[tuple[str, str], int] = defaultdict(int)
     right: dict[tuple[str, str], int] = defaultdict(int)
-    for root in corpora:
-        for case in load_cases(root):
-            labels = set() if case.healthy else {case.top, *case.also}
-            for sig, phrases in case_hits(case, book).items():
-                for phrase in phrases:
-                    seen[(sig, phrase)] += 1
-                    right[(sig, phrase)] += sig in labels
+    for case, hits in cases:
+        labels = set() if case.healthy else {case.top, *case.also}
+        for sig, phrases in hits.items():
+            for phrase in phrases:
+                seen[(sig, phrase)] += 1
+                right[(sig, phrase)] += sig in labels
     weights: dict[str, dict[str, float]] = defaultdict(dict)
     counts = {}
     for (sig, phrase), n in seen.items():
@@ -91,6 +104,12 @@ def fit(corpora: list[Path]) -> tuple[dict[str, dict[str, float]], dict[tuple[st
         weights[sig][phrase] = round(min(0.95, max(0.02, (k + ALPHA * prior) / (n + ALPHA))), 3)
         counts[(sig, phrase)] = (n, k)
     return dict(weights), counts
+
+
+def fit(corpora: list[Path]) -> tuple[dict[str, dict[str, float]], dict[tuple[str, str], tuple[int, int]]]:
+    """Fitted weights {signature: {phrase: weight}} and the (n, k) counts behind each."""
+    book = _priors()
+    return fit_hits(labelled_hits(corpora, book), prior_weights(book))
 
 
 def render(

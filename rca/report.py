@@ -13,7 +13,14 @@ from typing import Any
 from gpuobs.evidence import Entity, Evidence, EvidenceTier
 
 __all__ = [
-    "Anomaly", "Cause", "EvidenceItem", "Report", "Symptom", "clip_words", "entity_dict", "format_time"
+    "Anomaly",
+    "Cause",
+    "EvidenceItem",
+    "Report",
+    "Symptom",
+    "clip_words",
+    "entity_dict",
+    "format_time",
 ]
 
 NO_CAUSE = "no known failure signature"

@@ -7,13 +7,15 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from gpuobs.evidence import EvidenceKind
 from gpuobs.names import gpu as g
+from gpuobs.names import serving as sv
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.context import ParseContext, Trigger
 from gpuobs.rca.parsers.cuda import parse_size
 from gpuobs.rca.parsers.prefix import LinePrefix
 
-__all__ = ["FALLBACK", "PARSERS"]
+__all__ = ["FALLBACK", "PARSERS", "STATS_LINE_GAUGES"]
 
 # --- vLLM ------------------------------------------------------------------------------------------
 _DEAD_RE = re.compile(
@@ -55,10 +57,11 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             n = int(m["n"])
             attrs["count"] = n
             # vLLM V0 prints this warning for every 50th preemption only (1, 51, 101...): a record stands
-            # for the preemptions since the previous warning of this log, which its cumulative count says
+            # for the preemptions since the previous warning of this log (the first one seen, for all
+            # those before it), which its cumulative count says
             prev = ctx.state.get("preempt_count")
-            if prev is not None and n - prev > 1:
-                attrs["repeats"] = n - prev
+            if n - (prev if prev is not None else 0) > 1:
+                attrs["repeats"] = n - (prev if prev is not None else 0)
             ctx.state["preempt_count"] = n
         ctx.emit(keys.VLLM_PREEMPTION, int(m["n"]) if m["n"] else None, pre, msg, attrs)
         return
@@ -93,6 +96,38 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     if "No available memory for the cache blocks" in msg or "insufficient KV cache" in msg.lower():
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
+        return
+
+
+# vLLM's periodic stats line (V0 `Running: 4 reqs, Swapped: 0 reqs, Pending: 12 reqs, GPU KV cache usage:
+# 97.1%`; V1 `Running: 4 reqs, Waiting: 12 reqs, GPU KV cache usage: 97.1%`): the same gauges its
+# /metrics serves, as readings at the line's time.
+_STATS_RE = re.compile(
+    r"Running: \d+ reqs, (?:Swapped: \d+ reqs, )?(?:Pending|Waiting): (?P<wait>\d+) reqs"
+    r"(?:, GPU KV cache usage: (?P<kv>[\d.]+)%)?"
+)
+
+
+# The only metric keys a log line gives (the gauges vLLM's stats line prints that a rule reads).
+STATS_LINE_GAUGES = (sv.NUM_REQUESTS_WAITING.native, sv.KV_CACHE_USAGE.native)
+# A stats line is printed every few seconds: only a reading a rule could select becomes a record (a queue,
+# a nearly full KV cache), so a long healthy log stays cheap.
+_KV_NEARLY_FULL = 0.9
+
+
+def _gauge() -> dict[str, object]:
+    return {"labels": {}, "agg": "last"}
+
+
+def _stats(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _STATS_RE.search(msg)
+    if m is None:
+        return
+    waiting = float(m["wait"])
+    if waiting > 0:
+        ctx.emit(sv.NUM_REQUESTS_WAITING.native, waiting, pre, msg, _gauge(), kind=EvidenceKind.METRIC)
+    if m["kv"] is not None and (usage := float(m["kv"]) / 100.0) >= _KV_NEARLY_FULL:
+        ctx.emit(sv.KV_CACHE_USAGE.native, usage, pre, msg, _gauge(), kind=EvidenceKind.METRIC)
 
 
 # --- TensorRT / ONNX -------------------------------------------------------------------------------
@@ -356,7 +391,29 @@ def _tokenizer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         ctx.emit(keys.TOKENIZER_MISMATCH, None, pre, msg, {"message": msg.strip()[:500]})
 
 
+# The checkpoint-shard progress bar of transformers and vLLM ("Loading checkpoint shards:   7% | 2/30
+# [06:30<1:31:00, 195.00s/it]"): elapsed plus remaining is the load time it is heading for.
+_SHARDS_RE = re.compile(
+    r"checkpoint shards:.*?\|\s*(?P<done>\d+)/(?P<total>\d+) \[(?P<el>[\d:]+)<(?P<left>[\d:]+)"
+)
+
+
+def _clock_s(text: str) -> float:
+    seconds = 0.0
+    for part in text.split(":"):
+        seconds = seconds * 60 + float(part or 0)
+    return seconds
+
+
 def _model_load(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    shards = _SHARDS_RE.search(msg)
+    if shards:
+        if shards["done"] == shards["total"] or ctx.state.get("shards_estimated"):
+            return  # the finished bar says nothing new; one estimate per log is enough
+        total = _clock_s(shards["el"]) + _clock_s(shards["left"])
+        ctx.state["shards_estimated"] = True
+        ctx.emit(keys.MODEL_LOAD, total, pre, msg, {"estimated": True, "shards": int(shards["total"])})
+        return
     m = _LOAD_RE.search(msg)
     if m:
         attrs: dict[str, object] = {}
@@ -534,6 +591,10 @@ PARSERS: list[Trigger] = [
         _vllm,
     ),
     (
+        (" reqs, ",),
+        _stats,
+    ),
+    (
         (
             "ModelImporter",
             "onnx2trt",
@@ -570,7 +631,7 @@ PARSERS: list[Trigger] = [
     (("Error", "Exception", "Warning", "SystemExit", "KeyboardInterrupt"), _exception),
     (("running low on memory", "killed due to memory pressure"), _ray),
     (("ocab", "okenizer", "oken id"), _tokenizer),
-    (("weights took", "loading took", "loaded in", "oading model"), _model_load),
+    (("weights took", "loading took", "loaded in", "oading model", "checkpoint shards:"), _model_load),
     (
         (
             "backpressure",

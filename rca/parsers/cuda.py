@@ -88,6 +88,18 @@ def parse_oom_figures(text: str) -> dict[str, object]:
     return out
 
 
+# Conditional advice that names out-of-memory without reporting one (vLLM's CUDA-graph notice, launcher
+# hints); a line that also carries an allocator report is still an OOM.
+_OOM_ADVICE_RE = re.compile(
+    r"(?i)\b(?:if|in case|when) (?:you are |you're |you )?(?:running|run|runs) out of memory|"
+    r"\b(?:to avoid|may cause|might cause|can cause|could cause|prevent|avoid)\b[^.]{0,40}"
+    r"\b(?:out of memory|OOM)\b"
+)
+_OOM_REPORT_RE = re.compile(
+    r"Tried to allocate|OutOfMemoryError|OOM when allocating|CUDA error: out of memory"
+)
+
+
 def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     low = msg.lower()
     if "out of memory" not in low and "outofmemoryerror" not in low and "oom when allocating" not in low:
@@ -101,6 +113,8 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         or "cgroup out of memory" in low
     ):
         return  # kernel OOM killer
+    if _OOM_ADVICE_RE.search(msg) and not _OOM_REPORT_RE.search(msg):
+        return  # advice printed at start-up ("If you are running out of memory, consider ..."), no OOM
     framework = "cuda"
     if "CUDA out of memory" in msg or "torch.OutOfMemoryError" in msg or "torch.cuda.OutOfMemoryError" in msg:
         framework = "pytorch"
@@ -261,8 +275,22 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# A REPL or notebook paste: `>>> torch.cuda.is_available()` answered `False` on the next line (or
+# `torch.cuda.device_count()` answered `0`): the process sees no GPU.
+_NO_GPU_PROBE_RE = re.compile(r"\b(?:cuda\.is_available\(\)|cuda\.device_count\(\))\s*$")
+_NO_GPU_ANSWER = {"is_available()": "False", "device_count()": "0"}
+
+
 def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if ctx.emitted_here(keys.DRIVER_ERROR):
+        return
+    probe = _NO_GPU_PROBE_RE.search(msg)
+    if probe:
+        answer = ctx.lookahead(1).strip()
+        if answer == _NO_GPU_ANSWER[probe.group(0).split(".", 1)[1].strip()]:
+            ctx.emit(
+                keys.DRIVER_ERROR, "no_cuda_gpus", pre, msg, {"message": f"{msg.strip()[:200]} -> {answer}"}
+            )
         return
     for regex, cls in _DRIVER_PATTERNS:
         if regex.search(msg):
@@ -345,6 +373,8 @@ PARSERS: list[Trigger] = [
             "CUDA GPUs",
             "nvidia-container-cli",
             "CUDA-capable",
+            "cuda.is_available()",
+            "cuda.device_count()",
         ),
         _driver,
     ),

@@ -26,6 +26,9 @@ _EVENT_ROW_RE = re.compile(
     r"\s+(?P<src>\S+(?:, \S+)?)\s+(?P<msg>\S.*?)\s*$"
 )
 _INSUFFICIENT_RE = re.compile(r"Insufficient ([\w./-]*\w)")
+# `kubectl describe node`: the GPU resource under Capacity / Allocatable; 0 (or absent) means the device
+# plugin registered no GPU on the node.
+_NODE_GPU_RE = re.compile(r"^\s+nvidia\.com/gpu:\s*(?P<n>\d+)\s*$")
 _GET_HEADER_RE = re.compile(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE")
 _GET_ROW_RE = re.compile(
     r"^\s*(?:(?P<ns>[a-z0-9][\w.-]*)\s+)?(?P<pod>[a-z0-9][\w.-]*)\s+(?P<ready>\d+/\d+)\s+(?P<status>\S+)\s+"
@@ -54,6 +57,7 @@ def looks_like_kubectl(text: str) -> bool:
         or ("State:" in text and "Reason:" in text)
         or ("Events:" in text and "Message" in text)
         or ("READY" in text and "STATUS" in text and "RESTARTS" in text)
+        or ("Allocatable:" in text and "nvidia.com/gpu" in text)
     )
 
 
@@ -64,7 +68,8 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
     pod = namespace = node = container = None
     state: tuple[str, str, int] | None = None  # (which, state word, indent) of the open State block
     fields: dict[str, str] = {}
-    in_events = in_get = False
+    in_events = in_get = zero_gpus = False
+    section = ""
 
     def close_state() -> None:
         nonlocal state
@@ -114,6 +119,13 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
                     _get_record(out, g, i, source)
                 continue
             in_get = False
+        gpus = _NODE_GPU_RE.match(line)
+        if gpus and section in ("Capacity", "Allocatable"):
+            used.add(i)
+            if gpus["n"] == "0" and not zero_gpus:
+                zero_gpus = True
+                _no_gpu_record(out, line, i, source, pod)
+            continue
         named = _CONTAINER_RE.match(line)
         if named:
             close_state()
@@ -123,6 +135,8 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
         if kv is None:
             continue
         key, value, indent = kv["key"].strip(), kv["value"], len(kv["indent"])
+        if indent == 0:
+            section = key
         if (
             state is not None
             and indent <= state[2]
@@ -184,6 +198,20 @@ def _state_record(
             entity=entity,
             raw=text,
             attrs=attrs,
+        )
+    )
+
+
+def _no_gpu_record(out: list[Evidence], line: str, index: int, source: str, node: str | None) -> None:
+    out.append(
+        Evidence(
+            kind=EvidenceKind.LOG,
+            key=keys.DRIVER_ERROR,
+            value="no_cuda_gpus",
+            source=source,
+            entity=Entity(host=node) if node else Entity(),
+            raw=line.strip(),
+            attrs={"message": f"node resource {line.strip()}: no GPU registered", "line": index + 1},
         )
     )
 

@@ -317,6 +317,8 @@ _FLAP_RE = re.compile(
     r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|[Ll]ink (?:is )?[Dd]own)|"
     # bonding: "bond0: link status definitely down for interface eno50, disabling it"
     r"\bbond\w*: link status definitely down for interface (?P<member>[\w.]+)|"
+    # the same from kernels 4.x-5.x: "bond0: (slave eth2): link status definitely down, disabling slave"
+    r"\bbond\w*: \(slave (?P<slave>[\w.]+)\): link status definitely down|"
     # an InfiniBand port went down (IBV_EVENT_PORT_ERR), as NCCL reports it
     r"NET/IB\w* ?: Got async event ?: (?P<ib>port error)"
 )
@@ -332,6 +334,9 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         ctx.emit(keys.NVLINK_ERROR, "post_rx_detect_failure", pre, msg, {"message": msg.strip()})
     elif _PEERMEM_RE.search(msg):
         ctx.emit(keys.PEERMEM_ERROR, "invalid_context", pre, msg, {"message": msg.strip()})
+    elif (f := _FLAP_RE.search(msg)) is not None:  # before the mlx5 branch: "mlx5_core ... ens1: Link down"
+        iface = f["iface"] or f["member"] or f["slave"] or "ib"
+        ctx.emit(keys.LINK_FLAP, iface, pre, msg, {"message": msg.strip()})
     elif "mlx5" in msg or "Port module event" in msg or "insufficient power" in msg:
         dev = _MLX_DEV_RE.search(msg)
         attrs: dict[str, object] = {"message": msg.strip()}
@@ -344,9 +349,6 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             ctx.emit(keys.INFINIBAND_ERROR, "port_module_high_temperature", pre, msg, attrs)
         elif _IB_ACCESS_RE.search(msg):
             ctx.emit(keys.INFINIBAND_ERROR, "access_reg_failed", pre, msg, attrs)
-    elif (f := _FLAP_RE.search(msg)) is not None:
-        iface = f["iface"] or f["member"] or "ib"
-        ctx.emit(keys.LINK_FLAP, iface, pre, msg, {"message": msg.strip()})
     elif (v := _FILE_MAX_RE.search(msg)) is not None:
         ctx.emit(keys.FILE_MAX_REACHED, int(v["n"]), pre, msg, {"message": msg.strip()})
     elif (h := _HW_ERR_RE.search(msg)) is not None:

@@ -223,4 +223,3 @@ def _pod(obj: dict[str, Any], source: str) -> list[Evidence]:
             {"state": "pod", "message": status.get("message")},
         )
     return out
-

@@ -29,6 +29,7 @@ from gpuobs.rca.signature import TEXT_MIN_SCORE, Matcher, Signature
 
 __all__ = [
     "CLUSTER_GAP_LINES",
+    "TEXT_ANCHOR_MIN",
     "PhraseHit",
     "Phrasebook",
     "default_phrasebook",
@@ -43,6 +44,9 @@ logger = logging.getLogger(__name__)
 # Hits of one signature at most this many lines apart belong to one group (a wrapped message, a
 # traceback and the error above it, a short paragraph of prose).
 CLUSTER_GAP_LINES = 6
+# A group needs one phrase at least this telling: several vague words together ("hang", "stuck",
+# "deadlock") describe a symptom many failures share, not this one.
+TEXT_ANCHOR_MIN = 0.4
 _MAX_QUOTED_LINES = 8
 _MAX_QUOTED_CHARS = 400
 _MAX_LINE_NUMBERS = 40
@@ -66,9 +70,10 @@ class PhraseHit:
 class Phrasebook:
     """Every signature's phrases, indexed for one scan: phrase -> ((signature id, weight), ...).
 
-    `facts` holds each signature's require and support matchers: a line on which the exact tier found a
-    record that one of them selects is a fact the signature has already judged (an Xid 31 on a desktop,
-    one corrected AER, PyTorch's expandable_segments hint on an OOM), so the text tier does not read
+    `facts` holds each signature's support matchers and its require matchers (but those of a one-record
+    clause in a rule of several clauses): a line on which the exact tier found a record that one of them
+    selects is a fact the signature has already judged (an Xid 31 on a desktop, one corrected AER,
+    PyTorch's expandable_segments hint on an OOM), so the text tier does not read
     that line again for that signature.
     """
 
@@ -85,7 +90,16 @@ class Phrasebook:
             for phrase, weight in sig.phrases:
                 table[phrase].append((sig.id, weight))
             if sig.phrases:
-                required = [m for v in sig.variants for c in v.require for m in c.matchers]
+                # a record that is one single part of a longer rule (the OOM of a leak, whose growth the
+                # wording may tell on the same line) leaves the line to the text tier; a counted one (the
+                # preemptions of a storm) or a whole rule's one record is judged
+                required = [
+                    m
+                    for v in sig.variants
+                    for c in v.require
+                    if len(v.require) == 1 or c.count > 1 or c.distinct
+                    for m in c.matchers
+                ]
                 facts[sig.id] = (*required, *sig.support)
         ordered = sorted(table)
         return cls(phrases=tuple(ordered), owners=tuple(tuple(table[p]) for p in ordered), facts=facts)
@@ -308,7 +322,7 @@ def match_text(
             for _, phrase, weight in group:
                 weights[phrase] = max(weight, weights.get(phrase, 0.0))
             score = noisy_or(weights.values())
-            if score < TEXT_MIN_SCORE:
+            if score < TEXT_MIN_SCORE or max(weights.values()) < TEXT_ANCHOR_MIN:
                 continue
             out.append(_record(sig, group, weights, score, lines, source, year))
     out.sort(key=lambda ev: int(ev.attrs["line"]))

@@ -217,4 +217,3 @@ def parse_otlp_text(text: str, source: str = "traces") -> list[Evidence]:
             logger.warning("%s: more than %d spans, the rest is ignored", source, _MAX_SPANS)
             break
     return out
-

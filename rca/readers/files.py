@@ -367,8 +367,11 @@ def looks_like_a_log(text: str, sample: int = 50) -> bool:
     lines = [line for line in text.splitlines()[: sample * 2] if line.strip()][:sample]
     if not lines:
         return False
-    known = sum(1 for line in lines if (p := split_prefix(line)).time is not None or p.level is not None
-                or p.boot_seconds is not None)
+    known = sum(
+        1
+        for line in lines
+        if (p := split_prefix(line)).time is not None or p.level is not None or p.boot_seconds is not None
+    )
     return known * 2 >= len(lines)
 
 

@@ -16,6 +16,7 @@ from support.rca_corpus import FAILURE_LINES, NOISE_LINES
 from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
 from gpuobs.rca.parsers import parse_text
+from gpuobs.rca.parsers.apps import STATS_LINE_GAUGES
 from gpuobs.rca.parsers.prefix import split_prefix
 
 SEEDS = (
@@ -34,7 +35,8 @@ SEEDS = (
     )
 )
 
-_ALLOWED_KEYS = set(keys.ALL_LOG_KEYS)
+# log keys, and the serving gauges vLLM's periodic stats line prints (read as metric readings)
+_ALLOWED_KEYS = set(keys.ALL_LOG_KEYS) | set(STATS_LINE_GAUGES)
 
 
 def _mutate(seed: str, ops: list[tuple[int, int, str]]) -> str:

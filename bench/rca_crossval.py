@@ -1,0 +1,135 @@
+"""Leave-one-repository-out cross-validation of the text tier on the tune split of the real-text corpus.
+
+The tune split's cases come from 57 repositories (`"repo"` in each expected.json). For each repository,
+this refits what is fitted (the text tier's phrase weights, `bench/fit_text_tier.py`) on the other
+repositories' tune cases plus the hand-written corpus (tests/rca/incidents), diagnoses that repository's
+cases with the refitted catalog, and pools the results: top-1 / top-3 over the incidents and the share
+of healthy cases given a cause. A figure close to the plain tune score says the fit generalises across
+thread styles and maintainers' vocabulary; a large gap says the weights memorise the tune text.
+
+What this cannot refit: parsers, readers and phrase lists written by people who had read the tune split.
+The held-out split (never read here) stays the honest measure of those; `--priors` scores with the
+catalog's prior weights alone (no fit at all) as a second reference.
+
+    python bench/rca_crossval.py [--priors] [--json] [--failures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from dataclasses import replace
+
+from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, labelled_hits, prior_weights
+
+from gpuobs.errors import InputError
+from gpuobs.rca.catalog import CATALOG_DIR, Catalog, load_catalog
+from gpuobs.rca.corpus import Case, CaseResult, score
+from gpuobs.rca.pipeline import diagnose
+
+TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
+SYNTHETIC = ROOT / "tests" / "rca" / "incidents"
+
+
+def _repo(case: Case) -> str:
+    data = json.loads((case.path / "expected.json").read_text(encoding="utf-8"))
+    return str(data.get("repo") or case.name)
+
+
+def _catalog(weights: dict[str, dict[str, float]] | None, drop: frozenset[str] = frozenset()) -> Catalog:
+    """The catalog files with their phrase priors replaced by `weights` where given (None: priors only),
+    without the phrases in `drop`."""
+    base = load_catalog(sorted(CATALOG_DIR.glob("*.toml")))  # explicit paths: the fitted file is not read
+    fitted = weights or {}
+    sigs = tuple(
+        replace(s, phrases=tuple((p, fitted.get(s.id, {}).get(p, w)) for p, w in s.phrases if p not in drop))
+        if s.phrases
+        else s
+        for s in base.signatures
+    )
+    return Catalog(signatures=sigs, problems=base.problems)
+
+
+def _run(case: Case, catalog: Catalog) -> CaseResult:
+    t0 = time.perf_counter()
+    try:
+        report = diagnose(case.inputs(), catalog=catalog)
+    except InputError as exc:  # as `run_in_process`: nothing read is no cause (right only when healthy)
+        return CaseResult(case, (), time.perf_counter() - t0, error=str(exc))
+    return CaseResult(case, tuple(c.id for c in report.causes), time.perf_counter() - t0)
+
+
+def crossval(priors_only: bool = False, strict: bool = False) -> tuple[list[CaseResult], int]:
+    """Every tune case diagnosed by a catalog fitted without its repository; and the number of folds.
+
+    `strict` also drops, in each fold, the phrases found in the held-out repository's cases and in no
+    other case of either corpus: a phrase only that thread uses was most likely written from it.
+    """
+    if any("heldout" in part for p in (TUNE, SYNTHETIC) for part in p.parts):
+        raise SystemExit("the held-out split is never read here")
+    hits = labelled_hits([TUNE, SYNTHETIC])
+    priors = prior_weights()
+    tune = [(c, h) for c, h in hits if c.path.parent == TUNE]
+    synthetic = [(c, h) for c, h in hits if c.path.parent != TUNE]
+    groups: dict[str, list[Case]] = defaultdict(list)
+    for case, _ in tune:
+        groups[_repo(case)].append(case)
+    results: list[CaseResult] = []
+    for repo in sorted(groups):
+        train = synthetic + [(c, h) for c, h in tune if _repo(c) != repo]
+        drop: frozenset[str] = frozenset()
+        if strict:
+            held = {p for c, h in tune if _repo(c) == repo for ps in h.values() for p in ps}
+            elsewhere = {p for _, h in train for ps in h.values() for p in ps}
+            drop = frozenset(held - elsewhere)
+        catalog = _catalog(None if priors_only else fit_hits(train, priors)[0], drop)
+        results += [_run(case, catalog) for case in groups[repo]]
+    return results, len(groups)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--priors", action="store_true", help="score with the prior weights only (no fit)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="also drop, per fold, the phrases that only the held-out repository's cases contain",
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--failures", action="store_true", help="list the tune cases missed")
+    args = parser.parse_args(argv)
+    assert DEFAULT_CORPORA[0] == TUNE
+    t0 = time.perf_counter()
+    results, folds = crossval(priors_only=args.priors, strict=args.strict)
+    s = score(results)
+    row = {
+        "method": ("priors only (no fit)" if args.priors else "leave-one-repository-out")
+        + (", strict" if args.strict else ""),
+        "folds": folds,
+        "cases": s.cases,
+        "incidents": s.incident_cases,
+        "healthy": s.healthy_cases,
+        "top1": round(s.top1, 4),
+        "top3": round(s.top3, 4),
+        "healthy_false_cause": round(s.false_cause_rate, 4),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    if args.json:
+        print(json.dumps(row | {"failures": list(s.failures)}, indent=2))
+    else:
+        print(
+            f"{row['method']}: {folds} folds, {s.cases} cases ({s.incident_cases} incidents, "
+            f"{s.healthy_cases} healthy): top-1 {s.top1:.1%}, top-3 {s.top3:.1%}, "
+            f"healthy given a cause {s.false_cause_rate:.1%} ({row['seconds']} s)"
+        )
+        if args.failures:
+            for failure in s.failures:
+                print(f"  {failure}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
