@@ -9,6 +9,7 @@ error does. Prints a table and the failing cases.
     python bench/rca.py [--corpus tests/rca/incidents] [--json]
     python bench/rca.py --real                 # + the tune split of the real-text corpus
     python bench/rca.py --real --real-heldout  # + its held-out split: aggregate figures only
+    python bench/rca.py --real --real-heldout2 # + the second held-out batch (gathered after tuning began)
 
 Targets (RCA issue): top-1 >= 95%, top-3 = 100%, no cause on any healthy baseline. Real-text corpus
 (issue 11, tests/rca/real_corpus): top-1 >= 90%, top-3 >= 97%, no cause on healthy text, on the held-out
@@ -65,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also score the held-out split of the real-text corpus (aggregates only, no per-case lines)",
     )
+    parser.add_argument(
+        "--real-heldout2",
+        action="store_true",
+        help="also score the second held-out batch of the real-text corpus (aggregates only)",
+    )
     args = parser.parse_args(argv)
     cases = load_cases(args.corpus)
     t0 = time.perf_counter()
@@ -79,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(("baseline, held-out cases", [_baseline(c) for c in heldout_cases]))
     quiet: set[str] = set()
     real = ROOT / "tests" / "rca" / "real_corpus"
-    if args.real or args.real_heldout:
+    if args.real or args.real_heldout or args.real_heldout2:
         tune = load_cases(real / "tune")
         runs.append(("engine, real text: tune", [run_in_process(c) for c in tune]))
         runs.append(("baseline, real text: tune", [_baseline(c) for c in tune]))
@@ -88,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(("engine, real text: held-out", [run_in_process(c) for c in held]))
         runs.append(("baseline, real text: held-out", [_baseline(c) for c in held]))
         quiet |= {"engine, real text: held-out", "baseline, real text: held-out"}
+    if args.real_heldout2:
+        held2 = load_cases(real / "heldout2")
+        runs.append(("engine, real text: held-out 2", [run_in_process(c) for c in held2]))
+        runs.append(("baseline, real text: held-out 2", [_baseline(c) for c in held2]))
+        quiet |= {"engine, real text: held-out 2", "baseline, real text: held-out 2"}
     rows = []
     for name, results in runs:
         s = score(results)
