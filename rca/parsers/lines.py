@@ -32,6 +32,7 @@ _NEEDLES: list[tuple[str, int]] = [
     (needle, i) for i, (needles, _) in enumerate(_TRIGGERS) for needle in needles
 ]
 _FALLBACK_NEEDLES, _FALLBACK = apps.FALLBACK
+_LINE_COMPLETE = frozenset(i for i, (_, parser) in enumerate(_TRIGGERS) if parser in apps.LINE_COMPLETE)
 # Keys that applications print many times for one failure (every rank, every request, the
 # traceback and the log line): repeats within a short window collapse into one record with a count.
 _COLLAPSE = {
@@ -158,8 +159,8 @@ def _parse_blocks(
     lines = ctx.lines
     facts = {ev.attrs.get("line") for ev in ctx.out if ev.key != keys.LOG_LINE}
     done: set[int] = set()
-    for index, _ in candidates:
-        if index + 1 in facts:
+    for index, hit_by in candidates:
+        if index + 1 in facts or (hit_by and _LINE_COMPLETE.issuperset(hit_by)):
             continue
         first, last = block_around(lines, index)
         if last == first or first in done:
