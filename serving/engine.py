@@ -198,7 +198,6 @@ class Engine:
                     max_batch_size=config.max_batch_size, max_prefill_tokens=config.max_prefill_tokens,
                     buckets=tuple(config.buckets), bucket_wait_s=tuple(config.bucket_wait_s),
                     max_queue_len=config.max_queue_len, tenant_weights=dict(config.tenant_weights),
-                    watermark_blocks=max(1, num_blocks // 100),
                 ),
                 self.blocks,
             )
