@@ -218,6 +218,7 @@ class Engine:
         self._gen_tokens = 0
         self._steps = 0
         self._iteration_tokens: dict[int, int] = {}  # tokens processed in a step -> steps (vLLM's histogram)
+        self._kv_usage_steps: dict[float, int] = {}  # KV usage a step ran at (4 decimals) -> steps
         self._finished: dict[str, int] = dict.fromkeys(FINISH_REASONS, 0)
         self._tenant_finished: dict[str, int] = {}
         self._rejected = 0
@@ -337,7 +338,7 @@ class Engine:
                 last_prefill_batch_size=self._last_prefill,
                 preemptions_total=self.scheduler.preemptions_total, prompt_tokens_total=self._prompt_tokens,
                 generation_tokens_total=self._gen_tokens, steps_total=self._steps,
-                iteration_tokens=dict(self._iteration_tokens),
+                iteration_tokens=dict(self._iteration_tokens), kv_usage_steps=dict(self._kv_usage_steps),
                 requests_finished_total=dict(self._finished), tenant_running=tenant_running,
                 tenant_waiting=tenant_waiting, tenant_finished_total=dict(self._tenant_finished),
                 rejected_total=self._rejected, errors_total=dict(self._errors),
@@ -422,6 +423,9 @@ class Engine:
                         f"tokens now, too few for this request's {seq.num_tokens} tokens")))
                 for seq in out.preempted:
                     self._on_preempted(seq, now)
+                if out.prefill or out.decode:  # the cache this step runs with, its blocks reserved
+                    usage = round(self.blocks.usage_ratio(), 4)
+                    self._kv_usage_steps[usage] = self._kv_usage_steps.get(usage, 0) + 1
                 if not (out.prefill or out.decode) and not finals:
                     if busy_since_flush:
                         going_idle = True

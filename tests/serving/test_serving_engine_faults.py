@@ -152,6 +152,9 @@ def test_kv_shrink_forces_queueing_and_preemption(engine_factory: Any, logs: Any
         assert c.wait(30).finish_reason == "length"
     stats = engine.stats()
     assert stats.preemptions_total > 0
+    # a preemption frees blocks at once; the steps before it ran with the cache full, and each one counts
+    assert sum(n for usage, n in stats.kv_usage_steps.items() if usage >= 0.95) > 0
+    assert sum(stats.kv_usage_steps.values()) <= stats.steps_total
     preempted = [r for r in logs.records() if r.get("event") == "preemption"]
     assert len(preempted) == stats.preemptions_total
     assert preempted[0]["msg"].startswith("Preempted request k")  # the wording vLLM v1 logs (and rca parses)
