@@ -53,7 +53,9 @@ class ServerConfig:
     device: str = "auto"
     max_body_bytes: int = MAX_BODY_BYTES_DEFAULT
     max_grpc_batch: int = 64
-    memory_budget_bytes: int | None = None  # simulated device capacity for the hot-swap fit check
+    # device capacity on machines without a GPU: the hot-swap fit check's, and the simulated device's that
+    # the memory faults fill (EngineConfig.device_memory_bytes)
+    memory_budget_bytes: int | None = None
     engine_options: dict[str, Any] = field(default_factory=dict)
     log_level: str = "info"
     api_key: str | None = (
@@ -103,6 +105,8 @@ class ServingRuntime:
         options.setdefault("scheduler", self.config.scheduler)
         options.setdefault("device", self.config.device)
         options.setdefault("enable_fault_injection", self.config.enable_fault_injection)
+        if self.config.memory_budget_bytes is not None:
+            options.setdefault("device_memory_bytes", self.config.memory_budget_bytes)
         if self.config.served_name:
             options.setdefault("model_name", self.config.served_name)
         try:
