@@ -97,7 +97,7 @@ class ServingRuntime:
         current = self.manager.current
         self.stats.register_model(name, current.engine.max_model_len if current is not None else 2048)
 
-    def _build_engine(self, model_dir: str | None) -> EngineClient:
+    def _build_engine(self, model_dir: str | None, name: str | None = None) -> EngineClient:
         from gpuobs.extras import require
 
         mod = require("gpuobs.serving.engine", "serving")
@@ -107,8 +107,8 @@ class ServingRuntime:
         options.setdefault("enable_fault_injection", self.config.enable_fault_injection)
         if self.config.memory_budget_bytes is not None:
             options.setdefault("device_memory_bytes", self.config.memory_budget_bytes)
-        if self.config.served_name:
-            options.setdefault("model_name", self.config.served_name)
+        if name or self.config.served_name:  # a swap keeps the served name unless it is given another
+            options.setdefault("model_name", name or self.config.served_name)
         try:
             engine_config = mod.EngineConfig(model_dir=model_dir, **options)
         except TypeError as exc:
