@@ -146,8 +146,9 @@ class LocalStack:
                 "127.0.0.1",
                 "--port",
                 str(self.serve_port),
+                # a small simulated device (on CPU), so that a leak fills it within a game-day's seconds
                 "--memory-budget-bytes",
-                str(2_000_000_000),
+                str(256 * 1024**2),
                 "--device",
                 "cpu",
                 # a stalled step shows on /health within seconds, and the supervisor logs why; a hang

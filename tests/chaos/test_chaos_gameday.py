@@ -33,14 +33,8 @@ pytestmark = pytest.mark.slow
 # Faults whose cause the RCA pipeline cannot yet name from the live stack's own signals (see the game-day
 # doc): not run here, so the suite stays short; `gpuobs gameday NAME` shows what each one diagnoses today.
 NOT_YET_DIAGNOSABLE = {
-    "serving-kv-shrink": "flaky: the preemption lines come, but the 500 ms scrape of KV usage can miss "
-    "the instants the cache is full (a preemption frees blocks at once), so the >= 0.95 half may not match",
     "serving-slow-kernel": "a slower step is no launch timeout (the expected launch_timeout_watchdog), and "
     "the stack exports no spans for the trace detectors (latency_shift) yet",
-    "serving-memory-leak": "on CPU the leak raises no OOM and the simulated OOM message's allocated bytes "
-    "fall as the leak grows (FaultInjector._memory_state); memory_growth needs 60 s of rising memory",
-    "serving-fragmentation": "the CPU engine's simulated device is H200-sized: 256 MiB of holes is under the "
-    "detector's 3% floor, and the fault raises no OOM on CPU",
     "serving-grpc-block": "the stack starts serve without --grpc-port, detection probes HTTP only, and no "
     "DEADLINE_EXCEEDED status reaches a log",
 }
