@@ -54,6 +54,7 @@ class LoadGenerator:
         interval_s: float = 0.2,
         timeout_s: float = 30.0,
         ignore_eos: bool = False,
+        prompt: str = "chaos probe",
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
         self.host = parsed.hostname or "127.0.0.1"
@@ -64,6 +65,7 @@ class LoadGenerator:
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.ignore_eos = ignore_eos  # every completion runs to max_tokens: a steady KV cache demand
+        self.prompt = prompt
         self.samples: list[Sample] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -71,7 +73,7 @@ class LoadGenerator:
 
     def one(self) -> Sample:
         """Send one completion and classify what happened."""
-        request = {"model": self.model, "prompt": "chaos probe", "max_tokens": self.max_tokens}
+        request = {"model": self.model, "prompt": self.prompt, "max_tokens": self.max_tokens}
         if self.ignore_eos:
             request["ignore_eos"] = True
         body = json.dumps(request)

@@ -198,8 +198,12 @@ def memory_growth(evidence: Sequence[Evidence]) -> list[Evidence]:
         if ev.key == "cuda_oom" and isinstance(ev.attrs.get("allocated"), int | float):
             ooms[str(ev.entity.pod or ev.entity.gpu_index or ev.attrs.get("gpu_index") or "")].append((i, ev))
     for items in ooms.values():
+        # Never falling, and rising at least twice: OOMs of different sizes can report the same figure
+        # (a large request fails, then a smaller one at the same moment) and a full device repeats its last
+        # one; a capacity or fragmentation OOM repeats one figure, or moves both ways with the batch.
         allocated = [float(ev.attrs["allocated"]) for _, ev in items]
-        if len(allocated) >= 3 and all(b > a for a, b in itertools.pairwise(allocated)):
+        rises = sum(1 for a, b in itertools.pairwise(allocated) if b > a)
+        if rises >= 2 and all(b >= a for a, b in itertools.pairwise(allocated)):
             last = items[-1][1]
             out.append(
                 _event(

@@ -55,10 +55,12 @@ from gpuobs.serving.kv_cache import BlockManager, KVCache
 from gpuobs.serving.liveness import EngineHealth, Heartbeat, default_stall_budget_s
 from gpuobs.serving.model_runner import (
     ModelRunner,
+    activation_bytes_per_token,
     auto_num_blocks,
     classify_step_error,
     num_parameters,
     set_cpu_threads,
+    step_activation_bytes,
 )
 from gpuobs.serving.scheduler import (
     Scheduler,
@@ -104,6 +106,9 @@ class EngineConfig:
     block_size: int = 16
     kv_cache_bytes: int = 64 * 1024**2  # CPU default KV budget
     kv_cache_memory_fraction: float = 0.5  # of free GPU memory after loading, on CUDA
+    # Capacity of the simulated device that fault injection's memory faults fill on CPU (the serve's
+    # --memory-budget-bytes); None: an H200's. On CUDA the real device is used.
+    device_memory_bytes: int | None = None
     max_batch_size: int = 16
     max_model_len: int | None = None  # default: the model's max_position_embeddings
     max_prefill_tokens: int = 4096
@@ -182,7 +187,10 @@ class Engine:
         self.kv = KVCache(mc.num_hidden_layers, num_blocks, config.block_size, mc.num_key_value_heads,
                           mc.head_dim, self.model.dtype, self.model.device)
         self.runner = ModelRunner(self.model, self.kv, self.blocks, config.seed)
-        self.faults = FaultInjector(config.enable_fault_injection, self.device, self.device_id)
+        self.faults = FaultInjector(
+            config.enable_fault_injection, self.device, self.device_id,
+            device_bytes=config.device_memory_bytes, base_bytes=self.runner.memory_bytes(),
+            activation_bytes_per_token=activation_bytes_per_token(self.model))
         self.faults.on_kv_capacity = self._set_kv_fraction
         self.faults.model_vocab_size = mc.vocab_size
         self.faults.model_name = self.model_name
@@ -198,7 +206,6 @@ class Engine:
                     max_batch_size=config.max_batch_size, max_prefill_tokens=config.max_prefill_tokens,
                     buckets=tuple(config.buckets), bucket_wait_s=tuple(config.bucket_wait_s),
                     max_queue_len=config.max_queue_len, tenant_weights=dict(config.tenant_weights),
-                    watermark_blocks=max(1, num_blocks // 100),
                 ),
                 self.blocks,
             )
@@ -219,6 +226,7 @@ class Engine:
         self._gen_tokens = 0
         self._steps = 0
         self._iteration_tokens: dict[int, int] = {}  # tokens processed in a step -> steps (vLLM's histogram)
+        self._kv_usage_steps: dict[float, int] = {}  # KV usage a step ran at (4 decimals) -> steps
         self._finished: dict[str, int] = dict.fromkeys(FINISH_REASONS, 0)
         self._tenant_finished: dict[str, int] = {}
         self._rejected = 0
@@ -338,7 +346,7 @@ class Engine:
                 last_prefill_batch_size=self._last_prefill,
                 preemptions_total=self.scheduler.preemptions_total, prompt_tokens_total=self._prompt_tokens,
                 generation_tokens_total=self._gen_tokens, steps_total=self._steps,
-                iteration_tokens=dict(self._iteration_tokens),
+                iteration_tokens=dict(self._iteration_tokens), kv_usage_steps=dict(self._kv_usage_steps),
                 requests_finished_total=dict(self._finished), tenant_running=tenant_running,
                 tenant_waiting=tenant_waiting, tenant_finished_total=dict(self._tenant_finished),
                 rejected_total=self._rejected, errors_total=dict(self._errors),
@@ -423,6 +431,9 @@ class Engine:
                         f"tokens now, too few for this request's {seq.num_tokens} tokens")))
                 for seq in out.preempted:
                     self._on_preempted(seq, now)
+                if out.prefill or out.decode:  # the cache this step runs with, its blocks reserved
+                    usage = round(self.blocks.usage_ratio(), 4)
+                    self._kv_usage_steps[usage] = self._kv_usage_steps.get(usage, 0) + 1
                 if not (out.prefill or out.decode) and not finals:
                     if busy_since_flush:
                         going_idle = True
@@ -556,7 +567,9 @@ class Engine:
                     spans.GPUOBS_BATCH_SIZE: len(prefill), spans.GPUOBS_PREFILL_TOKENS: tokens,
                     spans.GPUOBS_BUCKET: prefill[0].bucket_name, **self._span_device}) as span:
                 try:
-                    self.faults.before_step("prefill")
+                    lens = [s.num_tokens for s in prefill]
+                    self.faults.before_step("prefill", self._activation_bytes(lens, lens), tuple(
+                        s.num_prompt_tokens for s in prefill if s.first_token is None))
                     results += zip(prefill, self.runner.prefill(prefill), strict=True)
                 except Exception as exc:
                     self._tracer.mark_error(span, exc)
@@ -570,7 +583,8 @@ class Engine:
             with self._tracer.batch_span(spans.SPAN_DECODE_STEP, decode, {
                     spans.GPUOBS_BATCH_SIZE: len(decode), **self._span_device}) as span:
                 try:
-                    self.faults.before_step("decode")
+                    self.faults.before_step(
+                        "decode", self._activation_bytes([1] * len(decode), [s.num_tokens for s in decode]))
                     results += zip(decode, self.runner.decode(decode, copies), strict=True)
                 except Exception as exc:
                     self._tracer.mark_error(span, exc)
@@ -583,6 +597,12 @@ class Engine:
         with self._cond:
             self._iteration_tokens[step_tokens] = self._iteration_tokens.get(step_tokens, 0) + 1
         self._finish_step(results, failed, now)
+
+    def _activation_bytes(self, query_lens: list[int], context_lens: list[int]) -> int:
+        """What a step's activations take on the simulated device, while a fault makes it matter."""
+        if not self.faults.simulates_memory:
+            return 0
+        return step_activation_bytes(self.model, query_lens, context_lens)
 
     def _finish_step(self, results: list[tuple[SequenceState, int]],
                      failed: list[tuple[str, list[SequenceState], BaseException]], started: float) -> None:
@@ -677,7 +697,6 @@ class Engine:
             self._finished[reason] = self._finished.get(reason, 0) + 1
             self._tenant_finished[seq.tenant] = self._tenant_finished.get(seq.tenant, 0) + 1
             self.scheduler.observe_service_time(now - seq.arrival)
-        self.faults.after_request()
         if reason == "deadline":
             logger.warning("request %s missed its deadline", seq.request_id,
                            extra=self._log_fields(seq, {log_fields.EVENT: "deadline"}))

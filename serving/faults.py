@@ -4,12 +4,18 @@ Faults and what they leave behind:
 - `cuda_oom`: at the chosen allocation (the activations of the Nth model step from now, or of every
   step with `repeat`), a `torch.OutOfMemoryError`: on CUDA a real failing allocation (of `tried_bytes`, or
   more than is free), so the message and allocator state are PyTorch's own; on CPU the same message
-  ("CUDA out of memory. Tried to allocate ...") for an H200-sized device. The
+  ("CUDA out of memory. Tried to allocate ...") with the simulated device's figures. The
   engine fails that step's requests with finish_reason "error", logs the error as JSON with
   cuda_error_code 2, counts it and marks the step span as an error.
-- `memory_leak`: every finished request leaves `bytes_per_request` allocated on the device.
-- `fragmentation`: allocates many blocks of mixed sizes and frees every other one, so reserved memory
-  stays high while allocated memory is low (on CUDA, the caching allocator's real fragmentation).
+- `memory_leak`: every request keeps `bytes_per_request` + `bytes_per_prompt_token` x its prompt length
+  allocated on the device from its prefill on (a prompt cache that is never evicted). Once free memory
+  runs short, the steps that need more than is left (a long prompt's prefill) fail with PyTorch's OOM
+  while each request still leaks first, so allocated memory grows from one failure to the next, until
+  the leak's own allocation fails.
+- `fragmentation`: the device's free memory fills with live blocks and `bytes` of holes of at most
+  `hole_bytes` between them, so an allocation larger than a hole fails although that much is reserved
+  but unallocated (on CUDA, blocks of mixed sizes kept and freed in turn: the caching allocator's real
+  fragmentation, without filling the device).
 - `slow_kernel`: every model step takes `delay_s` longer; `hang`: the next step blocks for `hang_s`
   (bounded; `clear` releases it at once).
 - `worker_crash`: the next step logs a fatal CUDA error and ends the process (`os._exit` or a signal),
@@ -19,6 +25,10 @@ Faults and what they leave behind:
 - `kv_shrink`: the usable KV cache shrinks to `fraction` of its blocks (preemptions, queueing).
 - `tokenizer_mismatch`: detokenisation maps ids through a shifted vocabulary (wrong text), logged as a
   vocabulary size mismatch the way a wrong tokenizer file is.
+
+On CPU the memory faults run against a simulated device (simdevice.py) of `device_bytes` (the serve's
+`--memory-budget-bytes`; an H200's 139.8 GiB by default) holding the engine's weights and KV cache, where
+each model step also needs room for its activations (model_runner.step_activation_bytes).
 """
 
 from __future__ import annotations
@@ -33,9 +43,17 @@ from typing import Any, ClassVar
 
 from gpuobs.names import logs as log_fields
 from gpuobs.serving.errors import FaultNotEnabledError
+from gpuobs.serving.simdevice import DeviceMemory, SimulatedDevice
 from gpuobs.serving.stats import FaultStats
 
-__all__ = ["FAULT_KINDS", "EngineThreadCrash", "FaultInjector", "FaultNotEnabledError", "cuda_oom_message"]
+__all__ = [
+    "FAULT_KINDS",
+    "H200_BYTES",
+    "EngineThreadCrash",
+    "FaultInjector",
+    "FaultNotEnabledError",
+    "cuda_oom_message",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +69,11 @@ class EngineThreadCrash(BaseException):
 
 _GIB = 1024**3
 _MIB = 1024**2
+H200_BYTES = int(139.8 * _GIB)
+"""The simulated device's capacity when none is given: what torch reports for an H200."""
+# What the cuda_oom fault leaves free on a simulated device with room for its allocation: the rest is
+# taken by the step's other tensors, as on the GPU where a forced failure was first recorded.
+_FORCED_OOM_FREE = 20 * _MIB
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -101,15 +124,31 @@ class _Active:
 class FaultInjector:
     """Holds the active faults; the engine calls its hooks. Thread-safe; inert unless enabled."""
 
-    def __init__(self, enabled: bool, device: str = "cpu", device_id: int = 0) -> None:
+    def __init__(
+        self,
+        enabled: bool,
+        device: str = "cpu",
+        device_id: int = 0,
+        device_bytes: int | None = None,
+        base_bytes: int = 0,
+        activation_bytes_per_token: int = 0,
+    ) -> None:
+        """`device_bytes` and `base_bytes` (weights + KV cache) size the simulated device on CPU, where the
+        fragmentation's holes fit 8 tokens' `activation_bytes_per_token`; on CUDA the real device and its
+        allocator are used."""
         self.enabled = enabled
         self.device = device
         self.device_id = device_id
+        self.simulated: SimulatedDevice | None = None
+        if not device.startswith("cuda"):
+            self.simulated = SimulatedDevice(device_bytes or H200_BYTES, base_bytes)
+        self.activation_bytes_per_token = max(0, int(activation_bytes_per_token))
         self._lock = threading.Lock()
         self._active: dict[str, _Active] = {}
         self._release = threading.Event()
         self._leaks: list[Any] = []
         self._frag: list[Any] = []
+        self._frag_kept = 0  # simulated device: live bytes the fragmentation fault placed between its holes
         self.leaked_bytes = 0
         self.fragmented_bytes = 0
         self.oom_errors_total = 0
@@ -141,7 +180,7 @@ class FaultInjector:
             if kind == "hang":
                 self._release.clear()
         if kind == "fragmentation":
-            self._fragment(int(eff["bytes"]))
+            self._fragment(int(eff["bytes"]), int(eff["hole_bytes"]))
         if kind == "kv_shrink" and self.on_kv_capacity is not None:
             self.kv_capacity_blocks = self.on_kv_capacity(float(eff["fraction"]))
         if kind == "tokenizer_mismatch":
@@ -162,11 +201,18 @@ class FaultInjector:
         if "hang" in kinds or kind is None:
             self._release.set()
         if kind is None or kind == "memory_leak":
-            self._leaks.clear()
-            self.leaked_bytes = 0
+            with self._lock:
+                leaked, self.leaked_bytes = self.leaked_bytes, 0
+                self._leaks.clear()
+            if self.simulated is not None:
+                self.simulated.release(leaked)
         if kind is None or kind == "fragmentation":
-            self._frag.clear()
-            self.fragmented_bytes = 0
+            with self._lock:
+                kept, self._frag_kept = self._frag_kept, 0
+                self._frag.clear()
+                self.fragmented_bytes = 0
+            if self.simulated is not None:
+                self.simulated.defragment(kept)
         if ("kv_shrink" in kinds) and self.on_kv_capacity is not None:
             self.kv_capacity_blocks = self.on_kv_capacity(None)
         return kinds
@@ -174,6 +220,11 @@ class FaultInjector:
     def active(self) -> dict[str, dict[str, Any]]:
         with self._lock:
             return {k: dict(v.params) for k, v in self._active.items()}
+
+    @property
+    def simulates_memory(self) -> bool:
+        """Whether steps are checked against the simulated device now (CPU, a fault active)."""
+        return self.enabled and self.simulated is not None and bool(self._active)
 
     def is_active(self, kind: str) -> bool:
         return kind in self._active
@@ -191,8 +242,8 @@ class FaultInjector:
 
     _PARAMS: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda_oom": ("at_allocation", "tried_bytes", "repeat"),
-        "memory_leak": ("bytes_per_request",),
-        "fragmentation": ("bytes",),
+        "memory_leak": ("bytes_per_request", "bytes_per_prompt_token"),
+        "fragmentation": ("bytes", "hole_bytes"),
         "slow_kernel": ("delay_s",),
         "hang": ("hang_s",),
         "worker_crash": ("mode", "exit_code", "signal"),
@@ -216,9 +267,13 @@ class FaultInjector:
                     "tried_bytes": int(num("tried_bytes", 2 * _GIB, 1, 1e15)),
                     "repeat": _flag(p.get("repeat", False), "cuda_oom.repeat")}
         if kind == "memory_leak":
-            return {"bytes_per_request": int(num("bytes_per_request", 8 * _MIB, 1, 64 * _GIB))}
+            return {"bytes_per_request": int(num("bytes_per_request", 8 * _MIB, 0, 64 * _GIB)),
+                    "bytes_per_prompt_token": int(num("bytes_per_prompt_token", 0, 0, _GIB))}
         if kind == "fragmentation":
-            return {"bytes": int(num("bytes", 256 * _MIB, _MIB, 512 * _GIB))}
+            # a hole fits a step of a few tokens, not a prompt's prefill (on CUDA: the allocator's blocks)
+            hole = 3 * _MIB + 256 * 1024 if self.simulated is None else 8 * self.activation_bytes_per_token
+            return {"bytes": int(num("bytes", 256 * _MIB, _MIB, 512 * _GIB)),
+                    "hole_bytes": int(num("hole_bytes", max(hole, 1024), 512, _GIB))}
         if kind == "slow_kernel":
             return {"delay_s": num("delay_s", 0.2, 0.0, 60.0)}
         if kind == "hang":
@@ -240,26 +295,33 @@ class FaultInjector:
 
     # ---- memory helpers --------------------------------------------------------------------------
     def _alloc(self, nbytes: int) -> Any:
+        """A real tensor on the CUDA device (the simulated device only counts bytes)."""
         import torch
 
-        if self.device.startswith("cuda"):
-            return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
-        return bytearray(nbytes)
+        return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
 
-    def _fragment(self, total: int) -> None:
-        """Keep every other allocation of odd sizes: `total` bytes held in holes no large tensor fits."""
-        kept: list[Any] = []
-        held = 0
-        while held < total:
-            kept.append(self._alloc(2 * _MIB + 512 * 1024))
-            self._alloc(3 * _MIB + 256 * 1024)  # freed at once: a hole between two kept blocks
-            held += 2 * _MIB + 512 * 1024
-        self._frag = kept
-        self.fragmented_bytes = held
+    def _fragment(self, total: int, hole: int) -> None:
+        """Leave `total` reserved, unallocated bytes in holes of at most `hole` bytes among live blocks."""
+        if self.simulated is not None:
+            kept, holes = self.simulated.fragment(total, hole)
+            with self._lock:
+                self._frag_kept += kept
+                self.fragmented_bytes += holes
+            return
+        kept_blocks: list[Any] = []
+        holes = 0
+        while holes < total:
+            kept_blocks.append(self._alloc(2 * _MIB + 512 * 1024))
+            self._alloc(hole)  # freed at once: a hole between two kept blocks
+            holes += hole
+        with self._lock:
+            self._frag = kept_blocks
+            self.fragmented_bytes = holes
 
     # ---- hooks the engine calls --------------------------------------------------------------------
-    def before_step(self, phase: str) -> None:
-        """Called before each model step (prefill or decode); may sleep, block, raise or exit."""
+    def before_step(self, phase: str, activation_bytes: int = 0, new_prompts: tuple[int, ...] = ()) -> None:
+        """Called before each model step (prefill or decode) that needs `activation_bytes` for its activations
+        and starts requests of `new_prompts` prompt tokens; may sleep, block, raise (a CUDA OOM) or exit."""
         if not self.enabled or not self._active:
             return
         active = self.active()
@@ -277,6 +339,43 @@ class FaultInjector:
             time.sleep(float(active["slow_kernel"]["delay_s"]))
         if "cuda_oom" in active:
             self._maybe_oom(active["cuda_oom"])
+        if "memory_leak" in active:
+            leak = active["memory_leak"]
+            for tokens in new_prompts:
+                self._leak(int(leak["bytes_per_request"]) + int(leak["bytes_per_prompt_token"]) * tokens)
+        if self.simulated is not None and activation_bytes and not self.simulated.fits(activation_bytes):
+            self._raise_oom(activation_bytes)
+
+    def _leak(self, nbytes: int) -> None:
+        """Keep `nbytes` on the device until the fault is cleared; a CUDA OOM when they do not fit."""
+        if nbytes <= 0:
+            return
+        if self.simulated is None:
+            import torch
+
+            try:
+                kept = self._alloc(nbytes)
+            except torch.OutOfMemoryError:
+                self.oom_errors_total += 1
+                raise
+            with self._lock:
+                self._leaks.append(kept)
+                self.leaked_bytes += nbytes
+            return
+        with self._lock:  # one step with clear(): leaked bytes are released exactly once
+            kept = self.simulated.allocate(nbytes)
+            if kept:
+                self.leaked_bytes += nbytes
+        if not kept:
+            self._raise_oom(nbytes)
+
+    def _raise_oom(self, tried: int, state: DeviceMemory | None = None) -> None:
+        import torch
+
+        self.oom_errors_total += 1
+        total, free, allocated, reserved = state or self._memory_state()
+        message = cuda_oom_message(tried, self.device_id, total, free, allocated, reserved)
+        raise torch.OutOfMemoryError(message)
 
     def _maybe_oom(self, params: dict[str, Any]) -> None:
         with self._lock:
@@ -288,29 +387,30 @@ class FaultInjector:
             return
         import torch
 
-        self.oom_errors_total += 1
-        if self.device.startswith("cuda"):
+        tried = int(params["tried_bytes"])
+        if self.simulated is None:
             # a real failing allocation: the caching allocator's own error, message and bookkeeping
             free, _total = torch.cuda.mem_get_info(self.device)
-            size = max(int(params["tried_bytes"]), int(free) + _GIB)
-            torch.empty(size, dtype=torch.uint8, device=self.device)
+            try:
+                torch.empty(max(tried, int(free) + _GIB), dtype=torch.uint8, device=self.device)
+            except torch.OutOfMemoryError:
+                self.oom_errors_total += 1
+                raise
         total, free, allocated, reserved = self._memory_state()
-        raise torch.OutOfMemoryError(
-            cuda_oom_message(int(params["tried_bytes"]), self.device_id, total, free, allocated, reserved)
-        )
+        if tried <= free:  # the step's other tensors took the rest: the device is full when this one fails
+            taken = free - min(free, _FORCED_OOM_FREE, tried - 1)
+            free, allocated, reserved = free - taken, allocated + taken, reserved + taken
+        self._raise_oom(tried, DeviceMemory(total, free, allocated, reserved))
 
-    def _memory_state(self) -> tuple[int, int, int, int]:
-        """(total, free, allocated, reserved) bytes: the real ones on CUDA, an H200-sized model on CPU."""
+    def _memory_state(self) -> DeviceMemory:
+        """The device's memory now: the real figures on CUDA, the simulated device's on CPU."""
+        if self.simulated is not None:
+            return self.simulated.state()
         import torch
 
-        if self.device.startswith("cuda"):
-            free, total = torch.cuda.mem_get_info(self.device_id)
-            allocated, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
-            return int(total), int(free), int(allocated), int(reserved)
-        total = int(139.8 * _GIB)
-        reserved = total - 20 * _MIB
-        allocated = reserved - self.fragmented_bytes - self.leaked_bytes // 2
-        return total, 20 * _MIB, max(0, allocated), reserved
+        free, total = torch.cuda.mem_get_info(self.device_id)
+        allocated, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        return DeviceMemory(int(total), int(free), int(allocated), int(reserved))
 
     def _crash(self, params: dict[str, Any]) -> None:
         message = "CUDA error: an illegal memory access was encountered (cudaErrorIllegalAddress)"
@@ -330,15 +430,6 @@ class FaultInjector:
             os.kill(os.getpid(), getattr(signal, params["signal"]))
             time.sleep(5)  # the signal ends us; bounded in case it is caught
         os._exit(int(params["exit_code"]))
-
-    def after_request(self) -> None:
-        """Called when a request finishes; the leak fault keeps memory for each one."""
-        params = self._active.get("memory_leak")
-        if params is None:
-            return
-        n = int(params.params["bytes_per_request"])
-        self._leaks.append(self._alloc(n))
-        self.leaked_bytes += n
 
     def map_decode_ids(self, ids: list[int], vocab_size: int) -> list[int]:
         """Token ids as a mismatched tokenizer would read them (identity unless the fault is active)."""

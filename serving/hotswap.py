@@ -126,12 +126,14 @@ def _model_dir_problem(model_dir: str) -> str | None:
 class ModelManager:
     """The served model, its leases, and atomic swaps to a new one.
 
-    `factory(model_dir)` builds a started engine; `warmup(engine)` runs a short request through it.
+    `factory(model_dir, name)` builds a started engine serving under `name` (None: its own default), so that
+    its log lines and spans name the model as the metrics do; `warmup(engine)` runs a short request through
+    it.
     """
 
     def __init__(
         self,
-        factory: Callable[[str | None], EngineClient],
+        factory: Callable[[str | None, str | None], EngineClient],
         warmup: Callable[[EngineClient], None],
         served_name: str | None = None,
         memory_budget_bytes: int | None = None,
@@ -158,7 +160,7 @@ class ModelManager:
 
     def load_initial(self, model_dir: str | None) -> ModelHandle:
         """Load, warm and publish the first model (blocking; readiness turns true at the end)."""
-        engine = self._factory(model_dir)
+        engine = self._factory(model_dir, self._served_name)
         try:
             self._warmup(engine)
         except Exception:
@@ -302,7 +304,7 @@ class ModelManager:
         engine: EngineClient | None = None
         try:
             logger.info("hot-swap loading", extra={"model_id": status.model_dir, "event": "swap_loading"})
-            engine = self._factory(status.model_dir)
+            engine = self._factory(status.model_dir, status.name)
             status.state = "warming"
             self._warmup(engine)
             with self._lock:

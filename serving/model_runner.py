@@ -8,6 +8,7 @@ never sees threads, queues or telemetry. Sizing helpers (CPU threads, KV blocks)
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuobs import cuda_errors
@@ -21,7 +22,15 @@ if TYPE_CHECKING:
 
     from gpuobs.serving.model.llama import LlamaModel
 
-__all__ = ["ModelRunner", "auto_num_blocks", "classify_step_error", "num_parameters", "set_cpu_threads"]
+__all__ = [
+    "ModelRunner",
+    "activation_bytes_per_token",
+    "auto_num_blocks",
+    "classify_step_error",
+    "num_parameters",
+    "set_cpu_threads",
+    "step_activation_bytes",
+]
 
 SMALL_MODEL_BYTES = 256 * 1024**2  # below this, one CPU thread: ops too small to split suffer from contention
 
@@ -53,6 +62,29 @@ def auto_num_blocks(
         budget = kv_cache_bytes
     need_one = -(-max_model_len // block_size) + 1
     return max(need_one, budget // per_block)
+
+
+def activation_bytes_per_token(model: LlamaModel) -> int:
+    """Device bytes one token's activations take at the peak of a step: the residual stream and its norm,
+    the q/k/v projections, the MLP's gate and up, and the logits (the simulated device's step footprint)."""
+    c = model.config
+    itemsize = int(getattr(model.dtype, "itemsize", 4) or 4)
+    width = 2 * c.hidden_size + (c.num_attention_heads + 2 * c.num_key_value_heads) * c.head_dim
+    return itemsize * (width + 2 * c.intermediate_size + c.vocab_size)
+
+
+def step_activation_bytes(model: LlamaModel, query_lens: Sequence[int], context_lens: Sequence[int]) -> int:
+    """Peak device bytes of a step's activations on the reference kernels: every query token's
+    (`activation_bytes_per_token`) plus what attention materialises for the sequence that needs most (one at a
+    time): K and V repeated to every head and the scores and their softmax, in float32, and for a prompt the
+    causal mask. A long prompt's scores grow with its length squared."""
+    c = model.config
+    heads = c.num_attention_heads
+    attention = 0
+    for n, m in zip(query_lens, context_lens, strict=True):
+        need = 4 * (2 * m * heads * c.head_dim + 2 * heads * n * m) + (2 * n * m if n > 1 else 0)
+        attention = max(attention, need)
+    return sum(query_lens) * activation_bytes_per_token(model) + attention
 
 
 def num_parameters(model: LlamaModel) -> int:

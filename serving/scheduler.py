@@ -101,7 +101,10 @@ class SchedulerConfig:
     bucket_wait_s: tuple[float, ...] = (0.002, 0.005, 0.015, 0.03)
     max_queue_len: int = 256
     tenant_weights: dict[str, float] = field(default_factory=dict)
-    watermark_blocks: int = 1
+    # Share of the usable KV blocks admission keeps free for running sequences to grow into (vLLM's
+    # `watermark`, 1%): at least one block when above 0. It follows the usable capacity, so a cache shrunk
+    # at run time (the kv_shrink fault) admits as a server started with that few blocks would.
+    watermark: float = 0.01
 
 
 def bucket_names(bounds: tuple[int, ...]) -> list[str]:
@@ -145,6 +148,8 @@ class Scheduler(ABC):
             )
         if list(config.buckets) != sorted(set(config.buckets)) or (config.buckets and config.buckets[0] < 1):
             raise ValueError(f"buckets must be increasing positive bounds, got {config.buckets}")
+        if not 0.0 <= config.watermark < 1.0:
+            raise ValueError(f"watermark must be in [0, 1), got {config.watermark}")
         self.config = config
         self.blocks = blocks
         self.names = bucket_names(config.buckets)
@@ -152,6 +157,13 @@ class Scheduler(ABC):
         self.tenant_served: dict[str, float] = {}
         self.preemptions_total = 0
         self._service_s = 1.0  # EWMA of a request's time in the engine, for Retry-After
+
+    @property
+    def watermark_blocks(self) -> int:
+        """Blocks admission leaves free: `watermark` of the usable blocks, at least one (none at 0)."""
+        if self.config.watermark <= 0:
+            return 0
+        return max(1, int(self.blocks.capacity * self.config.watermark))
 
     # ---- buckets and ordering ------------------------------------------------------------------
     def bucket_of(self, prompt_len: int) -> int:
@@ -283,7 +295,7 @@ class Scheduler(ABC):
         # 3. waiting sequences that even an empty cache of the current capacity could not hold
         # (submission already refuses what the full cache cannot hold: only a shrunk cache can strand one)
         if self.blocks.capacity < self.blocks.num_blocks:
-            limit = self.blocks.capacity - self.config.watermark_blocks
+            limit = self.blocks.capacity - self.watermark_blocks
             for seq in self.waiting():
                 if self.blocks.blocks_for(seq.num_tokens + 1) > limit:
                     self.remove(seq)
@@ -296,7 +308,7 @@ class Scheduler(ABC):
                 need = self.blocks.blocks_for(n + 1)
                 if len(self.running) >= self.config.max_batch_size:
                     break
-                if need + self.config.watermark_blocks > self.blocks.num_free:
+                if need + self.watermark_blocks > self.blocks.num_free:
                     break
                 if out.prefill and n > budget:
                     break

@@ -251,10 +251,11 @@ class PrometheusStatLogger:
 
 
 _ITERATION_BUCKETS = _buckets(names.ITERATION_TOKENS, ())
+_KV_USAGE_BUCKETS = _buckets(names.SERVING_KV_CACHE_USAGE_STEPS, ())
 
 
 def _histogram_buckets(
-    counts: dict[int, int], bounds: Sequence[float]
+    counts: dict[int, int] | dict[float, int], bounds: Sequence[float]
 ) -> tuple[list[tuple[str, float]], float]:
     """Cumulative (le, count) buckets ending in +Inf, and the sum, of observations given as value -> count."""
     out = []
@@ -318,6 +319,9 @@ class EngineStatsCollector(Collector):
         spec = names.ITERATION_TOKENS
         iteration = HistogramMetricFamily(spec.native, spec.help, labels=list(spec.labels))
         step_tokens: dict[str, dict[int, int]] = {}
+        spec = names.SERVING_KV_CACHE_USAGE_STEPS
+        kv_steps = HistogramMetricFamily(spec.native, spec.help, labels=list(spec.labels))
+        step_usage: dict[str, dict[float, int]] = {}
         try:
             pairs = list(self._source())
         except Exception:  # a scrape must never fail because of the engine
@@ -350,6 +354,9 @@ class EngineStatsCollector(Collector):
             per_model = step_tokens.setdefault(model_name, {})
             for n, count in stats.iteration_tokens.items():
                 per_model[n] = per_model.get(n, 0) + count
+            usage_of_model = step_usage.setdefault(model_name, {})
+            for ratio, count in stats.kv_usage_steps.items():
+                usage_of_model[ratio] = usage_of_model.get(ratio, 0) + count
             for kind, n in stats.errors_total.items():
                 errors.add_metric([model_name, str(kind)], float(n))
             if stats.faults.enabled:
@@ -367,6 +374,8 @@ class EngineStatsCollector(Collector):
             blocks.add_metric([model_name], acc["blocks"])
             buckets, total = _histogram_buckets(step_tokens.get(model_name, {}), _ITERATION_BUCKETS)
             iteration.add_metric(ids, buckets, sum_value=total)
+            buckets, total = _histogram_buckets(step_usage.get(model_name, {}), _KV_USAGE_BUCKETS)
+            kv_steps.add_metric([model_name], buckets, sum_value=total)
         try:
             ready.add_metric([self._current()], 1.0 if self._ready() else 0.0)
         except Exception:
@@ -385,6 +394,7 @@ class EngineStatsCollector(Collector):
             cache_info,
             preempt,
             iteration,
+            kv_steps,
             batch,
             depth,
             tenant_wait,

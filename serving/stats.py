@@ -64,6 +64,7 @@ class EngineStats:
     generation_tokens_total: int = 0
     steps_total: int = 0
     iteration_tokens: dict[int, int] = field(default_factory=dict)  # steps by tokens the step processed
+    kv_usage_steps: dict[float, int] = field(default_factory=dict)  # steps by their KV usage (4 decimals)
     requests_finished_total: dict[str, int] = field(default_factory=dict)  # by finish_reason
     tenant_running: dict[str, int] = field(default_factory=dict)
     tenant_waiting: dict[str, int] = field(default_factory=dict)

@@ -158,8 +158,9 @@ class LocalStack:
                 str(self.serve_port),
                 "--grpc-port",
                 str(self.grpc_port),
+                # a small simulated device (on CPU), so that a leak fills it within a game-day's seconds
                 "--memory-budget-bytes",
-                str(2_000_000_000),
+                str(256 * 1024**2),
                 "--device",
                 "cpu",
                 # a stalled step shows on /health within seconds, and the supervisor logs why; a hang

@@ -232,12 +232,15 @@ def start_load(
     base_url: str = DEFAULT_URL,
     model: str = "gpuobs-tiny-llama",
     ignore_eos: bool = False,
+    prompt: str = "chaos probe",
+    prompt_repeat: int = 1,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Start steady background load named `name`; `gpuobs.chaos.serving.probes.requests_lost` stops it.
 
-    `ignore_eos` makes every completion run to `max_tokens` (the tiny model stops early otherwise).
+    `ignore_eos` makes every completion run to `max_tokens` (the tiny model stops early otherwise); the
+    `prompt` repeated `prompt_repeat` times makes long requests that still finish quickly (one prefill).
     """
     base = check_url(base_url, configuration)
     if is_dry_run(configuration):
@@ -247,7 +250,7 @@ def start_load(
         old.stop(timeout_s=5)
     gen = LoadGenerator(
         base, model=model, concurrency=concurrency, max_tokens=max_tokens, interval_s=interval_s,
-        ignore_eos=ignore_eos,
+        ignore_eos=ignore_eos, prompt=prompt * max(1, int(prompt_repeat)),
     )
     _LOADS[name] = gen.start()
     current().add_undo(f"serving.load.{name}", lambda: gen.stop(timeout_s=5))

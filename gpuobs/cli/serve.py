@@ -147,8 +147,8 @@ def _serve(
     memory_budget_bytes: int | None = typer.Option(
         None,
         "--memory-budget-bytes",
-        help="Device capacity for hot-swap fit checks on machines without a "
-        "GPU (on CUDA the free memory is read from the device).",
+        help="Device capacity on machines without a GPU: the hot-swap fit check's, and the simulated "
+        "device's that the memory faults fill (on CUDA the device itself is read).",
     ),
     max_grpc_batch: int = typer.Option(64, "--max-grpc-batch", help="Most sequences in one Predict call."),
     engine_option: list[str] = typer.Option(

@@ -24,6 +24,7 @@ __all__ = [
     "INTER_TOKEN_LATENCY",
     "ITERATION_TOKENS",
     "KV_CACHE_USAGE",
+    "KV_USAGE_BUCKETS",
     "LATENCY_BUCKETS",
     "NUM_PREEMPTIONS",
     "NUM_REQUESTS_RUNNING",
@@ -60,6 +61,7 @@ __all__ = [
     "SERVING_FAULT_ACTIVE",
     "SERVING_INVALID_REQUESTS",
     "SERVING_KV_BLOCKS",
+    "SERVING_KV_CACHE_USAGE_STEPS",
     "SERVING_MEMORY",
     "SERVING_MODEL_SWAPS",
     "SERVING_READY",
@@ -389,6 +391,18 @@ SERVING_KV_BLOCKS = MetricSpec(
     help="KV-cache blocks the engine owns (its paged pool size).",
     labels=("model_name",),
 )
+KV_USAGE_BUCKETS = (0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
+SERVING_KV_CACHE_USAGE_STEPS = MetricSpec(
+    native="gpuobs_serving_step_kv_cache_usage_ratio",
+    kind=MetricKind.HISTOGRAM,
+    unit="ratio",
+    help="KV-cache usage (1 means 100 percent) at every model step: unlike the instant that a scrape of "
+    "vllm:kv_cache_usage_perc sees, a full cache between two scrapes still counts.",
+    labels=("model_name",),
+    extra={"buckets": ",".join(str(b) for b in KV_USAGE_BUCKETS)},
+)
+"""Histogram, ratio. A preemption frees blocks at once, so a cache that fills and empties again between
+scrapes shows here and not in the gauge."""
 SERVING_MEMORY = MetricSpec(
     native="gpuobs_serving_memory_bytes",
     kind=MetricKind.GAUGE,

@@ -9,6 +9,7 @@ summarised per half of the window (median), so a shift shows without a trace.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -126,6 +127,39 @@ def _quantile(q: float, spec: MetricSpec, window: str) -> str:
     return f"histogram_quantile({q}, sum by (le, model_name) (increase({spec.native}_bucket[{window}])))"
 
 
+def _step_usage_peaks(
+    results: list[dict[str, Any]], source: str, when: float, meta: dict[str, Any]
+) -> list[Evidence]:
+    """The window's KV-cache usage maximum, per served model, from the per-step usage histogram of `gpuobs
+    serve`: a `vllm:kv_cache_usage_perc` record (aggregation `step_max`) valued at the highest bucket bound
+    some step went past. A floor of the true maximum, which a scrape of the gauge misses when the cache
+    fills and empties between two scrapes (a preemption frees blocks at once)."""
+    counts: dict[str, dict[float, float]] = {}
+    for r in results:
+        labels = r.get("metric", {})
+        try:
+            bound, value = float(labels.get("le", "")), float(r["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        if not math.isnan(value):
+            counts.setdefault(str(labels.get("model_name", "")), {})[bound] = value
+    out = []
+    name = s.KV_CACHE_USAGE.native
+    for model, buckets in counts.items():
+        steps = buckets.get(math.inf, 0.0)
+        passed = [b for b in buckets if not math.isinf(b) and steps - buckets[b] >= 0.5]
+        if not passed:
+            continue
+        floor = max(passed)
+        above = steps - buckets[floor]
+        ev = metric_evidence(name, floor, {"model_name": model}, source, when, "step_max",
+                             {**meta, "steps": round(steps), "steps_above": round(above)})
+        out.append(dataclasses.replace(ev, raw=(
+            f"{name}{format_labels({'model_name': model})} above {floor:g} in {above:.0f} of {steps:.0f} "
+            f"model steps ({s.SERVING_KV_CACHE_USAGE_STEPS.native})")))
+    return out
+
+
 def fetch_prometheus(
     url: str, start: float | None = None, end: float | None = None, timeout_s: float = _TIMEOUT_S
 ) -> list[Evidence]:
@@ -200,6 +234,8 @@ def fetch_prometheus(
         (s.SERVING_MODEL_SWAPS, moved_expr(s.SERVING_MODEL_SWAPS.exposed_native, window), "increase"),
     ):
         add(prom.query(expr, end), spec.native, agg)
+    steps = f"sum by (model_name, le) (increase({s.SERVING_KV_CACHE_USAGE_STEPS.native}_bucket[{window}]))"
+    out.extend(_step_usage_peaks(prom.query(steps, end), source, end, meta))
     for spec in (s.E2E_REQUEST_LATENCY, s.REQUEST_QUEUE_TIME, s.TTFT, s.INTER_TOKEN_LATENCY):
         add(prom.query(_quantile(0.99, spec, window), end), spec.native, "p99")
     half = (end - start) / 2

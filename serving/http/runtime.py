@@ -53,7 +53,9 @@ class ServerConfig:
     device: str = "auto"
     max_body_bytes: int = MAX_BODY_BYTES_DEFAULT
     max_grpc_batch: int = 64
-    memory_budget_bytes: int | None = None  # simulated device capacity for the hot-swap fit check
+    # device capacity on machines without a GPU: the hot-swap fit check's, and the simulated device's that
+    # the memory faults fill (EngineConfig.device_memory_bytes)
+    memory_budget_bytes: int | None = None
     engine_options: dict[str, Any] = field(default_factory=dict)
     log_level: str = "info"
     api_key: str | None = (
@@ -95,7 +97,7 @@ class ServingRuntime:
         current = self.manager.current
         self.stats.register_model(name, current.engine.max_model_len if current is not None else 2048)
 
-    def _build_engine(self, model_dir: str | None) -> EngineClient:
+    def _build_engine(self, model_dir: str | None, name: str | None = None) -> EngineClient:
         from gpuobs.extras import require
 
         mod = require("gpuobs.serving.engine", "serving")
@@ -103,8 +105,10 @@ class ServingRuntime:
         options.setdefault("scheduler", self.config.scheduler)
         options.setdefault("device", self.config.device)
         options.setdefault("enable_fault_injection", self.config.enable_fault_injection)
-        if self.config.served_name:
-            options.setdefault("model_name", self.config.served_name)
+        if self.config.memory_budget_bytes is not None:
+            options.setdefault("device_memory_bytes", self.config.memory_budget_bytes)
+        if name or self.config.served_name:  # a swap keeps the served name unless it is given another
+            options.setdefault("model_name", name or self.config.served_name)
         try:
             engine_config = mod.EngineConfig(model_dir=model_dir, **options)
         except TypeError as exc:

@@ -31,27 +31,11 @@ from gpuobs.chaos.gameday.stack import LocalStack
 
 pytestmark = pytest.mark.slow
 
-# Faults whose cause the RCA pipeline cannot yet name from the live stack's own signals (see the game-day
-# doc): not run here, so the suite stays short; `gpuobs gameday NAME` shows what each one diagnoses today.
-NOT_YET_DIAGNOSABLE = {
-    "serving-kv-shrink": "flaky: the preemption lines come, but the 500 ms scrape of KV usage can miss "
-    "the instants the cache is full (a preemption frees blocks at once), so the >= 0.95 half may not match",
-    "serving-memory-leak": "on CPU the leak raises no OOM and the simulated OOM message's allocated bytes "
-    "fall as the leak grows (FaultInjector._memory_state); memory_growth needs 60 s of rising memory",
-    "serving-fragmentation": "the CPU engine's simulated device is H200-sized: 256 MiB of holes is under the "
-    "detector's 3% floor, and the fault raises no OOM on CPU",
-}
 STACK_EXPERIMENTS = sorted(p for p in EXPERIMENTS.glob("*.json") if not p.stem.startswith("k8s-"))
 OUTCOMES: list[Outcome] = []
 
 
-def _param(path: Path) -> object:
-    reason = NOT_YET_DIAGNOSABLE.get(path.stem)
-    marks = [pytest.mark.xfail(reason=reason, run=False)] if reason else []
-    return pytest.param(path, id=path.stem, marks=marks)
-
-
-@pytest.mark.parametrize("path", [_param(p) for p in STACK_EXPERIMENTS])
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in STACK_EXPERIMENTS])
 def test_experiment_passes_against_the_local_stack(stack: LocalStack, path: Path, tmp_path: Path) -> None:
     outcome = run_one(path, stack.target.configuration(), tmp_path)
     OUTCOMES.append(outcome)

@@ -200,19 +200,27 @@ def test_memory_growth_from_series_and_from_repeated_ooms() -> None:
     assert memory_growth(flat) == []
     short = rising[:2]
     assert memory_growth(short) == []
-    ooms = [
-        Evidence(
-            kind=EvidenceKind.LOG,
-            key="cuda_oom",
-            value=None,
-            source="a.log",
-            time=T0 + i,
-            attrs={"allocated": (70 + i) * GIB},
-        )
-        for i in range(3)
-    ]
+
+    def ooms_at(*gib: float) -> list[Evidence]:
+        return [
+            Evidence(
+                kind=EvidenceKind.LOG,
+                key="cuda_oom",
+                value=None,
+                source="a.log",
+                time=T0 + i,
+                attrs={"allocated": a * GIB},
+            )
+            for i, a in enumerate(gib)
+        ]
+
+    ooms = ooms_at(70, 71, 72)
     assert len(memory_growth(ooms)) == 1
     assert memory_growth(ooms[:2]) == []
+    # a full device repeats its last figure, and a smaller request can fail at the same one: still growth
+    assert len(memory_growth(ooms_at(70, 71, 71, 72, 72, 72))) == 1
+    assert memory_growth(ooms_at(70, 70, 70, 71)) == []  # one rise is no trend
+    assert memory_growth(ooms_at(70, 71, 69, 72)) == []  # allocated fell: the batch, not a leak
 
 
 def test_oom_fragmented_thresholds() -> None:

@@ -192,3 +192,65 @@ def test_slower_steps_at_the_same_tokens_per_step_are_a_kernel_slowdown_from_pro
     assert "kernel_slowdown" not in [
         c.id for c in diagnose(DiagnoseInputs(prometheus=grown.url, window=window)).causes
     ]
+
+
+def _kv_window(with_steps: bool) -> list[str]:
+    """Ten minutes of a served model whose KV cache fills and empties between 30 s scrapes: the usage gauge
+    reads 0.6-0.8 at every scrape, while the per-step usage histogram counts 40 steps of every 300 above
+    0.99; 60 preemptions in the last five minutes."""
+    kv, preempt, steps = s.KV_CACHE_USAGE.native, s.NUM_PREEMPTIONS, s.SERVING_KV_CACHE_USAGE_STEPS.native
+    engine, model = 'model_name="tiny",engine="0"', 'model_name="tiny"'
+    target = 'instance="serve-0:8000",job="serve"'
+    bounds = [*(f"{b:g}" for b in s.KV_USAGE_BUCKETS), "+Inf"]
+    lines = [f"# TYPE {kv} gauge"]
+    step_rows: list[str] = []
+    preempt_rows: list[str] = []
+    up: list[str] = []
+    for k, t in enumerate(range(int(END) - 600, int(END) + 1, STEP)):
+        lines.append(f"{kv}{{{target},{engine}}} {0.6 + 0.2 * (k % 2)} {t}")
+        preempt_rows.append(f"{preempt.exposed_native}{{{target},{engine}}} {max(0, k - 10) * 6} {t}")
+        up.append(f"up{{{target}}} 1 {t}")
+        for b in bounds:  # per 30 s: 260 steps at 0.7, 40 at 1.0
+            n = (k + 1) * (260 if b != "+Inf" and float(b) < 1.0 else 300) if float(b) >= 0.75 else 0
+            step_rows.append(f'{steps}_bucket{{{target},{model},le="{b}"}} {n} {t}')
+    lines += [f"# TYPE {preempt.native} counter", *preempt_rows, "# TYPE up gauge", *up]
+    if with_steps:
+        lines += [f"# TYPE {steps} histogram", *step_rows]
+    return lines
+
+
+def _preemption_log(path: Path, n: int) -> Path:
+    """`n` preemption lines of `gpuobs serve`'s JSON log in the last four minutes of the window."""
+    from datetime import UTC, datetime
+
+    rows = []
+    for i in range(n):
+        ts = datetime.fromtimestamp(END - 240 + 5 * i, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        msg = f"Preempted request cmpl-{i} (KV cache full): its 300 tokens will be recomputed"
+        rows.append(json.dumps({"ts": ts, "level": "warning", "msg": msg, "logger": "gpuobs.serving.engine",
+                                "model_name": "tiny", "event": "preemption"}))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.prometheus
+def test_a_cache_full_between_scrapes_shows_in_the_per_step_usage_histogram(
+    tmp_path: Path, prometheus: Any
+) -> None:
+    """A preemption frees blocks at once, so a 30 s scrape of the usage gauge can miss every instant the
+    cache was full; `gpuobs serve`'s per-step histogram cannot. The reader turns it into the window's usage
+    maximum (a floor: the highest bucket some step passed), and the preemption storm is named."""
+    window = TimeWindow(END - 600, END)
+    log = _preemption_log(tmp_path / "serve.log", 30)
+    with_steps = _blocks(tmp_path / "steps", _kv_window(True), prometheus)
+    usage = [e for e in fetch_prometheus(with_steps.url, END - 600, END) if e.key == s.KV_CACHE_USAGE.native]
+    by_agg = {e.attrs["agg"]: e for e in usage}
+    assert by_agg["max"].value == pytest.approx(0.8)  # the gauge never saw the full cache
+    peak = by_agg["step_max"]
+    assert peak.value == 0.99 and peak.attrs["steps_above"] == pytest.approx(40 * 20, rel=0.1)
+    assert peak.entity.model == "tiny" and "model steps" in peak.raw
+    inputs = DiagnoseInputs(logs=(str(log),), prometheus=with_steps.url, window=window)
+    assert [c.id for c in diagnose(inputs).causes][:1] == ["kv_cache_exhausted"]
+    gauge_only = _blocks(tmp_path / "gauge", _kv_window(False), prometheus)
+    inputs = DiagnoseInputs(logs=(str(log),), prometheus=gauge_only.url, window=window)
+    assert "kv_cache_exhausted" not in [c.id for c in diagnose(inputs).causes]

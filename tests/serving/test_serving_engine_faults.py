@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from support.serving_model import Collector
 
 from gpuobs.serving.engine import Engine, GenerationRequest, SamplingParams, input_hash
 from gpuobs.serving.faults import FAULT_KINDS, FaultNotEnabledError, cuda_oom_message
+from gpuobs.serving.model_runner import step_activation_bytes
 
 
 def _go(engine: Engine, rid: str, prompt: list[int], n: int = 4, **kw: Any) -> Collector:
@@ -110,18 +112,83 @@ def test_memory_leak_grows_memory_per_request_until_cleared(engine_factory: Any)
     assert engine.stats().faults.leaked_bytes == 3 * 1024**2
     engine.faults.clear("memory_leak")
     assert engine.memory_bytes() == base
-
-
-def test_fragmentation_holds_memory_in_small_holes(engine_factory: Any) -> None:
-    engine = engine_factory()
-    engine.faults.inject("fragmentation", bytes=8 * 1024**2)
-    frag = engine.stats().faults.fragmented_bytes
-    assert 8 * 1024**2 <= frag <= 12 * 1024**2
-    engine.faults.inject("cuda_oom")
-    final = _go(engine, "f", [1, 2]).wait(10)
-    assert "reserved by PyTorch but unallocated" in final.error
+    engine.faults.inject("memory_leak", bytes_per_request=0, bytes_per_prompt_token=1000)
+    _go(engine, "p", [1, 2, 3]).wait(10)
+    assert engine.stats().faults.leaked_bytes == 3000  # a prompt cache: by prompt length
     engine.faults.clear()
+    assert engine.memory_bytes() == base
+
+
+def _oom_figures(error: str) -> tuple[float, float]:
+    """(tried, allocated) MiB of a PyTorch OOM message."""
+    units = {"bytes": 2**-20, "KiB": 2**-10, "MiB": 1.0, "GiB": 1024.0}
+    tried = re.search(r"Tried to allocate ([\d.]+) (\w+)", error)
+    allocated = re.search(r"Of the allocated memory ([\d.]+) (\w+)", error)
+    assert tried and allocated, error
+    return (float(tried[1]) * units[tried[2]], float(allocated[1]) * units[allocated[2]])
+
+
+def test_a_leak_fills_the_simulated_device_until_allocations_fail_with_growing_allocated_memory(
+    engine_factory: Any, logs: Any
+) -> None:
+    """Every request keeps 4 MiB. Once less than a long prompt's attention scores is free, its prefill
+    fails, but every request (the failing ones too) still leaks: the OOMs report allocated memory growing
+    4 MiB at a time, until the leak's own allocation fails. Clearing the fault frees it all."""
+    mib = 1024**2
+    probe = engine_factory(num_kv_blocks=256)
+    base = probe.runner.memory_bytes()
+    long_prompt = list(range(1, 250)) * 2  # 498 tokens: about 11 MiB of scores and softmax at its prefill
+    need = step_activation_bytes(probe.model, [len(long_prompt)], [len(long_prompt)])
+    assert 10 * mib < need < 12 * mib
+    engine = engine_factory(device_memory_bytes=base + 40 * mib, num_kv_blocks=256)
+    engine.faults.inject("memory_leak", bytes_per_request=4 * mib)
+    seen: list[tuple[float, float]] = []
+    for i in range(12):
+        final = _go(engine, f"long{i}", long_prompt, n=1).wait(10)
+        if final.finish_reason == "error":
+            seen.append(_oom_figures(final.error))
+    tried = [t for t, _ in seen]
+    allocated = [a - base / mib for _, a in seen]
+    # 40 MiB to spare: 7 requests fit their leak and prefill; then the prefill fails with 32, 36, 40 MiB
+    # leaked; then the 4 MiB leak itself
+    assert allocated == pytest.approx([32, 36, 40, 40, 40], abs=0.01), seen
+    assert tried == pytest.approx([need / mib] * 3 + [4.0] * 2, abs=0.01), seen
+    records = [r for r in logs.records() if r.get("event") == "cuda_oom"]
+    assert len(records) == len(seen) and records[0]["cuda_error_code"] == 2
+    engine.faults.clear("memory_leak")
+    assert engine.faults.simulated is not None and engine.faults.simulated.state().allocated == base
+    assert _go(engine, "after", long_prompt, n=1).wait(10).finish_reason == "length"
+
+
+def test_fragmentation_leaves_holes_no_prefill_fits_in(engine_factory: Any, logs: Any) -> None:
+    """The free memory fills with live blocks around `bytes` of small holes: a short step still finds
+    room, a longer prompt's prefill does not, and PyTorch's message shows the reserved-but-unallocated
+    memory."""
+    mib = 1024**2
+    engine = engine_factory(device_memory_bytes=2 * 1024**3)
+    eff = engine.faults.inject("fragmentation", bytes=256 * mib)
+    assert eff["hole_bytes"] == 8 * engine.faults.activation_bytes_per_token
+    assert engine.stats().faults.fragmented_bytes == 256 * mib
+    prompt = list(range(1, 20))
+    final = _go(engine, "f", prompt).wait(10)
+    assert final.finish_reason == "error"
+    tried, _allocated = _oom_figures(final.error)
+    need = step_activation_bytes(engine.model, [len(prompt)], [len(prompt)])
+    assert tried == pytest.approx(need / mib, abs=0.01)
+    assert "of which 0 bytes is free" in final.error
+    assert "256.00 MiB is reserved by PyTorch but unallocated" in final.error
+    assert _go(engine, "short", [1, 2]).wait(10).finish_reason == "length"  # its steps fit in a hole
+    engine.faults.clear("fragmentation")
     assert engine.stats().faults.fragmented_bytes == 0
+    assert _go(engine, "after", prompt).wait(10).finish_reason == "length"
+
+
+def test_a_forced_oom_on_the_simulated_device_reports_it_full(engine_factory: Any) -> None:
+    engine = engine_factory()  # an H200-sized simulated device: 3 GiB would fit, the fault fails it anyway
+    engine.faults.inject("cuda_oom", tried_bytes=3 * 1024**3)
+    final = _go(engine, "f", [1, 2]).wait(10)
+    assert "Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 20.00 MiB is " \
+        "free" in final.error
 
 
 def test_slow_kernel_and_hang_show_in_latency_and_release_on_clear(
@@ -152,6 +219,9 @@ def test_kv_shrink_forces_queueing_and_preemption(engine_factory: Any, logs: Any
         assert c.wait(30).finish_reason == "length"
     stats = engine.stats()
     assert stats.preemptions_total > 0
+    # a preemption frees blocks at once; the steps before it ran with the cache full, and each one counts
+    assert sum(n for usage, n in stats.kv_usage_steps.items() if usage >= 0.95) > 0
+    assert sum(stats.kv_usage_steps.values()) <= stats.steps_total
     preempted = [r for r in logs.records() if r.get("event") == "preemption"]
     assert len(preempted) == stats.preemptions_total
     assert preempted[0]["msg"].startswith("Preempted request k")  # the wording vLLM v1 logs (and rca parses)

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -207,3 +208,40 @@ def test_swap_with_hostile_inputs_answers_4xx(server: ServeProcess) -> None:
         assert status == 400, body
         assert body["error"]["param"] == "timeout_s"
     assert http_json("GET", f"{server.url}/ready")[0] == 200
+
+
+class _NamedEngine:
+    """Just what ModelManager reads of an engine: its name, device, memory; stop() is a no-op."""
+
+    def __init__(self, model_dir: str | None, name: str | None) -> None:
+        self.model_name = name or f"dir-{model_dir}"
+        self.device = "cpu"
+
+    def memory_bytes(self) -> int:
+        return 1
+
+    def stop(self, drain: bool = True, timeout_s: float = 30) -> None:
+        return None
+
+
+def test_a_swapped_in_engine_serves_under_the_served_name(tmp_path: Path) -> None:
+    """The engine's own log lines and spans carry its model_name: after a swap it must be the name the
+    metrics use, or a diagnosis cannot put the engine's lines (preemptions, OOMs) next to the metrics."""
+    from gpuobs.serving.hotswap import ModelManager
+
+    built: list[tuple[str | None, str | None]] = []
+
+    def factory(model_dir: str | None, name: str | None) -> Any:
+        built.append((model_dir, name))
+        return _NamedEngine(model_dir, name)
+
+    manager = ModelManager(factory, warmup=lambda engine: None)
+    first = manager.load_initial(None)
+    assert built == [(None, None)] and first.name == "dir-None"  # no served name given: the engine's own
+    (tmp_path / "config.json").write_text("{}")
+    status = manager.start_swap(str(tmp_path))
+    assert status.done.wait(10) and status.state == "switched", status.error
+    assert built[-1] == (str(tmp_path), "dir-None")
+    assert manager.current is not None and manager.current.engine.model_name == manager.current.name
+    renamed = manager.start_swap(str(tmp_path), name="other")
+    assert renamed.done.wait(10) and manager.current.engine.model_name == "other"

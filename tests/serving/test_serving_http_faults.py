@@ -250,3 +250,8 @@ def test_kv_shrink_forces_preemptions_but_requests_complete(
         t.join(120)
     assert len(results) == 8 and all(isinstance(r, str) for r in results), results
     assert metric_value(server.metrics(), preempt) > before
+    # every step's KV usage is counted, so the full cache before each preemption shows on /metrics
+    steps = f'gpuobs_serving_step_kv_cache_usage_ratio_bucket{{le="0.95",model_name="{MODEL}"}}'
+    total = f'gpuobs_serving_step_kv_cache_usage_ratio_count{{model_name="{MODEL}"}}'
+    text = server.metrics()
+    assert metric_value(text, total) > metric_value(text, steps)

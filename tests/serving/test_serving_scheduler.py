@@ -21,7 +21,7 @@ from gpuobs.serving.scheduler import (
 
 def _cfg(**kw: object) -> SchedulerConfig:
     base: dict[str, object] = {"max_batch_size": 4, "buckets": (8, 32), "bucket_wait_s": (0.01, 0.05, 0.1),
-                               "max_queue_len": 3, "watermark_blocks": 0}
+                               "max_queue_len": 3, "watermark": 0.0}
     base.update(kw)
     return SchedulerConfig(**base)  # type: ignore[arg-type]
 
@@ -175,6 +175,22 @@ def test_preemption_by_recompute_when_blocks_run_out() -> None:
     out = s.schedule(1.2)  # recompute: prompt + generated tokens prefilled again
     assert out.prefill == [lo] and len(lo.prefill_slots) == lo.num_tokens == 4
     s.blocks.check()
+
+
+def test_the_admission_watermark_follows_a_shrunk_cache() -> None:
+    """vLLM keeps 1% of the usable blocks free at admission: a cache shrunk to 60 of its 1000 blocks keeps
+    one block, not the ten of the full cache, so it still admits what it can hold and does not strand a
+    request that fits in it."""
+    s = BucketedScheduler(_cfg(watermark=0.01, max_queue_len=10), BlockManager(1000, 4))
+    assert s.watermark_blocks == 10
+    s.blocks.set_capacity(60)
+    assert s.watermark_blocks == 1
+    big = _seq(s, "big", 4 * 58, now=0.0)  # 58 blocks + 1 for its next token + the watermark: 60
+    out = s.schedule(1.0)
+    assert out.prefill == [big] and out.unfittable == []
+    assert BucketedScheduler(_cfg(watermark=0.0), BlockManager(8, 4)).watermark_blocks == 0
+    with pytest.raises(ValueError, match="watermark"):
+        BucketedScheduler(_cfg(watermark=1.0), BlockManager(8, 4))
 
 
 def test_deadlines_expire_waiting_and_running_sequences() -> None:
