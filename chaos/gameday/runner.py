@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,8 +28,11 @@ __all__ = [
     "Outcome",
     "expected_of",
     "find_experiments",
+    "kubernetes_configured",
     "load_experiment",
+    "needs_kubernetes",
     "run_one",
+    "split_runnable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -85,6 +89,28 @@ def find_experiments(names: Sequence[str]) -> list[Path]:
             raise FileNotFoundError(f"no experiment {name!r}; known: {known}")
         out.append(path)
     return out
+
+
+def needs_kubernetes(path: Path) -> bool:
+    """Whether an experiment calls the Kubernetes activities (it then needs a reachable API server)."""
+    return "gpuobs.chaos.k8s" in path.read_text()
+
+
+def kubernetes_configured() -> bool:
+    """In a pod (the service host variable) or with a kubeconfig file: the client has an API to call."""
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return True
+    paths = os.environ.get("KUBECONFIG", "").split(os.pathsep) if os.environ.get("KUBECONFIG") else []
+    return any(Path(p).expanduser().is_file() for p in [*paths, "~/.kube/config"])
+
+
+def split_runnable(paths: Sequence[Path], named: bool) -> tuple[list[Path], list[Path]]:
+    """(experiments to run, experiments left out): the default set leaves out the Kubernetes ones when no
+    API is configured, since they could only fail; experiments named by the user always run."""
+    if named or kubernetes_configured():
+        return list(paths), []
+    skipped = [p for p in paths if needs_kubernetes(p)]
+    return [p for p in paths if p not in skipped], skipped
 
 
 def load_experiment(path: Path) -> dict[str, Any]:

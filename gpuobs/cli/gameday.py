@@ -11,7 +11,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from gpuobs.cli.render import console, emit_json
+from gpuobs.cli.render import console, emit_json, note
 from gpuobs.errors import InputError
 
 __all__ = ["GamedayDisplay", "register", "run_with_display"]
@@ -135,7 +135,9 @@ def _dry_run(experiments: list[Path], config: dict[str, Any]) -> list[dict[str, 
 
 
 def gameday(
-    experiments: list[str] = typer.Argument(None, help="Experiment names or files (default: all)."),
+    experiments: list[str] = typer.Argument(
+        None, help="Experiment names or files (default: all; k8s-* only with a Kubernetes API configured)."
+    ),
     out: Path | None = typer.Option(
         None, "--out", help="Folder for journals and reports [default: ./gameday-TIME]."
     ),
@@ -160,7 +162,7 @@ def gameday(
 ) -> None:
     from chaoslib.exceptions import ChaosException
 
-    from gpuobs.chaos.gameday.runner import expected_of, find_experiments, load_experiment
+    from gpuobs.chaos.gameday.runner import expected_of, find_experiments, load_experiment, split_runnable
     from gpuobs.chaos.gameday.stack import StackTarget
     from gpuobs.chaos.safety import DEFAULT_ALLOWED_HOSTS
 
@@ -185,6 +187,12 @@ def gameday(
             for r in rows:
                 console.print(f"[bold]{r['experiment']}[/]  {r['expected_signature'] or '-'}  {r['title']}")
         return
+    paths, skipped = split_runnable(paths, named=bool(experiments))
+    if skipped:
+        note(
+            f"left out {', '.join(p.stem for p in skipped)}: no Kubernetes API is configured (no kubeconfig, "
+            "not in a pod); name an experiment to run it anyway"
+        )
     target = None
     if serving_url:
         target = StackTarget(

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["console", "emit_json", "emit_table", "fail"]
+__all__ = ["console", "emit_json", "emit_table", "fail", "note"]
 
 # Piped output (make demo, CI logs, `| less`) has no terminal width: rich would cut tables at 80 columns.
 console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160)
@@ -33,6 +33,11 @@ def emit_table(title: str, columns: Sequence[str], rows: Iterable[Mapping[str, A
     for row in rows:
         table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
     console.print(table)
+
+
+def note(message: str) -> None:
+    """Print a one-line notice on stderr (stdout stays data: `--json` output is never mixed with it)."""
+    _err.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

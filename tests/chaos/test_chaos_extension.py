@@ -151,3 +151,36 @@ def test_stock_chaos_discover_finds_the_extension(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     names = {a["name"] for a in json.loads(out.read_text())["activities"]}
     assert {"signal_worker", "inject_gpu_fault", "diagnosed_as", "drain_node", "alert_firing"} <= names
+
+
+def _gameday_dry_run(tmp_path: Path, *names: str, **env: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    clean = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
+    gpuobs_cli = Path(sys.executable).with_name("gpuobs")
+    return subprocess.run(
+        [str(gpuobs_cli), "gameday", "--dry-run", "--json", *names],
+        env={**clean, "HOME": str(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_gameday_default_set_leaves_out_kubernetes_experiments_without_an_api(tmp_path: Path) -> None:
+    """Without a kubeconfig or a pod's service host the k8s experiments could only fail: left out, say why."""
+    proc = _gameday_dry_run(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    planned = {row["experiment"] for row in json.loads(proc.stdout)}
+    k8s = {p.stem for p in EXPERIMENTS.glob("k8s-*.json")}
+    assert k8s and not planned & k8s and "serving-worker-sigkill" in planned
+    assert "no Kubernetes API is configured" in proc.stderr and all(name in proc.stderr for name in k8s)
+    named = _gameday_dry_run(tmp_path, "k8s-pod-delete")  # named: always planned
+    assert [row["experiment"] for row in json.loads(named.stdout)] == ["k8s-pod-delete"], named.stderr
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    configured = _gameday_dry_run(tmp_path, KUBECONFIG=str(kubeconfig))
+    assert k8s <= {row["experiment"] for row in json.loads(configured.stdout)}
+    assert "no Kubernetes API" not in configured.stderr
