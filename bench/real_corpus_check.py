@@ -25,6 +25,9 @@ from gpuobs.rca.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLITS = ("tune", "heldout", "heldout2")
+# heldout3: a third fresh held-out batch (gathered 2026-12-01), checked like heldout2 (format, catalog
+# labels, no thread shared with any other part); it is scored once only, after tuning stops.
+SPLITS += ("heldout3",)
 # The original split is by repository; heldout2 is checked by thread only.
 REPO_DISJOINT = ("tune", "heldout")
 MAX_BYTES = 100_000

@@ -34,9 +34,22 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     assert "| signature | tune | heldout | heldout2 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [90, 89, 105]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:-1]] == [90, 89, 105]  # last: heldout3
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
-    assert int(healthy.split("|")[-2]) >= 12
+    assert int(healthy.split("|")[-3]) >= 12
+
+
+def test_heldout3_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout3 (third held-out batch, 2026-12-01) is the last column: 90 cases, at least 8 healthy."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    rows = capsys.readouterr().out.splitlines()
+    column = [c.strip() for c in rows[0].split("|")].index("heldout3")
+
+    def cell(label: str) -> int:
+        return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
+
+    assert cell("**cases**") == 90
+    assert cell("(healthy)") >= 8
 
 
 def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
