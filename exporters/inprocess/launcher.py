@@ -579,13 +579,7 @@ class KernelLauncher:
         On CUDA tensors the GPU time is taken with events and resolved with the pending spans (never
         synchronised); on the CPU the op is synchronous and its `perf_counter` time is its duration.
         """
-        counts = self._by_backend.get(backend)
-        if counts is None:
-            counts = self._by_backend.setdefault(backend, {})
-        if kernel in counts:
-            counts[kernel] += 1
-        else:
-            counts[kernel] = 1
+        self.count(kernel, 1, backend)
         self._countdown -= 1
         if self._countdown > 0:
             return fn(*args, **kwargs)
