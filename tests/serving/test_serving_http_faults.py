@@ -14,6 +14,7 @@ import pytest
 from support.otlp import OtlpReceiver
 from support.serve import ServeProcess, http_json
 
+from gpuobs.names import serving as serving_names
 from gpuobs.names import spans as sn
 
 MODEL = "gpuobs-tiny-llama"
@@ -230,7 +231,7 @@ def test_kv_shrink_forces_preemptions_but_requests_complete(
 ) -> None:
     import threading
 
-    preempt = f'vllm:num_preemptions_total{{engine="0",model_name="{MODEL}"}}'
+    preempt = f'{serving_names.NUM_PREEMPTIONS.native}_total{{engine="0",model_name="{MODEL}"}}'
     before = metric_value(server.metrics(), preempt)
     status, body = http_json("POST", f"{server.url}/admin/faults/kv_shrink", {"fraction": 0.05})
     assert status == 200 and body["params"]["fraction"] == 0.05
@@ -251,7 +252,8 @@ def test_kv_shrink_forces_preemptions_but_requests_complete(
     assert len(results) == 8 and all(isinstance(r, str) for r in results), results
     assert metric_value(server.metrics(), preempt) > before
     # every step's KV usage is counted, so the full cache before each preemption shows on /metrics
-    steps = f'gpuobs_serving_step_kv_cache_usage_ratio_bucket{{le="0.95",model_name="{MODEL}"}}'
-    total = f'gpuobs_serving_step_kv_cache_usage_ratio_count{{model_name="{MODEL}"}}'
+    usage = serving_names.SERVING_KV_CACHE_USAGE_STEPS.native
+    steps = f'{usage}_bucket{{le="0.95",model_name="{MODEL}"}}'
+    total = f'{usage}_count{{model_name="{MODEL}"}}'
     text = server.metrics()
     assert metric_value(text, total) > metric_value(text, steps)
