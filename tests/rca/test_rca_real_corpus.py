@@ -9,12 +9,11 @@ it. The fit script refuses it too.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.bench import load_bench_script
 
 from gpuobs.rca.corpus import load_cases, run_in_process, score
 
@@ -40,14 +39,7 @@ def test_tune_split_keeps_its_score() -> None:
 
 
 def _fit_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "fit_text_tier", REAL.parents[2] / "bench" / "fit_text_tier.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fit_text_tier"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("fit_text_tier")
 
 
 def test_the_fitted_weights_are_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,26 +7,18 @@ are not scored here and nothing can be tuned to them.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.bench import load_bench_script
 
 REAL = Path(__file__).resolve().parent / "real_corpus"
 
 
 def _check_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "real_corpus_check", REAL.parents[2] / "bench" / "real_corpus_check.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["real_corpus_check"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("real_corpus_check")
 
 
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
