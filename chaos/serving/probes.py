@@ -13,13 +13,15 @@ import time
 from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
+from prometheus_client.parser import text_string_to_metric_families
 
-from gpuobs.chaos.httpjson import request_json
+from gpuobs.chaos.httpjson import request_json, request_text
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.safety import check_grpc_target, check_url
 from gpuobs.chaos.serving.actions import DEFAULT_GRPC_TARGET, DEFAULT_URL, load_named
 
 __all__ = [
+    "counter_totals",
     "grpc_predict",
     "requests_lost",
     "service_healthy",
@@ -141,6 +143,38 @@ def service_healthy(
     return not problems
 
 
+def counter_totals(
+    names: list[str],
+    base_url: str = DEFAULT_URL,
+    configuration: dict[str, Any] | None = None,
+    secrets: dict[str, Any] | None = None,
+) -> dict[str, float]:
+    """Each named counter (its exposed name, e.g. `vllm:num_preemptions_total`) summed over its series
+    on serve's /metrics; 0 for a counter not exposed yet."""
+    base = check_url(base_url, configuration)
+    status, text = request_text("GET", f"{base}/metrics", timeout=10)
+    if status != 200:
+        raise ActivityFailed(f"{base}/metrics answered {status}")
+    totals = dict.fromkeys(names, 0.0)
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name in totals:
+                    totals[sample.name] += float(sample.value)
+    except ValueError as exc:
+        raise ActivityFailed(f"{base}/metrics is not Prometheus text: {exc}") from None
+    return totals
+
+
+def _counters_risen(
+    base_url: str, before: dict[str, float], configuration: dict[str, Any] | None
+) -> list[str]:
+    if not before:
+        return []
+    now = counter_totals(list(before), base_url, configuration)
+    return [f"{name} rose by {now[name] - before[name]:g}" for name in before if now[name] > before[name]]
+
+
 def wait_for_deviation(
     base_url: str = DEFAULT_URL,
     timeout_s: float = 30.0,
@@ -148,13 +182,21 @@ def wait_for_deviation(
     interval_s: float = 0.1,
     model: str = "gpuobs-tiny-llama",
     grpc_target: str | None = None,
+    rising_counters: list[str] | None = None,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> list[str]:
-    """Poll the SLOs until one is violated (the detection); returns the violations. Fails on timeout."""
+    """Poll the SLOs until one is violated (the detection); returns the violations. Fails on timeout.
+
+    `rising_counters` names serve counters whose growth is itself the symptom an on-call would page on
+    (preemptions under a shrunken KV cache): a rise over their values when the probe starts counts as the
+    deviation too, since a short golden request can still slip through a starved scheduler on time.
+    """
     deadline = time.monotonic() + timeout_s
+    before = counter_totals(rising_counters, base_url, configuration) if rising_counters else {}
     while time.monotonic() < deadline:
         problems = slo_violations(base_url, max_latency_s, model, grpc_target, configuration)
+        problems += _counters_risen(base_url, before, configuration)
         if problems:
             current().mark("detected", "; ".join(problems))
             return problems
