@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.bundle import archive_members, pod, pod_list
+from support.kube_api import mock_kube_api
 from typer.testing import CliRunner
 
 from gpuobs.cli.app import app
@@ -219,44 +220,21 @@ def test_redaction_rules() -> None:
 def test_bundle_keeps_remote_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The exporter's /api/history (real sim exporter) and the Kubernetes objects (MOCK API server) go
     into the archive as raw inputs, redacted."""
-    import threading
-    from http.server import ThreadingHTTPServer
-
-    from test_rca_sources_k8s import _MockApiServer
-
     from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
 
-    api = ThreadingHTTPServer(("127.0.0.1", 0), _MockApiServer)
-    threading.Thread(target=api.serve_forever, daemon=True).start()
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "mock",
-                "clusters": [
-                    {"name": "mock", "cluster": {"server": f"http://127.0.0.1:{api.server_address[1]}"}}
-                ],
-                "users": [{"name": "u", "user": {"token": "not-a-real-token"}}],
-                "contexts": [{"name": "mock", "context": {"cluster": "mock", "user": "u"}}],
-            }
-        )
-    )
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
-    exp = Exporter(
-        ExporterConfig(
-            backend="sim", gpus=2, port=0, history_interval_s=0.2, pod_resources_socket="none", host="node-b"
-        )
-    ).start()
-    try:
-        time.sleep(0.6)
-        out = tmp_path / "remote.tar.gz"
-        summary = make_bundle(str(out), DiagnoseInputs(exporter=exp.url, k8s_namespace="serving"))
-    finally:
-        exp.stop()
-        api.shutdown()
-        api.server_close()
+    config = ExporterConfig(
+        backend="sim", gpus=2, port=0, history_interval_s=0.2, pod_resources_socket="none", host="node-b"
+    )
+    out = tmp_path / "remote.tar.gz"
+    with mock_kube_api(kubeconfig):
+        exp = Exporter(config).start()
+        try:
+            time.sleep(0.6)
+            summary = make_bundle(str(out), DiagnoseInputs(exporter=exp.url, k8s_namespace="serving"))
+        finally:
+            exp.stop()
     assert summary.manifest["problems"] == []
     members = archive_members(out)
     history = json.loads(members["gpuobs-bundle/inputs/exporter/history.json"])
