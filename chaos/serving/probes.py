@@ -113,7 +113,8 @@ def _http_violations(base: str, max_latency_s: float, model: str) -> list[str]:
         "ignore_eos": True,
     }
     try:
-        status, body = request_json("POST", f"{base}/v1/completions", body_in, timeout=max_latency_s + 1)
+        # over max_latency_s is a violation anyway: waiting longer only delays the detection
+        status, body = request_json("POST", f"{base}/v1/completions", body_in, timeout=max_latency_s + 0.25)
     except ActivityFailed as exc:
         return [f"completion: {exc}"]
     latency = time.perf_counter() - t0
@@ -195,8 +196,9 @@ def wait_for_deviation(
     deadline = time.monotonic() + timeout_s
     before = counter_totals(rising_counters, base_url, configuration) if rising_counters else {}
     while time.monotonic() < deadline:
-        problems = slo_violations(base_url, max_latency_s, model, grpc_target, configuration)
-        problems += _counters_risen(base_url, before, configuration)
+        # the counters first: a golden request stuck behind the fault blocks for up to its timeout
+        problems = _counters_risen(base_url, before, configuration)
+        problems = problems or slo_violations(base_url, max_latency_s, model, grpc_target, configuration)
         if problems:
             current().mark("detected", "; ".join(problems))
             return problems
