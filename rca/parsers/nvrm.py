@@ -36,6 +36,7 @@ _NVLINK_LINK_RE = re.compile(r"NVLink: fatal error detected on link (?P<link>\d+
 _SXID_RE = re.compile(
     r"(?:nvidia-nvswitch(?P<sw>\d+): )?SXid \((?P<dev>[^)]*)\): (?P<code>\d+)\b,?\s*(?P<rest>.*)$"
 )
+_SXID_SEVERITY_RE = re.compile(r"Severity (?P<sev>\d+)\b")
 _SXID_LINK_RE = re.compile(r"\bLink (?P<link>\d+)\b\s*(?P<msg>.*)$")
 _FM_SXID_RE = re.compile(
     r"detected NVSwitch (?P<sev>fatal|non-fatal) error (?P<code>\d+) on fid \d+ on NVSwitch pci bus id "
@@ -110,6 +111,9 @@ def _sxid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if first in ("fatal", "non-fatal", "nonfatal"):
         attrs["fatal"] = first == "fatal"
         rest = rest.split(",", 1)[1].strip() if "," in rest else ""
+    severity = _SXID_SEVERITY_RE.match(rest)
+    if severity:  # the driver's error-entry line: NVSWITCH_ERROR_SEVERITY_NONFATAL = 0, FATAL = 1
+        attrs["fatal"] = int(severity["sev"]) >= 1
     link = _SXID_LINK_RE.match(rest)
     if link:
         attrs["link"] = int(link["link"])

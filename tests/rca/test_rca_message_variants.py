@@ -511,6 +511,38 @@ VARIANTS: list[tuple[str | None, str]] = [
         "I0601 10:00:00.100 1 grpc_server.cc:2451] Started GRPCInferenceService at 0.0.0.0:8001\n"
         "I0601 10:00:00.101 1 http_server.cc:3555] Started HTTPService at 0.0.0.0:8000\n",
     ),
+    # --- one line that already states the failure (vLLM's running total, a client's one deadline) ------
+    (
+        "kv_cache_exhausted",
+        "WARNING 03-02 11:20:41 scheduler.py:1555] Sequence group chat-9f2 is preempted by "
+        "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the "
+        "end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more "
+        "KV cache memory. total_num_cumulative_preemption=64\n",
+    ),
+    (
+        "grpc_deadline_exceeded",
+        "Traceback (most recent call last):\n"
+        '  File "client.py", line 31, in <module>\n'
+        "    resp = stub.Predict(req, timeout=5.0)\n"
+        "grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:\n"
+        "\tstatus = StatusCode.DEADLINE_EXCEEDED\n"
+        '\tdetails = "Deadline Exceeded"\n',
+    ),
+    # --- NVSwitch error entries as the driver prints them (severity line, then data line) ---------------
+    (
+        "nvswitch_fatal_error",
+        "[ 5121.402113] nvidia-nvswitch2: SXid (PCI:0000:86:00.0): 12028, Severity 1 Engine instance 05 Sub-engine instance 00\n"
+        "[ 5121.402130] nvidia-nvswitch2: SXid (PCI:0000:86:00.0): 12028, Data {0x00000000, 0x00010020, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000}\n",
+    ),
+    (
+        "nvswitch_fatal_error",
+        "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Data {0x000001c0, 0x00a10c22, 0x00000500, 0x00000064, 0x00000000, 0x40008000, 0x5a001100, 0x00000000, 0x00000000}\n",
+    ),
+    (
+        None,
+        "[ 88.100001] nvidia-nvswitch4: SXid (PCI:0000:c9:00.0): 22013, Severity 0 Engine instance 11 Sub-engine instance 00\n"
+        "[ 88.100020] nvidia-nvswitch4: SXid (PCI:0000:c9:00.0): 22013, Data {0x00000000, 0x00000004, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000}\n",
+    ),
 ]
 
 
