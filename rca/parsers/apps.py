@@ -474,10 +474,10 @@ def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # A SIGKILL with no reason given: the shell's `Killed` (also `bash: line 1: 123 Killed  python x.py`),
-# torch elastic's `exitcode: -9`, docker's exit code 137.
+# torch elastic's `exitcode: -9`, docker's exit code 137, a pod status's `exitCode: 137` (YAML / JSON).
 _KILLED_RE = re.compile(
     r"^(?:.*?\b\d+\]?\+?\s+)?Killed(?:\s+(?P<cmd>\S.*))?$|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|"
-    r"(?:exited with|[Ee]xit [Cc]ode:?) 137\b"
+    r"(?:exited with|[Ee]xit ?[Cc]ode\"?:?) ?137\b"
 )
 
 

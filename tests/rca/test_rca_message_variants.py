@@ -543,6 +543,33 @@ VARIANTS: list[tuple[str | None, str]] = [
         "[ 88.100001] nvidia-nvswitch4: SXid (PCI:0000:c9:00.0): 22013, Severity 0 Engine instance 11 Sub-engine instance 00\n"
         "[ 88.100020] nvidia-nvswitch4: SXid (PCI:0000:c9:00.0): 22013, Data {0x00000000, 0x00000004, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000}\n",
     ),
+    # --- a pod's container ended by SIGKILL, status pasted as YAML, no OOMKilled reason kept -------------
+    (
+        "oom_killed_container",
+        "NAME                          READY   STATUS             RESTARTS      AGE\n"
+        "embedder-6d9f8c7b5-x2kqp      0/1     CrashLoopBackOff   5 (40s ago)   6m\n"
+        "\n"
+        "    lastState:\n"
+        "      terminated:\n"
+        "        exitCode: 137\n"
+        "        startedAt: \"2024-05-02T10:11:12Z\"\n",
+    ),
+    # --- nvidia-smi -q -d TEMPERATURE: at the GPU's own limit vs well below it ---------------------------
+    (
+        "thermal_throttling",
+        "==============NVSMI LOG==============\n\nDriver Version                            : 550.54.15\n\n"
+        "Attached GPUs                             : 1\nGPU 00000000:3B:00.0\n    Temperature\n"
+        "        GPU Current Temp                  : 87 C\n        GPU T.Limit Temp                  : 0 C\n"
+        "        GPU Shutdown Temp                 : 92 C\n        GPU Slowdown Temp                 : 89 C\n"
+        "        GPU Max Operating Temp            : 87 C\n        Memory Current Temp               : 80 C\n",
+    ),
+    (
+        None,
+        "==============NVSMI LOG==============\n\nDriver Version                            : 550.54.15\n\n"
+        "Attached GPUs                             : 1\nGPU 00000000:3B:00.0\n    Temperature\n"
+        "        GPU Current Temp                  : 61 C\n        GPU Shutdown Temp                 : 92 C\n"
+        "        GPU Slowdown Temp                 : 89 C\n        GPU Max Operating Temp            : 87 C\n",
+    ),
 ]
 
 
