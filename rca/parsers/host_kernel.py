@@ -71,6 +71,28 @@ def _aer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.state["last_aer"] = (ctx.index, index)
 
 
+# After an uncorrectable AER error on a port, the kernel's recovery names the device below that port
+# ("nvidia 0000:02:00.0: device has no AER-aware driver"): the error is that device's link, so the port's
+# record moves to the device (a root port's AER and the GPU's Xid 79 are then about one link).
+_AER_BELOW_RE = re.compile(
+    r"(?P<agent>[\w-]+) (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): "
+    r"device has no AER-aware driver"
+)
+_AER_RECOVERY_LINES = 12
+
+
+def _aer_below_port(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _AER_BELOW_RE.search(msg)
+    last = ctx.state.get("last_aer")
+    if m is None or last is None or ctx.index - last[0] > _AER_RECOVERY_LINES:
+        return
+    port = ctx.out[last[1]]
+    if port.value not in ("fatal", "uncorrected") or "below" in port.attrs:
+        return
+    attrs = {"below": m["dev"], "port_device": port.attrs.get("device")}
+    ctx.amend(last[1], attrs, pci_bus_id=normalize_pci(m["dev"]))
+
+
 # --- host OOM killer ------------------------------------------------------------------------------
 _OOM_START_RE = re.compile(r"(?P<proc>\S.*?) invoked oom-killer:")
 _OOM_KILL_RE = re.compile(
@@ -359,6 +381,7 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 PARSERS: list[Trigger] = [
     (("AER:", "PCIe Bus Error"), _aer),
+    (("AER-aware driver",), _aer_below_port),
     (("oom-kill", "Killed process", "Task in "), _oom),
     (("memory: usage", "Memory cgroup stats"), _memcg),
     (("anic - ",), _panic),

@@ -570,6 +570,16 @@ VARIANTS: list[tuple[str | None, str]] = [
         "        GPU Current Temp                  : 61 C\n        GPU Shutdown Temp                 : 92 C\n"
         "        GPU Slowdown Temp                 : 89 C\n        GPU Max Operating Temp            : 87 C\n",
     ),
+    # --- a root port's fatal AER, the kernel's recovery naming the GPU below it, then Xid 79 ---------------
+    (
+        "pcie_link_degraded",
+        "[ 9120.001100] pcieport 0000:40:01.1: AER: Uncorrected (Fatal) error received: 0000:40:01.1\n"
+        "[ 9120.001120] pcieport 0000:40:01.1: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)\n"
+        "[ 9120.001130] pcieport 0000:40:01.1:   device [1022:1483] error status/mask=00000020/04400000\n"
+        "[ 9120.001140] pcieport 0000:40:01.1:    [ 5] SDES                   (First)\n"
+        "[ 9120.001300] nvidia 0000:41:00.0: device has no AER-aware driver\n"
+        "[ 9120.204000] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n",
+    ),
 ]
 
 
