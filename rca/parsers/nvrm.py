@@ -32,6 +32,7 @@ _NVL5_RE = re.compile(
     r"\((?P<regs>0x[0-9a-fA-F]+(?:\s+0x[0-9a-fA-F]+)+)\)"
 )
 _GPC_RE = re.compile(r"\(GPC (?P<gpc>\d+), TPC (?P<tpc>\d+)(?:, SM (?P<sm>\d+))?\)")
+_CAUSED_BY_XID_RE = re.compile(r"caused by previous Xid (?P<code>\d+)")
 _NVLINK_LINK_RE = re.compile(r"NVLink: fatal error detected on link (?P<link>\d+)")
 _SXID_RE = re.compile(
     r"(?:nvidia-nvswitch(?P<sw>\d+): )?SXid \((?P<dev>[^)]*)\): (?P<code>\d+)\b,?\s*(?P<rest>.*)$"
@@ -93,6 +94,9 @@ def _xid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     link = _NVLINK_LINK_RE.search(rest)
     if link:
         attrs["link"] = int(link["link"])
+    earlier = _CAUSED_BY_XID_RE.search(rest)
+    if earlier:  # Xid 45/43 "... caused by previous Xid 149": the driver names the error it follows from
+        attrs["caused_by_xid"] = int(earlier["code"])
     ctx.state["last_xid_line"] = ctx.index
     ctx.emit(keys.XID, int(m["code"]), pre, msg, attrs, pci_bus_id=pci)
 

@@ -580,6 +580,35 @@ VARIANTS: list[tuple[str | None, str]] = [
         "[ 9120.001300] nvidia 0000:41:00.0: device has no AER-aware driver\n"
         "[ 9120.204000] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n",
     ),
+    # --- driver and runtime wordings that name the cause on the line ------------------------------------
+    (
+        "nvlink_error",
+        "NVRM: Xid (PCI:0000:1b:00): 45, pid=40211, name=python, Ch 00000008 caused by previous Xid 145\n"
+        "NVRM: Xid (PCI:0000:1b:00): 45, pid=40211, name=python, Ch 00000009 caused by previous Xid 145\n",
+    ),
+    (
+        "nvlink_error",
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 88, in <module>\n'
+        "    loss.backward()\n"
+        "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution\n",
+    ),
+    (
+        "xid_119_gsp_timeout",
+        "[ 311.551020] NVRM: GPU2 _kgspLogRpcTimeout: ********************************* GSP Timeout **********************************\n"
+        "[ 311.551031] NVRM: GPU2 _kgspLogRpcTimeout: Note: Please also check logs above.\n",
+    ),
+    (
+        "engine_dead",
+        "ERROR 02-11 09:30:44 async_llm_engine.py:661] Engine iteration timed out. This should never happen!\n"
+        "ERROR 02-11 09:30:44 async_llm_engine.py:57] Engine background task failed\n",
+    ),
+    (
+        "cuda_driver_mismatch",
+        "== PyTorch ==\n\nNVIDIA Release 24.03 (build 85286408)\n\n"
+        "ERROR: This container was built for NVIDIA Driver Release 545.23 or later, but\n"
+        "       version 470.223.02 was detected and compatibility mode is UNAVAILABLE.\n",
+    ),
 ]
 
 
