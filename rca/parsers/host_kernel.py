@@ -336,7 +336,8 @@ _IB_TEMP_RE = re.compile(r"Port module event.*High Temperature")
 _IB_ACCESS_RE = re.compile(r"mlx5_cmd_out_err.*ACCESS_REG.*failed")
 _MLX_DEV_RE = re.compile(r"mlx5_core (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)")
 _FLAP_RE = re.compile(
-    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|[Ll]ink (?:is )?[Dd]own)|"
+    # Intel's e1000e/igb/igc/ixgbe/i40e/ice print "eth5: NIC Link is Down"
+    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|(?:NIC )?[Ll]ink (?:is )?[Dd]own)|"
     # bonding: "bond0: link status definitely down for interface eno50, disabling it"
     r"\bbond\w*: link status definitely down for interface (?P<member>[\w.]+)|"
     # the same from kernels 4.x-5.x: "bond0: (slave eth2): link status definitely down, disabling slave"
@@ -401,6 +402,7 @@ PARSERS: list[Trigger] = [
             "carrier",
             "ink down",
             "ink is down",
+            "ink is Down",
             "definitely down",
             "async event",
             "file-max",

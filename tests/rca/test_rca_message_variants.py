@@ -609,6 +609,27 @@ VARIANTS: list[tuple[str | None, str]] = [
         "ERROR: This container was built for NVIDIA Driver Release 545.23 or later, but\n"
         "       version 470.223.02 was detected and compatibility mode is UNAVAILABLE.\n",
     ),
+    # --- one event row pasted without its table header -------------------------------------------------
+    (
+        "gpu_not_visible",
+        "$ kubectl describe pod llm-0 | tail -2\n"
+        "  Warning  FailedScheduling  2m10s (x4 over 5m)  default-scheduler  0/4 nodes are available: "
+        "4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are available: 4 No preemption victims found.\n",
+    ),
+    # --- an Intel NIC (igb/igc/ixgbe/i40e wording) going down and up again --------------------------------
+    (
+        "network_link_flap",
+        "[1201.10] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Down\n"
+        "[1204.52] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Up 10 Gbps, Flow Control: RX/TX\n"
+        "[1290.01] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Down\n"
+        "[1293.77] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Up 10 Gbps, Flow Control: RX/TX\n"
+        "[1377.40] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Down\n",
+    ),
+    (
+        None,
+        "Warning  this script is deprecated, use the new launcher instead\n"
+        "[  10.20] igb 0000:02:00.0 eno1: igb: eno1 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: RX\n",
+    ),
 ]
 
 
