@@ -280,6 +280,23 @@ def _oops(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.state["panic"] = (ctx.index, index)
 
 
+# x86's kernel-mode page-fault oops ends with a standalone "CR2: <address>" line ("executive summary in
+# case the body of the oops scrolled away", arch/x86/mm/fault.c); the register dump's CR2 shares its line
+# with CR3/CR4. A paste cut to the oops's tail still reports the oops.
+_CR2_SUMMARY_RE = re.compile(r"^CR2: [0-9a-f]{16}$")
+
+
+def _cr2_summary(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if not _CR2_SUMMARY_RE.match(msg.strip()):
+        return
+    panic = ctx.state.get("panic")
+    if panic is not None and ctx.index - panic[0] <= 60:
+        return  # the oops's own header was read: one record for it
+    attrs = {"reason": "kernel page fault oops (CR2 summary line)", "kind": "oops", "oops": ["page fault"]}
+    index = ctx.emit(keys.KERNEL_PANIC, None, pre, msg, attrs)
+    ctx.state["panic"] = (ctx.index, index)
+
+
 def _cpu_line(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     panic = ctx.state.get("panic")
     if panic is None or ctx.index - panic[0] > 60 or "process" in ctx.out[panic[1]].attrs:
@@ -388,6 +405,7 @@ PARSERS: list[Trigger] = [
     (("anic - ",), _panic),
     (("BUG: ", "kernel BUG at", "general protection fault", "Oops: "), _oops),
     (("CPU: ",), _cpu_line),
+    (("CR2: ",), _cr2_summary),
     (("blocked for more than",), _hung),
     (("soft lockup",), _lockup),
     (("libnccl",), _segfault),

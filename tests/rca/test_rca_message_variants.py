@@ -630,6 +630,17 @@ VARIANTS: list[tuple[str | None, str]] = [
         "Warning  this script is deprecated, use the new launcher instead\n"
         "[  10.20] igb 0000:02:00.0 eno1: igb: eno1 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: RX\n",
     ),
+    # --- the tail of a kernel page-fault oops (its header cut off) vs a register dump's CR2 ----------------
+    (
+        "host_kernel_panic",
+        "[ 4410.120001] ---[ end trace 9a8b7c6d5e4f3a21 ]---\n"
+        "[ 4410.120002] CR2: 0000000000000010\n"
+        "[ 4410.120900] RIP: 0010:os_acquire_spinlock+0x12/0x30 [nvidia]\n",
+    ),
+    (
+        None,
+        "[ 10.000001] CR2: 00007f3a5c001000 CR3: 000000010a4d2000 CR4: 0000000000350ef0\n",
+    ),
 ]
 
 
