@@ -641,6 +641,11 @@ VARIANTS: list[tuple[str | None, str]] = [
         None,
         "[ 10.000001] CR2: 00007f3a5c001000 CR3: 000000010a4d2000 CR4: 0000000000350ef0\n",
     ),
+    # --- a leak told in plain (non-native) English -------------------------------------------------------
+    (
+        "cuda_oom_leak",
+        "The GPU memory usage increase over time during training, after some hours the job dies with out of memory.\n",
+    ),
 ]
 
 
