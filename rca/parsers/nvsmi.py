@@ -31,8 +31,9 @@ _REMAP = {
 }
 
 _TEMPS = ("GPU Current Temp", "GPU Max Operating Temp", "GPU Slowdown Temp")
-# Within this many degrees of its limit the GPU is at it (the driver regulates around the limit).
-_AT_LIMIT_MARGIN_C = 1.0
+# NVML's SW Thermal Slowdown is "GPU temperature above the GPU Max Operating Temperature": readings are
+# whole degrees, so at or above the limit counts; a degree below does not (no margin fitted to a case).
+_AT_LIMIT_MARGIN_C = 0.0
 
 
 def looks_like_nvsmi_query(text: str) -> bool:

@@ -570,6 +570,12 @@ VARIANTS: list[tuple[str | None, str]] = [
         "        GPU Current Temp                  : 61 C\n        GPU Shutdown Temp                 : 92 C\n"
         "        GPU Slowdown Temp                 : 89 C\n        GPU Max Operating Temp            : 87 C\n",
     ),
+    (
+        None,  # a degree under the limit: NVML's SW Thermal Slowdown starts above it
+        "==============NVSMI LOG==============\n\nAttached GPUs                             : 1\n"
+        "GPU 00000000:3B:00.0\n    Temperature\n        GPU Current Temp                  : 86 C\n"
+        "        GPU Max Operating Temp            : 87 C\n",
+    ),
     # --- a root port's fatal AER, the kernel's recovery naming the GPU below it, then Xid 79 ---------------
     (
         "pcie_link_degraded",

@@ -21,10 +21,10 @@ from gpuobs.rca.corpus import load_cases, run_in_process, score
 REAL = Path(__file__).resolve().parent / "real_corpus"
 TUNE = REAL / "tune"
 # Measured 2026-12-01 (branch rcatune, after the promotion: 142/161 top-1, 143/161 top-3), then after that
-# day's readers and variants with the weights refitted: 150/161 top-1, 150/161 top-3, 0/18 false causes.
+# day's readers and variants with the weights refitted: 149/161 top-1, 149/161 top-3, 0/18 false causes.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 150
-MEASURED_TOP3 = 150
+MEASURED_TOP1 = 149
+MEASURED_TOP3 = 149
 
 
 def test_tune_split_keeps_its_score() -> None:
