@@ -2,7 +2,7 @@
 
 Each signature lists general phrases of its failure with a prior weight (`[text.phrases]` in its catalog
 file). This script reads every case of the given corpora (default: the tune split of the real-text
-corpus and the hand-written corpus; never the held-out split), finds where each signature's phrases
+corpus and the hand-written corpus; never a held-out batch), finds where each signature's phrases
 occur the way the text tier reads them (after the exact tier, outside tool output, not on lines whose
 fact the signature already judged), and sets each phrase's weight to its smoothed precision:
 

@@ -21,7 +21,7 @@ __all__ = ["FALLBACK", "LINE_COMPLETE", "PARSERS", "STATS_LINE_GAUGES"]
 _DEAD_RE = re.compile(
     r"\b(?:Async)?EngineDeadError\b|EngineCore encountered an issue|Engine loop is not running|"
     r"Engine core initialization failed|EngineCore failed to start|Engine process failed to start|"
-    r"Background loop has errored already|"
+    r"Background loop has errored already|Engine iteration timed out|"
     r"engine of \S+ is (?:dead|stalled)\b|"  # gpuobs serve's /health problem, as its supervisor logs it
     # Text Generation Inference: the launcher's verdict when a model shard dies or cannot start
     r"\bShard(?:Failed|CannotStart)\b"
@@ -474,10 +474,10 @@ def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # A SIGKILL with no reason given: the shell's `Killed` (also `bash: line 1: 123 Killed  python x.py`),
-# torch elastic's `exitcode: -9`, docker's exit code 137.
+# torch elastic's `exitcode: -9`, docker's exit code 137, a pod status's `exitCode: 137` (YAML / JSON).
 _KILLED_RE = re.compile(
     r"^(?:.*?\b\d+\]?\+?\s+)?Killed(?:\s+(?P<cmd>\S.*))?$|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|"
-    r"(?:exited with|[Ee]xit [Cc]ode:?) 137\b"
+    r"(?:exited with|[Ee]xit ?[Cc]ode\"?:?) ?137\b"
 )
 
 
@@ -579,6 +579,7 @@ PARSERS: list[Trigger] = [
             "Engine core",
             "Engine process",
             "Background loop",
+            "Engine iteration",
             "preempted",
             "Preempt",
             "stored in KV cache",

@@ -237,7 +237,9 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"(?i)CUDA driver version is insufficient|driver version is too old|"
-            r"unsatisfied condition: cuda>="
+            r"unsatisfied condition: cuda>=|"
+            # NGC containers' start-up banner when forward compatibility cannot help
+            r"This container was built for NVIDIA Driver Release \S+ or later, but"
         ),
         "cuda_driver_version_insufficient",
     ),
@@ -261,6 +263,8 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         "nvrm_init",
     ),
     (re.compile(r"NVRM: API mismatch"), "driver_library_mismatch"),
+    # the open kernel module's GSP watchdog: what Xid 119/120 report, printed without the Xid line
+    (re.compile(r"NVRM: .*(?:_kgspLogRpcTimeout|_kgspIsHeartbeatTimedOut|GSP RPC timeout)"), "gsp_timeout"),
     (
         re.compile(
             r"(?i)Found no NVIDIA driver on your system|No CUDA GPUs are available|"
@@ -365,6 +369,7 @@ PARSERS: list[Trigger] = [
     (
         (
             "driver version",
+            "NVIDIA Driver Release",
             "PyTorch installation",
             "capability sm_",
             "PTX",

@@ -25,6 +25,9 @@ _EVENT_ROW_RE = re.compile(
     r"^\s*(?P<type>Normal|Warning)\s+(?P<reason>[A-Za-z][\w-]*)\s+(?P<age>\S+(?: \(x(?P<n>\d+) over \S+\))?)"
     r"\s+(?P<src>\S+(?:, \S+)?)\s+(?P<msg>\S.*?)\s*$"
 )
+# An event row pasted without its table header (one line of `describe`, or `kubectl get events`): read
+# only when it is a Warning whose age cell looks like kubectl's ("40s", "2m5s", "3d", "<unknown>").
+_AGE_RE = re.compile(r"^(?:\d+[smhd](?:\d+[smh])?|<unknown>)(?: \(x\d+ over \S+\))?$")
 _INSUFFICIENT_RE = re.compile(r"Insufficient ([\w./-]*\w)")
 # `kubectl describe node`: the GPU resource under Capacity / Allocatable; 0 (or absent) means the device
 # plugin registered no GPU on the node.
@@ -58,6 +61,8 @@ def looks_like_kubectl(text: str) -> bool:
         or ("Events:" in text and "Message" in text)
         or ("READY" in text and "STATUS" in text and "RESTARTS" in text)
         or ("Allocatable:" in text and "nvidia.com/gpu" in text)
+        or "Warning  " in text
+        or "Warning FailedScheduling" in text
     )
 
 
@@ -111,6 +116,11 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
             if line.startswith((" ", "\t")):
                 continue  # a wrapped message cell
             in_events = False
+        if not in_events and line.lstrip().startswith("Warning"):
+            m = _EVENT_ROW_RE.match(line)
+            if m and _AGE_RE.match(m["age"]):  # the line stays readable by the text tier (not `used`)
+                _event_record(out, m, i, source, Entity(host=node, pod=pod, namespace=namespace))
+                continue
         if in_get:
             g = _GET_ROW_RE.match(line)
             if g:

@@ -71,6 +71,28 @@ def _aer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.state["last_aer"] = (ctx.index, index)
 
 
+# After an uncorrectable AER error on a port, the kernel's recovery names the device below that port
+# ("nvidia 0000:02:00.0: device has no AER-aware driver"): the error is that device's link, so the port's
+# record moves to the device (a root port's AER and the GPU's Xid 79 are then about one link).
+_AER_BELOW_RE = re.compile(
+    r"(?P<agent>[\w-]+) (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): "
+    r"device has no AER-aware driver"
+)
+_AER_RECOVERY_LINES = 12
+
+
+def _aer_below_port(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _AER_BELOW_RE.search(msg)
+    last = ctx.state.get("last_aer")
+    if m is None or last is None or ctx.index - last[0] > _AER_RECOVERY_LINES:
+        return
+    port = ctx.out[last[1]]
+    if port.value not in ("fatal", "uncorrected") or "below" in port.attrs:
+        return
+    attrs = {"below": m["dev"], "port_device": port.attrs.get("device")}
+    ctx.amend(last[1], attrs, pci_bus_id=normalize_pci(m["dev"]))
+
+
 # --- host OOM killer ------------------------------------------------------------------------------
 _OOM_START_RE = re.compile(r"(?P<proc>\S.*?) invoked oom-killer:")
 _OOM_KILL_RE = re.compile(
@@ -258,6 +280,23 @@ def _oops(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.state["panic"] = (ctx.index, index)
 
 
+# x86's kernel-mode page-fault oops ends with a standalone "CR2: <address>" line ("executive summary in
+# case the body of the oops scrolled away", arch/x86/mm/fault.c); the register dump's CR2 shares its line
+# with CR3/CR4. A paste cut to the oops's tail still reports the oops.
+_CR2_SUMMARY_RE = re.compile(r"^CR2: [0-9a-f]{16}$")
+
+
+def _cr2_summary(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if not _CR2_SUMMARY_RE.match(msg.strip()):
+        return
+    panic = ctx.state.get("panic")
+    if panic is not None and ctx.index - panic[0] <= 60:
+        return  # the oops's own header was read: one record for it
+    attrs = {"reason": "kernel page fault oops (CR2 summary line)", "kind": "oops", "oops": ["page fault"]}
+    index = ctx.emit(keys.KERNEL_PANIC, None, pre, msg, attrs)
+    ctx.state["panic"] = (ctx.index, index)
+
+
 def _cpu_line(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     panic = ctx.state.get("panic")
     if panic is None or ctx.index - panic[0] > 60 or "process" in ctx.out[panic[1]].attrs:
@@ -314,7 +353,8 @@ _IB_TEMP_RE = re.compile(r"Port module event.*High Temperature")
 _IB_ACCESS_RE = re.compile(r"mlx5_cmd_out_err.*ACCESS_REG.*failed")
 _MLX_DEV_RE = re.compile(r"mlx5_core (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)")
 _FLAP_RE = re.compile(
-    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|[Ll]ink (?:is )?[Dd]own)|"
+    # Intel's e1000e/igb/igc/ixgbe/i40e/ice print "eth5: NIC Link is Down"
+    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|(?:NIC )?[Ll]ink (?:is )?[Dd]own)|"
     # bonding: "bond0: link status definitely down for interface eno50, disabling it"
     r"\bbond\w*: link status definitely down for interface (?P<member>[\w.]+)|"
     # the same from kernels 4.x-5.x: "bond0: (slave eth2): link status definitely down, disabling slave"
@@ -359,11 +399,13 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 PARSERS: list[Trigger] = [
     (("AER:", "PCIe Bus Error"), _aer),
+    (("AER-aware driver",), _aer_below_port),
     (("oom-kill", "Killed process", "Task in "), _oom),
     (("memory: usage", "Memory cgroup stats"), _memcg),
     (("anic - ",), _panic),
     (("BUG: ", "kernel BUG at", "general protection fault", "Oops: "), _oops),
     (("CPU: ",), _cpu_line),
+    (("CR2: ",), _cr2_summary),
     (("blocked for more than",), _hung),
     (("soft lockup",), _lockup),
     (("libnccl",), _segfault),
@@ -378,6 +420,7 @@ PARSERS: list[Trigger] = [
             "carrier",
             "ink down",
             "ink is down",
+            "ink is Down",
             "definitely down",
             "async event",
             "file-max",

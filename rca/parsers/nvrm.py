@@ -32,10 +32,12 @@ _NVL5_RE = re.compile(
     r"\((?P<regs>0x[0-9a-fA-F]+(?:\s+0x[0-9a-fA-F]+)+)\)"
 )
 _GPC_RE = re.compile(r"\(GPC (?P<gpc>\d+), TPC (?P<tpc>\d+)(?:, SM (?P<sm>\d+))?\)")
+_CAUSED_BY_XID_RE = re.compile(r"caused by previous Xid (?P<code>\d+)")
 _NVLINK_LINK_RE = re.compile(r"NVLink: fatal error detected on link (?P<link>\d+)")
 _SXID_RE = re.compile(
     r"(?:nvidia-nvswitch(?P<sw>\d+): )?SXid \((?P<dev>[^)]*)\): (?P<code>\d+)\b,?\s*(?P<rest>.*)$"
 )
+_SXID_SEVERITY_RE = re.compile(r"Severity (?P<sev>\d+)\b")
 _SXID_LINK_RE = re.compile(r"\bLink (?P<link>\d+)\b\s*(?P<msg>.*)$")
 _FM_SXID_RE = re.compile(
     r"detected NVSwitch (?P<sev>fatal|non-fatal) error (?P<code>\d+) on fid \d+ on NVSwitch pci bus id "
@@ -92,6 +94,9 @@ def _xid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     link = _NVLINK_LINK_RE.search(rest)
     if link:
         attrs["link"] = int(link["link"])
+    earlier = _CAUSED_BY_XID_RE.search(rest)
+    if earlier:  # Xid 45/43 "... caused by previous Xid 149": the driver names the error it follows from
+        attrs["caused_by_xid"] = int(earlier["code"])
     ctx.state["last_xid_line"] = ctx.index
     ctx.emit(keys.XID, int(m["code"]), pre, msg, attrs, pci_bus_id=pci)
 
@@ -110,6 +115,9 @@ def _sxid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if first in ("fatal", "non-fatal", "nonfatal"):
         attrs["fatal"] = first == "fatal"
         rest = rest.split(",", 1)[1].strip() if "," in rest else ""
+    severity = _SXID_SEVERITY_RE.match(rest)
+    if severity:  # the driver's error-entry line: NVSWITCH_ERROR_SEVERITY_NONFATAL = 0, FATAL = 1
+        attrs["fatal"] = int(severity["sev"]) >= 1
     link = _SXID_LINK_RE.match(rest)
     if link:
         attrs["link"] = int(link["link"])

@@ -1,9 +1,12 @@
-"""`nvidia-smi -q` output -> STATE evidence: retired pages and remapped rows per GPU.
+"""`nvidia-smi -q` output -> STATE evidence: retired pages, remapped rows and temperatures per GPU.
 
-People attach `nvidia-smi -q` (or `-q -d PAGE_RETIREMENT,ROW_REMAPPER`) to tickets. The report is a
-tree of `Key : Value` lines under one `GPU <bus id>` header per GPU; the sections read here are
-`Retired Pages` (pre-Ampere) and `Remapped Rows` (Ampere and later). Remapped rows use the native
-metric names of gpuobs.names; retired pages, which have no metric, use the `retired_pages` key.
+People attach `nvidia-smi -q` (or `-q -d PAGE_RETIREMENT,ROW_REMAPPER,TEMPERATURE`) to tickets. The
+report is a tree of `Key : Value` lines under one `GPU <bus id>` header per GPU; the sections read here
+are `Retired Pages` (pre-Ampere), `Remapped Rows` (Ampere and later) and `Temperature`. Remapped rows
+and the die temperature use the native metric names of gpuobs.names; retired pages, which have no
+metric, use the `retired_pages` key. The temperature record says whether the GPU sits at its own limit
+(`GPU Max Operating Temp`, or the slowdown temperature where that is not given), where the driver
+slows its clocks: a reading, with no clock-event section, that is enough to name thermal throttling.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ _REMAP = {
     "Pending": g.ROW_REMAP_PENDING.native,
     "Remapping Failure Occurred": g.ROW_REMAP_FAILURE.native,
 }
+
+_TEMPS = ("GPU Current Temp", "GPU Max Operating Temp", "GPU Slowdown Temp")
+# NVML's SW Thermal Slowdown is "GPU temperature above the GPU Max Operating Temperature": readings are
+# whole degrees, so at or above the limit counts; a degree below does not (no margin fitted to a case).
+_AT_LIMIT_MARGIN_C = 0.0
 
 
 def looks_like_nvsmi_query(text: str) -> bool:
@@ -50,6 +58,7 @@ def parse_nvsmi_query(text: str, source: str = "nvidia-smi", when: float | None 
     index = -1
     section = ""
     retired: dict[str, float] = {}
+    temps: dict[str, float] = {}
 
     def flush() -> None:
         if bus is not None and retired:
@@ -68,6 +77,26 @@ def parse_nvsmi_query(text: str, source: str = "nvidia-smi", when: float | None 
                 )
             )
         retired.clear()
+        current = temps.get("GPU Current Temp")
+        limit = temps.get("GPU Max Operating Temp", temps.get("GPU Slowdown Temp"))
+        if bus is not None and current is not None:
+            attrs: dict[str, object] = {"labels": {"gpu": str(index), "pci_bus_id": bus}, "agg": "now"}
+            if limit is not None:
+                attrs["limit_c"] = limit
+                attrs["at_limit"] = current >= limit - _AT_LIMIT_MARGIN_C
+            out.append(
+                Evidence(
+                    kind=EvidenceKind.STATE,
+                    key=g.GPU_TEMPERATURE.native,
+                    value=current,
+                    source=source,
+                    time=when,
+                    entity=Entity(gpu_index=index, pci_bus_id=normalize_pci(bus)),
+                    raw=f"GPU {bus} temperature {current:g} C (limit {'?' if limit is None else limit} C)",
+                    attrs=attrs,
+                )
+            )
+        temps.clear()
 
     for line in text.splitlines():
         m = _GPU_RE.match(line)
@@ -91,6 +120,10 @@ def parse_nvsmi_query(text: str, source: str = "nvidia-smi", when: float | None 
                 number = _number(value)
                 if number is not None:
                     retired[key] = number
+        elif section == "Temperature" and key in _TEMPS:
+            number = _number(value.removesuffix("C").strip())
+            if number is not None:
+                temps[key] = number
         elif section == "Remapped Rows" and key in _REMAP:
             number = _number(value)
             if number is not None:

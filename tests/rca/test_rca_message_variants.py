@@ -511,6 +511,147 @@ VARIANTS: list[tuple[str | None, str]] = [
         "I0601 10:00:00.100 1 grpc_server.cc:2451] Started GRPCInferenceService at 0.0.0.0:8001\n"
         "I0601 10:00:00.101 1 http_server.cc:3555] Started HTTPService at 0.0.0.0:8000\n",
     ),
+    # --- one line that already states the failure (vLLM's running total, a client's one deadline) ------
+    (
+        "kv_cache_exhausted",
+        "WARNING 03-02 11:20:41 scheduler.py:1555] Sequence group chat-9f2 is preempted by "
+        "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the "
+        "end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more "
+        "KV cache memory. total_num_cumulative_preemption=64\n",
+    ),
+    (
+        "grpc_deadline_exceeded",
+        "Traceback (most recent call last):\n"
+        '  File "client.py", line 31, in <module>\n'
+        "    resp = stub.Predict(req, timeout=5.0)\n"
+        "grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:\n"
+        "\tstatus = StatusCode.DEADLINE_EXCEEDED\n"
+        '\tdetails = "Deadline Exceeded"\n',
+    ),
+    # --- NVSwitch error entries as the driver prints them (severity line, then data line) ---------------
+    (
+        "nvswitch_fatal_error",
+        "[ 5121.402113] nvidia-nvswitch2: SXid (PCI:0000:86:00.0): 12028, Severity 1 Engine instance 05 Sub-engine instance 00\n"
+        "[ 5121.402130] nvidia-nvswitch2: SXid (PCI:0000:86:00.0): 12028, Data {0x00000000, 0x00010020, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000}\n",
+    ),
+    (
+        "nvswitch_fatal_error",
+        "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Data {0x000001c0, 0x00a10c22, 0x00000500, 0x00000064, 0x00000000, 0x40008000, 0x5a001100, 0x00000000, 0x00000000}\n",
+    ),
+    (
+        None,
+        "[ 88.100001] nvidia-nvswitch4: SXid (PCI:0000:c9:00.0): 22013, Severity 0 Engine instance 11 Sub-engine instance 00\n"
+        "[ 88.100020] nvidia-nvswitch4: SXid (PCI:0000:c9:00.0): 22013, Data {0x00000000, 0x00000004, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000}\n",
+    ),
+    # --- a pod's container ended by SIGKILL, status pasted as YAML, no OOMKilled reason kept -------------
+    (
+        "oom_killed_container",
+        "NAME                          READY   STATUS             RESTARTS      AGE\n"
+        "embedder-6d9f8c7b5-x2kqp      0/1     CrashLoopBackOff   5 (40s ago)   6m\n"
+        "\n"
+        "    lastState:\n"
+        "      terminated:\n"
+        "        exitCode: 137\n"
+        "        startedAt: \"2024-05-02T10:11:12Z\"\n",
+    ),
+    # --- nvidia-smi -q -d TEMPERATURE: at the GPU's own limit vs well below it ---------------------------
+    (
+        "thermal_throttling",
+        "==============NVSMI LOG==============\n\nDriver Version                            : 550.54.15\n\n"
+        "Attached GPUs                             : 1\nGPU 00000000:3B:00.0\n    Temperature\n"
+        "        GPU Current Temp                  : 87 C\n        GPU T.Limit Temp                  : 0 C\n"
+        "        GPU Shutdown Temp                 : 92 C\n        GPU Slowdown Temp                 : 89 C\n"
+        "        GPU Max Operating Temp            : 87 C\n        Memory Current Temp               : 80 C\n",
+    ),
+    (
+        None,
+        "==============NVSMI LOG==============\n\nDriver Version                            : 550.54.15\n\n"
+        "Attached GPUs                             : 1\nGPU 00000000:3B:00.0\n    Temperature\n"
+        "        GPU Current Temp                  : 61 C\n        GPU Shutdown Temp                 : 92 C\n"
+        "        GPU Slowdown Temp                 : 89 C\n        GPU Max Operating Temp            : 87 C\n",
+    ),
+    (
+        None,  # a degree under the limit: NVML's SW Thermal Slowdown starts above it
+        "==============NVSMI LOG==============\n\nAttached GPUs                             : 1\n"
+        "GPU 00000000:3B:00.0\n    Temperature\n        GPU Current Temp                  : 86 C\n"
+        "        GPU Max Operating Temp            : 87 C\n",
+    ),
+    # --- a root port's fatal AER, the kernel's recovery naming the GPU below it, then Xid 79 ---------------
+    (
+        "pcie_link_degraded",
+        "[ 9120.001100] pcieport 0000:40:01.1: AER: Uncorrected (Fatal) error received: 0000:40:01.1\n"
+        "[ 9120.001120] pcieport 0000:40:01.1: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)\n"
+        "[ 9120.001130] pcieport 0000:40:01.1:   device [1022:1483] error status/mask=00000020/04400000\n"
+        "[ 9120.001140] pcieport 0000:40:01.1:    [ 5] SDES                   (First)\n"
+        "[ 9120.001300] nvidia 0000:41:00.0: device has no AER-aware driver\n"
+        "[ 9120.204000] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n",
+    ),
+    # --- driver and runtime wordings that name the cause on the line ------------------------------------
+    (
+        "nvlink_error",
+        "NVRM: Xid (PCI:0000:1b:00): 45, pid=40211, name=python, Ch 00000008 caused by previous Xid 145\n"
+        "NVRM: Xid (PCI:0000:1b:00): 45, pid=40211, name=python, Ch 00000009 caused by previous Xid 145\n",
+    ),
+    (
+        "nvlink_error",
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 88, in <module>\n'
+        "    loss.backward()\n"
+        "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution\n",
+    ),
+    (
+        "xid_119_gsp_timeout",
+        "[ 311.551020] NVRM: GPU2 _kgspLogRpcTimeout: ********************************* GSP Timeout **********************************\n"
+        "[ 311.551031] NVRM: GPU2 _kgspLogRpcTimeout: Note: Please also check logs above.\n",
+    ),
+    (
+        "engine_dead",
+        "ERROR 02-11 09:30:44 async_llm_engine.py:661] Engine iteration timed out. This should never happen!\n"
+        "ERROR 02-11 09:30:44 async_llm_engine.py:57] Engine background task failed\n",
+    ),
+    (
+        "cuda_driver_mismatch",
+        "== PyTorch ==\n\nNVIDIA Release 24.03 (build 85286408)\n\n"
+        "ERROR: This container was built for NVIDIA Driver Release 545.23 or later, but\n"
+        "       version 470.223.02 was detected and compatibility mode is UNAVAILABLE.\n",
+    ),
+    # --- one event row pasted without its table header -------------------------------------------------
+    (
+        "gpu_not_visible",
+        "$ kubectl describe pod llm-0 | tail -2\n"
+        "  Warning  FailedScheduling  2m10s (x4 over 5m)  default-scheduler  0/4 nodes are available: "
+        "4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are available: 4 No preemption victims found.\n",
+    ),
+    # --- an Intel NIC (igb/igc/ixgbe/i40e wording) going down and up again --------------------------------
+    (
+        "network_link_flap",
+        "[1201.10] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Down\n"
+        "[1204.52] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Up 10 Gbps, Flow Control: RX/TX\n"
+        "[1290.01] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Down\n"
+        "[1293.77] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Up 10 Gbps, Flow Control: RX/TX\n"
+        "[1377.40] ixgbe 0000:3b:00.1 enp59s0f1: NIC Link is Down\n",
+    ),
+    (
+        None,
+        "Warning  this script is deprecated, use the new launcher instead\n"
+        "[  10.20] igb 0000:02:00.0 eno1: igb: eno1 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: RX\n",
+    ),
+    # --- the tail of a kernel page-fault oops (its header cut off) vs a register dump's CR2 ----------------
+    (
+        "host_kernel_panic",
+        "[ 4410.120001] ---[ end trace 9a8b7c6d5e4f3a21 ]---\n"
+        "[ 4410.120002] CR2: 0000000000000010\n"
+        "[ 4410.120900] RIP: 0010:os_acquire_spinlock+0x12/0x30 [nvidia]\n",
+    ),
+    (
+        None,
+        "[ 10.000001] CR2: 00007f3a5c001000 CR3: 000000010a4d2000 CR4: 0000000000350ef0\n",
+    ),
+    # --- a leak told in plain (non-native) English -------------------------------------------------------
+    (
+        "cuda_oom_leak",
+        "The GPU memory usage increase over time during training, after some hours the job dies with out of memory.\n",
+    ),
 ]
 
 

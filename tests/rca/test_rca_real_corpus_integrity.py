@@ -1,13 +1,15 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
-files are non-empty text; it never runs the engine, so the held-out parts (`heldout/`, `heldout2/`)
-are not scored here and nothing can be tuned to them.
+files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout3/`)
+are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, was
+promoted into `tune/` on 2026-12-01 after it had been scored twice.)
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import ModuleType
 
@@ -24,9 +26,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout | heldout2 |" in table
+    assert "| signature | tune | heldout2 | heldout3 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:-1]] == [90, 89, 105]  # last: heldout3
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [179, 105, 90]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[-3]) >= 12
 
@@ -45,11 +47,11 @@ def test_heldout3_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str])
 
 
 def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for part in ("tune", "heldout", "heldout2"):
+    for part in ("tune", "heldout2", "heldout3"):
         case = tmp_path / part / f"{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
-        repo = "owner/same-thread" if part != "heldout" else "owner/other"
+        repo = "owner/same-thread" if part != "heldout3" else "owner/other"
         expected = {
             "top": "xid_79_fallen_off_bus",
             "source": f"https://github.com/{repo}/issues/1",
@@ -60,3 +62,29 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert _check_script().main(["--root", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "is used in both tune and heldout2" in err
+
+
+def test_real_heldout_flag_scores_each_batch_without_case_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2 and heldout3, each on its own
+    row and pooled, and never prints a held-out case's name (a fake corpus here: no real held-out file is
+    read). The tune part's misses are printed."""
+    bench = load_bench_script("rca")
+    real = tmp_path / "tests" / "rca" / "real_corpus"
+    xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+    for part in ("tune", "heldout2", "heldout3"):
+        case = real / part / f"secret_{part}_case"
+        case.mkdir(parents=True)
+        (case / "excerpt.log").write_text(xid79)
+        (case / "expected.json").write_text(json.dumps({"top": "nccl_timeout"}))  # a miss on purpose
+    synthetic = tmp_path / "synthetic"
+    shutil.copytree(real / "tune", synthetic)
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+    for flag in ("--real-heldout", "--real-heldout2"):
+        bench.main(["--corpus", str(synthetic), "--heldout", str(tmp_path / "none"), flag])
+        out = capsys.readouterr().out
+        for row in ("real text: heldout2", "real text: heldout3", "real text: held-out pooled"):
+            assert f"engine, {row}" in out
+        assert "secret_tune_case" in out
+        assert "secret_heldout2_case" not in out and "secret_heldout3_case" not in out

@@ -237,13 +237,21 @@ def test_multi_line_grpc_error_counts_once() -> None:
     assert three.attrs["repeats"] == 3
 
 
+def _confidence(path: Path, cause: str) -> float:
+    res = CliRunner().invoke(app, ["diagnose", "--logs", str(path), "--json"])
+    return float(next(c["confidence"] for c in json.loads(res.stdout)["causes"] if c["id"] == cause))
+
+
 def test_count_threshold_of_grpc_deadline_signature(tmp_path: Path) -> None:
-    """grpc_deadline_exceeded needs 3 deadline errors: 2 identical lines are not enough, 3 are."""
+    """A run of 3 deadline errors is the full-weight grpc_deadline_exceeded; fewer (one client traceback
+    pasted) still name it, from the lower-based `single` variant."""
     log = tmp_path / "client.log"
     log.write_text("\n".join([_GRPC_LINE] * 2) + "\n")
-    assert "grpc_deadline_exceeded" not in _diagnose(log)
+    assert _diagnose(log)[:1] == ["grpc_deadline_exceeded"]
+    few = _confidence(log, "grpc_deadline_exceeded")
     log.write_text("\n".join([_GRPC_LINE] * 3) + "\n")
     assert _diagnose(log)[:1] == ["grpc_deadline_exceeded"]
+    assert _confidence(log, "grpc_deadline_exceeded") > few
 
 
 def test_vllm_v0_throttled_preemption_warnings_count_what_they_stand_for() -> None:
