@@ -1,8 +1,8 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
-files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout3/`)
-are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, was
+files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout3/`,
+`heldout4/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, was
 promoted into `tune/` on 2026-12-01 after it had been scored twice.)
 """
 
@@ -26,15 +26,15 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout3 |" in table
+    assert "| signature | tune | heldout2 | heldout3 | heldout4 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [179, 105, 90]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [179, 105, 90, 90]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
-    assert int(healthy.split("|")[-3]) >= 12
+    assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
 
 def test_heldout3_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout3 (third held-out batch, 2026-12-01) is the last column: 90 cases, at least 8 healthy."""
+    """heldout3 (third held-out batch, 2026-12-01) has its own column: 90 cases, at least 8 healthy."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     column = [c.strip() for c in rows[0].split("|")].index("heldout3")
@@ -46,12 +46,46 @@ def test_heldout3_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str])
     assert cell("(healthy)") >= 8
 
 
-def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for part in ("tune", "heldout2", "heldout3"):
+def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout4 (fourth held-out batch, 2026-12-01) is the last column: 90 cases, at least 8 healthy, at
+    least 35 signatures; its threads are checked against every other part by the first test."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    rows = capsys.readouterr().out.splitlines()
+    header = [c.strip() for c in rows[0].split("|")]
+    column = header.index("heldout4")
+    assert column == len(header) - 2
+
+    def cell(label: str) -> int:
+        return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
+
+    assert cell("**cases**") == 90
+    assert cell("(healthy)") >= 8
+    assert cell("**distinct signatures**") >= 35
+
+
+def test_a_thread_reused_by_the_newest_batch_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A heldout4 case citing a heldout3 thread (same URL but a trailing slash) fails the check."""
+    for part in ("tune", "heldout2", "heldout3", "heldout4"):
         case = tmp_path / part / f"{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
-        repo = "owner/same-thread" if part != "heldout3" else "owner/other"
+        source = f"https://github.com/owner/{part}/issues/1"
+        if part == "heldout4":
+            source = "https://github.com/owner/heldout3/issues/1/"
+        expected = {"top": None, "source": source, "repo": "owner/x", "diagnosis": "x"}
+        (case / "expected.json").write_text(json.dumps(expected))
+    assert _check_script().main(["--root", str(tmp_path)]) == 1
+    assert "is used in both heldout3 and heldout4" in capsys.readouterr().err
+
+
+def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for part in ("tune", "heldout2", "heldout3", "heldout4"):
+        case = tmp_path / part / f"{part}_case"
+        case.mkdir(parents=True)
+        (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
+        repo = "owner/same-thread" if part in ("tune", "heldout2") else f"owner/{part}"
         expected = {
             "top": "xid_79_fallen_off_bus",
             "source": f"https://github.com/{repo}/issues/1",
