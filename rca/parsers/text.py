@@ -57,10 +57,9 @@ _NEGATIONS = ("not active",)
 _NOTHING_RE = re.compile(r"\s[:=]\s*(?:0+(?:\.0+)?|no|none|n/a|disabled|false|off)\s*$")
 # A kernel subsystem announcing itself at boot ("mce: CPU0: Thermal monitoring enabled (TM1)", "EDAC MC:
 # Ver: 3.0.0", "EDAC MC0: Giving out device to module skx_edac", "pcieport ...: AER: enabled with IRQ 26"):
-# the machine-check and AER machinery is present, nothing has been reported through it.
-_BOOT_RE = re.compile(
-    r"\benabled(?: with irq \d+| \(\w+\))?\s*$|\bver: [\d.]+\s*$|giving out device to module"
-)
+# the machine-check and AER machinery is present, nothing has been reported through it. (A bare
+# "... enabled" is left alone: "Watchdog: Enabled" is a setting that can be the failure's cause.)
+_BOOT_RE = re.compile(r"\benabled (?:with irq \d+|\(\w+\))\s*$|\bver: [\d.]+\s*$|giving out device to module")
 
 
 @dataclass(frozen=True)
