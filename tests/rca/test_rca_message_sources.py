@@ -496,3 +496,11 @@ def test_nic_link_down_forms_are_link_flaps(line: str) -> None:
 )
 def test_boot_announcements_of_error_reporting_are_not_errors(line: str) -> None:
     assert [e.key for e in parse_document("dmesg.txt", line + "\n") if e.key == "text_match"] == []
+
+
+def test_a_watchdog_setting_is_not_a_boot_announcement() -> None:
+    """deviceQuery's "Run time limit on kernels: Yes" sits beside nvidia-smi's "Watchdog: Enabled"; the
+    boot-announcement rule must leave a bare "enabled" setting to the launch-timeout phrases."""
+    text = "Watchdog: Enabled\nthe training run crashed with launch timed out\n"
+    hits = [e for e in parse_document("smi.txt", text) if e.key == "text_match"]
+    assert any("watchdog: enabled" in e.attrs.get("phrases", []) for e in hits), hits
