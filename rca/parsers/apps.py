@@ -137,6 +137,10 @@ _TRT_PARSE_RE = re.compile(
     r"onnx runtime error|Unsupported ONNX opset|ERROR: Failed to parse the ONNX file|parser->parse",
     re.I,
 )
+# ONNX Runtime's "onnx runtime error 6" is RUNTIME_EXCEPTION, any failure: one raised by its BFC arena
+# ("Failed to allocate memory for requested buffer of size N") is the GPU out of memory, not a model the
+# parser cannot read.
+_ORT_ALLOC_RE = re.compile(r"Failed to allocate memory for requested buffer|BFCArena::AllocateRaw")
 _TRT_NODE_RE = re.compile(r"(?:In node|node number) (?P<node>-?\d+)(?: \((?P<op>\w+)\))?")
 _TRT_ENGINE_RE = re.compile(
     r"engine plan file is (?:not compatible with this version of TensorRT|"
@@ -152,7 +156,7 @@ def _tensorrt(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if _TRT_ENGINE_RE.search(msg):
         ctx.emit(keys.TENSORRT_ENGINE_INCOMPATIBLE, None, pre, msg, {"message": msg.strip()[:500]})
         return
-    if _TRT_PARSE_RE.search(msg):
+    if _TRT_PARSE_RE.search(msg) and not _ORT_ALLOC_RE.search(msg):
         attrs: dict[str, object] = {"message": msg.strip()[:500]}
         node = _TRT_NODE_RE.search(msg)
         if node:

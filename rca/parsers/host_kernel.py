@@ -354,7 +354,11 @@ _IB_ACCESS_RE = re.compile(r"mlx5_cmd_out_err.*ACCESS_REG.*failed")
 _MLX_DEV_RE = re.compile(r"mlx5_core (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)")
 _FLAP_RE = re.compile(
     # Intel's e1000e/igb/igc/ixgbe/i40e/ice print "eth5: NIC Link is Down"
-    r"\b(?P<iface>(?:ib|eth|en|ens|enp|bond)[\w.]*): (?:[Ll]ost carrier|(?:NIC )?[Ll]ink (?:is )?[Dd]own)|"
+    r"\b(?P<iface>(?:ib|eth|en|ens|enp|em|p\d+p|bond)[\w.]*): "
+    r"(?:[Ll]ost carrier|(?:NIC )?[Ll]ink (?:is )?[Dd]own)|"
+    # the same drivers' older pr_info form names the interface after the driver: "e1000e: eth0 NIC Link
+    # is Down", "igb: eno1 NIC Link is Down"
+    r"\b(?:e1000e?|igbv?|igc|ixgbe|i40e|ice): (?P<named>[\w.]+) NIC Link is Down|"
     # bonding: "bond0: link status definitely down for interface eno50, disabling it"
     r"\bbond\w*: link status definitely down for interface (?P<member>[\w.]+)|"
     # the same from kernels 4.x-5.x: "bond0: (slave eth2): link status definitely down, disabling slave"
@@ -375,7 +379,7 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     elif _PEERMEM_RE.search(msg):
         ctx.emit(keys.PEERMEM_ERROR, "invalid_context", pre, msg, {"message": msg.strip()})
     elif (f := _FLAP_RE.search(msg)) is not None:  # before the mlx5 branch: "mlx5_core ... ens1: Link down"
-        iface = f["iface"] or f["member"] or f["slave"] or "ib"
+        iface = f["iface"] or f["named"] or f["member"] or f["slave"] or "ib"
         ctx.emit(keys.LINK_FLAP, iface, pre, msg, {"message": msg.strip()})
     elif "mlx5" in msg or "Port module event" in msg or "insufficient power" in msg:
         dev = _MLX_DEV_RE.search(msg)

@@ -43,6 +43,12 @@ _FM_SXID_RE = re.compile(
     r"detected NVSwitch (?P<sev>fatal|non-fatal) error (?P<code>\d+) on fid \d+ on NVSwitch pci bus id "
     r"(?P<pci>\S+)(?: physical id (?P<phys>\d+))?(?: port (?P<port>\d+))?"
 )
+# The NVIDIA k8s device plugin's health check (internal/rm/health.go) names the Xid it saw on a device
+# and marks the device unhealthy: "XidCriticalError: Xid=79 on Device=GPU-...; marking device as
+# unhealthy." (", the device will go unhealthy." in releases before 0.15).
+_DP_XID_RE = re.compile(
+    r"XidCriticalError: Xid=(?P<code>\d+) on Device=(?P<uuid>GPU-[0-9a-fA-F-]+|\S+?)[;,.]?(?:\s|$)"
+)
 _GPU_MAP_RE = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F-]+)")
 
 
@@ -57,6 +63,7 @@ def _xid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     m = _XID_RE.search(msg)
     if not m:
+        _device_plugin_xid(msg, pre, ctx)
         return
     dev = m["dev"].strip()
     pci = normalize_pci(dev.split()[0]) if dev else None
@@ -99,6 +106,16 @@ def _xid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         attrs["caused_by_xid"] = int(earlier["code"])
     ctx.state["last_xid_line"] = ctx.index
     ctx.emit(keys.XID, int(m["code"]), pre, msg, attrs, pci_bus_id=pci)
+
+
+def _device_plugin_xid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    """The device plugin's report of an Xid: the driver's event, read where only the plugin log was kept."""
+    m = _DP_XID_RE.search(msg)
+    if not m:
+        return
+    attrs: dict[str, object] = {"message": msg.strip(), "reporter": "k8s-device-plugin"}
+    uuid = m["uuid"] if m["uuid"].startswith("GPU-") else None
+    ctx.emit(keys.XID, int(m["code"]), pre, msg, attrs, gpu_uuid=uuid)
 
 
 def _sxid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:

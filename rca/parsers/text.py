@@ -55,6 +55,11 @@ _MAX_LINE_NUMBERS = 40
 _NEGATIONS = ("not active",)
 # A `Key : value` reading of zero, none or off, as nvidia-smi -q, dcgmi and sysfs dumps print them.
 _NOTHING_RE = re.compile(r"\s[:=]\s*(?:0+(?:\.0+)?|no|none|n/a|disabled|false|off)\s*$")
+# A kernel subsystem announcing itself at boot ("mce: CPU0: Thermal monitoring enabled (TM1)", "EDAC MC:
+# Ver: 3.0.0", "EDAC MC0: Giving out device to module skx_edac", "pcieport ...: AER: enabled with IRQ 26"):
+# the machine-check and AER machinery is present, nothing has been reported through it. (A bare
+# "... enabled" is left alone: "Watchdog: Enabled" is a setting that can be the failure's cause.)
+_BOOT_RE = re.compile(r"\benabled (?:with irq \d+|\(\w+\))\s*$|\bver: [\d.]+\s*$|giving out device to module")
 
 
 @dataclass(frozen=True)
@@ -199,7 +204,7 @@ def phrase_hits(
 def _chatter(line: str, low: str) -> bool:
     """An INFO or DEBUG line (NCCL INFO, a logger's level field), or a counter or state that reads zero
     or off (`Double Bit ECC : 0`, `Pending : No`): status talk, not a failure report."""
-    if _NOTHING_RE.search(low):
+    if _NOTHING_RE.search(low) or _BOOT_RE.search(low):
         return True
     if "info" not in low and "debug" not in low:
         return False
