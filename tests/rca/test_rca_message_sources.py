@@ -186,7 +186,9 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # messages: mlx5 "Link down", Intel e1000e/igb/ixgbe/i40e/ice "NIC Link is Down" (and the older
     # "e1000e: eth0 NIC Link is Down" form), bnxt_en, tg3, bonding.
     ("pcie_link_degraded", "[ 1234.5678] pcieport 0000:00:03.1: AER: Uncorrected (Fatal) error received: 0000:3b:00.0\n[ 1234.5679] nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Inaccessible, (Unregistered Agent ID)\n"),
-    ("pcie_link_degraded", "pci 0000:3b:00.0: 15.752 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x2 link at 0000:00:1c.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)\n"),
+    # pcie_report_downtraining prints this for any device whose slot is narrower than the device, by design
+    # for many NVMe drives and NICs; the line does not say the device is a GPU, so alone it names no cause
+    (None, "pci 0000:3b:00.0: 31.504 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x4 link at 0000:3a:00.0 (capable of 63.008 Gb/s with 8.0 GT/s PCIe x8 link)\n"),
     ("host_machine_check", "mce: [Hardware Error]: Machine check events logged\nmce: [Hardware Error]: CPU 12: Machine Check: 0 Bank 7: cc00008000010090\n"),
     ("host_machine_check", "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0x12345 offset:0x0 grain:32 syndrome:0x0)\n"),
     ("host_machine_check", "{1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 1\n{1}[Hardware Error]: event severity: fatal\n{1}[Hardware Error]:  Error 0, type: fatal\n{1}[Hardware Error]:   section_type: memory error\n"),
