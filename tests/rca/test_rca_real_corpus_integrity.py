@@ -101,13 +101,13 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2 and heldout3, each on its own
-    row and pooled, and never prints a held-out case's name (a fake corpus here: no real held-out file is
-    read). The tune part's misses are printed."""
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout3 and heldout4, each
+    on its own row and pooled, and never prints a held-out case's name (a fake corpus here: no real held-out
+    file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
-    for part in ("tune", "heldout2", "heldout3"):
+    for part in ("tune", "heldout2", "heldout3", "heldout4"):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -118,7 +118,12 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     for flag in ("--real-heldout", "--real-heldout2"):
         bench.main(["--corpus", str(synthetic), "--heldout", str(tmp_path / "none"), flag])
         out = capsys.readouterr().out
-        for row in ("real text: heldout2", "real text: heldout3", "real text: held-out pooled"):
+        for row in (
+            "real text: heldout2",
+            "real text: heldout3",
+            "real text: heldout4",
+            "real text: held-out pooled",
+        ):
             assert f"engine, {row}" in out
         assert "secret_tune_case" in out
-        assert "secret_heldout2_case" not in out and "secret_heldout3_case" not in out
+        assert not any(f"secret_heldout{n}_case" in out for n in (2, 3, 4))
