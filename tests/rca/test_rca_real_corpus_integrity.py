@@ -1,9 +1,9 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
-files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout3/`,
-`heldout4/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, was
-promoted into `tune/` on 2026-12-01 after it had been scored twice.)
+files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`,
+`heldout4/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and
+the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice.)
 """
 
 from __future__ import annotations
@@ -26,24 +26,27 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout3 | heldout4 |" in table
+    assert "| signature | tune | heldout2 | heldout4 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [179, 105, 90, 90]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [269, 105, 90]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
 
-def test_heldout3_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout3 (third held-out batch, 2026-12-01) has its own column: 90 cases, at least 8 healthy."""
+def test_promoted_heldout3_is_counted_in_tune(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout3 (90 cases, 9 healthy) was promoted into tune/ on 2026-12-01: it has no column of its own and
+    tune holds 179 + 90 cases, at least 18 + 9 healthy."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
-    column = [c.strip() for c in rows[0].split("|")].index("heldout3")
+    header = [c.strip() for c in rows[0].split("|")]
+    assert "heldout3" not in header
+    column = header.index("tune")
 
     def cell(label: str) -> int:
         return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
 
-    assert cell("**cases**") == 90
-    assert cell("(healthy)") >= 8
+    assert cell("**cases**") == 269
+    assert cell("(healthy)") >= 27
 
 
 def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -66,22 +69,22 @@ def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str])
 def test_a_thread_reused_by_the_newest_batch_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A heldout4 case citing a heldout3 thread (same URL but a trailing slash) fails the check."""
-    for part in ("tune", "heldout2", "heldout3", "heldout4"):
+    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash) fails the check."""
+    for part in ("tune", "heldout2", "heldout4"):
         case = tmp_path / part / f"{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
         source = f"https://github.com/owner/{part}/issues/1"
         if part == "heldout4":
-            source = "https://github.com/owner/heldout3/issues/1/"
+            source = "https://github.com/owner/heldout2/issues/1/"
         expected = {"top": None, "source": source, "repo": "owner/x", "diagnosis": "x"}
         (case / "expected.json").write_text(json.dumps(expected))
     assert _check_script().main(["--root", str(tmp_path)]) == 1
-    assert "is used in both heldout3 and heldout4" in capsys.readouterr().err
+    assert "is used in both heldout2 and heldout4" in capsys.readouterr().err
 
 
 def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for part in ("tune", "heldout2", "heldout3", "heldout4"):
+    for part in ("tune", "heldout2", "heldout4"):
         case = tmp_path / part / f"{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
@@ -101,13 +104,13 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout3 and heldout4, each
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2 and heldout4, each
     on its own row and pooled, and never prints a held-out case's name (a fake corpus here: no real held-out
     file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
-    for part in ("tune", "heldout2", "heldout3", "heldout4"):
+    for part in ("tune", "heldout2", "heldout4"):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -120,10 +123,10 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         out = capsys.readouterr().out
         for row in (
             "real text: heldout2",
-            "real text: heldout3",
             "real text: heldout4",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
         assert "secret_tune_case" in out
-        assert not any(f"secret_heldout{n}_case" in out for n in (2, 3, 4))
+        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4))
+        assert "real text: heldout3" not in out
