@@ -1,8 +1,9 @@
 """Check the real-text incident corpus (tests/rca/real_corpus) and print its counts; never runs the engine.
 
-The corpus has a `tune/` part and two held-out batches, `heldout2/` and `heldout4/`,
-gathered later from threads that no other part uses (the first held-out split, `heldout/`, was scored
-twice and then promoted into `tune/` on 2026-12-01; `heldout3/` likewise, later the same day). This script checks what the README promises:
+The corpus has a `tune/` part and two held-out batches, `heldout2/` and `heldout4/`, gathered later from
+threads that no other part uses (the first held-out split, `heldout/`, was scored twice and then promoted
+into `tune/` on 2026-12-01; `heldout3/` likewise, later the same day). This script checks what the README
+promises:
 every case has an expected.json with `top` (a catalog signature id or null), `source`, `repo` and
 `diagnosis`; every other file in a case is non-empty text under 100 KB; no source thread appears in
 two parts (a held-out batch may reuse a repository of `tune/`, never a thread). It prints the

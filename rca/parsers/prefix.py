@@ -55,9 +55,11 @@ _SYSLOG_RE = re.compile(r"^" + _MON + r" +(?P<d>\d{1,2}) " + _HMS + r"\s+")
 _KLOG_RE = re.compile(r"^(?P<lvl>[IWEF])(?P<mo>\d{2})(?P<d>\d{2}) " + _HMS + r"\s+\d+ [\w./-]+:\d+\] ")
 # Go standard log: "2023/10/19 03:11:54 ".
 _GOLOG_RE = re.compile(r"^(?P<y>\d{4})/(?P<mo>\d{2})/(?P<d>\d{2}) " + _HMS + r"\s+")
-# logrus / logfmt: 'time="2021-05-12T17:31:12Z" level=error msg="..."'.
+# logrus / logfmt: 'time="2021-05-12T17:31:12Z" level=error msg="..."'; Go's log/slog text handler writes the
+# same keys with the time unquoted: 'time=2025-08-20T09:31:33.965Z level=INFO msg="..."'.
 _LOGFMT_RE = re.compile(
-    r'^time="(?P<t>[^"]+)"\s+level=(?P<lvl>\w+)\s+msg=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<b>\S+))(?P<rest>.*)$'
+    r'^time=(?:"(?P<t>[^"]+)"|(?P<tu>[^\s"]+))\s+level=(?P<lvl>\w+)\s+'
+    r'msg=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<b>\S+))(?P<rest>.*)$'
 )
 # logrus text: "FATA[0000] message".
 _LOGRUS_RE = re.compile(r"^(?P<lvl>DEBU|INFO|WARN|ERRO|FATA|PANI)\[\d+\]\s*")
@@ -256,10 +258,10 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
                 continue
             break
         if first.isalpha():
-            if first == "t" and rest.startswith('time="'):
+            if first == "t" and rest.startswith("time="):
                 m = _LOGFMT_RE.match(rest)
                 if m:
-                    out.time = split_prefix(m["t"] + " x", year).time
+                    out.time = split_prefix((m["t"] or m["tu"]) + " x", year).time
                     out.level = _level(m["lvl"])
                     msg = m["q"] if m["q"] is not None else m["b"]
                     rest = (msg.replace('\\"', '"') + m["rest"]).strip()

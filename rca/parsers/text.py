@@ -250,7 +250,8 @@ def _line_hits(
     line: int, spans: list[tuple[int, int, int]], book: Phrasebook, records: Sequence[Evidence] | None
 ) -> list[PhraseHit]:
     """The hits of one line, each phrase once, for the signatures that have not judged this line's facts,
-    without phrases inside a longer phrase of the same signature."""
+    without phrases inside a longer matched phrase: the longer wording is the more specific one, whichever
+    signature owns it ("stuck" inside PyTorch's "watchdog got stuck" is the watchdog's word, not a hang's)."""
     verdict: dict[str, bool] = {}
 
     def reads(sig: str) -> bool:
@@ -268,12 +269,11 @@ def _line_hits(
         if pi in seen:
             continue
         seen.add(pi)
-        covered: set[str] = set()
-        if len(spans) > 1:
-            for s2, e2, p2 in spans:
-                if s2 <= start and end <= e2 and (e2 - s2) > (end - start):
-                    covered.update(o for o, _ in book.owners[p2])
-        owners = tuple((sig, w) for sig, w in book.owners[pi] if sig not in covered and reads(sig))
+        if len(spans) > 1 and any(
+            s2 <= start and end <= e2 and (e2 - s2) > (end - start) for s2, e2, _ in spans
+        ):
+            continue
+        owners = tuple((sig, w) for sig, w in book.owners[pi] if reads(sig))
         if owners:
             out.append(PhraseHit(line=line, phrase=book.phrases[pi], owners=owners))
     return out

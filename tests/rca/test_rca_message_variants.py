@@ -652,6 +652,22 @@ VARIANTS: list[tuple[str | None, str]] = [
         "cuda_oom_leak",
         "The GPU memory usage increase over time during training, after some hours the job dies with out of memory.\n",
     ),
+    # --- Go log/slog text handler (time unquoted, upper-case level), as Go 1.21+ exporters print it --------
+    (
+        None,
+        'Defaulted container "dcgm-exporter" out of: dcgm-exporter, init (init)\n'
+        'time=2025-03-01T10:00:00.000Z level=INFO msg="Starting dcgm-exporter" Version=4.1.1-4.0.4\n'
+        'time=2025-03-01T10:00:00.004Z level=DEBUG msg="Debug output is enabled"\n'
+        'time=2025-03-01T10:00:00.120Z level=INFO msg="DCGM successfully initialized!"\n'
+        'time=2025-03-01T10:00:00.200Z level=INFO msg="Not collecting NvSwitch metrics; no switches to monitor"\n'
+        'time=2025-03-01T10:00:01.000Z level=INFO msg="Starting webserver"\n',
+    ),
+    (
+        "telemetry_exporter_failure",
+        'time=2025-03-01T10:00:00.000Z level=INFO msg="Starting dcgm-exporter" Version=4.1.1-4.0.4\n'
+        'time=2025-03-01T10:00:00.020Z level=ERROR msg="Failed to initialize DCGM" '
+        'err="Error connecting to nv-hostengine: Host engine connection invalid/disconnected"\n',
+    ),
 ]
 
 
