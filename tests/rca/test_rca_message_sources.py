@@ -18,11 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.pasted import pasted_causes
 
-from gpuobs.errors import InputError
-from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.parsers.document import parse_document
-from gpuobs.rca.pipeline import diagnose
 
 # (expected root cause or None for healthy text, the text)
 # fmt: off
@@ -427,14 +425,6 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
 # fmt: on
 
 
-def _causes(tmp_path: Path, text: str) -> list[str]:
-    path = tmp_path / "pasted.log"
-    path.write_text(text, encoding="utf-8")
-    try:
-        report = diagnose(DiagnoseInputs(logs=[str(path)]))
-    except InputError:
-        return []
-    return [c.id for c in report.causes]
 
 
 @pytest.mark.parametrize(
@@ -443,7 +433,7 @@ def _causes(tmp_path: Path, text: str) -> list[str]:
     ids=[f"{i:03d}-{exp or 'healthy'}" for i, (exp, _) in enumerate(SOURCE_WORDINGS)],
 )
 def test_source_wording_names_its_cause(tmp_path: Path, expected: str | None, text: str) -> None:
-    causes = _causes(tmp_path, text)
+    causes = pasted_causes(tmp_path, text)
     if expected is None:
         assert causes == []
     else:

@@ -16,10 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from gpuobs.errors import InputError
-from gpuobs.rca.inputs import DiagnoseInputs
-from gpuobs.rca.pipeline import diagnose
+from support.pasted import pasted_causes
 
 # (expected root cause or None for healthy text, the text)
 VARIANTS: list[tuple[str | None, str]] = [
@@ -1151,14 +1148,6 @@ I0601 10:00:04.200 1 http_server.cc:282] Started Metrics Service at 0.0.0.0:8002
 # fmt: on
 
 
-def _diagnose(tmp_path: Path, text: str) -> list[str]:
-    path = tmp_path / "pasted.log"
-    path.write_text(text, encoding="utf-8")
-    try:
-        report = diagnose(DiagnoseInputs(logs=[str(path)]))
-    except InputError:
-        return []
-    return [c.id for c in report.causes]
 
 
 @pytest.mark.parametrize(
@@ -1167,7 +1156,7 @@ def _diagnose(tmp_path: Path, text: str) -> list[str]:
     ids=[f"{i:02d}-{exp or 'healthy'}" for i, (exp, _) in enumerate(VARIANTS + MIXED)],
 )
 def test_message_variant_names_its_cause(tmp_path: Path, expected: str | None, text: str) -> None:
-    causes = _diagnose(tmp_path, text)
+    causes = pasted_causes(tmp_path, text)
     if expected is None:
         assert causes == []
     else:
