@@ -184,3 +184,24 @@ def test_gameday_default_set_leaves_out_kubernetes_experiments_without_an_api(tm
     configured = _gameday_dry_run(tmp_path, KUBECONFIG=str(kubeconfig))
     assert k8s <= {row["experiment"] for row in json.loads(configured.stdout)}
     assert "no Kubernetes API" not in configured.stderr
+
+
+def test_rising_counters_in_experiments_are_counters_serve_exposes() -> None:
+    """An experiment's `rising_counters` spell serve's counter names in JSON: each must be one the registry
+    declares as a counter, or the probe would watch a series that never exists and never detect."""
+    from gpuobs.names import serving as serving_names
+    from gpuobs.names.spec import MetricKind, MetricSpec
+
+    exposed = {
+        spec.exposed_native
+        for spec in vars(serving_names).values()
+        if isinstance(spec, MetricSpec) and spec.kind is MetricKind.COUNTER
+    }
+    named = [
+        name
+        for path in sorted(EXPERIMENTS.glob("*.json"))
+        for step in json.loads(path.read_text())["method"]
+        for name in step.get("provider", {}).get("arguments", {}).get("rising_counters", [])
+    ]
+    assert named, "no experiment watches a counter"
+    assert set(named) <= exposed, set(named) - exposed
