@@ -1,9 +1,10 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
-files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`,
-`heldout4/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and
-the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice.)
+files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`,
+`heldout5/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`,
+and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored
+twice.)
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 |" in table
+    assert "| signature | tune | heldout2 | heldout4 | heldout5 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [269, 105, 90]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [269, 105, 90, 94]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -49,42 +50,71 @@ def test_promoted_heldout3_is_counted_in_tune(capsys: pytest.CaptureFixture[str]
     assert cell("(healthy)") >= 27
 
 
+def _column(rows: list[str], part: str) -> dict[str, int]:
+    """The count cells of one part's column of the check's table, by row label."""
+    header = [c.strip() for c in rows[0].split("|")]
+    column = header.index(part)
+    labels = ("**cases**", "(healthy)", "**distinct signatures**")
+    return {
+        label: int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column]) for label in labels
+    }
+
+
 def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout4 (fourth held-out batch, 2026-12-01) is the last column: 90 cases, at least 8 healthy, at
-    least 35 signatures; its threads are checked against every other part by the first test."""
+    """heldout4 (fourth held-out batch, 2026-12-01): 90 cases, at least 8 healthy, at least 35 signatures;
+    its threads are checked against every other part by the first test."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    cells = _column(capsys.readouterr().out.splitlines(), "heldout4")
+    assert cells["**cases**"] == 90
+    assert cells["(healthy)"] >= 8
+    assert cells["**distinct signatures**"] >= 35
+
+
+def test_heldout5_is_the_newest_column_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout5 (fifth held-out batch, 2026-12-01) is the last column: 94 cases, at least 9 healthy, at
+    least 30 signatures; its threads are checked against every other part by the first test."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     header = [c.strip() for c in rows[0].split("|")]
-    column = header.index("heldout4")
-    assert column == len(header) - 2
+    assert header.index("heldout5") == len(header) - 2
+    cells = _column(rows, "heldout5")
+    assert cells["**cases**"] == 94
+    assert cells["(healthy)"] >= 9
+    assert cells["**distinct signatures**"] >= 30
 
-    def cell(label: str) -> int:
-        return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
 
-    assert cell("**cases**") == 90
-    assert cell("(healthy)") >= 8
-    assert cell("**distinct signatures**") >= 35
+def _write_case(root: Path, part: str, name: str, source: str) -> None:
+    """A healthy fake case citing source, under root/part/name."""
+    case = root / part / name
+    case.mkdir(parents=True)
+    (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
+    expected = {"top": None, "source": source, "repo": "owner/x", "diagnosis": "x"}
+    (case / "expected.json").write_text(json.dumps(expected))
 
 
 def test_a_thread_reused_by_the_newest_batch_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash) fails the check."""
-    for part in ("tune", "heldout2", "heldout4"):
-        case = tmp_path / part / f"{part}_case"
-        case.mkdir(parents=True)
-        (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
-        source = f"https://github.com/owner/{part}/issues/1"
-        if part == "heldout4":
-            source = "https://github.com/owner/heldout2/issues/1/"
-        expected = {"top": None, "source": source, "repo": "owner/x", "diagnosis": "x"}
-        (case / "expected.json").write_text(json.dumps(expected))
+    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash), and a heldout5 case citing
+    a tune thread, each fail the check; heldout5's other, unused thread is not reported."""
+    reused = {
+        "heldout4": "https://github.com/owner/heldout2/issues/1/",
+        "heldout5": "https://github.com/owner/tune/issues/1",
+    }
+    for part in ("tune", "heldout2", "heldout4", "heldout5"):
+        _write_case(
+            tmp_path, part, f"{part}_case", reused.get(part, f"https://github.com/owner/{part}/issues/1")
+        )
+    _write_case(tmp_path, "heldout5", "heldout5_fresh_case", "https://github.com/owner/fresh/issues/9")
     assert _check_script().main(["--root", str(tmp_path)]) == 1
-    assert "is used in both heldout2 and heldout4" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "is used in both heldout2 and heldout4" in err
+    assert "is used in both tune and heldout5" in err
+    assert "owner/fresh" not in err
 
 
 def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for part in ("tune", "heldout2", "heldout4"):
+    for part in ("tune", "heldout2", "heldout4", "heldout5"):
         case = tmp_path / part / f"{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
@@ -104,13 +134,13 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2 and heldout4, each
-    on its own row and pooled, and never prints a held-out case's name (a fake corpus here: no real held-out
-    file is read). The tune part's misses are printed."""
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4 and heldout5, each
+    on its own row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT points at
+    tmp_path, so no real held-out file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
-    for part in ("tune", "heldout2", "heldout4"):
+    for part in ("tune", "heldout2", "heldout4", "heldout5"):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -124,9 +154,13 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         for row in (
             "real text: heldout2",
             "real text: heldout4",
+            "real text: heldout5",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
         assert "secret_tune_case" in out
-        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4))
+        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5))
+        label = "engine, real text: held-out pooled"
+        pooled = next(line for line in out.splitlines() if line.startswith(label))
+        assert pooled[len(label) :].split()[0] == "3"  # cases: one fake case from each of the three batches
         assert "real text: heldout3" not in out
