@@ -4,7 +4,7 @@ The tune split (269 excerpts of public issue threads, 27 of them healthy; since 
 the first held-out split and the third batch, heldout3, each promoted after being scored twice) runs
 through `gpuobs.rca.diagnose`; its top-1 and top-3 must stay at or above the figures reached when the
 text tier was last fitted, less a margin of two cases, and no healthy excerpt may get a cause. The
-held-out batches (heldout2/, heldout4/) are scored only by `bench/rca.py --real-heldout`
+held-out batches (heldout2/, heldout4/, heldout5/) are scored only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
 them too.
 """
