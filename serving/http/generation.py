@@ -88,7 +88,11 @@ class EventChannel:
             self._ready.clear()
             if self._items:
                 break
-            await asyncio.wait_for(self._ready.wait(), timeout)
+            # Not asyncio.wait_for: on Python 3.11 it returns the result and drops a cancel that lands in
+            # the step the event arrives in, so a client that hung up mid-generation kept its request
+            # running to the end (about one disconnect in six under load). asyncio.timeout keeps it.
+            async with asyncio.timeout(timeout):
+                await self._ready.wait()
         out = []
         while self._items:
             out.append(self._items.popleft())
