@@ -379,6 +379,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nccl_timeout", "[rank0]:[E ProcessGroupNCCL.cpp:1250] [PG ID 0 PG GUID 0(default_pg) Rank 0] First PG on this rank that detected no heartbeat of its watchdog.\n"),
     ("nccl_segfault", "[node1:01234] *** Process received signal ***\n[node1:01234] Signal: Segmentation fault (11)\n[node1:01234] Signal code: Address not mapped (1)\n[node1:01234] Failing at address: 0x10\n[node1:01234] [ 1] /usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2(+0x71a2b)[0x7f00]\n"),
     ("nccl_segfault", "python[12345]: segfault at 8 ip 00007f1234567890 sp 00007ffd12345678 error 4 in libnccl.so.2.18.1[7f1234500000+d000000]\n"),
+    # NCCL maps its intra-node buffers from /dev/shm files (misc/shmutils.cc): a mapped page tmpfs cannot back
+    # (a full 64 MiB container /dev/shm) faults with SIGBUS (mmap(2)); a crash in its shm code is the same.
+    ("nccl_shm_unavailable", "[worker-0:812  :0:840] Caught signal 7 (Bus error: nonexistent physical address)\n==== backtrace (tid:    840) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n 1 0x00000000000a1b2c ncclProxyService()  ???:0\n 2 0x0000000000094ac3 start_thread()  ???:0\n"),
+    ("nccl_shm_unavailable", "[trainer:04321] *** Process received signal ***\n[trainer:04321] Signal: Bus error (7)\n[trainer:04321] Signal code: Non-existant physical address (2)\n[trainer:04321] [ 1] /opt/conda/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2(+0x5f1e0)[0x7f3a]\n"),
+    ("nccl_shm_unavailable", "[trainer:04321] *** Process received signal ***\n[trainer:04321] Signal: Segmentation fault (11)\n[trainer:04321] [ 1] /usr/lib/libnccl.so.2(ncclShmOpen+0x1a2)[0x7f3a]\n"),
+    # near miss: a segfault in NCCL's other code stays an NCCL crash
+    ("nccl_segfault", "[worker-0:812  :0:840] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)\n==== backtrace (tid:    840) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n 1 0x00000000000a1b2c ncclCommInitRank()  ???:0\n"),
     ("nccl_shm_unavailable", "node1:1234:5678 [0] NCCL WARN Error: failed to extend /dev/shm/nccl-ABCDEF to 33030148 bytes, error: No space left on device (28)\n"),
     ("nccl_shm_unavailable", "node1:1234:5678 [0] misc/shmutils.cc:62 NCCL WARN Call to open failed : Permission denied\nnode1:1234:5678 [0] NCCL WARN Error while creating shared memory segment /dev/shm/nccl-1234 (size 5767520)\n"),
     ("cuda_oom_capacity", "RuntimeError: CUDA error: out of memory\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"),
