@@ -51,6 +51,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("xid_119_gsp_timeout", "NVRM: Xid (PCI:0000:41:00): 120, pid=3520, name=python, GSP task timeout @ pc:0x4bd36ec, task: 1\n"),
     ("gpu_reset_required", "NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)\n"),
     ("gpu_reset_required", "NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)\n"),
+    # the reset a GSP timeout leaves behind is its consequence, also when the timeout is known only by wording
+    ("xid_119_gsp_timeout", "NVRM: _kgspRpcRecvPoll: GSP RM heartbeat timed out after 6000ms\nNVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)\n"),
     ("launch_timeout_watchdog", "NVRM: Xid (PCI:0000:01:00): 8, pid=1234, name=python, Channel 00000010\n"),
     # --- NVML / nvidia-smi: nvmlErrorString texts (nvml.h: GPU_IS_LOST "GPU is lost", RESET_REQUIRED "GPU
     # requires reset", DRIVER_NOT_LOADED "Driver Not Loaded") as nvidia-smi prints them; NVRM's
