@@ -315,6 +315,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_reset_required", "    Remapped Rows\n        Correctable Error                 : 0\n        Uncorrectable Error               : 2\n        Pending                           : Yes\n        Remapping Failure Occurred        : No\n"),
     ("xid_79_fallen_off_bus", "nvidia-smi\nUnable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU\n"),
     ("container_gpu_access_lost", "$ nvidia-smi\nFailed to initialize NVML: Unknown Error\n"),
+    # nvidia-smi's per-GPU handle failure: NVML initialised and enumerated that GPU (a container that lost its
+    # devices fails at NVML init, the line above), so the GPU itself is in trouble, not the container.
+    ("xid_79_fallen_off_bus", "$ nvidia-smi\nUnable to determine the device handle for GPU 0000:41:00.0: Unknown Error\n"),
+    # NVML_ERROR_GPU_IS_LOST after CUDA found no device: the GPU was there and fell off, not never given
+    ("xid_79_fallen_off_bus", "RuntimeError: CUDA error: no CUDA-capable device is detected\n$ nvidia-smi\nUnable to determine the device handle for GPU 0000:41:00.0: GPU is lost.  Reboot the system to recover this GPU\n"),
+    ("gpu_not_visible", "RuntimeError: CUDA error: no CUDA-capable device is detected\n$ nvidia-smi\nNo devices were found\n"),
     # --- Kubernetes: kubectl describe sections (Last State / Reason / Exit Code), probes, nvidia-container-cli
     # device errors; dcgm-exporter fatals.
     ("gpu_not_visible", "  Warning  FailedScheduling  5s  default-scheduler  0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..\n"),
