@@ -62,6 +62,15 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_driver_failure", "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n"),
     ("gpu_driver_failure", "$ nvidia-smi\nFailed to initialize NVML: Driver Not Loaded\n"),
     ("gpu_driver_failure", "NVRM: RmInitAdapter failed! (0x26:0xffff:1511)\nNVRM: rm_init_adapter failed, device minor number 0\n"),
+    # The module failed to build for the running kernel (kbuild's error for an object of the nvidia tree,
+    # DKMS's "Bad return status for module build" about nvidia, nvidia-installer), so it cannot load.
+    ("gpu_driver_failure", "make[2]: *** [scripts/Makefile.build:243: /var/lib/dkms/nvidia/535.104.05/build/nvidia/nv-pat.o] Error 1\nmake[1]: *** [Makefile:1911: /var/lib/dkms/nvidia/535.104.05/build] Error 2\n"),
+    ("gpu_driver_failure", "Error! Bad return status for module build on kernel: 6.5.0-14-generic (x86_64)\nConsult /var/lib/dkms/nvidia/535.104.05/build/make.log for more information.\n"),
+    ("gpu_driver_failure", "ERROR: Unable to build the NVIDIA kernel module.\n"),
+    # near misses: another module's build error; a DKMS build of nvidia that completed
+    (None, "make[2]: *** [scripts/Makefile.build:243: /var/lib/dkms/v4l2loopback/0.12.7/build/v4l2loopback.o] Error 1\n"),
+    (None, "Error! Bad return status for module build on kernel: 6.5.0-14-generic (x86_64)\nConsult /var/lib/dkms/zfs/2.1.5/build/make.log for more information.\n"),
+    (None, "Building module:\ncleaning build area...\n'make' -j16 NV_EXCLUDE_BUILD_MODULES='' KERNEL_UNAME=6.5.0-14-generic modules....\nSigning module:\n - /var/lib/dkms/nvidia/535.104.05/6.5.0-14-generic/x86_64/module/nvidia.ko\nDKMS: install completed.\n"),
     ("gpu_driver_failure", "NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x62:0x55:2477)\nNVRM: GPU 0000:3b:00.0: rm_init_adapter failed, device minor number 0\n"),
     ("gpu_driver_failure", "NVRM: The NVIDIA probe routine was not called for 1 device(s).\nNVRM: No NVIDIA devices probed.\n"),
     ("cuda_driver_mismatch", "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n"),
