@@ -208,6 +208,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("host_machine_check", "{1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 1\n{1}[Hardware Error]: event severity: fatal\n{1}[Hardware Error]:  Error 0, type: fatal\n{1}[Hardware Error]:   section_type: memory error\n"),
     ("host_machine_check", "Kernel panic - not syncing: Fatal machine check\n"),
     ("host_kernel_panic", "Kernel panic - not syncing: Fatal exception\n"),
+    # FreeBSD's trap handler (sys/amd64/amd64/trap.c trap_fatal) before its panic; in user mode it is a
+    # process's fault, not the kernel's
+    ("host_kernel_panic", "Fatal trap 12: page fault while in kernel mode\ncpuid = 3; apic id = 03\nfault virtual address\t= 0x18\nfault code\t\t= supervisor write data, page not present\n"),
+    ("host_kernel_panic", "Fatal trap 9: general protection fault while in kernel mode\ncpuid = 3; apic id = 03\ninstruction pointer\t= 0x20:0xffffffff80b1c2d4\n"),
+    (None, "Fatal trap 12: page fault while in user mode\ncpuid = 0; apic id = 00\n"),
     ("host_kernel_panic", "BUG: kernel NULL pointer dereference, address: 0000000000000008\n#PF: supervisor read access in kernel mode\nOops: 0000 [#1] SMP NOPTI\nRIP: 0010:_nv012345rm+0x1f/0x40 [nvidia]\n"),
     ("host_oom_killer", "[123456.789] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n[123456.790] Out of memory: Killed process 12345 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:200000kB oom_score_adj:0\n"),
     ("host_oom_killer", "Out of memory: Kill process 12345 (python) score 912 or sacrifice child\nKilled process 12345 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB\n"),
