@@ -160,3 +160,31 @@ def test_a_worded_cause_nests_the_generic_symptom_it_covers(tmp_path: Path) -> N
     report = _run(tmp_path, text)
     assert report.top is not None and report.top.id == "illegal_memory_access" and report.top.tier == "text"
     assert "engine_dead" in {s.id for s in report.top.explained_symptoms}
+
+
+def test_a_phrase_of_words_is_found_spelled_with_hyphens_and_counts_once() -> None:
+    from gpuobs.rca.catalog import load_catalog
+    from gpuobs.rca.parsers.text import Phrasebook, phrase_hits
+
+    book = Phrasebook.from_signatures(load_catalog().signatures)
+    lines = [
+        "after the ECC event the GPU sat in a reset-required state",
+        "the settings page lists reset-requirements for each device",  # not the phrase: word boundary
+        "gpu_reset_required_count stays 0",  # an identifier, not a hyphenated spelling
+        "a reset-required GPU: reset required, said the tool",  # both spellings: one hit
+    ]
+    hits = phrase_hits(lines, book)
+    assert [(h.line, h.phrase) for h in hits if "reset" in h.phrase and "required" in h.phrase] == [
+        (0, "reset required"),
+        (3, "reset required"),
+    ]
+    assert not any(h.phrase in book.spelled for h in hits)  # reported as the catalog's phrase
+
+
+def test_a_stuck_reset_state_told_with_a_hyphen_names_the_reset(tmp_path: Path) -> None:
+    text = (
+        "The node passed the health check, yet the GPU was left in a reset-required state after the fault.\n"
+        "Any job creating a CUDA context fails with: all CUDA-capable devices are busy or unavailable\n"
+    )
+    report = _run(tmp_path, text)
+    assert report.top is not None and report.top.id == "gpu_reset_required" and report.top.tier == "text"
