@@ -188,3 +188,23 @@ def test_a_stuck_reset_state_told_with_a_hyphen_names_the_reset(tmp_path: Path) 
     )
     report = _run(tmp_path, text)
     assert report.top is not None and report.top.id == "gpu_reset_required" and report.top.tier == "text"
+
+
+def test_fragmentation_told_in_prose_explains_the_oom_it_ends_in(tmp_path: Path) -> None:
+    text = (
+        "Input shapes change every batch, and over a few hours the cached blocks get fragmented.\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0; 10.76 GiB total capacity; 8.10 GiB already allocated; 900.00 MiB free; 9.50 GiB reserved in total by PyTorch)\n"
+    )
+    report = _run(tmp_path, text)
+    assert report.top is not None and report.top.id == "cuda_oom_fragmentation" and report.top.tier == "text"
+    assert "cuda_oom_capacity" in {s.id for s in report.top.explained_symptoms}
+
+
+def test_the_allocators_stock_advice_is_not_a_fragmentation_diagnosis(tmp_path: Path) -> None:
+    # PyTorch prints this sentence after every OOM; wrapped onto its own line it is still not the writer's
+    text = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 10.00 MiB is free. Of the allocated memory 22.90 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n"
+        "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management\n"
+    )
+    report = _run(tmp_path, text)
+    assert [c.id for c in report.causes] == ["cuda_oom_capacity"]
