@@ -187,6 +187,9 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # crash-looping beside a running exporter is a plain crash loop.
     ("telemetry_exporter_failure", "NAME                       READY   STATUS             RESTARTS      AGE\nnvidia-dcgm-exporter-7xk2p   0/1     CrashLoopBackOff   4 (20s ago)   2m\n$ kubectl logs nvidia-dcgm-exporter-7xk2p\ntime=\"2024-03-02T08:00:00Z\" level=fatal msg=\"invalid value \\\"abc\\\" for flag -collect-interval: parse error\"\n"),
     ("crash_loop", "NAME                       READY   STATUS             RESTARTS      AGE\ndcgm-exporter-q8d9s        1/1     Running            0             3d\nllm-server-5c9f7-abcde     0/1     CrashLoopBackOff   6 (1m ago)    9m\n"),
+    # kubectl describe names the pod and container only in its header (the state line's entity)
+    ("telemetry_exporter_failure", "Name:             nvidia-dcgm-exporter-7xk2p\nNamespace:        gpu-operator\nContainers:\n  nvidia-dcgm-exporter:\n    State:          Waiting\n      Reason:       CrashLoopBackOff\n    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    1\n"),
+    ("crash_loop", "Name:             llm-server-0\nNamespace:        serving\nContainers:\n  server:\n    State:          Waiting\n      Reason:       CrashLoopBackOff\n    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    1\n"),
     # --- TensorRT runtime deserialisation and ONNX parser errors, Triton's model_lifecycle.cc.
     ("tensorrt_engine_incompatible", "E0101 10:00:00.000 1 logging.cc:43] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: Serialization (Serialization assertion stdVersionRead == serializationVersion failed.Version tag does not match. Note: Current Version: 236, Serialized Engine Version: 213)\n"),
     ("tensorrt_engine_incompatible", "[TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.6.1.6 got 8.5.3.1, please rebuild.\n"),
