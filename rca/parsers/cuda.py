@@ -264,12 +264,13 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (re.compile(r"NVRM: API mismatch"), "driver_library_mismatch"),
     # The NVIDIA kernel module failed to build for the running kernel, so it cannot load: kbuild's error
-    # for an object of the nvidia module tree (`make[2]: *** [...: /var/lib/dkms/nvidia/<ver>/build/nvidia/
-    # nv-mmap.o] Error 1`), nvidia-installer's "Unable to build the NVIDIA kernel module" / failed `dkms
-    # build -m nvidia`, and DKMS's "Bad return status for module build" about nvidia (_DKMS_BUILD_RE).
+    # for an object of the nvidia module tree (DKMS's /var/lib/dkms/nvidia/<ver>/build/, the driver
+    # package's kernel/ or kernel-open/ nvidia* folders), nvidia-installer's "Unable to build the NVIDIA
+    # kernel module" or failed `dkms build -m nvidia` (DKMS's own "Bad return status" is read in _driver).
     (
         re.compile(
-            r"make(?:\[\d+\])?: \*\*\* \[[^\]]*/(?:dkms/nvidia|nvidia(?:-\w+)?)/[^\]]*\] Error \d+|"
+            r"make(?:\[\d+\])?: \*\*\* \[[^\]]*(?:/dkms/nvidia/|/kernel(?:-open)?/nvidia"
+            r"(?:-uvm|-modeset|-drm|-peermem)?/)[^\]]*\] Error \d+|"
             r"(?i:Unable to build the NVIDIA kernel module|Failed to run `?\S*dkms build -m nvidia\b)"
         ),
         "module_build",

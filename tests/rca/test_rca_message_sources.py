@@ -68,7 +68,9 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_driver_failure", "Error! Bad return status for module build on kernel: 6.5.0-14-generic (x86_64)\nConsult /var/lib/dkms/nvidia/535.104.05/build/make.log for more information.\n"),
     ("gpu_driver_failure", "ERROR: Unable to build the NVIDIA kernel module.\n"),
     # near misses: another module's build error; a DKMS build of nvidia that completed
+    ("gpu_driver_failure", "make[3]: *** [scripts/Makefile.build:251: /tmp/NVIDIA-Linux-x86_64-550.90.07/kernel-open/nvidia-uvm/uvm_va_space.o] Error 1\n"),
     (None, "make[2]: *** [scripts/Makefile.build:243: /var/lib/dkms/v4l2loopback/0.12.7/build/v4l2loopback.o] Error 1\n"),
+    (None, "make[1]: *** [Makefile:42: /home/ci/src/nvidia-apex/build/temp.linux-x86_64/csrc/fused_dense.o] Error 1\n"),
     (None, "Error! Bad return status for module build on kernel: 6.5.0-14-generic (x86_64)\nConsult /var/lib/dkms/zfs/2.1.5/build/make.log for more information.\n"),
     (None, "Building module:\ncleaning build area...\n'make' -j16 NV_EXCLUDE_BUILD_MODULES='' KERNEL_UNAME=6.5.0-14-generic modules....\nSigning module:\n - /var/lib/dkms/nvidia/535.104.05/6.5.0-14-generic/x86_64/module/nvidia.ko\nDKMS: install completed.\n"),
     ("gpu_driver_failure", "NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x62:0x55:2477)\nNVRM: GPU 0000:3b:00.0: rm_init_adapter failed, device minor number 0\n"),
