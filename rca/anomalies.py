@@ -220,30 +220,58 @@ def memory_growth(evidence: Sequence[Evidence]) -> list[Evidence]:
     return out
 
 
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
 def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
-    """CUDA OOMs where the caching allocator held enough free-but-reserved memory for the failed request."""
+    """CUDA OOMs that failed while enough memory was unused: not a shortage but memory in the wrong pieces.
+
+    PyTorch's caching allocator, before it reports an OOM, releases its cached blocks that are wholly free
+    and retries; what it still reports as "reserved but unallocated" is stranded in segments that live
+    blocks keep split, and the "free" figure is the device's (cudaMemGetInfo) after that retry. So the OOM
+    is fragmentation when a large stranded pool covers the request; when it covers it with the device's
+    free memory and dominates what is reserved (PyTorch's own hint: "If reserved memory is >> allocated
+    memory ... to avoid fragmentation"); or when the device alone reported enough free memory for it (the
+    bytes exist, one block of that size could not be had). Not when a per-process limit ("allowed")
+    capped the allocator.
+    """
     out = []
     for ev in evidence:
         if ev.key != "cuda_oom":
             continue
-        tried, spare, total = (ev.attrs.get(k) for k in ("tried", "reserved_unallocated", "total"))
-        if not isinstance(tried, int | float) or not isinstance(spare, int | float):
+        tried, total = ev.attrs.get("tried"), ev.attrs.get("total")
+        if not isinstance(tried, int | float) or tried <= 0:
             continue
         floor = 0.03 * float(total) if isinstance(total, int | float) and total > 0 else 512 * 2**20
-        if spare >= tried and spare >= floor:
-            out.append(
-                _event(
-                    "oom_fragmented",
-                    float(spare),
-                    ev.entity,
-                    ev.time,
-                    f"OOM asking {tried / 2**20:.0f} MiB while {spare / 2**30:.2f} GiB "
-                    "was reserved but unallocated",
-                    tried=tried,
-                    reserved_unallocated=spare,
-                    gpu_index=ev.attrs.get("gpu_index"),
-                )
+        spare_n, free_n, allocated_n = (
+            _number(ev.attrs.get(k)) for k in ("reserved_unallocated", "free", "allocated")
+        )
+        capped = " allowed" in str(ev.attrs.get("message", ""))
+        stranded = spare_n >= floor and (
+            spare_n >= tried or (not capped and spare_n + free_n >= tried and spare_n >= allocated_n)
+        )
+        device_free = not capped and free_n >= floor and free_n >= tried
+        if not (stranded or device_free):
+            continue
+        why = (
+            f"{spare_n / 2**30:.2f} GiB was reserved but unallocated"
+            if stranded
+            else f"the device reported {free_n / 2**30:.2f} GiB free"
+        )
+        out.append(
+            _event(
+                "oom_fragmented",
+                spare_n if stranded else free_n,
+                ev.entity,
+                ev.time,
+                f"OOM asking {tried / 2**20:.0f} MiB while {why}",
+                tried=tried,
+                reserved_unallocated=spare_n,
+                free=free_n,
+                gpu_index=ev.attrs.get("gpu_index"),
             )
+        )
     return out
 
 

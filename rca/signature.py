@@ -132,12 +132,19 @@ def _norm(value: Any) -> str:
     return str(value).strip().lower()
 
 
+# Entity fields an attribute condition may name when the record carries no attribute of that name: a
+# `kubectl describe` state line names its pod only in the entity the reader filled from the header.
+_ENTITY_FIELDS = frozenset({"pod", "namespace", "container"})
+
+
 def _label(ev: Evidence, name: str) -> Any:
     labels = ev.attrs.get("labels")
     if isinstance(labels, Mapping) and name in labels:
         return labels[name]
     if name in ev.attrs:
         return ev.attrs[name]
+    if name in _ENTITY_FIELDS:
+        return getattr(ev.entity, name, None)
     return None
 
 

@@ -15,7 +15,8 @@ resolved to the native name), `increase` (the same, for the increase of a counte
 `kind`, `value`/`not_value` (lists, compared as text so 79 == "79"),
 `cuda` (CUDA error names, expanded to every alias through gpuobs.cuda_errors), `min`/`max`
 (numeric value bounds), `text`/`not_text` (regular expressions over the raw text), `attrs`/
-`not_attrs` (attribute or metric label -> regex), `attr_min`/`attr_max`, and for support `weight`
+`not_attrs` (attribute or metric label -> regex; `pod`, `namespace` and `container` fall back to the
+record's entity), `attr_min`/`attr_max`, and for support `weight`
 and `label`. The tag `generic` marks a catch-all signature (crash loop, engine death, timeout) that
 never nests another candidate under itself. A variant (`[[variants]]`: `name`, `base`, `require`) may
 have its own `rule_out` matchers, which drop that variant only. Clause fields: `name`, `count`,

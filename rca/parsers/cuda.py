@@ -263,6 +263,18 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         "nvrm_init",
     ),
     (re.compile(r"NVRM: API mismatch"), "driver_library_mismatch"),
+    # The NVIDIA kernel module failed to build for the running kernel, so it cannot load: kbuild's error
+    # for an object of the nvidia module tree (DKMS's /var/lib/dkms/nvidia/<ver>/build/, the driver
+    # package's kernel/ or kernel-open/ nvidia* folders), nvidia-installer's "Unable to build the NVIDIA
+    # kernel module" or failed `dkms build -m nvidia` (DKMS's own "Bad return status" is read in _driver).
+    (
+        re.compile(
+            r"make(?:\[\d+\])?: \*\*\* \[[^\]]*(?:/dkms/nvidia/|/kernel(?:-open)?/nvidia"
+            r"(?:-uvm|-modeset|-drm|-peermem)?/)[^\]]*\] Error \d+|"
+            r"(?i:Unable to build the NVIDIA kernel module|Failed to run `?\S*dkms build -m nvidia\b)"
+        ),
+        "module_build",
+    ),
     # the open kernel module's GSP watchdog: what Xid 119/120 report, printed without the Xid line
     (re.compile(r"NVRM: .*(?:_kgspLogRpcTimeout|_kgspIsHeartbeatTimedOut|GSP RPC timeout)"), "gsp_timeout"),
     (
@@ -295,6 +307,10 @@ def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             ctx.emit(
                 keys.DRIVER_ERROR, "no_cuda_gpus", pre, msg, {"message": f"{msg.strip()[:200]} -> {answer}"}
             )
+        return
+    if "Bad return status for module build" in msg and "nvidia" in (msg + ctx.lookahead(2)).lower():
+        # DKMS names the module on the next line ("Consult /var/lib/dkms/nvidia/<ver>/build/make.log")
+        ctx.emit(keys.DRIVER_ERROR, "module_build", pre, msg, {"message": msg.strip()[:500]})
         return
     for regex, cls in _DRIVER_PATTERNS:
         if regex.search(msg):
@@ -380,6 +396,10 @@ PARSERS: list[Trigger] = [
             "CUDA-capable",
             "cuda.is_available()",
             "cuda.device_count()",
+            "] Error ",
+            "NVIDIA kernel module",
+            "dkms build",
+            "Bad return status for module build",
         ),
         _driver,
     ),

@@ -254,10 +254,12 @@ def _panic(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 # Oopses: the kernel hit a bug or a bad access; the faulting task dies and the node is unreliable
 # (a panic follows with panic_on_oops). "BUG: soft lockup"/"scheduling while atomic" are not oopses, nor
-# is a user-space "traps: proc[pid] general protection fault ip:... in lib.so" (a process crash).
+# is a user-space "traps: proc[pid] general protection fault ip:... in lib.so" (a process crash). FreeBSD's
+# trap handler says "Fatal trap 12: page fault while in kernel mode" before it panics (trap.c trap_fatal);
+# "while in user mode" is a process's fault.
 _OOPS_RE = re.compile(
     r"(?P<what>BUG: (?:unable to handle (?:kernel )?(?:NULL pointer dereference|paging request|page fault)|"
-    r"kernel NULL pointer dereference)|kernel BUG at \S+|"
+    r"kernel NULL pointer dereference)|kernel BUG at \S+|Fatal trap \d+: [^:]{1,60}? while in kernel mode|"
     r"general protection fault(?:,[^:\]]*)?: [0-9a-fA-F]{4} \[#\d+\]|"
     r"Oops: (?P<code>[0-9a-fA-F]{4})\b)(?P<rest>.*)$"
 )
@@ -407,7 +409,7 @@ PARSERS: list[Trigger] = [
     (("oom-kill", "Killed process", "Task in "), _oom),
     (("memory: usage", "Memory cgroup stats"), _memcg),
     (("anic - ",), _panic),
-    (("BUG: ", "kernel BUG at", "general protection fault", "Oops: "), _oops),
+    (("BUG: ", "kernel BUG at", "general protection fault", "Oops: ", "Fatal trap "), _oops),
     (("CPU: ",), _cpu_line),
     (("CR2: ",), _cr2_summary),
     (("blocked for more than",), _hung),

@@ -124,6 +124,8 @@ _CRASH_RE = re.compile(
     r"Fatal Python error: Segmentation fault"
 )
 _NCCL_FRAME_RE = re.compile(r"(?i)libnccl|\bp?nccl[A-Z]\w*|nccl::|libnccl-net|ncclProxy")
+_NCCL_SHM_FRAME_RE = re.compile(r"ncclShm\w*|shmutils\.cc")
+_BUS_RE = re.compile(r"Caught signal 7\b|Signal: Bus error|\bSIGBUS\b")
 _BACKTRACE_LINES = 30
 
 
@@ -144,6 +146,15 @@ def _crash(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     ctx.state["crash_line"] = ctx.index
     attrs: dict[str, object] = {"message": msg.strip()[:500], "frame": frame}
+    # NCCL's intra-node buffers are files in /dev/shm that it maps (misc/shmutils.cc, ncclShmOpen): a page of
+    # such a mapping that tmpfs cannot back, a full 64 MiB container /dev/shm, faults with SIGBUS (mmap(2)),
+    # so a bus error in NCCL, or a crash in its shared-memory code, is the shm failure, not an NCCL bug.
+    head = "\n".join(ctx.lines[ctx.index : ctx.index + 3])  # Open MPI names the signal on the next line
+    bus = m["what"] == "Bus error" or bool(_BUS_RE.search(head))
+    if bus or _NCCL_SHM_FRAME_RE.search(frame):
+        attrs["signal"] = "SIGBUS" if bus else "SIGSEGV"
+        ctx.emit(keys.NCCL_ERROR, "shm", pre, msg, attrs)
+        return
     ctx.emit(keys.NCCL_ERROR, "segfault", pre, msg, attrs)
 
 

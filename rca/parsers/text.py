@@ -59,6 +59,26 @@ _NOTHING_RE = re.compile(r"\s[:=]\s*(?:0+(?:\.0+)?|no|none|n/a|disabled|false|of
 # Ver: 3.0.0", "EDAC MC0: Giving out device to module skx_edac", "pcieport ...: AER: enabled with IRQ 26"):
 # the machine-check and AER machinery is present, nothing has been reported through it. (A bare
 # "... enabled" is left alone: "Watchdog: Enabled" is a setting that can be the failure's cause.)
+# Advice a tool prints with every report of its kind is not the writer's diagnosis: PyTorch's allocator
+# ends each CUDA OOM with "If reserved but unallocated memory is large try setting
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation." (before 2.1: "If reserved memory
+# is >> allocated memory try setting max_split_size_mb to avoid fragmentation."), capacity OOMs included.
+# The sentence is blanked (same length) before the scan; the exact tier reads it with the OOM's figures.
+_BOILERPLATE_RE = re.compile(
+    r"if reserved (?:but unallocated )?memory is (?:large|>> allocated memory) try setting \S+ "
+    r"to avoid fragmentation\.?"
+)
+
+
+def _unadvised(low: str) -> str:
+    """The lowered text with tools' stock advice blanked out, positions unchanged."""
+    if "to avoid fragmentation" not in low:
+        return low
+    return _BOILERPLATE_RE.sub(lambda m: " " * len(m.group(0)), low)
+
+
+# A phrase of plain lower-case words separated by single spaces (it has a hyphenated spelling).
+_WORDS_RE = re.compile(r"[a-z]+(?: [a-z]+)+")
 _BOOT_RE = re.compile(r"\benabled (?:with irq \d+|\(\w+\))\s*$|\bver: [\d.]+\s*$|giving out device to module")
 
 
@@ -85,6 +105,8 @@ class Phrasebook:
     phrases: tuple[str, ...]
     owners: tuple[tuple[tuple[str, float], ...], ...]
     facts: dict[str, tuple[Matcher, ...]] = field(default_factory=dict, compare=False, hash=False)
+    # a scanned spelling -> the catalog phrase it stands for (a phrase of words written with hyphens)
+    spelled: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     _automaton: list[Any] = field(default_factory=list, compare=False, hash=False, repr=False)
 
     @classmethod
@@ -106,8 +128,27 @@ class Phrasebook:
                     for m in c.matchers
                 ]
                 facts[sig.id] = (*required, *sig.support)
+        # Writers join the words of a state into one compound ("a reset-required GPU", "an out-of-memory
+        # error"): a phrase of plain words is also found spelled with hyphens, and counts as itself.
+        spelled = {
+            p.replace(" ", "-"): p
+            for p in table
+            if " " in p and _WORDS_RE.fullmatch(p) and p.replace(" ", "-") not in table
+        }
+        for variant, phrase in spelled.items():
+            table[variant] = table[phrase]
         ordered = sorted(table)
-        return cls(phrases=tuple(ordered), owners=tuple(tuple(table[p]) for p in ordered), facts=facts)
+        return cls(
+            phrases=tuple(ordered),
+            owners=tuple(tuple(table[p]) for p in ordered),
+            facts=facts,
+            spelled=spelled,
+        )
+
+    def phrase(self, index: int) -> str:
+        """The catalog phrase that the scanned phrase `index` stands for."""
+        scanned = self.phrases[index]
+        return self.spelled.get(scanned, scanned)
 
     def __bool__(self) -> bool:
         return bool(self.phrases)
@@ -173,7 +214,7 @@ def phrase_hits(
     if not book or not lines:
         return []
     view = low if low is not None else lower_text(lines)
-    text, starts = view.text, view.starts
+    text, starts = _unadvised(view.text), view.starts
     if not view.aligned:  # lower() changed lengths (rare Unicode): find each phrase per line
         return _hits_per_line(lines, book, skip, judged)
     matcher = book.automaton()
@@ -233,7 +274,7 @@ def _hits_per_line(
     for line, raw in enumerate(lines):
         if line in skip:
             continue
-        low = plain(raw.lower())
+        low = _unadvised(plain(raw.lower()))
         if any(neg in low for neg in _NEGATIONS) or _chatter(raw, low):
             continue
         spans = [
@@ -264,18 +305,19 @@ def _line_hits(
         return verdict[sig]
 
     out = []
-    seen: set[int] = set()
+    seen: set[str] = set()
     for start, end, pi in spans:
-        if pi in seen:
+        phrase = book.phrase(pi)
+        if phrase in seen:
             continue
-        seen.add(pi)
+        seen.add(phrase)
         if len(spans) > 1 and any(
             s2 <= start and end <= e2 and (e2 - s2) > (end - start) for s2, e2, _ in spans
         ):
             continue
         owners = tuple((sig, w) for sig, w in book.owners[pi] if reads(sig))
         if owners:
-            out.append(PhraseHit(line=line, phrase=book.phrases[pi], owners=owners))
+            out.append(PhraseHit(line=line, phrase=phrase, owners=owners))
     return out
 
 

@@ -239,6 +239,47 @@ def test_oom_fragmented_thresholds() -> None:
     assert oom_fragmented([oom(8 * GIB, 5 * GIB)]) == []  # the request would not fit anyway
 
 
+def test_oom_fragmented_counts_the_device_free_memory() -> None:
+    """The allocator reports "free" after releasing its whole free segments: stranded reserved memory plus
+    the device's free memory covering the request, or the free memory alone covering it, is no shortage."""
+
+    def oom(
+        tried: float, spare: float, free: float, message: str = "CUDA out of memory", allocated: float = 0.0
+    ) -> Evidence:
+        attrs = {
+            "tried": tried,
+            "reserved_unallocated": spare,
+            "free": free,
+            "total": 12 * GIB,
+            "allocated": allocated,
+        }
+        return Evidence(
+            kind=EvidenceKind.LOG,
+            key="cuda_oom",
+            value=None,
+            source="a",
+            time=T0,
+            attrs={**attrs, "message": message},
+        )
+
+    # 5 GiB stranded in split segments + 3 GiB free: a 6 GiB request fits in neither pool alone
+    assert len(oom_fragmented([oom(6 * GIB, 5 * GIB, 3 * GIB)])) == 1
+    # 2 GiB free on the device and a 40 MiB request failed: the bytes exist
+    hit = oom_fragmented([oom(40 * 2**20, 10 * 2**20, 2 * GIB)])
+    assert len(hit) == 1 and "free" in hit[0].raw
+    # near misses: the free memory and a small stranded pool together still short of the request
+    assert oom_fragmented([oom(6 * GIB, 1 * GIB, 3 * GIB)]) == []  # 4 GiB unused in all, 6 GiB asked
+    assert oom_fragmented([oom(20 * 2**20, 100 * 2**20, 8 * 2**20)]) == []  # a full device, a small pool
+    assert oom_fragmented([oom(9 * GIB, 5 * GIB, 3 * GIB)]) == []  # 8 GiB unused cannot hold 9 GiB
+    # the stranded pool must dominate what is reserved (PyTorch: "reserved memory is >> allocated memory")
+    assert oom_fragmented([oom(6 * GIB, 2 * GIB, 5 * GIB, allocated=4 * GIB)]) == []
+    # a per-process cap ("... allowed;") explains free device memory the allocator may not use
+    assert (
+        oom_fragmented([oom(40 * 2**20, 10 * 2**20, 2 * GIB, "4.00 GiB allowed; 3.9 GiB already allocated")])
+        == []
+    )
+
+
 def test_counter_increase_handles_resets_total_suffix_and_single_readings() -> None:
     pre = s.NUM_PREEMPTIONS.native
     e = Entity(model="m")

@@ -51,6 +51,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("xid_119_gsp_timeout", "NVRM: Xid (PCI:0000:41:00): 120, pid=3520, name=python, GSP task timeout @ pc:0x4bd36ec, task: 1\n"),
     ("gpu_reset_required", "NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)\n"),
     ("gpu_reset_required", "NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)\n"),
+    # the reset a GSP timeout leaves behind is its consequence, also when the timeout is known only by wording
+    ("xid_119_gsp_timeout", "NVRM: _kgspRpcRecvPoll: GSP RM heartbeat timed out after 6000ms\nNVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)\n"),
     ("launch_timeout_watchdog", "NVRM: Xid (PCI:0000:01:00): 8, pid=1234, name=python, Channel 00000010\n"),
     # --- NVML / nvidia-smi: nvmlErrorString texts (nvml.h: GPU_IS_LOST "GPU is lost", RESET_REQUIRED "GPU
     # requires reset", DRIVER_NOT_LOADED "Driver Not Loaded") as nvidia-smi prints them; NVRM's
@@ -60,6 +62,17 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_driver_failure", "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n"),
     ("gpu_driver_failure", "$ nvidia-smi\nFailed to initialize NVML: Driver Not Loaded\n"),
     ("gpu_driver_failure", "NVRM: RmInitAdapter failed! (0x26:0xffff:1511)\nNVRM: rm_init_adapter failed, device minor number 0\n"),
+    # The module failed to build for the running kernel (kbuild's error for an object of the nvidia tree,
+    # DKMS's "Bad return status for module build" about nvidia, nvidia-installer), so it cannot load.
+    ("gpu_driver_failure", "make[2]: *** [scripts/Makefile.build:243: /var/lib/dkms/nvidia/535.104.05/build/nvidia/nv-pat.o] Error 1\nmake[1]: *** [Makefile:1911: /var/lib/dkms/nvidia/535.104.05/build] Error 2\n"),
+    ("gpu_driver_failure", "Error! Bad return status for module build on kernel: 6.5.0-14-generic (x86_64)\nConsult /var/lib/dkms/nvidia/535.104.05/build/make.log for more information.\n"),
+    ("gpu_driver_failure", "ERROR: Unable to build the NVIDIA kernel module.\n"),
+    # near misses: another module's build error; a DKMS build of nvidia that completed
+    ("gpu_driver_failure", "make[3]: *** [scripts/Makefile.build:251: /tmp/NVIDIA-Linux-x86_64-550.90.07/kernel-open/nvidia-uvm/uvm_va_space.o] Error 1\n"),
+    (None, "make[2]: *** [scripts/Makefile.build:243: /var/lib/dkms/v4l2loopback/0.12.7/build/v4l2loopback.o] Error 1\n"),
+    (None, "make[1]: *** [Makefile:42: /home/ci/src/nvidia-apex/build/temp.linux-x86_64/csrc/fused_dense.o] Error 1\n"),
+    (None, "Error! Bad return status for module build on kernel: 6.5.0-14-generic (x86_64)\nConsult /var/lib/dkms/zfs/2.1.5/build/make.log for more information.\n"),
+    (None, "Building module:\ncleaning build area...\n'make' -j16 NV_EXCLUDE_BUILD_MODULES='' KERNEL_UNAME=6.5.0-14-generic modules....\nSigning module:\n - /var/lib/dkms/nvidia/535.104.05/6.5.0-14-generic/x86_64/module/nvidia.ko\nDKMS: install completed.\n"),
     ("gpu_driver_failure", "NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x62:0x55:2477)\nNVRM: GPU 0000:3b:00.0: rm_init_adapter failed, device minor number 0\n"),
     ("gpu_driver_failure", "NVRM: The NVIDIA probe routine was not called for 1 device(s).\nNVRM: No NVIDIA devices probed.\n"),
     ("cuda_driver_mismatch", "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n"),
@@ -171,6 +184,14 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("telemetry_exporter_failure", "time=\"2024-01-01T10:00:00Z\" level=fatal msg=\"Error connecting to nv-hostengine: Host engine connection invalid/disconnected\"\n"),
     ("telemetry_exporter_failure", "time=\"2024-01-01T10:00:00Z\" level=fatal msg=\"Failed to watch metrics: Error watching fields: The third-party Profiling module returned an unrecoverable error\"\n"),
     ("telemetry_exporter_failure", "time=\"2024-01-01T10:00:00Z\" level=info msg=\"Starting dcgm-exporter\"\ntime=\"2024-01-01T10:00:00Z\" level=fatal msg=\"Error starting nv-hostengine: DCGM initialization error\"\n"),
+    # The exporter's own pod crash-looping: its container's fatal (here a bad flag value, which no exporter
+    # pattern names) explains the loop, and the node's GPU telemetry is down. Near miss: a workload pod
+    # crash-looping beside a running exporter is a plain crash loop.
+    ("telemetry_exporter_failure", "NAME                       READY   STATUS             RESTARTS      AGE\nnvidia-dcgm-exporter-7xk2p   0/1     CrashLoopBackOff   4 (20s ago)   2m\n$ kubectl logs nvidia-dcgm-exporter-7xk2p\ntime=\"2024-03-02T08:00:00Z\" level=fatal msg=\"invalid value \\\"abc\\\" for flag -collect-interval: parse error\"\n"),
+    ("crash_loop", "NAME                       READY   STATUS             RESTARTS      AGE\ndcgm-exporter-q8d9s        1/1     Running            0             3d\nllm-server-5c9f7-abcde     0/1     CrashLoopBackOff   6 (1m ago)    9m\n"),
+    # kubectl describe names the pod and container only in its header (the state line's entity)
+    ("telemetry_exporter_failure", "Name:             nvidia-dcgm-exporter-7xk2p\nNamespace:        gpu-operator\nContainers:\n  nvidia-dcgm-exporter:\n    State:          Waiting\n      Reason:       CrashLoopBackOff\n    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    1\n"),
+    ("crash_loop", "Name:             llm-server-0\nNamespace:        serving\nContainers:\n  server:\n    State:          Waiting\n      Reason:       CrashLoopBackOff\n    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    1\n"),
     # --- TensorRT runtime deserialisation and ONNX parser errors, Triton's model_lifecycle.cc.
     ("tensorrt_engine_incompatible", "E0101 10:00:00.000 1 logging.cc:43] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: Serialization (Serialization assertion stdVersionRead == serializationVersion failed.Version tag does not match. Note: Current Version: 236, Serialized Engine Version: 213)\n"),
     ("tensorrt_engine_incompatible", "[TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.6.1.6 got 8.5.3.1, please rebuild.\n"),
@@ -192,6 +213,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("host_machine_check", "{1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 1\n{1}[Hardware Error]: event severity: fatal\n{1}[Hardware Error]:  Error 0, type: fatal\n{1}[Hardware Error]:   section_type: memory error\n"),
     ("host_machine_check", "Kernel panic - not syncing: Fatal machine check\n"),
     ("host_kernel_panic", "Kernel panic - not syncing: Fatal exception\n"),
+    # FreeBSD's trap handler (sys/amd64/amd64/trap.c trap_fatal) before its panic; in user mode it is a
+    # process's fault, not the kernel's
+    ("host_kernel_panic", "Fatal trap 12: page fault while in kernel mode\ncpuid = 3; apic id = 03\nfault virtual address\t= 0x18\nfault code\t\t= supervisor write data, page not present\n"),
+    ("host_kernel_panic", "Fatal trap 9: general protection fault while in kernel mode\ncpuid = 3; apic id = 03\ninstruction pointer\t= 0x20:0xffffffff80b1c2d4\n"),
+    (None, "Fatal trap 12: page fault while in user mode\ncpuid = 0; apic id = 00\n"),
     ("host_kernel_panic", "BUG: kernel NULL pointer dereference, address: 0000000000000008\n#PF: supervisor read access in kernel mode\nOops: 0000 [#1] SMP NOPTI\nRIP: 0010:_nv012345rm+0x1f/0x40 [nvidia]\n"),
     ("host_oom_killer", "[123456.789] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n[123456.790] Out of memory: Killed process 12345 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:200000kB oom_score_adj:0\n"),
     ("host_oom_killer", "Out of memory: Kill process 12345 (python) score 912 or sacrifice child\nKilled process 12345 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB\n"),
@@ -308,6 +334,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_reset_required", "    Remapped Rows\n        Correctable Error                 : 0\n        Uncorrectable Error               : 2\n        Pending                           : Yes\n        Remapping Failure Occurred        : No\n"),
     ("xid_79_fallen_off_bus", "nvidia-smi\nUnable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU\n"),
     ("container_gpu_access_lost", "$ nvidia-smi\nFailed to initialize NVML: Unknown Error\n"),
+    # nvidia-smi's per-GPU handle failure: NVML initialised and enumerated that GPU (a container that lost its
+    # devices fails at NVML init, the line above), so the GPU itself is in trouble, not the container.
+    ("xid_79_fallen_off_bus", "$ nvidia-smi\nUnable to determine the device handle for GPU 0000:41:00.0: Unknown Error\n"),
+    # NVML_ERROR_GPU_IS_LOST after CUDA found no device: the GPU was there and fell off, not never given
+    ("xid_79_fallen_off_bus", "RuntimeError: CUDA error: no CUDA-capable device is detected\n$ nvidia-smi\nUnable to determine the device handle for GPU 0000:41:00.0: GPU is lost.  Reboot the system to recover this GPU\n"),
+    ("gpu_not_visible", "RuntimeError: CUDA error: no CUDA-capable device is detected\n$ nvidia-smi\nNo devices were found\n"),
     # --- Kubernetes: kubectl describe sections (Last State / Reason / Exit Code), probes, nvidia-container-cli
     # device errors; dcgm-exporter fatals.
     ("gpu_not_visible", "  Warning  FailedScheduling  5s  default-scheduler  0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..\n"),
@@ -379,11 +411,28 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nccl_timeout", "[rank0]:[E ProcessGroupNCCL.cpp:1250] [PG ID 0 PG GUID 0(default_pg) Rank 0] First PG on this rank that detected no heartbeat of its watchdog.\n"),
     ("nccl_segfault", "[node1:01234] *** Process received signal ***\n[node1:01234] Signal: Segmentation fault (11)\n[node1:01234] Signal code: Address not mapped (1)\n[node1:01234] Failing at address: 0x10\n[node1:01234] [ 1] /usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2(+0x71a2b)[0x7f00]\n"),
     ("nccl_segfault", "python[12345]: segfault at 8 ip 00007f1234567890 sp 00007ffd12345678 error 4 in libnccl.so.2.18.1[7f1234500000+d000000]\n"),
+    # NCCL maps its intra-node buffers from /dev/shm files (misc/shmutils.cc): a mapped page tmpfs cannot back
+    # (a full 64 MiB container /dev/shm) faults with SIGBUS (mmap(2)); a crash in its shm code is the same.
+    ("nccl_shm_unavailable", "[worker-0:812  :0:840] Caught signal 7 (Bus error: nonexistent physical address)\n==== backtrace (tid:    840) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n 1 0x00000000000a1b2c ncclProxyService()  ???:0\n 2 0x0000000000094ac3 start_thread()  ???:0\n"),
+    ("nccl_shm_unavailable", "[trainer:04321] *** Process received signal ***\n[trainer:04321] Signal: Bus error (7)\n[trainer:04321] Signal code: Non-existant physical address (2)\n[trainer:04321] [ 1] /opt/conda/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2(+0x5f1e0)[0x7f3a]\n"),
+    ("nccl_shm_unavailable", "[trainer:04321] *** Process received signal ***\n[trainer:04321] Signal: Segmentation fault (11)\n[trainer:04321] [ 1] /usr/lib/libnccl.so.2(ncclShmOpen+0x1a2)[0x7f3a]\n"),
+    # near miss: a segfault in NCCL's other code stays an NCCL crash
+    ("nccl_segfault", "[worker-0:812  :0:840] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)\n==== backtrace (tid:    840) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n 1 0x00000000000a1b2c ncclCommInitRank()  ???:0\n"),
     ("nccl_shm_unavailable", "node1:1234:5678 [0] NCCL WARN Error: failed to extend /dev/shm/nccl-ABCDEF to 33030148 bytes, error: No space left on device (28)\n"),
     ("nccl_shm_unavailable", "node1:1234:5678 [0] misc/shmutils.cc:62 NCCL WARN Call to open failed : Permission denied\nnode1:1234:5678 [0] NCCL WARN Error while creating shared memory segment /dev/shm/nccl-1234 (size 5767520)\n"),
     ("cuda_oom_capacity", "RuntimeError: CUDA error: out of memory\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"),
     ("cuda_oom_capacity", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.33 GiB of which 6.81 MiB is free.\n"),
     ("cuda_oom_fragmentation", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 5.21 GiB is free. Including non-PyTorch memory, this process has 73.93 GiB memory in use. Of the allocated memory 52.30 GiB is allocated by PyTorch, and 20.98 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"),
+    # PyTorch's allocator (c10/cuda/CUDACachingAllocator.cpp) reports "free" as the device's free memory after
+    # releasing its whole free segments: with enough of it, or enough stranded in split segments with it,
+    # the OOM is fragmentation; old format ("cached" = reserved) and new format.
+    ("cuda_oom_fragmentation", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 7.79 GiB of which 3.10 GiB is free. Of the allocated memory 3.95 GiB is allocated by PyTorch, and 40.12 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"),
+    ("cuda_oom_fragmentation", "RuntimeError: CUDA out of memory. Tried to allocate 3.50 GiB (GPU 0; 15.90 GiB total capacity; 1.20 GiB already allocated; 2.10 GiB free; 3.70 GiB reserved in total by PyTorch)\n"),
+    # near misses: free memory and the stranded pool together short of the request is a shortage; so is a
+    # stranded pool that is a small share of what is reserved (not PyTorch's "reserved >> allocated")
+    ("cuda_oom_capacity", "RuntimeError: CUDA out of memory. Tried to allocate 3.00 GiB (GPU 1; 31.75 GiB total capacity; 26.40 GiB already allocated; 2.60 GiB free; 28.10 GiB reserved in total by PyTorch)\n"),
+    ("cuda_oom_capacity", "RuntimeError: CUDA out of memory. Tried to allocate 6.00 GiB (GPU 0; 15.90 GiB total capacity; 12.90 GiB already allocated; 1.10 GiB free; 13.80 GiB reserved in total by PyTorch)\n"),
+    ("cuda_oom_capacity", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 300.00 MiB is free. Of the allocated memory 22.80 GiB is allocated by PyTorch, and 150.00 MiB is reserved by PyTorch but unallocated.\n"),
     ("illegal_memory_access", "RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"),
     ("illegal_memory_access", "CUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7fff1234 (kernel.cu:42)\n"),
     ("illegal_memory_access", "========= Invalid __global__ read of size 4 bytes\n=========     at 0x70 in kernel(float*)\n=========     by thread (0,0,0) in block (0,0,0)\n=========     Address 0x7f1200000000 is out of bounds\n"),

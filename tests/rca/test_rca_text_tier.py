@@ -160,3 +160,51 @@ def test_a_worded_cause_nests_the_generic_symptom_it_covers(tmp_path: Path) -> N
     report = _run(tmp_path, text)
     assert report.top is not None and report.top.id == "illegal_memory_access" and report.top.tier == "text"
     assert "engine_dead" in {s.id for s in report.top.explained_symptoms}
+
+
+def test_a_phrase_of_words_is_found_spelled_with_hyphens_and_counts_once() -> None:
+    from gpuobs.rca.catalog import load_catalog
+    from gpuobs.rca.parsers.text import Phrasebook, phrase_hits
+
+    book = Phrasebook.from_signatures(load_catalog().signatures)
+    lines = [
+        "after the ECC event the GPU sat in a reset-required state",
+        "the settings page lists reset-requirements for each device",  # not the phrase: word boundary
+        "gpu_reset_required_count stays 0",  # an identifier, not a hyphenated spelling
+        "a reset-required GPU: reset required, said the tool",  # both spellings: one hit
+    ]
+    hits = phrase_hits(lines, book)
+    assert [(h.line, h.phrase) for h in hits if "reset" in h.phrase and "required" in h.phrase] == [
+        (0, "reset required"),
+        (3, "reset required"),
+    ]
+    assert not any(h.phrase in book.spelled for h in hits)  # reported as the catalog's phrase
+
+
+def test_a_stuck_reset_state_told_with_a_hyphen_names_the_reset(tmp_path: Path) -> None:
+    text = (
+        "The node passed the health check, yet the GPU was left in a reset-required state after the fault.\n"
+        "Any job creating a CUDA context fails with: all CUDA-capable devices are busy or unavailable\n"
+    )
+    report = _run(tmp_path, text)
+    assert report.top is not None and report.top.id == "gpu_reset_required" and report.top.tier == "text"
+
+
+def test_fragmentation_told_in_prose_explains_the_oom_it_ends_in(tmp_path: Path) -> None:
+    text = (
+        "Input shapes change every batch, and over a few hours the cached blocks get fragmented.\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0; 10.76 GiB total capacity; 8.10 GiB already allocated; 900.00 MiB free; 9.50 GiB reserved in total by PyTorch)\n"
+    )
+    report = _run(tmp_path, text)
+    assert report.top is not None and report.top.id == "cuda_oom_fragmentation" and report.top.tier == "text"
+    assert "cuda_oom_capacity" in {s.id for s in report.top.explained_symptoms}
+
+
+def test_the_allocators_stock_advice_is_not_a_fragmentation_diagnosis(tmp_path: Path) -> None:
+    # PyTorch prints this sentence after every OOM; wrapped onto its own line it is still not the writer's
+    text = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 10.00 MiB is free. Of the allocated memory 22.90 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n"
+        "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management\n"
+    )
+    report = _run(tmp_path, text)
+    assert [c.id for c in report.causes] == ["cuda_oom_capacity"]
