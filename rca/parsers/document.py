@@ -30,8 +30,17 @@ from gpuobs.rca.parsers.text import Phrasebook, match_text
 from gpuobs.rca.parsers.traces import parse_otlp_text
 from gpuobs.rca.parsers.trend import memory_trend
 from gpuobs.rca.parsers.wrappers import unwrap
+from gpuobs.rca.prose import prose_record
 
-__all__ = ["TOOL_READERS", "ExactView", "exact_tier", "is_log_text", "parse_document", "parse_log_text"]
+__all__ = [
+    "TOOL_READERS",
+    "ExactView",
+    "exact_tier",
+    "is_log_text",
+    "parse_document",
+    "parse_log_text",
+    "prose_skip",
+]
 
 _JSON_SNIFF_CHARS = 200_000
 
@@ -125,10 +134,17 @@ def exact_tier(name: str, text: str) -> ExactView:
     return view
 
 
+def prose_skip(view: ExactView) -> set[int]:
+    """The lines the prose tier leaves alone: those the exact tier read (a record or tool output)."""
+    return view.tool_lines | view.by_line.keys()
+
+
 def parse_log_text(name: str, text: str, phrasebook: Phrasebook | None = None) -> list[Evidence]:
-    """Both tiers over log text: the exact tier, then the text tier over what it left."""
+    """The tiers over log text: the exact tier, the text tier over what it left, and the prose tier's
+    call on the lines no parser read (the engine hears it only when nothing else found a cause)."""
     view = exact_tier(name, text)
     worded = match_text(
         view.lines, phrasebook, source=name, skip=view.tool_lines, judged=view.by_line, low=view.low
     )
-    return [*view.records, *worded]
+    prose = prose_record(view.lines, name, prose_skip(view))
+    return [*view.records, *worded, *([prose] if prose is not None else [])]
