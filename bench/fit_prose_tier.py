@@ -1,11 +1,13 @@
 """Fit the prose tier's naive Bayes model on labelled corpora; write rca/catalog/_prose_weights.json.
 
 Training documents (never a held-out batch), each read as the runtime reads text (`rca.prose`: the prose
-lines no exact parser read, stemmed words and word pairs, each counted once):
+lines no exact parser read, none of a text the exact tier extracted a fact from; stemmed words and word
+pairs, each counted once):
 
 - each incident's one-line `diagnosis` in the tune split's expected.json (the cause in a person's words);
 - each signature's title, explanation and text-tier phrases from its catalog file;
-- every wording of tests/rca/test_rca_message_sources.py (healthy ones as `none`);
+- every wording of tests/rca/test_rca_message_sources.py and test_rca_message_variants.py (healthy ones as
+  `none`), and HEALTHY_PROSE below;
 - the log inputs of the healthy cases of the corpora (default: the tune split of the real-text corpus and
   the hand-written corpus), as `none`. The logs of incidents are scored but not trained on
   (TRAIN_INCIDENT_LOGS): the lines of an incident that no parser read are mostly its ordinary context (a
@@ -39,14 +41,19 @@ from pathlib import Path
 
 from gpuobs.rca.catalog import CATALOG_DIR
 from gpuobs.rca.corpus import Case, load_cases
-from gpuobs.rca.parsers.document import exact_tier, is_log_text, prose_skip
+from gpuobs.rca.parsers.document import exact_tier, is_log_text, prose_lines
+from gpuobs.rca.parsers.text import match_text
 from gpuobs.rca.prose import HEALTHY, PROSE_WEIGHTS_FILE, ProseModel, doc_tokens, line_tokens
 from gpuobs.rca.readers.files import read_input
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 DEFAULT_CORPORA = (TUNE, ROOT / "tests" / "rca" / "incidents")
-MESSAGE_SOURCES = ROOT / "tests" / "rca" / "test_rca_message_sources.py"
+# The wording tests' lists: (file, names of its lists of (expected cause or None, text)).
+MESSAGE_LISTS = (
+    (ROOT / "tests" / "rca" / "test_rca_message_sources.py", ("SOURCE_WORDINGS",)),
+    (ROOT / "tests" / "rca" / "test_rca_message_variants.py", ("VARIANTS", "MIXED")),
+)
 NONE = HEALTHY
 ALPHA = 0.25
 MIN_DF = 2
@@ -109,9 +116,12 @@ def case_docs(case: Case) -> list[Doc]:
 
 
 def document_tokens(text: str) -> set[str]:
-    """The tokens the runtime reads in a log text: lines no exact parser or tool reader recognised."""
+    """The tokens the runtime reads in a log text: the prose lines no exact parser or tool reader read,
+    none when the exact tier extracted a fact from it or the text tier recognised it (`parse_log_text`)."""
     view = exact_tier("doc", text)
-    return doc_tokens(view.lines, prose_skip(view))
+    worded = match_text(view.lines, skip=view.tool_lines, judged=view.by_line, low=view.low)
+    skip = prose_lines(view, worded)
+    return doc_tokens(view.lines, skip) if skip is not None else set()
 
 
 def corpus_docs(corpora: Sequence[Path]) -> list[Doc]:
@@ -120,28 +130,60 @@ def corpus_docs(corpora: Sequence[Path]) -> list[Doc]:
     return [d for root in corpora for case in load_cases(root) for d in case_docs(case)]
 
 
-def _message_wordings() -> list[tuple[str | None, str]]:
-    """SOURCE_WORDINGS of the message-sources test (imported with tests/ on the path for its helpers)."""
+def _message_wordings() -> list[tuple[str, str | None, str]]:
+    """(where, expected cause or None, text) of the wording tests' lists (imported with tests/ on the path
+    for their helpers)."""
     tests = str(ROOT / "tests")
     if tests not in sys.path:
         sys.path.insert(0, tests)
-    spec = importlib.util.spec_from_file_location("_message_sources", MESSAGE_SOURCES)
-    if spec is None or spec.loader is None:
-        return []
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return list(module.SOURCE_WORDINGS)
+    out: list[tuple[str, str | None, str]] = []
+    for path, names in MESSAGE_LISTS:
+        spec = importlib.util.spec_from_file_location(f"_wordings_{path.stem}", path)
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for name in names:
+            out += [
+                (f"{path.name}::{name}::{i}", exp, text)
+                for i, (exp, text) in enumerate(getattr(module, name))
+            ]
+    return out
+
+
+# Healthy prose, written for this fit (2026-12-01): what people write around an incident that is not a
+# failure (a fix confirmed, normal operation, a question, thanks). Trained on as `none` and scored out of
+# fold like the corpora, so the score limit also keeps such sentences quiet. The test's healthy sentences
+# (tests/rca/test_rca_prose_tier.py) are different ones.
+HEALTHY_PROSE = (
+    "After updating to the new release it works fine, closing this issue.",
+    "Thanks, that solved it for me, the server starts and answers requests normally.",
+    "I rebooted the node and since then everything has been stable for three days.",
+    "Is there a way to set the log level to debug for the scheduler component?",
+    "The benchmark finished and throughput matches the numbers in the documentation.",
+    "We are planning to add support for this model in the next version.",
+    "Could you share the exact command you used to start the container?",
+    "Confirmed working on our cluster with the latest driver and toolkit.",
+    "The GPUs show up correctly and utilization looks as expected during training.",
+    "This is a feature request: please expose the batch size as a metric.",
+    "I followed the installation guide and the sample ran without any problem.",
+    "Memory usage stays flat over the whole run and latency is within our target.",
+    "Fixed by the linked pull request, the change will be in the next nightly build.",
+    "Please provide the output of the environment collection script so we can reproduce it.",
+)
 
 
 def prior_docs() -> list[Doc]:
-    """Documents always trained on: the message-source wordings and each signature's own catalog text."""
+    """Documents always trained on: the message-source wordings, the healthy prose above and each
+    signature's own catalog text."""
     out = []
-    for i, (label, text) in enumerate(_message_wordings()):
+    for i, sentence in enumerate(HEALTHY_PROSE):
+        tokens = frozenset(doc_tokens([sentence]))
+        out.append(Doc(NONE, f"healthy_prose/{i:02d}", tokens, f"HEALTHY_PROSE::{i}", "wording"))
+    for where, label, text in _message_wordings():
         tokens = frozenset(document_tokens(text))
         if tokens:
-            out.append(
-                Doc(label or NONE, f"message_sources/{i:03d}", tokens, f"{MESSAGE_SOURCES}::{i}", "wording")
-            )
+            out.append(Doc(label or NONE, where, tokens, where, "wording"))
     for path in sorted(CATALOG_DIR.glob("*.toml")):
         if path.name.startswith("_"):
             continue

@@ -73,6 +73,9 @@ _PLAIN_SHARE = 0.7
 _LEVEL_RE = re.compile(r"\b(?:INFO|DEBUG|TRACE|WARN|WARNING|NOTICE)\b")
 # A program's subsystem tag ending in a colon near the start ("EXT4-fs (nvme0n1p2):", "nvidia_uvm:",
 # "pci 0000:3b:00.0:"): a kernel or daemon message, whatever its words.
+# A table row (kubectl events, ps, a metrics dump): words in columns, several gaps of 2+ spaces.
+_COLUMN_GAP_RE = re.compile(r"\S {2,}(?=\S)")
+_TABLE_GAPS = 3
 _TAG_RE = re.compile(r"\S*[\d()_./-]\S*:")
 _PLAIN_RE = re.compile(r"[\"'(*_`\[]*[A-Za-z][a-z'-]*[\"')*_`\].,;:!?]*")
 _WORD_RE = re.compile(r"[a-z][a-z0-9_]*(?:'[a-z]+)?")
@@ -142,14 +145,17 @@ def line_tokens(line: str) -> list[str]:
 
 def is_prose(line: str) -> bool:
     """Whether a line reads as a person's sentence rather than a program's: no timestamp, log level,
-    kernel time or subsystem tag in front, at least MIN_WORDS words, most of them plain words (not
-    numbers, paths, hex)."""
+    kernel time or subsystem tag in front, not a table row, at least MIN_WORDS words, most of them plain
+    words (not numbers, paths, hex)."""
     words = line[:_MAX_LINE_CHARS].split()
     if len(words) < _MIN_WORDS:
         return False
     if sum(1 for w in words if _PLAIN_RE.fullmatch(w)) < _PLAIN_SHARE * len(words):
         return False
-    if _LEVEL_RE.search(line[:_MAX_LINE_CHARS]) or any(_TAG_RE.fullmatch(w) for w in words[:3]):
+    head = line[:_MAX_LINE_CHARS]
+    if _LEVEL_RE.search(head) or any(_TAG_RE.fullmatch(w) for w in words[:3]):
+        return False
+    if len(_COLUMN_GAP_RE.findall(head.strip())) >= _TABLE_GAPS:
         return False
     prefix = split_prefix(strip_decorations(line[:_MAX_LINE_CHARS]))
     return prefix.time is None and prefix.level is None and prefix.boot_seconds is None
