@@ -7,13 +7,14 @@ bag of words and word pairs with a naive Bayes model over the signature ids agai
 of all text (healthy text included), fitted by `bench/fit_prose_tier.py` on the labelled corpora into
 `catalog/_prose_weights.json`.
 
-It is pure Python (a dict look-up per token) and reads only the prose lines (`is_prose`: no timestamp or
-log level, mostly plain words) that no parser read, in a bounded window of each log document (its first
-and last `WINDOW_LINES` lines). It emits at most one `prose_match` record of tier PROSE per document, only
-when the words are clearly likelier under one signature than under ordinary text and than under any
-other signature (fitted limits). The engine turns
-such a record into a cause only when neither the exact nor the text tier found any (`engine`), with a
-confidence under the text tier's, quoting the lines whose words weighed most.
+It is pure Python (a dict look-up per token). `parse_log_text` calls it only for a document in which
+the exact tier extracted no fact and the text tier recognised nothing (`document.prose_lines`); it then
+reads the prose lines (`is_prose`: no timestamp, log level or subsystem tag, not a table row, mostly plain
+words) that no parser read, in a bounded window (the first and last `WINDOW_LINES` lines). It emits at
+most one `prose_match` record of tier PROSE per document, only when the words are clearly likelier under
+one signature than under ordinary text and than under any other class, `none` included (fitted limits).
+The engine turns such a record into a cause only when no signature holds (`engine.prose_candidates`), with
+a confidence under the text tier's, quoting the lines whose words weighed most.
 """
 
 from __future__ import annotations
