@@ -1,9 +1,10 @@
 """Leave-one-repository-out cross-validation of the text tier on the tune split of the real-text corpus.
 
 The tune split's cases come from 112 repositories (`"repo"` in each expected.json). For each repository,
-this refits what is fitted (the text tier's phrase weights, `bench/fit_text_tier.py`) on the other
-repositories' tune cases plus the hand-written corpus (tests/rca/incidents), diagnoses that repository's
-cases with the refitted catalog, and pools the results: top-1 / top-3 over the incidents and the share
+this refits what is fitted (the text tier's phrase weights, `bench/fit_text_tier.py`, and the prose
+tier's model with its score limit, `bench/fit_prose_tier.py`) on the other repositories' tune cases plus
+the hand-written corpus (tests/rca/incidents), diagnoses that repository's cases with the refitted
+catalog and prose model, and pools the results: top-1 / top-3 over the incidents and the share
 of healthy cases given a cause. A figure close to the plain tune score says the fit generalises across
 thread styles and maintainers' vocabulary; a large gap says the weights memorise the tune text.
 
@@ -11,7 +12,9 @@ What this cannot refit: parsers, readers and phrase lists written by people who 
 The held-out batches (heldout2/, heldout4/, heldout5/, never read here) stay the honest measure of those;
 `--priors` scores with the catalog's prior weights alone (no fit at all) as a second reference.
 
-    python bench/rca_crossval.py [--priors] [--json] [--failures]
+`--no-prose` turns the prose tier off (the figure before it existed).
+
+    python bench/rca_crossval.py [--priors] [--no-prose] [--json] [--failures]
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 
+from fit_prose_tier import corpus_docs, prior_docs
+from fit_prose_tier import fit as fit_prose
 from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, labelled_hits, prior_weights
 
 from gpuobs.errors import InputError
 from gpuobs.rca.catalog import CATALOG_DIR, Catalog, load_catalog
 from gpuobs.rca.corpus import Case, CaseResult, score
 from gpuobs.rca.pipeline import diagnose
+from gpuobs.rca.prose import use_prose_model
 
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 SYNTHETIC = ROOT / "tests" / "rca" / "incidents"
@@ -62,8 +68,11 @@ def _run(case: Case, catalog: Catalog) -> CaseResult:
     return CaseResult(case, tuple(c.id for c in report.causes), time.perf_counter() - t0)
 
 
-def crossval(priors_only: bool = False, strict: bool = False) -> tuple[list[CaseResult], int]:
-    """Every tune case diagnosed by a catalog fitted without its repository; and the number of folds.
+def crossval(
+    priors_only: bool = False, strict: bool = False, prose: bool = True
+) -> tuple[list[CaseResult], int]:
+    """Every tune case diagnosed by a catalog and prose model fitted without its repository; and the
+    number of folds. `prose=False` diagnoses with the prose tier off.
 
     `strict` also drops, in each fold, the phrases found in the held-out repository's cases and in no
     other case of either corpus: a phrase only that thread uses was most likely written from it.
@@ -74,6 +83,8 @@ def crossval(priors_only: bool = False, strict: bool = False) -> tuple[list[Case
     priors = prior_weights()
     tune = [(c, h) for c, h in hits if c.path.parent == TUNE]
     synthetic = [(c, h) for c, h in hits if c.path.parent != TUNE]
+    # the prose documents of a tune case carry its repository as their group (fit_prose_tier._repo)
+    docs = [*corpus_docs([TUNE, SYNTHETIC]), *prior_docs()] if prose else []
     groups: dict[str, list[Case]] = defaultdict(list)
     for case, _ in tune:
         groups[_repo(case)].append(case)
@@ -86,7 +97,9 @@ def crossval(priors_only: bool = False, strict: bool = False) -> tuple[list[Case
             elsewhere = {p for _, h in train for ps in h.values() for p in ps}
             drop = frozenset(held - elsewhere)
         catalog = _catalog(None if priors_only else fit_hits(train, priors)[0], drop)
-        results += [_run(case, catalog) for case in groups[repo]]
+        model = fit_prose([d for d in docs if d.group != repo]) if prose else None
+        with use_prose_model(model):
+            results += [_run(case, catalog) for case in groups[repo]]
     return results, len(groups)
 
 
@@ -98,16 +111,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also drop, per fold, the phrases that only the held-out repository's cases contain",
     )
+    parser.add_argument("--no-prose", action="store_true", help="diagnose with the prose tier off")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--failures", action="store_true", help="list the tune cases missed")
     args = parser.parse_args(argv)
     assert DEFAULT_CORPORA[0] == TUNE
     t0 = time.perf_counter()
-    results, folds = crossval(priors_only=args.priors, strict=args.strict)
+    results, folds = crossval(priors_only=args.priors, strict=args.strict, prose=not args.no_prose)
     s = score(results)
     row = {
         "method": ("priors only (no fit)" if args.priors else "leave-one-repository-out")
-        + (", strict" if args.strict else ""),
+        + (", strict" if args.strict else "")
+        + (", prose tier off" if args.no_prose else ""),
         "folds": folds,
         "cases": s.cases,
         "incidents": s.incident_cases,

@@ -25,10 +25,14 @@ class EvidenceTier(enum.StrEnum):
     EXACT: a parser or reader extracted a structured fact (an Xid code, a CUDA error, bytes, a rank).
     TEXT: the robust text tier recognised a known failure's wording (a paraphrase, an unknown log format)
     without extracting a fact; causes resting on it get a lower confidence.
+    PROSE: the prose tier's bag-of-words model named a failure in text where neither tier recognised a
+    line (a user's own description); it is heard only when nothing else found a cause, at the lowest
+    confidence.
     """
 
     EXACT = "exact"
     TEXT = "text"
+    PROSE = "prose"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ they did not start clearly before it: an XID before the application's CUDA error
 the cause) and list them under it; (5) rank by confidence, severity and time; (6) write each cause's
 evidence chain and remediation (`findings`). With no candidate the report says "no known failure
 signature" and lists the strongest anomalies; it never invents a cause. Deterministic: same
-evidence, same report.
+evidence, same report. Only when no signature holds does the prose tier get a say: its `prose_match`
+records (a document's words likelier under one signature than under any other text, `rca.prose`)
+become causes at the lowest confidence (`prose_candidates`).
 """
 
 from __future__ import annotations
@@ -20,16 +22,18 @@ import logging
 from collections import defaultdict
 from collections.abc import Sequence
 
-from gpuobs.evidence import Evidence
+from gpuobs.evidence import Entity, Evidence, EvidenceTier
 from gpuobs.rca.anomalies import detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
 from gpuobs.rca.entities import EntityIndex
 from gpuobs.rca.findings import build_cause, strongest_anomalies
+from gpuobs.rca.keys import PROSE_MATCH
+from gpuobs.rca.prose import PROSE_CONFIDENCE_LOW, PROSE_VARIANT
 from gpuobs.rca.ranking import Candidate, evaluate, resolve
 from gpuobs.rca.report import Report
-from gpuobs.rca.signature import clear_text_cache
+from gpuobs.rca.signature import Match, clear_text_cache
 
-__all__ = ["MAX_CAUSES", "diagnose_evidence"]
+__all__ = ["MAX_CAUSES", "diagnose_evidence", "prose_candidates"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +72,8 @@ def diagnose_evidence(
         if cand is not None:
             candidates.append(cand)
     causes = resolve(candidates, index)[:max_causes]
+    if not causes:
+        causes = prose_candidates(records, catalog)[:max_causes]
     known = {k for s in catalog.signatures for k in s.evidence_keys()}
     sources: dict[str, int] = defaultdict(int)
     for ev in evidence:
@@ -88,3 +94,30 @@ def diagnose_evidence(
         signatures_evaluated=len(catalog.signatures),
         notes=tuple(notes),
     )
+
+
+def prose_candidates(records: Sequence[Evidence], catalog: Catalog) -> list[Candidate]:
+    """The prose tier's calls as candidates, one per signature named (its most confident record), best
+    first; heard only when no signature held, so it never overrides an exact or text-tier cause."""
+    by_id = catalog.by_id()
+    best: dict[str, tuple[float, int]] = {}
+    for pos, ev in enumerate(records):
+        if ev.key != PROSE_MATCH or ev.tier is not EvidenceTier.PROSE or str(ev.value) not in by_id:
+            continue
+        raw = ev.attrs.get("confidence")
+        confidence = float(raw) if isinstance(raw, int | float) else PROSE_CONFIDENCE_LOW
+        sig = str(ev.value)
+        if sig not in best or confidence > best[sig][0]:
+            best[sig] = (confidence, pos)
+    out = []
+    for sig, (confidence, pos) in sorted(best.items(), key=lambda it: (-it[1][0], it[0])):
+        match = Match(
+            signature=by_id[sig],
+            confidence=confidence,
+            anchors=((records[pos], pos),),
+            variant=PROSE_VARIANT,
+            supporting=(),
+            matched_support=(),
+        )
+        out.append(Candidate(match=match, entity=Entity(), entities=[], confidence=confidence, explained=[]))
+    return out

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
 from gpuobs.rca.entities import EntityIndex, Item
+from gpuobs.rca.prose import PROSE_VARIANT
 from gpuobs.rca.ranking import CLOCK_SLACK_S, Candidate
 from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Symptom, evidence_line, format_time
 from gpuobs.rca.signature import TEXT_VARIANT, precedes
@@ -131,6 +132,10 @@ def _series_item(samples: list[Evidence], role: str) -> EvidenceItem:
     )
 
 
+# The tier a cause rests on, by the name of the variant that held (every other variant is exact).
+_TIERS = {TEXT_VARIANT: EvidenceTier.TEXT, PROSE_VARIANT: EvidenceTier.PROSE}
+
+
 def build_cause(
     cand: Candidate, evidence: Sequence[Evidence], index: EntityIndex, by_key: dict[str, list[int]]
 ) -> Cause:
@@ -175,7 +180,7 @@ def build_cause(
         explained_symptoms=tuple(_symptoms(cand, evidence, index, by_key)),
         entities=tuple(entities),
         first_seen=cand.first[0].time,
-        tier=EvidenceTier.TEXT.value if cand.match.variant == TEXT_VARIANT else EvidenceTier.EXACT.value,
+        tier=_TIERS.get(cand.match.variant, EvidenceTier.EXACT).value,
     )
 
 

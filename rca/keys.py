@@ -48,6 +48,7 @@ __all__ = [
     "PCIE_LINK_DEGRADED",
     "PEERMEM_ERROR",
     "PROCESS_KILLED",
+    "PROSE_MATCH",
     "PYTHON_EXCEPTION",
     "RAY_OOM_KILL",
     "REQUEST_REJECTED",
@@ -215,6 +216,11 @@ TEXT_MATCH: Final = "text_match"
 """The text tier (tier TEXT): lines whose wording points at a signature; value = signature id; attrs:
 score (0..1, noisy-OR of the phrase weights), phrases (those found), lines (line numbers relied on)."""
 
+PROSE_MATCH: Final = "prose_match"
+"""The prose tier (tier PROSE): a document's prose lines read as a description of a signature's failure;
+value = signature id; attrs: score (log-likelihood ratio against ordinary text), lead (over the runner-up),
+confidence, lines (line numbers relied on). Heard only when no signature holds."""
+
 LOG_LINE: Final = "log_line"
 """Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""
 
@@ -264,5 +270,6 @@ ALL_LOG_KEYS: Final = (
     CONTAINER_WITHOUT_GPU,
     ALLOCATOR_SNAPSHOT,
     TEXT_MATCH,
+    PROSE_MATCH,
     LOG_LINE,
 )

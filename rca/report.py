@@ -66,7 +66,8 @@ def evidence_line(ev: Evidence) -> str:
 @dataclass(frozen=True)
 class EvidenceItem:
     """One quoted record in a cause's evidence chain; `role` is anchor, support or symptom; `tier` says
-    whether an exact parser extracted it (`exact`) or the text tier recognised its wording (`text`)."""
+    whether an exact parser extracted it (`exact`), the text tier recognised its wording (`text`) or the
+    prose tier's model read it as a description of the failure (`prose`)."""
 
     time: float | None
     source: str
@@ -138,6 +139,11 @@ class Cause:
             return (
                 "text tier: recognised by the wording of the lines quoted, no structured fact; "
                 "lower confidence"
+            )
+        if self.tier == EvidenceTier.PROSE.value:
+            return (
+                "prose tier: no line was recognised; the words of the lines quoted are likeliest under "
+                "this failure (a learned guess); lowest confidence"
             )
         return ""
 

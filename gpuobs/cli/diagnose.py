@@ -89,7 +89,7 @@ def _render(report: Any) -> None:
             (f"  [{top['id']}]", "dim"),
             (f"  confidence {top['confidence']:.2f}", "bold"),
             (f"  {top['severity']}", style),
-            *([("  [text tier]", "yellow")] if top.get("tier") == "text" else []),
+            *([(f"  [{top['tier']} tier]", "yellow")] if top.get("tier") in ("text", "prose") else []),
         )
         parts: list[Any] = [
             title,
@@ -116,6 +116,17 @@ def _render(report: Any) -> None:
                 if top.get("tier") == "text"
                 else []
             ),
+            *(
+                [
+                    Text(
+                        "Guessed by the prose tier: no line was recognised, and the words of the lines "
+                        "below are likeliest under this failure, hence the lowest confidence.",
+                        style="yellow",
+                    )
+                ]
+                if top.get("tier") == "prose"
+                else []
+            ),
         ]
         chain = Text("Evidence chain:\n", style="bold")
         for item in top["evidence"]:
@@ -124,8 +135,8 @@ def _render(report: Any) -> None:
             entity = _entity_text(item["entity"])
             if entity != "-":
                 chain.append(f"[{entity}]  ", style="dim")
-            if item.get("tier") == "text":
-                chain.append("(text tier) ", style="yellow")
+            if item.get("tier") in ("text", "prose"):
+                chain.append(f"({item['tier']} tier) ", style="yellow")
             chain.append(f"{item['text']}\n", style="" if item["role"] == "anchor" else "dim")
         parts.append(chain)
         if top["explained_symptoms"]:

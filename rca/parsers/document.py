@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gpuobs.evidence import Evidence
+from gpuobs.rca import keys
 from gpuobs.rca.parsers import exposition, history, k8s, nvsmi
 from gpuobs.rca.parsers.containers import looks_like_container_setup, parse_container_setup
 from gpuobs.rca.parsers.describe import looks_like_kubectl, parse_kubectl_text
@@ -30,8 +31,17 @@ from gpuobs.rca.parsers.text import Phrasebook, match_text
 from gpuobs.rca.parsers.traces import parse_otlp_text
 from gpuobs.rca.parsers.trend import memory_trend
 from gpuobs.rca.parsers.wrappers import unwrap
+from gpuobs.rca.prose import prose_record
 
-__all__ = ["TOOL_READERS", "ExactView", "exact_tier", "is_log_text", "parse_document", "parse_log_text"]
+__all__ = [
+    "TOOL_READERS",
+    "ExactView",
+    "exact_tier",
+    "is_log_text",
+    "parse_document",
+    "parse_log_text",
+    "prose_lines",
+]
 
 _JSON_SNIFF_CHARS = 200_000
 
@@ -125,10 +135,24 @@ def exact_tier(name: str, text: str) -> ExactView:
     return view
 
 
+def prose_lines(view: ExactView, worded: Sequence[Evidence] = ()) -> set[int] | None:
+    """The lines the prose tier leaves alone (those the exact tier read: a record or tool output), or
+    None when it reads none: the exact tier extracted a fact from the text (anything but the fallback
+    record of an error-level line) or the text tier recognised a failure's wording (`worded`), so the text
+    is not a description nobody could read. A fact cut away by `--start`/`--end` must not leave its
+    traceback's sentences to speak for it."""
+    if worded or any(ev.key != keys.LOG_LINE for ev in view.records):
+        return None
+    return view.tool_lines | view.by_line.keys()
+
+
 def parse_log_text(name: str, text: str, phrasebook: Phrasebook | None = None) -> list[Evidence]:
-    """Both tiers over log text: the exact tier, then the text tier over what it left."""
+    """The tiers over log text: the exact tier, the text tier over what it left, and the prose tier's
+    call on the lines no parser read (the engine hears it only when nothing else found a cause)."""
     view = exact_tier(name, text)
     worded = match_text(
         view.lines, phrasebook, source=name, skip=view.tool_lines, judged=view.by_line, low=view.low
     )
-    return [*view.records, *worded]
+    skip = prose_lines(view, worded)
+    prose = prose_record(view.lines, name, skip) if skip is not None else None
+    return [*view.records, *worded, *([prose] if prose is not None else [])]

@@ -1,0 +1,311 @@
+"""Fit the prose tier's naive Bayes model on labelled corpora; write rca/catalog/_prose_weights.json.
+
+Training documents (never a held-out batch), each read as the runtime reads text (`rca.prose`: the prose
+lines no exact parser read, none of a text the exact tier extracted a fact from; stemmed words and word
+pairs, each counted once):
+
+- each incident's one-line `diagnosis` in the tune split's expected.json (the cause in a person's words);
+- each signature's title, explanation and text-tier phrases from its catalog file;
+- every wording of tests/rca/test_rca_message_sources.py and test_rca_message_variants.py (healthy ones as
+  `none`), and HEALTHY_PROSE below;
+- the log inputs of the healthy cases of the corpora (default: the tune split of the real-text corpus and
+  the hand-written corpus), as `none`. The logs of incidents are scored but not trained on
+  (TRAIN_INCIDENT_LOGS): the lines of an incident that no parser read are mostly its ordinary context (a
+  start-up, a driver load), and learning them as the failure's words made healthy text of the same kind
+  look like it; out of fold that cost more healthy silence than it gained.
+
+The model is naive Bayes over binary token features against a background of all documents, Laplace
+smoothing ALPHA, tokens kept when at least MIN_DF documents hold them (`rca.prose.ProseModel`). A verdict
+needs its signature to lead the runner-up (`none` included) by MIN_LEAD and to score at least a limit
+chosen here: just above the highest score by which a healthy document named a signature, scored both out
+of fold (the corpus documents split into FOLDS groups by source repository, each scored by a model fitted
+without it) and by the final model. So no healthy case of the corpora gets a cause from this tier.
+
+    python bench/fit_prose_tier.py [--corpus DIR ...] [--check]
+
+`--check` prints the head of the fitted file and exits 1 when the file on disk differs (for CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import sys
+import tomllib
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gpuobs.rca.catalog import CATALOG_DIR
+from gpuobs.rca.corpus import Case, load_cases
+from gpuobs.rca.parsers.document import exact_tier, is_log_text, prose_lines
+from gpuobs.rca.parsers.text import match_text
+from gpuobs.rca.prose import HEALTHY, PROSE_WEIGHTS_FILE, ProseModel, doc_tokens, line_tokens
+from gpuobs.rca.readers.files import read_input
+
+ROOT = Path(__file__).resolve().parents[1]
+TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
+DEFAULT_CORPORA = (TUNE, ROOT / "tests" / "rca" / "incidents")
+# The wording tests' lists: (file, names of its lists of (expected cause or None, text)).
+MESSAGE_LISTS = (
+    (ROOT / "tests" / "rca" / "test_rca_message_sources.py", ("SOURCE_WORDINGS",)),
+    (ROOT / "tests" / "rca" / "test_rca_message_variants.py", ("VARIANTS", "MIXED")),
+)
+NONE = HEALTHY
+ALPHA = 0.25
+MIN_DF = 2
+FOLDS = 10
+# A verdict's signature must be e (2.7) times likelier than the runner-up.
+MIN_LEAD = 1.0
+# The score limit sits this far above the highest out-of-fold score of a healthy document.
+SCORE_SLACK = 0.5
+# Whether the lines of an incident's log that no parser read are trained on as that incident's words.
+TRAIN_INCIDENT_LOGS = False
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One training document: its label (a signature id or `none`), its group (who wrote it; corpus
+    cases are folded by it) and its distinct tokens. `case` names the corpus case it came from."""
+
+    label: str
+    group: str
+    tokens: frozenset[str]
+    case: str = ""
+    kind: str = "log"
+
+    @property
+    def scored(self) -> bool:
+        """Whether the runtime would read such a text (a log or a tool's message, not a summary)."""
+        return self.kind in ("log", "wording")
+
+    @property
+    def trained(self) -> bool:
+        """Whether the model learns from it (an incident's log only with TRAIN_INCIDENT_LOGS)."""
+        return TRAIN_INCIDENT_LOGS or self.kind != "log" or self.label == NONE
+
+
+def _repo(case: Case) -> str:
+    data = json.loads((case.path / "expected.json").read_text(encoding="utf-8"))
+    return str(data.get("repo") or f"{case.path.parent.name}/{case.name}")
+
+
+def case_docs(case: Case) -> list[Doc]:
+    """The case's log inputs as documents, labelled with its root cause (`none` when healthy), and the
+    one-line diagnosis of an incident of the real-text corpus (the cause in the words of a person)."""
+    out = []
+    data = json.loads((case.path / "expected.json").read_text(encoding="utf-8"))
+    diagnosis = data.get("diagnosis")
+    if case.top and isinstance(diagnosis, str) and diagnosis:
+        tokens = frozenset(line_tokens(diagnosis))
+        out.append(Doc(case.top, _repo(case), tokens, str(case.path), kind="diagnosis"))
+    args = case.cli_args()
+    for flag, value in zip(args[::2], args[1::2], strict=False):
+        if flag != "--logs":
+            continue
+        text = read_input(value).text
+        if not is_log_text(text):
+            continue
+        tokens = frozenset(document_tokens(text))
+        if tokens:
+            out.append(Doc(case.top or NONE, _repo(case), tokens, str(case.path)))
+    return out
+
+
+def document_tokens(text: str) -> set[str]:
+    """The tokens the runtime reads in a log text: the prose lines no exact parser or tool reader read,
+    none when the exact tier extracted a fact from it or the text tier recognised it (`parse_log_text`)."""
+    view = exact_tier("doc", text)
+    worded = match_text(view.lines, skip=view.tool_lines, judged=view.by_line, low=view.low)
+    skip = prose_lines(view, worded)
+    return doc_tokens(view.lines, skip) if skip is not None else set()
+
+
+def corpus_docs(corpora: Sequence[Path]) -> list[Doc]:
+    if any("heldout" in part for p in corpora for part in p.parts):
+        raise SystemExit("the held-out split is never fitted on")
+    return [d for root in corpora for case in load_cases(root) for d in case_docs(case)]
+
+
+def _message_wordings() -> list[tuple[str, str | None, str]]:
+    """(where, expected cause or None, text) of the wording tests' lists (imported with tests/ on the path
+    for their helpers)."""
+    tests = str(ROOT / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    out: list[tuple[str, str | None, str]] = []
+    for path, names in MESSAGE_LISTS:
+        spec = importlib.util.spec_from_file_location(f"_wordings_{path.stem}", path)
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for name in names:
+            out += [
+                (f"{path.name}::{name}::{i}", exp, text)
+                for i, (exp, text) in enumerate(getattr(module, name))
+            ]
+    return out
+
+
+# Healthy prose, written for this fit (2026-12-01): what people write around an incident that is not a
+# failure (a fix confirmed, normal operation, a question, thanks). Trained on as `none` and scored out of
+# fold like the corpora, so the score limit also keeps such sentences quiet. The test's healthy sentences
+# (tests/rca/test_rca_prose_tier.py) are different ones.
+HEALTHY_PROSE = (
+    "After updating to the new release it works fine, closing this issue.",
+    "Thanks, that solved it for me, the server starts and answers requests normally.",
+    "I rebooted the node and since then everything has been stable for three days.",
+    "Is there a way to set the log level to debug for the scheduler component?",
+    "The benchmark finished and throughput matches the numbers in the documentation.",
+    "We are planning to add support for this model in the next version.",
+    "Could you share the exact command you used to start the container?",
+    "Confirmed working on our cluster with the latest driver and toolkit.",
+    "The GPUs show up correctly and utilization looks as expected during training.",
+    "This is a feature request: please expose the batch size as a metric.",
+    "I followed the installation guide and the sample ran without any problem.",
+    "Memory usage stays flat over the whole run and latency is within our target.",
+    "Fixed by the linked pull request, the change will be in the next nightly build.",
+    "Please provide the output of the environment collection script so we can reproduce it.",
+)
+
+
+def prior_docs() -> list[Doc]:
+    """Documents always trained on: the message-source wordings, the healthy prose above and each
+    signature's own catalog text."""
+    out = []
+    for i, sentence in enumerate(HEALTHY_PROSE):
+        tokens = frozenset(doc_tokens([sentence]))
+        out.append(Doc(NONE, f"healthy_prose/{i:02d}", tokens, f"HEALTHY_PROSE::{i}", "wording"))
+    for where, label, text in _message_wordings():
+        tokens = frozenset(document_tokens(text))
+        if tokens:
+            out.append(Doc(label or NONE, where, tokens, where, "wording"))
+    for path in sorted(CATALOG_DIR.glob("*.toml")):
+        if path.name.startswith("_"):
+            continue
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        phrases = (data.get("text") or {}).get("phrases") or {}
+        lines = [str(data.get("title", "")), str(data.get("explanation", "")), *map(str, phrases)]
+        out.append(Doc(str(data["id"]), "catalog", frozenset(doc_tokens(lines)), kind="catalog"))
+    return out
+
+
+def fit_model(docs: Sequence[Doc], min_score: float = 0.0) -> ProseModel:
+    """Naive Bayes of the signatures against the background of all documents (tokens in at least MIN_DF)."""
+    docs = [d for d in docs if d.trained]
+    df = Counter(t for d in docs for t in d.tokens)
+    vocab = {t for t, n in df.items() if n >= MIN_DF}
+    classes = tuple(sorted({d.label for d in docs}))
+    index = {c: i for i, c in enumerate(classes)}
+    counts: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    totals = [0] * len(classes)
+    every: Counter[str] = Counter()
+    for d in docs:
+        kept = d.tokens & vocab
+        every.update(kept)
+        ci = index[d.label]
+        for t in kept:
+            counts[t][ci] += 1
+        totals[ci] += len(kept)
+    size = len(vocab)
+    total = sum(every.values())
+    background = {t: -math.log((every[t] + ALPHA) / (total + ALPHA * size)) for t in vocab}
+    unseen = tuple(math.log(ALPHA / (totals[ci] + ALPHA * size)) for ci in range(len(classes)))
+    weights = {t: {ci: math.log((n + ALPHA) / ALPHA) for ci, n in row.items()} for t, row in counts.items()}
+    return ProseModel(classes, unseen, background, weights, min_score, MIN_LEAD)
+
+
+def _folds(docs: Sequence[Doc]) -> list[list[int]]:
+    """Corpus documents in FOLDS groups by repository (round-robin over sorted repositories)."""
+    groups = sorted({d.group for d in docs if d.case})
+    fold_of = {g: i % FOLDS for i, g in enumerate(groups)}
+    out: list[list[int]] = [[] for _ in range(FOLDS)]
+    for i, d in enumerate(docs):
+        if d.case:
+            out[fold_of[d.group]].append(i)
+    return [f for f in out if f]
+
+
+def out_of_fold(docs: Sequence[Doc]) -> list[tuple[Doc, str, float, float]]:
+    """Each corpus log document with the (class, score, lead) a model fitted without its fold gives it."""
+    out = []
+    for fold in _folds(docs):
+        held = set(fold)
+        model = fit_model([d for i, d in enumerate(docs) if i not in held])
+        for i in fold:
+            if docs[i].scored:
+                out.append((docs[i], *model.best(docs[i].tokens)))
+    return out
+
+
+def choose_min_score(docs: Sequence[Doc], model: ProseModel) -> float:
+    """Just above the highest score by which a healthy document named a signature (leading it by
+    MIN_LEAD), scored out of fold and by the model fitted on everything."""
+    worst = 0.0
+    scored = [
+        *out_of_fold(docs),
+        *((d, *model.best(d.tokens)) for d in docs if d.scored and d.label == NONE),
+    ]
+    for doc, top, score, lead in scored:
+        if doc.label == NONE and top != NONE and lead >= MIN_LEAD:
+            worst = max(worst, score)
+    return round(worst + SCORE_SLACK, 2)
+
+
+def fit(docs: Sequence[Doc]) -> ProseModel:
+    """The model over all documents with the score limit that keeps every healthy document quiet."""
+    model = fit_model(docs)
+    return replace(model, min_score=choose_min_score(docs, model))
+
+
+def render(model: ProseModel, corpora: Sequence[Path]) -> str:
+    names = [str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p) for p in corpora]
+    head = {
+        "comment": "Prose-tier naive Bayes fitted by bench/fit_prose_tier.py; do not edit by hand.",
+        "corpora": names,
+        "alpha": ALPHA,
+        "min_df": MIN_DF,
+    }
+    body = model.to_json()
+    lines = ["{"]
+    for key, value in [*head.items(), *((k, v) for k, v in body.items() if k != "tokens")]:
+        lines.append(f"  {json.dumps(key)}: {json.dumps(value)},")
+    lines.append('  "tokens": {')
+    tokens = body["tokens"]
+    assert isinstance(tokens, dict)
+    rows = [f"    {json.dumps(t)}: {json.dumps(row, separators=(',', ':'))}" for t, row in tokens.items()]
+    lines.append(",\n".join(rows))
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--corpus", type=Path, action="append", help="corpus folder (repeatable)")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the weights file is out of date")
+    args = parser.parse_args(argv)
+    corpora = args.corpus or list(DEFAULT_CORPORA)
+    if any("heldout" in part for p in corpora for part in p.parts):
+        parser.error("the held-out split is never fitted on")
+    model = fit([*corpus_docs(corpora), *prior_docs()])
+    text = render(model, corpora)
+    if args.check:
+        current = PROSE_WEIGHTS_FILE.read_text(encoding="utf-8") if PROSE_WEIGHTS_FILE.exists() else ""
+        print(text[:2000])
+        return 0 if current == text else 1
+    PROSE_WEIGHTS_FILE.write_text(text, encoding="utf-8")
+    ProseModel.from_json(json.loads(text))  # the file must load
+    print(
+        f"wrote {PROSE_WEIGHTS_FILE} ({len(model.background)} tokens, {len(model.classes)} classes, "
+        f"min score {model.min_score})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
