@@ -1,15 +1,15 @@
 """Leave-one-repository-out cross-validation of the text tier on the tune split of the real-text corpus.
 
-The tune split's cases come from 112 repositories (`"repo"` in each expected.json). For each repository,
-this refits what is fitted (the text tier's phrase weights, `bench/fit_text_tier.py`, and the prose
-tier's model with its score limit, `bench/fit_prose_tier.py`) on the other repositories' tune cases plus
+The tune split's cases come from many source repositories (`"repo"` in each expected.json). For each
+repository, this refits what is fitted (the text tier's phrase weights, `bench/fit_text_tier.py`, and the
+prose tier's model with its score limit, `bench/fit_prose_tier.py`) on the other repositories' tune cases plus
 the hand-written corpus (tests/rca/incidents), diagnoses that repository's cases with the refitted
 catalog and prose model, and pools the results: top-1 / top-3 over the incidents and the share
 of healthy cases given a cause. A figure close to the plain tune score says the fit generalises across
 thread styles and maintainers' vocabulary; a large gap says the weights memorise the tune text.
 
 What this cannot refit: parsers, readers and phrase lists written by people who had read the tune split.
-The held-out batches (heldout2/, heldout4/, heldout5/, never read here) stay the honest measure of those;
+The held-out batches (heldout2/, heldout4/, never read here) stay the honest measure of those;
 `--priors` scores with the catalog's prior weights alone (no fit at all) as a second reference.
 
 `--no-prose` turns the prose tier off (the figure before it existed).

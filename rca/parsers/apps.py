@@ -142,12 +142,16 @@ _TRT_PARSE_RE = re.compile(
 # parser cannot read.
 _ORT_ALLOC_RE = re.compile(r"Failed to allocate memory for requested buffer|BFCArena::AllocateRaw")
 _TRT_NODE_RE = re.compile(r"(?:In node|node number) (?P<node>-?\d+)(?: \((?P<op>\w+)\))?")
+# TensorRT 5-7's runtime asserted in `Engine::deserialize` that the plan's recorded size matches the layout
+# this version expects ("Mismatch between allocated memory size and expected size of serialized engine."):
+# a plan serialized by another TensorRT version (or a truncated file), before the version tag check existed.
 _TRT_ENGINE_RE = re.compile(
     r"engine plan file is (?:not compatible with this version of TensorRT|"
     r"generated on an incompatible device)|"
     r"Version tag does not match|deserializeCudaEngine failed|Serialization assertion .*failed|"
     r"was built with TensorRT .* but is being run|Engine deserialization failed|magicTagRead|"
-    r"Serialization Error in \w+|coreReadArchive",
+    r"Serialization Error in \w+|coreReadArchive|"
+    r"Mismatch between allocated memory size and expected size of serialized engine",
     re.I,
 )
 
@@ -478,10 +482,12 @@ def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # A SIGKILL with no reason given: the shell's `Killed` (also `bash: line 1: 123 Killed  python x.py`),
-# torch elastic's `exitcode: -9`, docker's exit code 137, a pod status's `exitCode: 137` (YAML / JSON).
+# torch elastic's `exitcode: -9`, docker's exit code 137, a pod status's `exitCode: 137` (YAML / JSON),
+# PyTorch's DataLoader reporting a worker's death by signal (`DataLoader worker (pid 123) is killed by
+# signal: Killed.`, strsignal(SIGKILL) being "Killed"; a bus error there is the shm failure, read elsewhere).
 _KILLED_RE = re.compile(
     r"^(?:.*?\b\d+\]?\+?\s+)?Killed(?:\s+(?P<cmd>\S.*))?$|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|"
-    r"(?:exited with|[Ee]xit ?[Cc]ode\"?:?) ?137\b"
+    r"(?:exited with|[Ee]xit ?[Cc]ode\"?:?) ?137\b|\bkilled by signal: Killed\b"
 )
 
 
@@ -616,6 +622,7 @@ PARSERS: list[Trigger] = [
             "parser->parse",
             "Serialization Error",
             "coreReadArchive",
+            "size of serialized engine",
         ),
         _tensorrt,
     ),

@@ -116,12 +116,14 @@ def _nccl_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # A process crash report: UCX (`Caught signal 11 (Segmentation fault: ...)` then `==== backtrace`),
-# Open MPI (`*** Process received signal ***`, `Signal: Segmentation fault (11)`, `[ 4] libnccl.so...`) or
-# a plain SIGSEGV; it is NCCL's when the backtrace below names NCCL.
+# Open MPI (`*** Process received signal ***`, `Signal: Segmentation fault (11)`, `[ 4] libnccl.so...`),
+# abseil's failure signal handler (`*** SIGSEGV received at time=... on cpu 3 ***` then `PC: @ 0x...
+# function()`, as in JAX and TensorFlow-linked processes) or a plain SIGSEGV; it is NCCL's when the
+# backtrace below names NCCL.
 _CRASH_RE = re.compile(
     r"Caught signal (?:11|7|6) \((?P<what>[^:)]+)|\*\*\* Process received signal \*\*\*|"
     r"Signal: (?P<sig>Segmentation fault|Bus error|Aborted) \(\d+\)|received signal SIGSEGV|"
-    r"Fatal Python error: Segmentation fault"
+    r"Fatal Python error: Segmentation fault|\*\*\* SIG(?:SEGV|BUS|ABRT) received at time="
 )
 _NCCL_FRAME_RE = re.compile(r"(?i)libnccl|\bp?nccl[A-Z]\w*|nccl::|libnccl-net|ncclProxy")
 _NCCL_SHM_FRAME_RE = re.compile(r"ncclShm\w*|shmutils\.cc")
@@ -168,6 +170,7 @@ PARSERS: list[Trigger] = [
             "Signal: Bus error",
             "received signal SIGSEGV",
             "Fatal Python error: Segmentation",
+            "received at time=",
         ),
         _crash,
     ),

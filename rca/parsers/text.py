@@ -80,6 +80,9 @@ def _unadvised(low: str) -> str:
 # A phrase of plain lower-case words separated by single spaces (it has a hyphenated spelling).
 _WORDS_RE = re.compile(r"[a-z]+(?: [a-z]+)+")
 _BOOT_RE = re.compile(r"\benabled (?:with irq \d+|\(\w+\))\s*$|\bver: [\d.]+\s*$|giving out device to module")
+# kubectl's own notice when `logs`/`exec` picks a pod's container for the user (`Defaulted container "%s"
+# out of: %s`): it names the pod's containers, whatever their state, and reports nothing about them.
+_KUBECTL_NOTICE_RE = re.compile(r'^\s*defaulted container "[^"]*" out of: ')
 
 
 @dataclass(frozen=True)
@@ -243,9 +246,10 @@ def phrase_hits(
 
 
 def _chatter(line: str, low: str) -> bool:
-    """An INFO or DEBUG line (NCCL INFO, a logger's level field), or a counter or state that reads zero
-    or off (`Double Bit ECC : 0`, `Pending : No`): status talk, not a failure report."""
-    if _NOTHING_RE.search(low) or _BOOT_RE.search(low):
+    """An INFO or DEBUG line (NCCL INFO, a logger's level field), a counter or state that reads zero
+    or off (`Double Bit ECC : 0`, `Pending : No`) or kubectl's container notice: status talk, not a
+    failure report."""
+    if _NOTHING_RE.search(low) or _BOOT_RE.search(low) or _KUBECTL_NOTICE_RE.search(low):
         return True
     if "info" not in low and "debug" not in low:
         return False

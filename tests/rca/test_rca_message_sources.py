@@ -470,6 +470,19 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "kernel: nvidia-nvlink: Nvlink Core is being initialized, major device number 235\nkernel: NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.90.07\nkernel: nvidia_uvm: module uses symbols nvUvmInterfaceDisableAccessCntr from proprietary module nvidia, inheriting taint.\n"),
     (None, "Jan 01 10:00:00 node1 kernel: EXT4-fs (sda1): mounted filesystem 1234-5678 r/w with ordered data mode. Quota mode: none.\nJan 01 10:00:01 node1 systemd[1]: Mounted /data.\n"),
     (None, "mlx5_core 0000:5e:00.0: E-Switch: Total vports 2, per vport: max uc(128) max mc(2048)\nmlx5_core 0000:5e:00.0: Port module event: module 0, Cable plugged\nmlx5_core 0000:5e:00.0 ens1f0np0: Link up\n"),
+    # --- abseil's failure signal handler (absl/debugging/failure_signal_handler.cc: "*** %s received at
+    # time=%ld on cpu %d ***", then "PC: @ <addr> <size> <symbol>"): NCCL's crash when the frames name NCCL,
+    # its shm failure when the signal is SIGBUS; the peer's watchdog timeout is the crash's symptom.
+    ("nccl_segfault", "*** SIGSEGV received at time=1700000000 on cpu 7 ***\nPC: @     0x7f3a2b1c4d10  (unknown)  ncclProxyProgress()\n    @     0x7f3a2b1c0000        144  (unknown)\n[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600015 milliseconds before timing out.\n"),
+    ("nccl_shm_unavailable", "*** SIGBUS received at time=1700000000 on cpu 5 ***\nPC: @     0x7f3a2b1c4d10  (unknown)  ncclShmOpen()\n"),
+    (None, "*** SIGSEGV received at time=1700000000 on cpu 2 ***\nPC: @     0x55d1c0a1b2c3  (unknown)  xla::cpu::CpuCompiler::RunBackend()\n    @     0x55d1c0a10000        208  (unknown)\n"),
+    # --- PyTorch's DataLoader names the signal a worker died of (strsignal: SIGKILL is "Killed"): a SIGKILL
+    # with no other sender named is the kernel's OOM killer; a segfault there is not.
+    ("host_oom_killer", "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Killed.\n"),
+    (None, "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Segmentation fault.\n"),
+    # --- TensorRT 5-7's Engine::deserialize size assertion: a plan serialized by another TensorRT version.
+    ("tensorrt_engine_incompatible", "python3: engine.cpp:868: bool nvinfer1::rt::Engine::deserialize(const void*, std::size_t, nvinfer1::IGpuAllocator&, nvinfer1::IPluginFactory*): Assertion `size >= bsize && \"Mismatch between allocated memory size and expected size of serialized engine.\"' failed.\nAborted (core dumped)\n"),
+    (None, "[TRT] Loaded engine size: 153 MiB\n[TRT] [MemUsageChange] TensorRT-managed allocation in engine deserialization: CPU +0, GPU +150, now: CPU 0, GPU 150 (MiB)\n"),
 ]
 # fmt: on
 

@@ -1,10 +1,11 @@
 """The real-text corpus (tests/rca/real_corpus, issue 11): the tune split must keep its score.
 
-The tune split (269 excerpts of public issue threads, 27 of them healthy; since 2026-12-01 it includes
-the first held-out split and the third batch, heldout3, each promoted after being scored twice) runs
-through `gpuobs.rca.diagnose`; its top-1 and top-3 must stay at or above the figures reached when the
-text tier was last fitted, less a margin of two cases, and no healthy excerpt may get a cause. The
-held-out batches (heldout2/, heldout4/, heldout5/) are scored only by `bench/rca.py --real-heldout`
+The tune split (363 excerpts of public issue threads, 37 of them healthy; since 2026-12-01 it includes
+the first held-out split and the third batch, heldout3, each promoted after being scored twice, and the
+fifth, heldout5, promoted after its one look) runs through `gpuobs.rca.diagnose`; its top-1 and top-3
+must stay at or above the figures reached when the text tier was last fitted, less a margin of two
+cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/) are scored
+only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
 them too.
 """
@@ -27,18 +28,23 @@ TUNE = REAL / "tune"
 # causes (its healthy dcgm-exporter startup log), measured with `bench/rca.py --real`; with the text weights
 # refitted on the 269 cases: 204/242 top-1, 208/242 top-3, 1/27 false causes; with Go slog lines read as
 # logfmt (their INFO lines are chatter) and the longest matched phrase winning: 204, 208, 0/27.
+# heldout5 (94 cases, scored once) promoted into tune 2026-12-01 (branch rcaround5), both weight files
+# refitted on the 363 cases: 290/326 top-1, 291/326 top-3, 1/37 false causes (the dcgm-exporter v4 startup
+# log again), measured with `bench/rca.py --real`; after that round's rules from heldout5's misses (abseil
+# crash reports, DataLoader SIGKILL, TensorRT 5-7's size assertion, hot-swap wordings, kubectl's container
+# notice is chatter) and both weight files refitted: 297/326 top-1, 298/326 top-3, 0/37 false causes.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 204
-MEASURED_TOP3 = 208
+MEASURED_TOP1 = 297
+MEASURED_TOP3 = 298
 MEASURED_FALSE_CAUSES = 0
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 269
+    assert len(cases) == 363
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 242 and result.healthy_cases == 27
+    assert incidents == 326 and result.healthy_cases == 37
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)

@@ -1,10 +1,10 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
-files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`,
-`heldout5/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`,
-and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored
-twice.)
+files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`)
+are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the
+third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the
+fifth, `heldout5/`, the same day after its one look.)
 """
 
 from __future__ import annotations
@@ -27,27 +27,28 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 | heldout5 |" in table
+    assert "| signature | tune | heldout2 | heldout4 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [269, 105, 90, 94]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [363, 105, 90]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
 
-def test_promoted_heldout3_is_counted_in_tune(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout3 (90 cases, 9 healthy) was promoted into tune/ on 2026-12-01: it has no column of its own and
-    tune holds 179 + 90 cases, at least 18 + 9 healthy."""
+def test_promoted_heldout3_and_heldout5_are_counted_in_tune(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout3 (90 cases, 9 healthy) and heldout5 (94 cases, 10 healthy) were promoted into tune/ on
+    2026-12-01: neither has a column of its own and tune holds 179 + 90 + 94 cases, at least 18 + 9 + 10
+    healthy."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     header = [c.strip() for c in rows[0].split("|")]
-    assert "heldout3" not in header
+    assert "heldout3" not in header and "heldout5" not in header
     column = header.index("tune")
 
     def cell(label: str) -> int:
         return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
 
-    assert cell("**cases**") == 269
-    assert cell("(healthy)") >= 27
+    assert cell("**cases**") == 363
+    assert cell("(healthy)") >= 37
 
 
 def _column(rows: list[str], part: str) -> dict[str, int]:
@@ -60,27 +61,17 @@ def _column(rows: list[str], part: str) -> dict[str, int]:
     }
 
 
-def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout4 (fourth held-out batch, 2026-12-01): 90 cases, at least 8 healthy, at least 35 signatures;
-    its threads are checked against every other part by the first test."""
-    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
-    cells = _column(capsys.readouterr().out.splitlines(), "heldout4")
-    assert cells["**cases**"] == 90
-    assert cells["(healthy)"] >= 8
-    assert cells["**distinct signatures**"] >= 35
-
-
-def test_heldout5_is_the_newest_column_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout5 (fifth held-out batch, 2026-12-01) is the last column: 94 cases, at least 9 healthy, at
-    least 30 signatures; its threads are checked against every other part by the first test."""
+def test_heldout4_is_the_newest_column_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout4 (fourth held-out batch, 2026-12-01) is the last column: 90 cases, at least 8 healthy, at
+    least 35 signatures; its threads are checked against every other part by the first test."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     header = [c.strip() for c in rows[0].split("|")]
-    assert header.index("heldout5") == len(header) - 2
-    cells = _column(rows, "heldout5")
-    assert cells["**cases**"] == 94
-    assert cells["(healthy)"] >= 9
-    assert cells["**distinct signatures**"] >= 30
+    assert header.index("heldout4") == len(header) - 2
+    cells = _column(rows, "heldout4")
+    assert cells["**cases**"] == 90
+    assert cells["(healthy)"] >= 8
+    assert cells["**distinct signatures**"] >= 35
 
 
 def _write_case(root: Path, part: str, name: str, source: str) -> None:
@@ -95,26 +86,24 @@ def _write_case(root: Path, part: str, name: str, source: str) -> None:
 def test_a_thread_reused_by_the_newest_batch_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash), and a heldout5 case citing
-    a tune thread, each fail the check; heldout5's other, unused thread is not reported."""
-    reused = {
-        "heldout4": "https://github.com/owner/heldout2/issues/1/",
-        "heldout5": "https://github.com/owner/tune/issues/1",
-    }
-    for part in ("tune", "heldout2", "heldout4", "heldout5"):
+    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash), and another heldout4 case
+    citing a tune thread, each fail the check; heldout4's other, unused thread is not reported."""
+    reused = {"heldout4": "https://github.com/owner/heldout2/issues/1/"}
+    for part in ("tune", "heldout2", "heldout4"):
         _write_case(
             tmp_path, part, f"{part}_case", reused.get(part, f"https://github.com/owner/{part}/issues/1")
         )
-    _write_case(tmp_path, "heldout5", "heldout5_fresh_case", "https://github.com/owner/fresh/issues/9")
+    _write_case(tmp_path, "heldout4", "heldout4_tune_thread", "https://github.com/owner/tune/issues/1")
+    _write_case(tmp_path, "heldout4", "heldout4_fresh_case", "https://github.com/owner/fresh/issues/9")
     assert _check_script().main(["--root", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "is used in both heldout2 and heldout4" in err
-    assert "is used in both tune and heldout5" in err
+    assert "is used in both tune and heldout4" in err
     assert "owner/fresh" not in err
 
 
 def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for part in ("tune", "heldout2", "heldout4", "heldout5"):
+    for part in ("tune", "heldout2", "heldout4"):
         case = tmp_path / part / f"{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
@@ -134,13 +123,13 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4 and heldout5, each
-    on its own row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT points at
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2 and heldout4, each on its own
+    row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT points at
     tmp_path, so no real held-out file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
-    for part in ("tune", "heldout2", "heldout4", "heldout5"):
+    for part in ("tune", "heldout2", "heldout4", "heldout5"):  # heldout5 was promoted: never scored again
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -154,7 +143,6 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         for row in (
             "real text: heldout2",
             "real text: heldout4",
-            "real text: heldout5",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
@@ -162,5 +150,5 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5))
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "3"  # cases: one fake case from each of the three batches
-        assert "real text: heldout3" not in out
+        assert pooled[len(label) :].split()[0] == "2"  # cases: one fake case from each of the two batches
+        assert "real text: heldout3" not in out and "real text: heldout5" not in out

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.pasted import pasted_causes
 from typer.testing import CliRunner
 
 from gpuobs.cli.app import app
@@ -208,3 +209,56 @@ def test_the_allocators_stock_advice_is_not_a_fragmentation_diagnosis(tmp_path: 
     )
     report = _run(tmp_path, text)
     assert [c.id for c in report.causes] == ["cuda_oom_capacity"]
+
+
+_OOM_LINE = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB "
+    "of which 10.00 MiB is free. Of the allocated memory 22.90 GiB is allocated by PyTorch, and 100.00 MiB is "
+    "reserved by PyTorch but unallocated.\n"
+)
+
+
+def test_a_model_swap_told_next_to_the_oom_explains_it(tmp_path: Path) -> None:
+    # the allocator's figures read as a full device; what filled it is the old model still resident
+    text = (
+        "Switching models on the same GPU: the old model is not freed before loading the new one.\n"
+        + _OOM_LINE
+    )
+    report = _run(tmp_path, text)
+    assert report.top is not None and report.top.id == "cuda_oom_hot_swap" and report.top.tier == "text"
+    assert "cuda_oom_capacity" in {s.id for s in report.top.explained_symptoms}
+
+
+def test_an_oom_on_a_first_load_stays_capacity(tmp_path: Path) -> None:
+    text = "Loading the model for the first time on this card runs out of memory.\n" + _OOM_LINE
+    assert [c.id for c in _run(tmp_path, text).causes] == ["cuda_oom_capacity"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("No GPUs detected\n", "gpu_not_visible"),
+        ("Detected 8 GPUs\n", None),
+        (
+            "The task's container stopped with status code 137 after it ran over its memory limit.\n",
+            "oom_killed_container",
+        ),
+        ("The server answered with status code 200 after the model loaded.\n", None),
+    ],
+)
+def test_plural_and_container_status_wordings(tmp_path: Path, text: str, expected: str | None) -> None:
+    assert pasted_causes(tmp_path, text)[:1] == ([expected] if expected else [])
+
+
+def test_kubectls_defaulted_container_notice_is_not_a_failure(tmp_path: Path) -> None:
+    # kubectl names the pod's containers when it picks one (`Defaulted container "%s" out of: %s`);
+    # the exporter's own error line after it still names the exporter
+    notice = 'Defaulted container "dcgm-exporter" out of: dcgm-exporter, toolkit-validation (init)\n'
+    started = 'time=2025-01-01T00:00:00Z level=INFO msg="Starting dcgm-exporter"\n'
+    failed = (
+        'time=2025-01-01T00:00:01Z level=ERROR msg="Failed to watch metrics" error="Error watching fields: '
+        'The third-party Profiling module returned an unrecoverable error"\n'
+    )
+    assert _run(tmp_path, notice + started, "quiet.log").top is None
+    report = _run(tmp_path, notice + failed, "failing.log")
+    assert report.top is not None and report.top.id == "telemetry_exporter_failure"
