@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import typer
-from prometheus_client.parser import text_string_to_metric_families
 from rich import box
 from rich.table import Table
 
@@ -42,6 +40,12 @@ _COLUMNS = ("gpu", "util%", "GiB", "°C", "W", "MHz", "MJ", "XID", "throttle", "
 
 
 def _scrape(url: str, timeout_s: float = 5.0) -> dict[str, list[tuple[dict[str, str], float]]]:
+    # imported here: every gpuobs command imports this module to register it, and these two cost
+    # ~60 ms of each command's start-up (`gpuobs diagnose` at 2 a.m. included)
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
     with urllib.request.urlopen(url, timeout=timeout_s) as resp:
         if resp.status != 200:
             raise RuntimeError(f"{url} answered {resp.status}")
