@@ -35,6 +35,7 @@ from gpuobs.rca.parsers import lines as _lines  # noqa: E402
 from gpuobs.rca.parsers import parse_text  # noqa: E402
 from gpuobs.rca.parsers.document import parse_document  # noqa: E402
 from gpuobs.rca.parsers.lines import _FALLBACK_NEEDLES, _NEEDLES  # noqa: E402
+from gpuobs.rca.parsers.scan import MultiScanner  # noqa: E402
 
 
 def _best(fn, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
@@ -68,13 +69,13 @@ def bench_parsers(lines: int) -> None:
 
         records = len(parse_text(text))
         t_floor, t_naive, t_parse = _best(floor), _best(naive), _best(lambda: parse_text(text))  # noqa: B023
-        automaton = _lines._automaton()
-        _lines._MATCHER[:] = [None]  # the str.find scan, one pass per anchor
+        automaton = _lines._SCANNER
+        _lines._SCANNER = MultiScanner(automaton.patterns, automaton=False)  # str.find, one pass per needle
         try:
             assert len(parse_text(text)) == records
             t_find = _best(lambda: parse_text(text))  # noqa: B023
         finally:
-            _lines._MATCHER[:] = [automaton]
+            _lines._SCANNER = automaton
         documents = parse_document("app.log", text)
         worded = sum(1 for ev in documents if ev.tier is EvidenceTier.TEXT)
         t_doc = _best(lambda: parse_document("app.log", text))  # noqa: B023

@@ -10,9 +10,9 @@ lines one by one gave no fact.
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 from collections.abc import Iterable
-from typing import Any
 
 from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca import keys
@@ -21,6 +21,7 @@ from gpuobs.rca.parsers.blocks import block_around, joined
 from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
 from gpuobs.rca.parsers.lowered import LowerText, lower_text
 from gpuobs.rca.parsers.prefix import LinePrefix, split_prefix, strip_decorations
+from gpuobs.rca.parsers.scan import MultiScanner
 
 __all__ = ["index_by_line", "parse_lines", "parse_text"]
 
@@ -315,13 +316,15 @@ def _candidate_lines(
 ) -> list[tuple[int, list[int]]]:
     """(line index, parser indices hit) for every line holding a trigger substring, in order.
 
-    The anchors are found in the lower-cased text in one Aho-Corasick pass (ahocorasick-rs, in Rust),
-    or, without it (or with `automaton=False`), by one `str.find` scan per anchor; only lines holding an
-    anchor get their needles checked. So lines of pure noise cost no Python work and the cost grows
-    with the number of hits, not of lines. Parser index -1 means the fallback.
+    The needles are found in the lines joined in one Aho-Corasick pass (`MultiScanner`). So lines of pure
+    noise cost no Python work and the cost grows with the number of hits, not of lines. Parser index -1
+    means the fallback. `automaton=False` is the reference scan the tests compare with: one `str.find`
+    pass per anchor over the lower-cased text, then the anchor's needles checked on each line found.
     """
     if not lines:
         return []
+    if automaton:
+        return _needle_lines(lines, low.starts if low is not None else None)
     view = low if low is not None else lower_text(lines)
     text, starts = view.text, view.starts
     if not view.aligned:  # lower() changed lengths (rare Unicode): scan line by line instead
@@ -332,19 +335,6 @@ def _candidate_lines(
         ]
     hits: dict[int, set[int]] = {}
     bisect_right = bisect.bisect_right
-    matcher = _automaton() if automaton else None
-    if matcher is not None:
-        # every (line, anchor) pair once, however often the anchor occurs in the line
-        pairs = {
-            (bisect_right(starts, start) - 1, ai)
-            for ai, start, _ in matcher.find_matches_as_indexes(text, overlapping=True)
-        }
-        for index, ai in pairs:
-            line = lines[index]
-            for needle, pi in _ANCHOR_LIST[ai][1]:
-                if needle in line:
-                    hits.setdefault(index, set()).add(pi)
-        return [(index, sorted(pis)) for index, pis in sorted(hits.items())]
     find = text.find
     for anchor, group in _ANCHOR_LIST:
         i = find(anchor)
@@ -358,27 +348,38 @@ def _candidate_lines(
     return [(index, sorted(pis)) for index, pis in sorted(hits.items())]
 
 
-_MATCHER: list[Any] = []
-
-
-def _automaton() -> Any:
-    """The Aho-Corasick automaton over every anchor (built once), or None without ahocorasick-rs."""
-    if not _MATCHER:
-        try:
-            import ahocorasick_rs
-        except ImportError:  # pragma: no cover - the dependency is declared; the str.find scan still works
-            _MATCHER.append(None)
+def _needle_lines(lines: list[str], starts: list[int] | None) -> list[tuple[int, list[int]]]:
+    """`_candidate_lines` in one pass over the lines as they are (needles are case-sensitive)."""
+    if starts is None:
+        starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
+    bisect_right = bisect.bisect_right
+    owners = _NEEDLE_OWNERS
+    hits: dict[int, set[int]] = {}
+    for ni, start, _ in _SCANNER.find_all("\n".join(lines)):
+        index = bisect_right(starts, start) - 1
+        found = hits.get(index)
+        if found is None:
+            hits[index] = set(owners[ni])
         else:
-            _MATCHER.append(
-                ahocorasick_rs.AhoCorasick(
-                    [anchor for anchor, _ in _ANCHOR_LIST], matchkind=ahocorasick_rs.MatchKind.Standard
-                )
-            )
-    return _MATCHER[0]
+            found |= owners[ni]
+    return [(index, sorted(pis)) for index, pis in sorted(hits.items())]
 
 
 _ANCHOR_GROUPS = _build_anchors()
 _ANCHOR_LIST = list(_ANCHOR_GROUPS.items())
+
+
+def _needle_parsers() -> dict[str, frozenset[int]]:
+    """Every needle once, with the parsers (-1: the fallback) that it triggers."""
+    table: dict[str, set[int]] = {}
+    for needle, pi in [*_NEEDLES, *((n, -1) for n in _FALLBACK_NEEDLES)]:
+        table.setdefault(needle, set()).add(pi)
+    return {needle: frozenset(parsers) for needle, parsers in table.items()}
+
+
+_NEEDLE_PARSERS = _needle_parsers()
+_SCANNER = MultiScanner(sorted(_NEEDLE_PARSERS))
+_NEEDLE_OWNERS = [_NEEDLE_PARSERS[needle] for needle in _SCANNER.patterns]
 
 
 def _signature(ev: Evidence) -> tuple[object, ...]:

@@ -19,12 +19,12 @@ import re
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpuobs.evidence import Entity, Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.lowered import LowerText, lower_text, plain
 from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
+from gpuobs.rca.parsers.scan import MultiScanner
 from gpuobs.rca.signature import TEXT_MIN_SCORE, Matcher, Signature
 
 __all__ = [
@@ -110,7 +110,7 @@ class Phrasebook:
     facts: dict[str, tuple[Matcher, ...]] = field(default_factory=dict, compare=False, hash=False)
     # a scanned spelling -> the catalog phrase it stands for (a phrase of words written with hyphens)
     spelled: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
-    _automaton: list[Any] = field(default_factory=list, compare=False, hash=False, repr=False)
+    _scanners: list[MultiScanner] = field(default_factory=list, compare=False, hash=False, repr=False)
 
     @classmethod
     def from_signatures(cls, signatures: Iterable[Signature]) -> Phrasebook:
@@ -156,20 +156,11 @@ class Phrasebook:
     def __bool__(self) -> bool:
         return bool(self.phrases)
 
-    def automaton(self) -> Any:
-        """The Aho-Corasick automaton over the phrases (built once), or None without ahocorasick-rs."""
-        if not self._automaton:
-            try:
-                import ahocorasick_rs
-            except ImportError:  # pragma: no cover - a declared dependency; the str.find scan still works
-                self._automaton.append(None)
-            else:
-                self._automaton.append(
-                    ahocorasick_rs.AhoCorasick(
-                        list(self.phrases), matchkind=ahocorasick_rs.MatchKind.Standard
-                    )
-                )
-        return self._automaton[0]
+    def scanner(self) -> MultiScanner:
+        """The one-pass scanner over the phrases (built once)."""
+        if not self._scanners:
+            self._scanners.append(MultiScanner(self.phrases))
+        return self._scanners[0]
 
 
 _DEFAULT: list[Phrasebook] = []
@@ -220,11 +211,7 @@ def phrase_hits(
     text, starts = _unadvised(view.text), view.starts
     if not view.aligned:  # lower() changed lengths (rare Unicode): find each phrase per line
         return _hits_per_line(lines, book, skip, judged)
-    matcher = book.automaton()
-    if matcher is not None:
-        found: Iterable[tuple[int, int, int]] = matcher.find_matches_as_indexes(text, overlapping=True)
-    else:
-        found = _find_all(text, book.phrases)
+    found = book.scanner().find_all(text)
     spans: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
     for pi, start, end in found:
         if not _bounded(text, start, end):
@@ -256,16 +243,6 @@ def _chatter(line: str, low: str) -> bool:
     if "nccl info" in low:
         return True
     return split_prefix(strip_decorations(line[:400])).level in ("info", "debug")
-
-
-def _find_all(text: str, phrases: Sequence[str]) -> list[tuple[int, int, int]]:
-    out = []
-    for pi, phrase in enumerate(phrases):
-        i = text.find(phrase)
-        while i != -1:
-            out.append((pi, i, i + len(phrase)))
-            i = text.find(phrase, i + 1)
-    return out
 
 
 def _hits_per_line(
