@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from gpuobs.evidence import Evidence, EvidenceKind
 from gpuobs.rca import keys
 
-__all__ = ["looks_like_container_setup", "parse_container_setup"]
+__all__ = ["CONTAINER_SETUP_CUES", "looks_like_container_setup", "parse_container_setup"]
 
 _RUN_RE = re.compile(
     r"(?:^|[\s$#>])(?:sudo\s+)?(?P<tool>docker|podman|nerdctl)\s+(?:container\s+)?run\s+(?P<args>.*)$"
@@ -47,9 +47,13 @@ _CANDIDATE_RE = re.compile(
 )
 
 
+# Substrings one of which a container run command, a devices.list dump or an EPERM line holds.
+CONTAINER_SETUP_CUES = (" run ", " rwm", " m\n", "EPERM")
+
+
 def looks_like_container_setup(text: str) -> bool:
     """True when the text may hold a container run command, a devices.list dump or an EPERM on /dev/nvidia."""
-    return " run " in text or " rwm" in text or " m\n" in text or "EPERM" in text
+    return any(cue in text for cue in CONTAINER_SETUP_CUES)
 
 
 def _image(args: str) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
 
-__all__ = ["looks_like_kubectl", "parse_kubectl_text"]
+__all__ = ["KUBECTL_CUES", "looks_like_kubectl", "parse_kubectl_text"]
 
 # A container's name heads its block, two spaces in, under "Containers:" ("  vllm:").
 _CONTAINER_RE = re.compile(r"^  (?P<name>[a-z0-9][a-z0-9.-]*):\s*$")
@@ -51,6 +51,10 @@ _BAD_STATUS = {
     "RunContainerError",
     "StartError",
 }
+
+
+# Substrings one of which kubectl describe or get-pods output holds (`looks_like_kubectl` asks more).
+KUBECTL_CUES = ("State:", "Events:", "READY", "Allocatable:", "Warning  ", "Warning FailedScheduling")
 
 
 def looks_like_kubectl(text: str) -> bool:

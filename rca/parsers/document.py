@@ -20,13 +20,18 @@ from dataclasses import dataclass, field
 from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
 from gpuobs.rca.parsers import exposition, history, k8s, nvsmi
-from gpuobs.rca.parsers.containers import looks_like_container_setup, parse_container_setup
-from gpuobs.rca.parsers.describe import looks_like_kubectl, parse_kubectl_text
+from gpuobs.rca.parsers.containers import (
+    CONTAINER_SETUP_CUES,
+    looks_like_container_setup,
+    parse_container_setup,
+)
+from gpuobs.rca.parsers.describe import KUBECTL_CUES, looks_like_kubectl, parse_kubectl_text
 from gpuobs.rca.parsers.lines import index_by_line, parse_lines
 from gpuobs.rca.parsers.lowered import LowerText, lower_text
-from gpuobs.rca.parsers.lspci import looks_like_lspci, parse_lspci
-from gpuobs.rca.parsers.nvsmi_text import looks_like_nvsmi_text, parse_nvsmi_text
-from gpuobs.rca.parsers.pyrepr import looks_like_pyrepr, parse_pyrepr
+from gpuobs.rca.parsers.lspci import LSPCI_CUES, looks_like_lspci, parse_lspci
+from gpuobs.rca.parsers.nvsmi_text import NVSMI_TEXT_CUES, looks_like_nvsmi_text, parse_nvsmi_text
+from gpuobs.rca.parsers.pyrepr import PYREPR_CUES, looks_like_pyrepr, parse_pyrepr
+from gpuobs.rca.parsers.scan import MultiScanner
 from gpuobs.rca.parsers.text import Phrasebook, match_text
 from gpuobs.rca.parsers.traces import parse_otlp_text
 from gpuobs.rca.parsers.trend import memory_trend
@@ -46,15 +51,18 @@ __all__ = [
 _JSON_SNIFF_CHARS = 200_000
 
 ToolReader = Callable[[Sequence[str], str], tuple[list[Evidence], set[int]]]
-# (cheap check on the whole text, reader): a reader returns its records and the lines it read as tool
-# output, which the text tier then leaves alone (a table cell is not prose).
-TOOL_READERS: tuple[tuple[Callable[[str], bool], ToolReader], ...] = (
-    (looks_like_nvsmi_text, parse_nvsmi_text),
-    (looks_like_lspci, parse_lspci),
-    (looks_like_kubectl, parse_kubectl_text),
-    (looks_like_pyrepr, parse_pyrepr),
-    (looks_like_container_setup, parse_container_setup),
+# (cues, cheap check on the whole text, reader): the check is asked only when one of the reader's cue
+# substrings occurs (all cues are found in one pass; five readers' checks would scan a 100,000-line log
+# a dozen times). A reader returns its records and the lines it read as tool output, which the text tier
+# then leaves alone (a table cell is not prose).
+TOOL_READERS: tuple[tuple[tuple[str, ...], Callable[[str], bool], ToolReader], ...] = (
+    (NVSMI_TEXT_CUES, looks_like_nvsmi_text, parse_nvsmi_text),
+    (LSPCI_CUES, looks_like_lspci, parse_lspci),
+    (KUBECTL_CUES, looks_like_kubectl, parse_kubectl_text),
+    (PYREPR_CUES, looks_like_pyrepr, parse_pyrepr),
+    (CONTAINER_SETUP_CUES, looks_like_container_setup, parse_container_setup),
 )
+_TOOL_CUES = MultiScanner(sorted({cue for cues, _, _ in TOOL_READERS for cue in cues}))
 
 
 def parse_document(
@@ -124,8 +132,10 @@ def exact_tier(name: str, text: str) -> ExactView:
     """The exact tier over log text: unwrap, tool readers, line parsers and the memory trend."""
     lines = unwrap(text.splitlines()).lines
     view = ExactView(lines=lines, low=lower_text(lines))
-    for looks_like, reader in TOOL_READERS:
-        if looks_like(text):  # a cheap substring check: the wrappers peeled off do not matter to it
+    present = {_TOOL_CUES.patterns[ci] for ci, _, _ in _TOOL_CUES.find_all(text)}
+    for cues, looks_like, reader in TOOL_READERS:
+        # cheap substring checks: the wrappers peeled off do not matter to them
+        if not present.isdisjoint(cues) and looks_like(text):
             records, used = reader(view.lines, name)
             view.records.extend(records)
             view.tool_lines |= used

@@ -15,7 +15,7 @@ from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.prefix import normalize_pci
 
-__all__ = ["looks_like_lspci", "parse_lspci"]
+__all__ = ["LSPCI_CUES", "looks_like_lspci", "parse_lspci"]
 
 _DEVICE_RE = re.compile(r"^(?P<bus>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d) (?P<what>[^:]+):")
 _ACS_RE = re.compile(r"ACSCtl:\s*(?:0x[0-9a-fA-F]+\s*=?\s*)?(?P<flags>.*)$")
@@ -26,9 +26,13 @@ _LNKSTA_RE = re.compile(
 )
 
 
+# Substrings one of which lspci -vvv capability lines hold.
+LSPCI_CUES = ("ACSCtl", "LnkSta:")
+
+
 def looks_like_lspci(text: str) -> bool:
     """True when the text holds lspci -vvv capability lines."""
-    return "ACSCtl" in text or "LnkSta:" in text
+    return any(cue in text for cue in LSPCI_CUES)
 
 
 def parse_lspci(lines: Sequence[str], source: str = "lspci") -> tuple[list[Evidence], set[int]]:

@@ -21,7 +21,7 @@ from gpuobs.rca.parsers.metrics import metric_evidence
 from gpuobs.rca.parsers.nvsmi import parse_nvsmi_query
 from gpuobs.rca.parsers.prefix import split_prefix
 
-__all__ = ["looks_like_nvsmi_text", "parse_nvsmi_text"]
+__all__ = ["NVSMI_TEXT_CUES", "looks_like_nvsmi_text", "parse_nvsmi_text"]
 
 # "|   0  Tesla P100-SXM2...  On   | 0002:01:00.0     Off |                    0 |"
 _ROW1_RE = re.compile(
@@ -57,9 +57,13 @@ _QKV_RE = re.compile(r"^\s{2,}[A-Za-z][\w /().,+-]*?\s+:\s*\S")
 _Q_BLOCK_MIN = 3
 
 
+# Substrings one of which an nvidia-smi table or `-q` reading holds.
+NVSMI_TEXT_CUES = ("MiB /", "Reasons", "        : ")
+
+
 def looks_like_nvsmi_text(text: str) -> bool:
     """True when the text holds an nvidia-smi table or `-q` readings (cheap substring checks)."""
-    return "MiB /" in text or "Reasons" in text or "        : " in text or "                : " in text
+    return any(cue in text for cue in NVSMI_TEXT_CUES)
 
 
 def _number(text: str) -> float | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from gpuobs.evidence import Evidence, EvidenceKind
 from gpuobs.rca import keys
 
-__all__ = ["looks_like_pyrepr", "parse_pyrepr"]
+__all__ = ["PYREPR_CUES", "looks_like_pyrepr", "parse_pyrepr"]
 
 _ADDRESS_RE = re.compile(r"'address':\s*(?P<v>\d+)")
 _TOTAL_RE = re.compile(r"'total_size':\s*(?P<v>\d+)")
@@ -51,9 +51,13 @@ class _Segment:
         return bool(self.blocks) and all(state == "inactive" for _, state in self.blocks)
 
 
+# Substrings one of which a pprint'ed allocator snapshot or memory_stats dict holds.
+PYREPR_CUES = ("'segment_type'", "'blocks'", "'num_alloc_retries'")
+
+
 def looks_like_pyrepr(text: str) -> bool:
     """True when the text holds a pprint'ed allocator snapshot or memory_stats dict."""
-    return "'segment_type'" in text or "'blocks'" in text or "'num_alloc_retries'" in text
+    return any(cue in text for cue in PYREPR_CUES)
 
 
 def parse_pyrepr(lines: Sequence[str], source: str = "snapshot") -> tuple[list[Evidence], set[int]]:
