@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import contextlib
+import functools
 import json
 import math
 import re
@@ -118,7 +119,7 @@ def _epoch(
     y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None, tz: str | None
 ) -> float | None:
     try:
-        value = float(calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)))
+        value = float(_day_start(y, mo, d) + h * 3600 + mi * 60 + s)
     except (ValueError, OverflowError):
         return None
     if not (1 <= mo <= 12 and 1 <= d <= 31 and h < 24 and mi < 60 and s < 61):
@@ -134,6 +135,13 @@ def _epoch(
     return value
 
 
+@functools.lru_cache(maxsize=64)
+def _day_start(y: int, mo: int, d: int) -> int:
+    """Epoch seconds of a day's midnight, UTC: a log's lines share a few days, and `timegm` is linear
+    in the hours, minutes and seconds, so a 100,000-line log pays for it a few times, not per line."""
+    return calendar.timegm((y, mo, d, 0, 0, 0, 0, 0, 0))
+
+
 def _match_epoch(m: re.Match[str], year: int, month: int, tz: str | None = None) -> float | None:
     """Epoch seconds from a timestamp match with groups d, h, mi, s, frac (year and month given)."""
     return _epoch(year, month, int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), m["frac"], tz)
@@ -142,9 +150,16 @@ def _match_epoch(m: re.Match[str], year: int, month: int, tz: str | None = None)
 def _guess_year(mo: int, year: int | None) -> int:
     if year is not None:
         return year
-    now = time.gmtime()
+    now_year, now_month = _year_month(int(time.time()) // 3600)
     # A month later than now most likely belongs to last year (logs are read after they are written).
-    return now.tm_year - 1 if mo > now.tm_mon + 1 else now.tm_year
+    return now_year - 1 if mo > now_month + 1 else now_year
+
+
+@functools.lru_cache(maxsize=2)
+def _year_month(hour: int) -> tuple[int, int]:
+    """(year, month) of an hour since the epoch, UTC: asked per line, changes once a month."""
+    now = time.gmtime(hour * 3600)
+    return now.tm_year, now.tm_mon
 
 
 def parse_timestamp(text: str, year: int | None = None) -> float | None:
