@@ -1,6 +1,6 @@
 """Check the real-text incident corpus (tests/rca/real_corpus) and print its counts; never runs the engine.
 
-The corpus has a `tune/` part and three held-out batches, `heldout2/`, `heldout4/` and `heldout6/`,
+The corpus has a `tune/` part and four held-out batches, `heldout2/`, `heldout4/`, `heldout6/`, `heldout7/`,
 gathered later from threads that no other part uses (the first held-out split, `heldout/`, was scored
 twice and then promoted into `tune/` on 2026-12-01; `heldout3/` likewise, later the same day, and
 `heldout5/` after its one look).
@@ -26,12 +26,12 @@ from pathlib import Path
 from gpuobs.rca.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
-# heldout2, heldout4 and heldout6 are held-out batches gathered after tuning began (2026-11-30, 12-01):
+# heldout2, heldout4, heldout6, heldout7: held-out batches gathered after tuning began (11-30, 12-01):
 # they are checked by thread only (format, catalog labels, no thread shared with any other part) and
 # scored once, after tuning stops. The first split (tune/heldout, disjoint by repository) is merged into
 # tune, and so are heldout3 (gathered 2026-12-01, scored twice) and heldout5 (gathered 2026-12-01, scored
 # once), each promoted the same day.
-SPLITS = ("tune", "heldout2", "heldout4", "heldout6")
+SPLITS = ("tune", "heldout2", "heldout4", "heldout6", "heldout7")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 
@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             problems += found
             counts[split][str(expected.get("top") or "(healthy)")] += 1
             repos[split].add(str(expected.get("repo", "")))
-            sources[split].add(str(expected.get("source", "")).rstrip("/"))
+            # GitHub owner and repository names are case-insensitive: Owner/Repo/issues/1 is owner/repo's
+            sources[split].add(str(expected.get("source", "")).rstrip("/").lower())
     for i, a in enumerate(SPLITS):
         for b in SPLITS[i + 1 :]:
             reused = sorted(sources[a] & sources[b])
