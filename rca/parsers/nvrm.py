@@ -220,7 +220,16 @@ def _fallen(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 _RESET_RE = re.compile(r"(?i)\b(?:requires? (?:a )?reset|reset required|needs? (?:a )?reset)\b")
 
 
+# nvidia-smi -q's "GPU Reset Status" fields: "Reset Required : No" (or N/A, Not Supported, "Requested
+# functionality has been deprecated" on newer drivers) is a reading, not a request; only Yes asks.
+# (The field may follow its section's title, "GPU Reset Status", when indented lines are joined.)
+_RESET_FIELD_RE = re.compile(r"(?i)\breset required\s*:\s*(?P<value>[\w/]*)")
+
+
 def _reset(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    field = _RESET_FIELD_RE.search(msg)
+    if field and field["value"].lower() != "yes":
+        return
     target = msg
     if "recovery action changed from" in msg:
         target = msg.split(" to ", 1)[-1]

@@ -53,8 +53,13 @@ _MAX_LINE_NUMBERS = 40
 # A line saying a condition is off ("SW Power Cap : Not Active") names the failure without reporting it;
 # INFO and DEBUG lines are status talk (NCCL's channel set-up, vLLM's KV cache usage), not failure reports.
 _NEGATIONS = ("not active",)
-# A `Key : value` reading of zero, none or off, as nvidia-smi -q, dcgmi and sysfs dumps print them.
-_NOTHING_RE = re.compile(r"\s[:=]\s*(?:0+(?:\.0+)?|no|none|n/a|disabled|false|off)\s*$")
+# A `Key : value` reading of zero, none or off, as nvidia-smi -q, dcgmi and sysfs dumps print them;
+# nvidia-smi prints "N/A", "[N/A]", "Not Supported" / "[Not Supported]" and, for fields newer drivers
+# dropped, "Requested functionality has been deprecated": a field with no reading says nothing.
+_NOTHING_RE = re.compile(
+    r"\s[:=]\s*(?:0+(?:\.0+)?|no|none|n/a|\[n/a\]|disabled|false|off|\[?not supported\]?"
+    r"|requested functionality has been deprecated)\s*$"
+)
 # A kernel subsystem announcing itself at boot ("mce: CPU0: Thermal monitoring enabled (TM1)", "EDAC MC:
 # Ver: 3.0.0", "EDAC MC0: Giving out device to module skx_edac", "pcieport ...: AER: enabled with IRQ 26"):
 # the machine-check and AER machinery is present, nothing has been reported through it. (A bare

@@ -558,3 +558,30 @@ def test_a_watchdog_setting_is_not_a_boot_announcement() -> None:
     text = "Watchdog: Enabled\nthe training run crashed with launch timed out\n"
     hits = [e for e in parse_document("smi.txt", text) if e.key == "text_match"]
     assert any("watchdog: enabled" in e.attrs.get("phrases", []) for e in hits), hits
+
+
+@pytest.mark.parametrize(
+    ("value", "reset"),
+    [
+        ("Yes", True),
+        ("No", False),
+        ("N/A", False),
+        ("[N/A]", False),
+        ("Not Supported", False),
+        ("[Not Supported]", False),
+        ("Requested functionality has been deprecated", False),
+    ],
+)
+def test_nvidia_smi_reset_status_field_reads_its_value(value: str, reset: bool) -> None:
+    """nvidia-smi -q's "GPU Reset Status" section prints "Reset Required : No" on every healthy GPU (and
+    "Requested functionality has been deprecated" on newer drivers): only "Yes" is a GPU asking for a reset,
+    whether the field is read alone or joined to its section title as an indented block."""
+    text = (
+        "    GPU Reset Status\n"
+        f"        Reset Required                    : {value}\n"
+        "        Drain and Reset Recommended       : No\n"
+    )
+    for document in (text, text.splitlines()[1] + "\n"):
+        records = parse_document("nvidia-smi-q.txt", document)
+        assert any(e.key == "gpu_reset_required" for e in records) is reset, records
+        assert reset or not [e for e in records if e.key == "text_match"], records
