@@ -10,7 +10,9 @@ fact the signature already judged), and sets each phrase's weight to its smoothe
 
 where n is the number of cases in which the phrase speaks for the signature and k how many of them are
 labelled with it (`top` or `also`; healthy cases count against every phrase). A phrase never seen keeps
-its prior. Plain weighted phrases, reviewable in one file: a learned model was not needed (see
+its prior; a supporting word (prior <= 0.4: "dkms", "nvswitch") is never fitted above its prior, since
+the corpora hold GPU incidents only and cannot show how often it appears in healthy text elsewhere.
+Plain weighted phrases, reviewable in one file: a learned model was not needed (see
 docs/BENCHMARKS.md, RCA accuracy).
 
     python bench/fit_text_tier.py [--corpus DIR ...] [--check]
@@ -34,6 +36,8 @@ from gpuobs.rca.readers.files import read_input
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = (ROOT / "tests" / "rca" / "real_corpus" / "tune", ROOT / "tests" / "rca" / "incidents")
 ALPHA = 4.0
+# A phrase with a prior at most this is a supporting word: its weight is never fitted above its prior.
+SUPPORTING_PRIOR = 0.4
 
 
 def _priors() -> Phrasebook:
@@ -101,7 +105,14 @@ def fit_hits(
     for (sig, phrase), n in seen.items():
         k = right[(sig, phrase)]
         prior = priors[(sig, phrase)]
-        weights[sig][phrase] = round(min(0.95, max(0.02, (k + ALPHA * prior) / (n + ALPHA))), 3)
+        weight = min(0.95, max(0.02, (k + ALPHA * prior) / (n + ALPHA)))
+        if prior <= SUPPORTING_PRIOR:
+            # A phrase its author weighed as a supporting word does not name the failure ("dkms" is every
+            # out-of-tree module's build, "nvswitch" every Fabric Manager start-up): the corpora hold GPU
+            # incidents only, so its precision there says nothing about the text it was kept out of, and
+            # two such words raised by the fit would name a cause together. The fit may lower it only.
+            weight = min(weight, prior)
+        weights[sig][phrase] = round(weight, 3)
         counts[(sig, phrase)] = (n, k)
     return dict(weights), counts
 
