@@ -262,3 +262,11 @@ def test_kubectls_defaulted_container_notice_is_not_a_failure(tmp_path: Path) ->
     assert _run(tmp_path, notice + started, "quiet.log").top is None
     report = _run(tmp_path, notice + failed, "failing.log")
     assert report.top is not None and report.top.id == "telemetry_exporter_failure"
+
+
+def test_markdown_marks_inside_a_phrase_are_read_through() -> None:
+    """GitHub renders `code` and **bold** away: a phrase split by the marks is the writer's phrase, and the
+    marks are not read as words (a volume mounted read-only on purpose stays no failure)."""
+    marked = ["Every few days the root filesystem was remounted **read-only** and only a reboot fixed it."]
+    assert [r.value for r in match_text(marked)] == ["filesystem_readonly"]
+    assert [r.value for r in match_text(["We mount the weights volume **read-only** on purpose."])] == []
