@@ -1,0 +1,77 @@
+"""A model's load time told in a sentence names a slow load (rca/parsers/told.py) at the limit of
+`model_load_slow`'s own rule; shorter times, times of something else and logs with facts do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.pasted import pasted_causes
+
+from gpuobs.evidence import EvidenceTier
+from gpuobs.rca import DiagnoseInputs, diagnose
+from gpuobs.rca.catalog import load_catalog
+from gpuobs.rca.parsers.told import LOAD_SLOW_S, told_load_seconds, told_records
+
+
+@pytest.mark.parametrize(
+    ("sentence", "seconds"),
+    [
+        ("The weights take 400+ seconds to load after every reboot.", 400.0),
+        ("It can take over 20 minutes for the checkpoint to load from the share.", 1200.0),
+        ("Loading the 70B checkpoint from object storage takes 12 minutes.", 720.0),
+        ("On the old node the model loaded in about 7 mins.", 420.0),
+        ("Load time: 2 hours on the first start.", 7200.0),
+        # short loads are told too (and stay under the limit)
+        ("Loading took 40 seconds, as expected.", 40.0),
+        ("The model loads in ~12s from local NVMe.", 12.0),
+    ],
+)
+def test_told_load_times_are_read(sentence: str, seconds: float) -> None:
+    assert told_load_seconds(sentence) == seconds
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "After loading, generation takes 10 minutes for the whole batch.",
+        "It takes 10 minutes to generate the images after loading.",
+        "The download takes 30 minutes on this link.",
+        "Training takes 3 hours per epoch.",
+    ],
+)
+def test_times_of_something_else_are_not_load_times(sentence: str) -> None:
+    assert told_load_seconds(sentence) is None
+
+
+def test_the_limit_is_the_rule_s_own() -> None:
+    """The told time is held to the limit the exact rule applies to a loader's timing line."""
+    sig = next(s for s in load_catalog().signatures if s.id == "model_load_slow")
+    mins = {m.min for v in sig.variants for c in v.require for m in c.matchers if m.min is not None}
+    assert mins == {LOAD_SLOW_S}
+
+
+def test_a_told_slow_load_names_model_load_slow_on_the_text_tier(tmp_path: Path) -> None:
+    path = tmp_path / "issue.log"
+    path.write_text("Since the upgrade the safetensors take 600+ seconds to load on the first start.\n")
+    report = diagnose(DiagnoseInputs(logs=[str(path)]))
+    assert [c.id for c in report.causes] == ["model_load_slow"]
+    assert report.causes[0].evidence[0].tier == EvidenceTier.TEXT.value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Loading took 40 seconds, which is what we expect for this size.\n",
+        "After loading, generation takes 10 minutes for the whole batch of prompts.\n",
+    ],
+)
+def test_short_or_other_times_give_no_cause(tmp_path: Path, text: str) -> None:
+    assert pasted_causes(tmp_path, text) == []
+
+
+def test_a_log_with_facts_is_not_read_for_told_times(tmp_path: Path) -> None:
+    """Only a document in which nothing was recognised is read (the prose tier's lines and window)."""
+    lines = ["The weights take 900 seconds to load on this node.", "x"]
+    assert [r.value for r in told_records(lines, "issue.log")] == ["model_load_slow"]
+    assert told_records(lines, "issue.log", skip={0}) == []
