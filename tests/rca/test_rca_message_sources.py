@@ -521,6 +521,21 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("model_load_slow", "The 70B checkpoint takes far too long to load from the network share, about 25 minutes.\n"),
     (None, "Loading took 40 seconds, which is what we expect for this size.\n"),
     ("launch_timeout_watchdog", "Long kernels are killed on this Windows box; setting TdrLevel to 0 in the registry stopped it.\n"),
+    # --- a crash told in a sentence that places it in NCCL's API (nccl.h camel-case symbols, libnccl); an
+    # environment name such as NCCL_DEBUG does not place it there.
+    ("nccl_segfault", "With NCCL 2.21 every rank dies with a segfault inside ncclCommInitRank, before any debug output.\n"),
+    ("nccl_segfault", "Segmentation fault in libnccl.so.2 as soon as the second communicator is created\n"),
+    (None, "The extension segfaults in fused_adam_kernel even with NCCL_DEBUG=WARN set.\n"),
+    ("nccl_shm_unavailable", "Without --ipc=host the tutorial would segfault in `ncclShmOpen` on the first collective.\n"),
+    # --- nvidia-smi's clock event reasons (--help-query-gpu: clocks_event_reasons.sw_power_cap,
+    # .sw_thermal_slowdown) written as states; the same names as a query's columns are no reading.
+    ("power_throttling", "Under steady load the card hits sw_power_cap at only 60% of its TDP and the clocks drop.\n"),
+    ("thermal_throttling", "After ten minutes nvidia-smi reports hw_thermal_slowdown and the step time doubles.\n"),
+    (None, "$ nvidia-smi --query-gpu=index,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_thermal_slowdown --format=csv\nindex, clocks_event_reasons.sw_power_cap, clocks_event_reasons.hw_thermal_slowdown\n0, Not Active, Not Active\n"),
+    # --- Kubernetes restarts an exited container per the pod's restartPolicy, with back-off (CrashLoopBackOff);
+    # the setting alone is no failure.
+    ("crash_loop", "The job pods show CrashLoopBackOff: they finish their work and the restart policy starts them again.\n"),
+    (None, "spec:\n  restartPolicy: Always\n  containers:\n  - name: server\n"),
 ]
 # fmt: on
 
