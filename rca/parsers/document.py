@@ -156,6 +156,6 @@ def parse_log_text(name: str, text: str, phrasebook: Phrasebook | None = None) -
     )
     skip = prose_lines(view, worded)
     if skip is not None and (told := told_records(view.lines, name, skip)):
-        return [*view.records, *told]  # a load time told in words: a wording, the bag of words not needed
+        return [*view.records, *told]  # figures told in words: wordings, the bag of words not needed
     prose = prose_record(view.lines, name, skip) if skip is not None else None
     return [*view.records, *worded, *([prose] if prose is not None else [])]

@@ -1,11 +1,12 @@
 """Figures people tell in prose: a model's load time written in a sentence ("the weights take 300+ seconds
-to load", "loading the checkpoint took 25 minutes").
+to load", "loading the checkpoint took 25 minutes"), a GPU that slows down at a told temperature ("it
+throttles down to hold 84 degrees").
 
-Descriptions of a slow load rarely hold a loader's own timing line; they say how long it took. This reads
-such a sentence on the prose lines of a document in which nothing else was recognised (the same lines and
-window as the prose tier, so a long log with facts costs nothing) and, when the told time reaches the
-limit of `model_load_slow`'s rule, gives one `text_match` record of tier TEXT for it: a wording, ranked
-as the text tier's are, under any structured fact.
+Descriptions rarely hold a tool's own reading; they say how long it took or how hot it got. This reads such
+sentences on the prose lines of a document in which nothing else was recognised (the same lines and window
+as the prose tier, so a long log with facts costs nothing) and, when the told figure reaches a limit the
+catalog or the vendor states, gives one `text_match` record of tier TEXT for it: a wording, ranked as the
+text tier's are, under any structured fact.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
 from gpuobs.rca.prose import prose_window
 
-__all__ = ["LOAD_SLOW_S", "told_load_seconds", "told_records"]
+__all__ = ["HOT_C", "LOAD_SLOW_S", "told_hot_celsius", "told_load_seconds", "told_records"]
 
 # The load time from which `model_load_slow` holds (its rule's `min = 300` on `model_load` seconds).
 LOAD_SLOW_S = 300.0
-_SIGNATURE = "model_load_slow"
+_LOAD_SLOW = "model_load_slow"
 _SCORE = 0.7  # a told time over the limit: as telling as a fitted phrase of the signature
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 _DUR = r"(?P<n>\d+(?:\.\d+)?)\s*\+?\s*(?P<u>hours?|hrs?|h|minutes?|mins?|mn|seconds?|secs?|s)\b"
 # What may stand between "to" and "load": the thing loaded ("to load the model", "for the weights to load").
@@ -49,6 +51,27 @@ _TOLD_RES = (
 )
 
 
+# A GPU told to slow down while this hot: NVIDIA's GeForce cards lower their boost clocks at a temperature
+# target of 83-84 C (GPU Boost), data-centre cards' "GPU Slowdown Temp" (nvidia-smi -q) is higher; at 80 C
+# and above, a sentence that says the GPU throttles, slows or drops its clocks tells a thermal slowdown.
+HOT_C = 80
+_THERMAL = "thermal_throttling"
+_TEMP_RE = re.compile(r"\b(?P<t>\d{2,3}(?:\.\d)?) ?(?:°|º)? ?(?:c\b|celsius\b|degrees?\b)")
+_SLOWS_RE = re.compile(
+    r"\bthrottl\w*|\bslow(?:s|ed|ing|er|s down|ed down)?\b|\bdown-?clock\w*|"
+    r"\bclocks? (?:drop|fall|fell|go down)"
+)
+
+
+def told_hot_celsius(sentence: str) -> float | None:
+    """The highest temperature (C) a sentence that tells a slowdown gives, or None."""
+    low = sentence.lower()
+    if not _SLOWS_RE.search(low):
+        return None
+    temps = [float(m["t"]) for m in _TEMP_RE.finditer(low)]
+    return max(temps) if temps else None
+
+
 def told_load_seconds(sentence: str) -> float | None:
     """The longest load time a sentence tells (seconds), or None when it tells none."""
     low = sentence.lower()
@@ -63,27 +86,35 @@ def told_load_seconds(sentence: str) -> float | None:
 
 
 def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -> list[Evidence]:
-    """One `text_match` record for `model_load_slow` on the first prose line (outside `skip`, 0-based lines
-    the exact tier read) that tells a load time of at least `LOAD_SLOW_S`, or none."""
+    """`text_match` records for the first prose line (outside `skip`, 0-based lines the exact tier read)
+    that tells a load time of at least `LOAD_SLOW_S` (`model_load_slow`), and for the first that tells a
+    slowdown at `HOT_C` or hotter (`thermal_throttling`); none when no line tells either."""
+    out: dict[str, Evidence] = {}
     for n, line in prose_window(lines, skip):
-        seconds = told_load_seconds(line)
-        if seconds is None or seconds < LOAD_SLOW_S:
-            continue
-        return [
-            Evidence(
-                kind=EvidenceKind.LOG,
-                key=keys.TEXT_MATCH,
-                value=_SIGNATURE,
-                source=source,
-                raw=" ".join(line.split())[:400],
-                attrs={
-                    "score": _SCORE,
-                    "phrases": ["a load time told in prose"],
-                    "told_seconds": seconds,
-                    "line": n + 1,
-                    "lines": [n + 1],
-                },
-                tier=EvidenceTier.TEXT,
-            )
-        ]
-    return []
+        for sentence in _SENTENCE_SPLIT_RE.split(line):
+            if _LOAD_SLOW not in out and (seconds := told_load_seconds(sentence)) and seconds >= LOAD_SLOW_S:
+                out[_LOAD_SLOW] = _told(
+                    _LOAD_SLOW, "a load time told in prose", {"told_seconds": seconds}, n, line, source
+                )
+            if _THERMAL not in out and (celsius := told_hot_celsius(sentence)) and celsius >= HOT_C:
+                out[_THERMAL] = _told(
+                    _THERMAL,
+                    "a slowdown told at a hot temperature",
+                    {"told_celsius": celsius},
+                    n,
+                    line,
+                    source,
+                )
+    return list(out.values())
+
+
+def _told(sig: str, phrase: str, figure: dict[str, object], n: int, line: str, source: str) -> Evidence:
+    return Evidence(
+        kind=EvidenceKind.LOG,
+        key=keys.TEXT_MATCH,
+        value=sig,
+        source=source,
+        raw=" ".join(line.split())[:400],
+        attrs={"score": _SCORE, "phrases": [phrase], **figure, "line": n + 1, "lines": [n + 1]},
+        tier=EvidenceTier.TEXT,
+    )

@@ -1,5 +1,6 @@
-"""A model's load time told in a sentence names a slow load (rca/parsers/told.py) at the limit of
-`model_load_slow`'s own rule; shorter times, times of something else and logs with facts do not."""
+"""Figures told in a sentence (rca/parsers/told.py): a model's load time names a slow load at the limit of
+`model_load_slow`'s own rule, a slowdown told at 80 C or hotter a thermal slowdown; shorter times, times
+of something else, cool or idle temperatures and logs with facts do not."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from support.pasted import pasted_causes
 from gpuobs.evidence import EvidenceTier
 from gpuobs.rca import DiagnoseInputs, diagnose
 from gpuobs.rca.catalog import load_catalog
-from gpuobs.rca.parsers.told import LOAD_SLOW_S, told_load_seconds, told_records
+from gpuobs.rca.parsers.told import LOAD_SLOW_S, told_hot_celsius, told_load_seconds, told_records
 
 
 @pytest.mark.parametrize(
@@ -75,3 +76,27 @@ def test_a_log_with_facts_is_not_read_for_told_times(tmp_path: Path) -> None:
     lines = ["The weights take 900 seconds to load on this node.", "x"]
     assert [r.value for r in told_records(lines, "issue.log")] == ["model_load_slow"]
     assert told_records(lines, "issue.log", skip={0}) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "celsius"),
+    [
+        ("After a while the card throttles down to hold 84 degrees.", 84.0),
+        ("It slows down as soon as it reaches 87°C.", 87.0),
+        ("Clocks drop when the GPU hits 91 C under load.", 91.0),
+        ("The job is slow although the GPU sits at 65 C.", 65.0),
+    ],
+)
+def test_told_slowdown_temperatures_are_read(sentence: str, celsius: float) -> None:
+    assert told_hot_celsius(sentence) == celsius
+
+
+def test_a_hot_idle_gpu_is_no_slowdown() -> None:
+    assert told_hot_celsius("The GPU idles at 85C with the fan at 30%.") is None
+
+
+def test_a_told_hot_slowdown_names_thermal_throttling(tmp_path: Path) -> None:
+    text = "The first ten minutes run at full speed, then the card throttles down and holds 86 C.\n"
+    assert pasted_causes(tmp_path, text) == ["thermal_throttling"]
+    cool = "The first ten minutes run at full speed, then the step time slows although it holds 70 C.\n"
+    assert pasted_causes(tmp_path, cool) == []
