@@ -58,15 +58,20 @@ HOT_C = 80
 _THERMAL = "thermal_throttling"
 _TEMP_RE = re.compile(r"\b(?P<t>\d{2,3}(?:\.\d)?) ?(?:°|º)? ?(?:c\b|celsius\b|degrees?\b)")
 _SLOWS_RE = re.compile(
-    r"\bthrottl\w*|\bslow(?:s|ed|ing|er|s down|ed down)?\b|\bdown-?clock\w*|"
+    r"\bthrottl\w*|\bslow(?:s|ed|ing|er|downs?|s down|ed down| down)?\b|\bdown-?clock\w*|"
     r"\bclocks? (?:drop|fall|fell|go down)"
 )
+
+
+# A sentence that denies or retires what it tells ("85 C but no throttling", "no longer takes 20 minutes to
+# load", "loads in 10 s instead of 20 minutes") tells no failure.
+_NEGATED_RE = re.compile(r"\b(?:no|not|no longer|never|without|instead of)\b|n't\b")
 
 
 def told_hot_celsius(sentence: str) -> float | None:
     """The highest temperature (C) a sentence that tells a slowdown gives, or None."""
     low = sentence.lower()
-    if not _SLOWS_RE.search(low):
+    if not _SLOWS_RE.search(low) or _NEGATED_RE.search(low):
         return None
     temps = [float(m["t"]) for m in _TEMP_RE.finditer(low)]
     return max(temps) if temps else None
@@ -75,7 +80,7 @@ def told_hot_celsius(sentence: str) -> float | None:
 def told_load_seconds(sentence: str) -> float | None:
     """The longest load time a sentence tells (seconds), or None when it tells none."""
     low = sentence.lower()
-    if "load" not in low:
+    if "load" not in low or _NEGATED_RE.search(low):
         return None
     found = [
         float(m["n"]) * _UNITS[m["u"][0] if m["u"] != "mn" else "m"]

@@ -39,6 +39,9 @@ def test_told_load_times_are_read(sentence: str, seconds: float) -> None:
         "It takes 10 minutes to generate the images after loading.",
         "The download takes 30 minutes on this link.",
         "Training takes 3 hours per epoch.",
+        # denied or retired: a fix told, not a failure
+        "Since the cache fix it no longer takes 20 minutes to load.",
+        "Now the model loads in 10 s instead of 20 minutes.",
     ],
 )
 def test_times_of_something_else_are_not_load_times(sentence: str) -> None:
@@ -84,6 +87,7 @@ def test_a_log_with_facts_is_not_read_for_told_times(tmp_path: Path) -> None:
         ("After a while the card throttles down to hold 84 degrees.", 84.0),
         ("It slows down as soon as it reaches 87°C.", 87.0),
         ("Clocks drop when the GPU hits 91 C under load.", 91.0),
+        ("There is a clear slowdown once the card reaches 89 degrees.", 89.0),
         ("The job is slow although the GPU sits at 65 C.", 65.0),
     ],
 )
@@ -91,8 +95,16 @@ def test_told_slowdown_temperatures_are_read(sentence: str, celsius: float) -> N
     assert told_hot_celsius(sentence) == celsius
 
 
-def test_a_hot_idle_gpu_is_no_slowdown() -> None:
-    assert told_hot_celsius("The GPU idles at 85C with the fan at 30%.") is None
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The GPU idles at 85C with the fan at 30%.",
+        "It runs at 85 C under load but does not throttle.",
+        "Even at 88 C there is no slowdown in the step time.",
+    ],
+)
+def test_a_hot_gpu_without_a_told_slowdown_is_none(sentence: str) -> None:
+    assert told_hot_celsius(sentence) is None
 
 
 def test_a_told_hot_slowdown_names_thermal_throttling(tmp_path: Path) -> None:
