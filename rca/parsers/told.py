@@ -18,15 +18,33 @@ from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
 from gpuobs.rca.prose import prose_window
 
-__all__ = ["HOT_C", "LOAD_SLOW_S", "told_hot_celsius", "told_load_seconds", "told_records"]
+__all__ = [
+    "HOT_C",
+    "LOAD_SLOW_S",
+    "QUEUED_S",
+    "told_hot_celsius",
+    "told_load_seconds",
+    "told_queue_seconds",
+    "told_records",
+]
 
 # The load time from which `model_load_slow` holds (its rule's `min = 300` on `model_load` seconds).
 LOAD_SLOW_S = 300.0
 _LOAD_SLOW = "model_load_slow"
 _SCORE = 0.7  # a told time over the limit: as telling as a fitted phrase of the signature
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+")
-_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
-_DUR = r"(?P<n>\d+(?:\.\d+)?)\s*\+?\s*(?P<u>hours?|hrs?|h|minutes?|mins?|mn|seconds?|secs?|s)\b"
+_DUR = (
+    r"(?P<n>\d+(?:\.\d+)?)\s*\+?\s*"
+    r"(?P<u>ms|milliseconds?|hours?|hrs?|h|minutes?|mins?|mn|seconds?|secs?|s)\b"
+)
+
+
+def _seconds(n: str, unit: str) -> float:
+    if unit == "ms" or unit.startswith("milli"):
+        return float(n) / 1000.0
+    return float(n) * {"h": 3600.0, "m": 60.0}.get(unit[0], 1.0)
+
+
 # What may stand between "to" and "load": the thing loaded ("to load the model", "for the weights to load").
 _LOADED = (
     r"(?:(?:the|a|my|our|this|its|it|them|whole|full|entire|model|models|weights|checkpoint|shards?|"
@@ -49,6 +67,39 @@ _TOLD_RES = (
     # "load time: 12 minutes", "loading time is over 600 seconds"
     re.compile(rf"\bload(?:ing)? time(?: of| is| was|:)? (?:about |around |over |~)?{_DUR}"),
 )
+
+
+# The time a request waited in the queue from which `queue_saturation` holds on a window summary (its rule's
+# `min = 2.0` on serving.REQUEST_QUEUE_TIME): a queue time told in a sentence is held to the same limit.
+QUEUED_S = 2.0
+_QUEUED = "queue_saturation"
+_QUEUE_RES = (
+    # "queue time is 12 s", "the p99 queueing delay reached 40 seconds", "queue duration: 9.5s"
+    re.compile(
+        rf"\bqueu(?:e|ing|eing)[ -]?(?:time|duration|delay|latency|wait)s?\b{_SENTENCE}{{0,40}}?{_DUR}"
+    ),
+    # "requests wait 30 s in the queue", "sat for about 2 minutes in the queue"
+    re.compile(
+        rf"\b(?:wait(?:s|ed|ing)?|sit(?:s|ting)?|sat|spen(?:d|ds|t))\b{_SENTENCE}{{0,30}}?{_DUR}"
+        rf"{_SENTENCE}{{0,15}}?\bin (?:the |a |its )?queue\b"
+    ),
+    # "they sit in the queue for 40 seconds"
+    re.compile(rf"\bin (?:the |a |its )?queue (?:for )?(?:about |around |over |up to |~)?{_DUR}"),
+)
+
+
+# Waiting behind a long prefill is head-of-line blocking, which the queue rule rules out (its rule_out on
+# anomaly.head_of_line): a sentence that tells it tells no saturated queue.
+_BEHIND_RE = re.compile(r"\bbehind\b|\bprefill|\blong (?:prompts?|requests?|context)")
+
+
+def told_queue_seconds(sentence: str) -> float | None:
+    """The longest time in a queue a sentence tells (seconds), or None when it tells none."""
+    low = sentence.lower()
+    if "queu" not in low or _NEGATED_RE.search(low) or _BEHIND_RE.search(low):
+        return None
+    found = [_seconds(m["n"], m["u"]) for pattern in _QUEUE_RES for m in pattern.finditer(low)]
+    return max(found) if found else None
 
 
 # A GPU told to slow down while this hot: NVIDIA's GeForce cards lower their boost clocks at a temperature
@@ -82,24 +133,25 @@ def told_load_seconds(sentence: str) -> float | None:
     low = sentence.lower()
     if "load" not in low or _NEGATED_RE.search(low):
         return None
-    found = [
-        float(m["n"]) * _UNITS[m["u"][0] if m["u"] != "mn" else "m"]
-        for pattern in _TOLD_RES
-        for m in pattern.finditer(low)
-    ]
+    found = [_seconds(m["n"], m["u"]) for pattern in _TOLD_RES for m in pattern.finditer(low)]
     return max(found) if found else None
 
 
 def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -> list[Evidence]:
     """`text_match` records for the first prose line (outside `skip`, 0-based lines the exact tier read)
-    that tells a load time of at least `LOAD_SLOW_S` (`model_load_slow`), and for the first that tells a
-    slowdown at `HOT_C` or hotter (`thermal_throttling`); none when no line tells either."""
+    that tells a load time of at least `LOAD_SLOW_S` (`model_load_slow`), a time in the queue of at least
+    `QUEUED_S` (`queue_saturation`) or a slowdown at `HOT_C` or hotter (`thermal_throttling`); none when no
+    line tells one."""
     out: dict[str, Evidence] = {}
     for n, line in prose_window(lines, skip):
         for sentence in _SENTENCE_SPLIT_RE.split(line):
             if _LOAD_SLOW not in out and (seconds := told_load_seconds(sentence)) and seconds >= LOAD_SLOW_S:
                 out[_LOAD_SLOW] = _told(
                     _LOAD_SLOW, "a load time told in prose", {"told_seconds": seconds}, n, line, source
+                )
+            if _QUEUED not in out and (queued := told_queue_seconds(sentence)) and queued >= QUEUED_S:
+                out[_QUEUED] = _told(
+                    _QUEUED, "a queue time told in prose", {"told_seconds": queued}, n, line, source
                 )
             if _THERMAL not in out and (celsius := told_hot_celsius(sentence)) and celsius >= HOT_C:
                 out[_THERMAL] = _told(

@@ -12,7 +12,14 @@ from support.pasted import pasted_causes
 from gpuobs.evidence import EvidenceTier
 from gpuobs.rca import DiagnoseInputs, diagnose
 from gpuobs.rca.catalog import load_catalog
-from gpuobs.rca.parsers.told import LOAD_SLOW_S, told_hot_celsius, told_load_seconds, told_records
+from gpuobs.rca.parsers.told import (
+    LOAD_SLOW_S,
+    QUEUED_S,
+    told_hot_celsius,
+    told_load_seconds,
+    told_queue_seconds,
+    told_records,
+)
 
 
 @pytest.mark.parametrize(
@@ -112,3 +119,49 @@ def test_a_told_hot_slowdown_names_thermal_throttling(tmp_path: Path) -> None:
     assert pasted_causes(tmp_path, text) == ["thermal_throttling"]
     cool = "The first ten minutes run at full speed, then the step time slows although it holds 70 C.\n"
     assert pasted_causes(tmp_path, cool) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "seconds"),
+    [
+        ("Under the load test the queue time is 12 s for every request.", 12.0),
+        ("The p99 queueing delay reached 40 seconds at 200 users.", 40.0),
+        ("Most requests wait 30 s in the queue before they run.", 30.0),
+        ("They sit in the queue for about 2 minutes.", 120.0),
+        ("Queue time stays at 400ms.", 0.4),
+    ],
+)
+def test_told_queue_times_are_read(sentence: str, seconds: float) -> None:
+    assert told_queue_seconds(sentence) == seconds
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Short requests wait 20 s in the queue behind one long prefill.",
+        "The queue time is no longer 10 s after the fix.",
+        "Generation takes 30 s per request.",
+    ],
+)
+def test_head_of_line_waits_fixes_and_other_times_are_not_queue_times(sentence: str) -> None:
+    assert told_queue_seconds(sentence) is None
+
+
+def test_the_queue_limit_is_the_rule_s_own() -> None:
+    """The told queue time is held to the limit the window-summary rule applies to the queue-time metric."""
+    sig = next(s for s in load_catalog().signatures if s.id == "queue_saturation")
+    mins = {
+        m.min
+        for v in sig.variants
+        for c in v.require
+        for m in c.matchers
+        if m.min is not None and any("queue_time" in k for k in m.keys)
+    }
+    assert mins == {QUEUED_S}
+
+
+def test_a_told_long_queue_names_queue_saturation(tmp_path: Path) -> None:
+    text = "With 64 concurrent clients every request sits in the queue for 25 seconds before it starts.\n"
+    assert pasted_causes(tmp_path, text) == ["queue_saturation"]
+    short = "With 64 concurrent clients every request sits in the queue for 300 ms before it starts.\n"
+    assert pasted_causes(tmp_path, short) == []
