@@ -506,9 +506,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("host_file_max_reached", "After two days nobody can log in: too many files opened. The first number in /proc/sys/fs/file-nr keeps climbing.\n"),
     (None, "We set fs.file-max = 2097152 in sysctl.conf as the tuning guide recommends.\n"),
     # --- gRPC C++'s sync server (src/cpp/server/server_cc.cc kServerThreadpoolExhausted); a message-size
-    # RESOURCE_EXHAUSTED is another limit.
+    # RESOURCE_EXHAUSTED is another limit (test_rca_text_readers.py).
     ("grpc_threadpool_exhaustion", "E1201 10:00:00.000 client.cc:88] RPC failed: status 8 (RESOURCE_EXHAUSTED): Server Threadpool Exhausted\n"),
-    (None, "grpc: RESOURCE_EXHAUSTED: Received message larger than max (5242880 vs. 4194304)\n"),
     # --- the kernel's OOM killer answers the machine running out of RAM (Documentation/admin-guide/mm):
     # "the system runs out of memory" is host memory even on a line that names the GPU; the GPU's is CUDA's.
     ("host_oom_killer", "While the dataset is tokenised (no GPU in use yet) the RSS climbs until the system runs out of memory and the job is killed.\n"),
@@ -522,10 +521,9 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "Loading took 40 seconds, which is what we expect for this size.\n"),
     ("launch_timeout_watchdog", "Long kernels are killed on this Windows box; setting TdrLevel to 0 in the registry stopped it.\n"),
     # --- a crash told in a sentence that places it in NCCL's API (nccl.h camel-case symbols, libnccl); an
-    # environment name such as NCCL_DEBUG does not place it there.
+    # environment name such as NCCL_DEBUG does not place it there (test_rca_text_readers.py).
     ("nccl_segfault", "With NCCL 2.21 every rank dies with a segfault inside ncclCommInitRank, before any debug output.\n"),
     ("nccl_segfault", "Segmentation fault in libnccl.so.2 as soon as the second communicator is created\n"),
-    (None, "The extension segfaults in fused_adam_kernel even with NCCL_DEBUG=WARN set.\n"),
     ("nccl_shm_unavailable", "Without --ipc=host the tutorial would segfault in `ncclShmOpen` on the first collective.\n"),
     # --- nvidia-smi's clock event reasons (--help-query-gpu: clocks_event_reasons.sw_power_cap,
     # .sw_thermal_slowdown) written as states; the same names as a query's columns are no reading.
@@ -536,6 +534,9 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # the setting alone is no failure.
     ("crash_loop", "The job pods show CrashLoopBackOff: they finish their work and the restart policy starts them again.\n"),
     (None, "spec:\n  restartPolicy: Always\n  containers:\n  - name: server\n"),
+    # --- the straggler as the catalog defines it: one member slower than its peers in the same job (slower
+    # than before is a slowdown over time: test_rca_text_tier.py).
+    ("straggler_gpu", "On the 8-node run two nodes are about 4x slower than the other nodes, and every step waits for them.\n"),
 ]
 # fmt: on
 

@@ -287,3 +287,12 @@ def test_markdown_marks_inside_a_phrase_are_read_through() -> None:
     assert [r.value for r in match_text(["We mount the weights volume **read-only** on purpose."])] == []
     code = ["On the HGX node the `nvidia-fabric`manager is **not installed**, so CUDA init fails."]
     assert [r.value for r in match_text(code)] == ["nvswitch_fatal_error"]
+
+
+def test_slower_than_before_is_no_straggler() -> None:
+    """A straggler is one member slower than its peers; a whole job slower than before is a slowdown over
+    time, which the straggler's wordings must not read."""
+    peers = ["On the 8-node run two nodes are about 4x slower than the other nodes."]
+    assert [r.value for r in match_text(peers)] == ["straggler_gpu"]
+    before = ["After the upgrade the whole job is about 4x slower than before on every node."]
+    assert "straggler_gpu" not in [r.value for r in match_text(before)]
