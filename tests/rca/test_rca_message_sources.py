@@ -537,6 +537,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # --- the straggler as the catalog defines it: one member slower than its peers in the same job (slower
     # than before is a slowdown over time: test_rca_text_tier.py).
     ("straggler_gpu", "On the 8-node run two nodes are about 4x slower than the other nodes, and every step waits for them.\n"),
+    # --- 128 + SIGKILL as Go's os/exec ("exit status 137"), Docker Compose ("exited with code 137") and
+    # container tools ("status code 137") say it: in a container it is the container's memory limit, on the
+    # machine the OOM killer (an unexplained SIGKILL).
+    ("oom_killed_container", "Status code 137 means the docker container hit its memory limit during training.\n"),
+    ("oom_killed_container", "The inference pod's container exited with code 137 while the model was loading.\n"),
+    ("host_oom_killer", "Error: command failed: exit status 137\n"),
 ]
 # fmt: on
 
