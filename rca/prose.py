@@ -48,6 +48,7 @@ __all__ = [
     "load_prose_model",
     "prose_confidence",
     "prose_record",
+    "prose_window",
     "stem",
     "use_prose_model",
 ]
@@ -162,7 +163,7 @@ def is_prose(line: str) -> bool:
     return prefix.time is None and prefix.level is None and prefix.boot_seconds is None
 
 
-def _window(lines: Sequence[str], skip: Container[int] = ()) -> list[tuple[int, str]]:
+def prose_window(lines: Sequence[str], skip: Container[int] = ()) -> list[tuple[int, str]]:
     """The (0-based number, line) pairs read: prose lines among the first and last WINDOW_LINES lines,
     less `skip`."""
     if len(lines) <= 2 * WINDOW_LINES:
@@ -180,7 +181,7 @@ def doc_tokens(lines: Sequence[str], skip: Container[int] = ()) -> set[str]:
     only what no parser understood, so a healthy line that the exact tier has judged stays judged.
     """
     out: set[str] = set()
-    for _, line in _window(lines, skip):
+    for _, line in prose_window(lines, skip):
         out.update(line_tokens(line))
     return out
 
@@ -242,7 +243,7 @@ class ProseModel:
 
     def classify(self, lines: Sequence[str], skip: Container[int] = ()) -> ProseVerdict | None:
         """A verdict on the prose lines of the document's window less `skip`, or None (abstain)."""
-        per_line = [(n, set(line_tokens(s))) for n, s in _window(lines, skip)]
+        per_line = [(n, set(line_tokens(s))) for n, s in prose_window(lines, skip)]
         tokens = {t for _, ts in per_line for t in ts}
         top, score, lead = self.best(tokens)
         if top == HEALTHY or score < self.min_score or lead < self.min_lead:

@@ -485,10 +485,16 @@ def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # torch elastic's `exitcode: -9`, docker's exit code 137, a pod status's `exitCode: 137` (YAML / JSON),
 # PyTorch's DataLoader reporting a worker's death by signal (`DataLoader worker (pid 123) is killed by
 # signal: Killed.`, strsignal(SIGKILL) being "Killed"; a bus error there is the shm failure, read elsewhere).
+# Go's os/exec ("exit status 137"), Docker Compose ("<service> exited with code 137") and container tools
+# ("status code 137") say 128 + SIGKILL the same way.
 _KILLED_RE = re.compile(
     r"^(?:.*?\b\d+\]?\+?\s+)?Killed(?:\s+(?P<cmd>\S.*))?$|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|"
-    r"(?:exited with|[Ee]xit ?[Cc]ode\"?:?) ?137\b|\bkilled by signal: Killed\b"
+    r"(?:exited with(?: code)?|[Ee]xit ?[Cc]ode\"?:?|[Ee]xit status|[Ss]tatus code) ?137\b|"
+    r"\bkilled by signal: Killed\b"
 )
+# A line that places the kill in a container (Docker, a pod) names that context: the container's memory
+# limit (its cgroup's OOM killer) is then the likelier sender than the machine's.
+_CONTAINER_RE = re.compile(r"(?i)\b(?:containers?|pods?|docker|kubernetes|k8s|kubelet|podman|containerd)\b")
 
 
 def _killed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -501,6 +507,8 @@ def _killed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     attrs: dict[str, object] = {"message": text[:500]}
     if m["cmd"]:
         attrs["process"] = m["cmd"].split()[0]
+    if _CONTAINER_RE.search(text):
+        attrs["context"] = "container"
     ctx.emit(keys.PROCESS_KILLED, "SIGKILL", pre, msg, attrs)
 
 
@@ -655,7 +663,7 @@ PARSERS: list[Trigger] = [
         ),
         _shed,
     ),
-    (("Killed", "exitcode", "SIGKILL", "code 137", "Code: 137", "code: 137"), _killed),
+    (("Killed", "exitcode", "SIGKILL", "code 137", "Code: 137", "code: 137", "status 137"), _killed),
     (("srun: error", "oom-kill event", "oom_kill event"), _slurm),
     (("due to thermal", "due to power"), _dcgm_health),
     (

@@ -98,6 +98,12 @@ _OOM_ADVICE_RE = re.compile(
 _OOM_REPORT_RE = re.compile(
     r"Tried to allocate|OutOfMemoryError|OOM when allocating|CUDA error: out of memory"
 )
+# A sentence whose out-of-memory is the machine's ("the system runs out of memory", "the host ran out of
+# memory"): RAM and swap, what the kernel's OOM killer answers, whatever GPU words the line also holds.
+_HOST_OOM_RE = re.compile(
+    r"(?i)\b(?:system|host|machine|node|server|computer|ram)\b (?:\w+ )?"
+    r"(?:runs?|ran|running|is|was|goes|went) out of memory"
+)
 
 
 def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -115,6 +121,8 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return  # kernel OOM killer
     if _OOM_ADVICE_RE.search(msg) and not _OOM_REPORT_RE.search(msg):
         return  # advice printed at start-up ("If you are running out of memory, consider ..."), no OOM
+    if _HOST_OOM_RE.search(msg) and not _OOM_REPORT_RE.search(msg) and "cuda out of memory" not in low:
+        return  # the host's memory, told in words (the text tier reads them for the OOM killer)
     framework = "cuda"
     if "CUDA out of memory" in msg or "torch.OutOfMemoryError" in msg or "torch.cuda.OutOfMemoryError" in msg:
         framework = "pytorch"

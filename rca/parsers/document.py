@@ -33,6 +33,7 @@ from gpuobs.rca.parsers.nvsmi_text import NVSMI_TEXT_CUES, looks_like_nvsmi_text
 from gpuobs.rca.parsers.pyrepr import PYREPR_CUES, looks_like_pyrepr, parse_pyrepr
 from gpuobs.rca.parsers.scan import MultiScanner
 from gpuobs.rca.parsers.text import Phrasebook, match_text
+from gpuobs.rca.parsers.told import told_records
 from gpuobs.rca.parsers.traces import parse_otlp_text
 from gpuobs.rca.parsers.trend import memory_trend
 from gpuobs.rca.parsers.wrappers import unwrap
@@ -164,5 +165,7 @@ def parse_log_text(name: str, text: str, phrasebook: Phrasebook | None = None) -
         view.lines, phrasebook, source=name, skip=view.tool_lines, judged=view.by_line, low=view.low
     )
     skip = prose_lines(view, worded)
+    if skip is not None and (told := told_records(view.lines, name, skip)):
+        return [*view.records, *told]  # figures told in words: wordings, the bag of words not needed
     prose = prose_record(view.lines, name, skip) if skip is not None else None
     return [*view.records, *worded, *([prose] if prose is not None else [])]

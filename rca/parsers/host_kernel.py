@@ -366,7 +366,10 @@ _FLAP_RE = re.compile(
     # the same from kernels 4.x-5.x: "bond0: (slave eth2): link status definitely down, disabling slave"
     r"\bbond\w*: \(slave (?P<slave>[\w.]+)\): link status definitely down|"
     # an InfiniBand port went down (IBV_EVENT_PORT_ERR), as NCCL reports it
-    r"NET/IB\w* ?: Got async event ?: (?P<ib>port error)"
+    r"NET/IB\w* ?: Got async event ?: (?P<ib>port error)|"
+    # the BSD kernels' own notice of a carrier change (FreeBSD and NetBSD sys/net/if.c log "%s: link state
+    # changed to %s" with the interface name, UP or DOWN, whatever the driver): igb1, em0, ix0, mlxen0
+    r"\b(?P<bsd>[a-z]+\d+(?:\.\d+)?): link state changed to DOWN\b"
 )
 _FILE_MAX_RE = re.compile(r"VFS: file-max limit (?P<n>\d+) reached")
 _HW_ERR_RE = re.compile(
@@ -381,7 +384,7 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     elif _PEERMEM_RE.search(msg):
         ctx.emit(keys.PEERMEM_ERROR, "invalid_context", pre, msg, {"message": msg.strip()})
     elif (f := _FLAP_RE.search(msg)) is not None:  # before the mlx5 branch: "mlx5_core ... ens1: Link down"
-        iface = f["iface"] or f["named"] or f["member"] or f["slave"] or "ib"
+        iface = f["iface"] or f["named"] or f["member"] or f["slave"] or f["bsd"] or "ib"
         ctx.emit(keys.LINK_FLAP, iface, pre, msg, {"message": msg.strip()})
     elif "mlx5" in msg or "Port module event" in msg or "insufficient power" in msg:
         dev = _MLX_DEV_RE.search(msg)
@@ -428,6 +431,7 @@ PARSERS: list[Trigger] = [
             "ink is down",
             "ink is Down",
             "definitely down",
+            "changed to DOWN",
             "async event",
             "file-max",
             "[Hardware Error]",

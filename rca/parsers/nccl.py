@@ -160,8 +160,31 @@ def _crash(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.emit(keys.NCCL_ERROR, "segfault", pre, msg, attrs)
 
 
+# A crash told in a sentence that places it in NCCL ("a systematic segfault inside ncclCommInitRank",
+# "Segmentation fault in libnccl.so.2"): NCCL's API symbols are camel case after the lower-case prefix
+# (nccl.h: ncclCommInitRank, ncclAllReduce; pncclX their profiling aliases), so NCCL_DEBUG and other
+# environment names do not place a crash there.
+_TOLD_SEGV_RE = re.compile(
+    r"(?:[Ss]egfault(?:s|ed)?|[Ss]egmentation fault|SIGSEGV)\s+(?:inside|in|within|from)\s+"
+    r"(?:the\s+)?[`'\"(]?(?P<where>p?nccl[A-Z]\w*|libnccl[\w.-]*)"
+)
+
+
+def _told_segfault(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _TOLD_SEGV_RE.search(msg)
+    if m is None or ctx.emitted_here(keys.NCCL_ERROR):
+        return
+    attrs: dict[str, object] = {"message": msg.strip()[:500], "frame": m["where"]}
+    if _NCCL_SHM_FRAME_RE.search(m["where"]):  # its shared-memory code, as for a backtrace (above)
+        attrs["signal"] = "SIGSEGV"
+        ctx.emit(keys.NCCL_ERROR, "shm", pre, msg, attrs)
+        return
+    ctx.emit(keys.NCCL_ERROR, "segfault", pre, msg, attrs)
+
+
 PARSERS: list[Trigger] = [
     (("WorkNCCL(", "Watchdog caught collective", "Heartbeat monitor timed out"), _watchdog),
+    (("egfault", "egmentation fault", "SIGSEGV"), _told_segfault),
     (
         (
             "Caught signal",

@@ -225,6 +225,12 @@ def phrase_hits(
         if line in skip:
             continue
         spans[line].append((start, end, pi))
+    for line, unmarked in _marked_lines(text, starts, skip):
+        # a line written in Markdown is read again without its emphasis and code marks, its phrases found
+        # there (positions of the unmarked line: only their order and nesting on the line matter below)
+        spans[line] = _scan(unmarked, book)
+        if not spans[line]:
+            del spans[line]
     out: list[PhraseHit] = []
     for line in sorted(spans):
         hits = _line_hits(line, spans[line], book, judged.get(line) if judged else None)
@@ -235,6 +241,38 @@ def phrase_hits(
             continue
         out.extend(hits)
     return out
+
+
+# Markdown's emphasis and code marks inside a sentence ("loads it **on top of** the resident model", "the
+# `nvidia-fabricmanage`r service"): GitHub renders them away, so a phrase read across them is the writer's.
+_MARKS = ("`", "**")
+_MARK_RE = re.compile(r"`|\*\*")
+# At most this many marked lines are re-read: issue text has a few, a 100k-line log rarely any.
+_MAX_MARKED_LINES = 2000
+
+
+def _marked_lines(text: str, starts: Sequence[int], skip: Container[int]) -> list[tuple[int, str]]:
+    """The lines of `text` holding Markdown marks, each with the marks removed (one `str.find` pass per mark
+    over the text, so an unmarked log costs two scans)."""
+    lines: set[int] = set()
+    for mark in _MARKS:
+        i = text.find(mark)
+        while i != -1 and len(lines) < _MAX_MARKED_LINES:
+            line = bisect.bisect_right(starts, i) - 1
+            lines.add(line)
+            i = text.find(mark, starts[line + 1])
+    out = []
+    for line in sorted(lines):
+        if line in skip:
+            continue
+        out.append((line, _MARK_RE.sub("", text[starts[line] : starts[line + 1] - 1])))
+    return out
+
+
+def _scan(line: str, book: Phrasebook) -> list[tuple[int, int, int]]:
+    """The (start, end, phrase index) of every phrase on one lowered line, on word boundaries."""
+    found = book.scanner().find_all(line)
+    return [(start, end, pi) for pi, start, end in found if _bounded(line, start, end)]
 
 
 def _chatter(line: str, low: str) -> bool:
@@ -261,6 +299,8 @@ def _hits_per_line(
         if line in skip:
             continue
         low = _unadvised(plain(raw.lower()))
+        if any(mark in low for mark in _MARKS):
+            low = _MARK_RE.sub("", low)
         if any(neg in low for neg in _NEGATIONS) or _chatter(raw, low):
             continue
         spans = [

@@ -483,6 +483,66 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # --- TensorRT 5-7's Engine::deserialize size assertion: a plan serialized by another TensorRT version.
     ("tensorrt_engine_incompatible", "python3: engine.cpp:868: bool nvinfer1::rt::Engine::deserialize(const void*, std::size_t, nvinfer1::IGpuAllocator&, nvinfer1::IPluginFactory*): Assertion `size >= bsize && \"Mismatch between allocated memory size and expected size of serialized engine.\"' failed.\nAborted (core dumped)\n"),
     (None, "[TRT] Loaded engine size: 153 MiB\n[TRT] [MemUsageChange] TensorRT-managed allocation in engine deserialization: CPU +0, GPU +150, now: CPU 0, GPU 150 (MiB)\n"),
+    # --- NVIDIA's Xid catalogue: Xid 31 is the driver's report of the fault the process sees as
+    # cudaErrorIllegalAddress; told in words beside that CUDA error, the Xid is the cause. The CUDA error alone
+    # stays an illegal memory access.
+    ("xid_31_mmu_fault", "The worker dies with CUDA_ERROR_ILLEGAL_ADDRESS at the first denoising step.\nThe kernel log has a matching Xid 31 page fault for that pid each time.\n"),
+    ("illegal_memory_access", "RuntimeError: CUDA error: an illegal memory access was encountered\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"),
+    # --- FreeBSD and NetBSD (sys/net/if.c) log "<ifname>: link state changed to DOWN|UP" for every carrier
+    # change, whatever the driver: repeated downs are flaps; one down and up is not.
+    ("network_link_flap", "Mar  3 01:10:00 gw kernel: ix0: link state changed to DOWN\nMar  3 01:10:40 gw kernel: ix0: link state changed to UP\nMar  3 04:22:10 gw kernel: ix0: link state changed to DOWN\nMar  3 04:22:55 gw kernel: ix0: link state changed to UP\nMar  3 09:01:30 gw kernel: ix0: link state changed to DOWN\nMar  3 09:02:02 gw kernel: ix0: link state changed to UP\n"),
+    (None, "Mar  3 01:10:00 gw kernel: em0: link state changed to DOWN\nMar  3 01:10:04 gw kernel: em0: link state changed to UP\n"),
+    # --- Markdown inside a sentence (GitHub renders `code` and **bold** away): a phrase is read across the
+    # marks; mounting something read-only on purpose is not the filesystem going read-only.
+    ("filesystem_readonly", "Every few days the root filesystem went **read-only** and only a reboot fixed it.\n"),
+    (None, "We mount the weights volume **read-only** on purpose so pods cannot modify it.\n"),
+    ("nvswitch_fatal_error", "On the HGX H100 node `nvidia-fabric`manager is **not installed**, so every CUDA call fails at init.\n"),
+    # --- PyTorch's extension builder (torch/utils/cpp_extension.py) prints "No CUDA runtime is found, using
+    # CUDA_HOME=..." when torch.cuda.is_available() is False; beside a container started without the NVIDIA
+    # runtime it names the missing GPU (alone, as an image build without a GPU prints it, the text tier does
+    # not read it as one: test_rca_text_tier.py).
+    ("gpu_not_visible", "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\nThe container was started with plain docker run, without --runtime=nvidia.\n"),
+    # --- the kernel's system-wide file handles (Documentation/admin-guide/sysctl/fs.rst: file-max, file-nr)
+    ("host_file_max_reached", "After two days nobody can log in: too many files opened. The first number in /proc/sys/fs/file-nr keeps climbing.\n"),
+    (None, "We set fs.file-max = 2097152 in sysctl.conf as the tuning guide recommends.\n"),
+    # --- gRPC C++'s sync server (src/cpp/server/server_cc.cc kServerThreadpoolExhausted); a message-size
+    # RESOURCE_EXHAUSTED is another limit (test_rca_text_readers.py).
+    ("grpc_threadpool_exhaustion", "E1201 10:00:00.000 client.cc:88] RPC failed: status 8 (RESOURCE_EXHAUSTED): Server Threadpool Exhausted\n"),
+    # --- the kernel's OOM killer answers the machine running out of RAM (Documentation/admin-guide/mm):
+    # "the system runs out of memory" is host memory even on a line that names the GPU; the GPU's is CUDA's.
+    ("host_oom_killer", "While the dataset is tokenised (no GPU in use yet) the RSS climbs until the system runs out of memory and the job is killed.\n"),
+    ("cuda_oom_capacity", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.10 GiB is free. Of the allocated memory 21.90 GiB is allocated by PyTorch, and 120.00 MiB is reserved by PyTorch but unallocated.\n"),
+    # --- people's words for known states: an overheated card, GPU memory that keeps on growing, a model that
+    # takes too long to load, Windows' TDR registry values (Microsoft "TDR registry keys")
+    ("thermal_throttling", "Throughput halves after twenty minutes: the card overheated and its clocks fell.\n"),
+    ("cuda_oom_leak", "Serving one request at a time, the GPU memory keeps on growing with every request.\n"),
+    (None, "Serving one request at a time, the GPU memory stays flat at 6 GB.\n"),
+    ("model_load_slow", "The 70B checkpoint takes far too long to load from the network share, about 25 minutes.\n"),
+    (None, "Loading took 40 seconds, which is what we expect for this size.\n"),
+    ("launch_timeout_watchdog", "Long kernels are killed on this Windows box; setting TdrLevel to 0 in the registry stopped it.\n"),
+    # --- a crash told in a sentence that places it in NCCL's API (nccl.h camel-case symbols, libnccl); an
+    # environment name such as NCCL_DEBUG does not place it there (test_rca_text_readers.py).
+    ("nccl_segfault", "With NCCL 2.21 every rank dies with a segfault inside ncclCommInitRank, before any debug output.\n"),
+    ("nccl_segfault", "Segmentation fault in libnccl.so.2 as soon as the second communicator is created\n"),
+    ("nccl_shm_unavailable", "Without --ipc=host the tutorial would segfault in `ncclShmOpen` on the first collective.\n"),
+    # --- nvidia-smi's clock event reasons (--help-query-gpu: clocks_event_reasons.sw_power_cap,
+    # .sw_thermal_slowdown) written as states; the same names as a query's columns are no reading.
+    ("power_throttling", "Under steady load the card hits sw_power_cap at only 60% of its TDP and the clocks drop.\n"),
+    ("thermal_throttling", "After ten minutes nvidia-smi reports hw_thermal_slowdown and the step time doubles.\n"),
+    (None, "$ nvidia-smi --query-gpu=index,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_thermal_slowdown --format=csv\nindex, clocks_event_reasons.sw_power_cap, clocks_event_reasons.hw_thermal_slowdown\n0, Not Active, Not Active\n"),
+    # --- Kubernetes restarts an exited container per the pod's restartPolicy, with back-off (CrashLoopBackOff);
+    # the setting alone is no failure.
+    ("crash_loop", "The job pods show CrashLoopBackOff: they finish their work and the restart policy starts them again.\n"),
+    (None, "spec:\n  restartPolicy: Always\n  containers:\n  - name: server\n"),
+    # --- the straggler as the catalog defines it: one member slower than its peers in the same job (slower
+    # than before is a slowdown over time: test_rca_text_tier.py).
+    ("straggler_gpu", "On the 8-node run two nodes are about 4x slower than the other nodes, and every step waits for them.\n"),
+    # --- 128 + SIGKILL as Go's os/exec ("exit status 137"), Docker Compose ("exited with code 137") and
+    # container tools ("status code 137") say it: in a container it is the container's memory limit, on the
+    # machine the OOM killer (an unexplained SIGKILL).
+    ("oom_killed_container", "Status code 137 means the docker container hit its memory limit during training.\n"),
+    ("oom_killed_container", "The inference pod's container exited with code 137 while the model was loading.\n"),
+    ("host_oom_killer", "Error: command failed: exit status 137\n"),
 ]
 # fmt: on
 

@@ -21,6 +21,7 @@ from gpuobs.rca.parsers.document import parse_document
 from gpuobs.rca.parsers.lspci import parse_lspci
 from gpuobs.rca.parsers.nvsmi_text import parse_nvsmi_text
 from gpuobs.rca.parsers.pyrepr import parse_pyrepr
+from gpuobs.rca.parsers.text import match_text
 from gpuobs.rca.parsers.trend import memory_trend
 from gpuobs.rca.parsers.wrappers import unwrap
 
@@ -256,3 +257,23 @@ def test_nvidia_smi_q_fragments_without_the_header() -> None:
     assert all(r.tier is EvidenceTier.EXACT for r in records)
     worded = parse_document("notes.txt", "we saw double bit ECC errors on GPU 3 and the job died")
     assert [(r.value, r.tier) for r in worded] == [("xid_48_double_bit_ecc", EvidenceTier.TEXT)]
+
+
+def test_a_crash_in_an_other_kernel_is_not_placed_in_nccl_by_an_environment_name() -> None:
+    """NCCL's API symbols are camel case after the prefix (nccl.h): NCCL_DEBUG on the line of a segfault in
+    another kernel does not make it NCCL's crash."""
+    told = parse_document("issue.log", "Every rank segfaults inside ncclCommInitRank on the V100 nodes.\n")
+    assert [(e.key, e.value) for e in told if e.key == keys.NCCL_ERROR] == [(keys.NCCL_ERROR, "segfault")]
+    other = parse_document(
+        "issue.log", "The extension segfaults in fused_adam_kernel even with NCCL_DEBUG=WARN set.\n"
+    )
+    assert [e for e in other if e.key == keys.NCCL_ERROR] == []
+
+
+def test_a_message_size_limit_is_not_the_server_thread_pool() -> None:
+    """gRPC answers RESOURCE_EXHAUSTED for several limits; only "Server Threadpool Exhausted" (server_cc.cc)
+    is the sync server's thread pool."""
+    pool = match_text(["RPC failed: status 8 (RESOURCE_EXHAUSTED): Server Threadpool Exhausted"])
+    assert [e.value for e in pool] == ["grpc_threadpool_exhaustion"]
+    size = match_text(["grpc: RESOURCE_EXHAUSTED: Received message larger than max (5242880 vs. 4194304)"])
+    assert "grpc_threadpool_exhaustion" not in [e.value for e in size]

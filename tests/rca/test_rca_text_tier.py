@@ -262,3 +262,37 @@ def test_kubectls_defaulted_container_notice_is_not_a_failure(tmp_path: Path) ->
     assert _run(tmp_path, notice + started, "quiet.log").top is None
     report = _run(tmp_path, notice + failed, "failing.log")
     assert report.top is not None and report.top.id == "telemetry_exporter_failure"
+
+
+def test_pytorch_no_cuda_runtime_notice_alone_is_not_a_missing_gpu() -> None:
+    """torch/utils/cpp_extension.py prints "No CUDA runtime is found" whenever torch.cuda.is_available() is
+    False, also while an image is built on a machine without a GPU: alone it stays under the text tier's
+    threshold; beside Docker's NVIDIA runtime flag (test_rca_message_sources.py) it names the missing GPU."""
+    build = [
+        "Step 7/12 : RUN pip install -e .",
+        " ---> Running in 3f2a1b0c9d8e",
+        "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+        "Successfully built flash-ext",
+    ]
+    assert [r.value for r in match_text(build)] == []
+    told = [*build[2:3], "The container was started with plain docker run, without --runtime=nvidia."]
+    assert [r.value for r in match_text(told)] == ["gpu_not_visible"]
+
+
+def test_markdown_marks_inside_a_phrase_are_read_through() -> None:
+    """GitHub renders `code` and **bold** away: a phrase split by the marks is the writer's phrase, and the
+    marks are not read as words (a volume mounted read-only on purpose stays no failure)."""
+    marked = ["Every few days the root filesystem was remounted **read-only** and only a reboot fixed it."]
+    assert [r.value for r in match_text(marked)] == ["filesystem_readonly"]
+    assert [r.value for r in match_text(["We mount the weights volume **read-only** on purpose."])] == []
+    code = ["On the HGX node the `nvidia-fabric`manager is **not installed**, so CUDA init fails."]
+    assert [r.value for r in match_text(code)] == ["nvswitch_fatal_error"]
+
+
+def test_slower_than_before_is_no_straggler() -> None:
+    """A straggler is one member slower than its peers; a whole job slower than before is a slowdown over
+    time, which the straggler's wordings must not read."""
+    peers = ["On the 8-node run two nodes are about 4x slower than the other nodes."]
+    assert [r.value for r in match_text(peers)] == ["straggler_gpu"]
+    before = ["After the upgrade the whole job is about 4x slower than before on every node."]
+    assert "straggler_gpu" not in [r.value for r in match_text(before)]

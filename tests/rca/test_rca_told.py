@@ -1,0 +1,167 @@
+"""Figures told in a sentence (rca/parsers/told.py): a model's load time names a slow load at the limit of
+`model_load_slow`'s own rule, a slowdown told at 80 C or hotter a thermal slowdown; shorter times, times
+of something else, cool or idle temperatures and logs with facts do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.pasted import pasted_causes
+
+from gpuobs.evidence import EvidenceTier
+from gpuobs.rca import DiagnoseInputs, diagnose
+from gpuobs.rca.catalog import load_catalog
+from gpuobs.rca.parsers.told import (
+    LOAD_SLOW_S,
+    QUEUED_S,
+    told_hot_celsius,
+    told_load_seconds,
+    told_queue_seconds,
+    told_records,
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "seconds"),
+    [
+        ("The weights take 400+ seconds to load after every reboot.", 400.0),
+        ("It can take over 20 minutes for the checkpoint to load from the share.", 1200.0),
+        ("Loading the 70B checkpoint from object storage takes 12 minutes.", 720.0),
+        ("On the old node the model loaded in about 7 mins.", 420.0),
+        ("Load time: 2 hours on the first start.", 7200.0),
+        # short loads are told too (and stay under the limit)
+        ("Loading took 40 seconds, as expected.", 40.0),
+        ("The model loads in ~12s from local NVMe.", 12.0),
+    ],
+)
+def test_told_load_times_are_read(sentence: str, seconds: float) -> None:
+    assert told_load_seconds(sentence) == seconds
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "After loading, generation takes 10 minutes for the whole batch.",
+        "It takes 10 minutes to generate the images after loading.",
+        "The download takes 30 minutes on this link.",
+        "Training takes 3 hours per epoch.",
+        # denied or retired: a fix told, not a failure
+        "Since the cache fix it no longer takes 20 minutes to load.",
+        "Now the model loads in 10 s instead of 20 minutes.",
+    ],
+)
+def test_times_of_something_else_are_not_load_times(sentence: str) -> None:
+    assert told_load_seconds(sentence) is None
+
+
+def test_the_limit_is_the_rule_s_own() -> None:
+    """The told time is held to the limit the exact rule applies to a loader's timing line."""
+    sig = next(s for s in load_catalog().signatures if s.id == "model_load_slow")
+    mins = {m.min for v in sig.variants for c in v.require for m in c.matchers if m.min is not None}
+    assert mins == {LOAD_SLOW_S}
+
+
+def test_a_told_slow_load_names_model_load_slow_on_the_text_tier(tmp_path: Path) -> None:
+    path = tmp_path / "issue.log"
+    path.write_text("Since the upgrade the safetensors take 600+ seconds to load on the first start.\n")
+    report = diagnose(DiagnoseInputs(logs=[str(path)]))
+    assert [c.id for c in report.causes] == ["model_load_slow"]
+    assert report.causes[0].evidence[0].tier == EvidenceTier.TEXT.value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Loading took 40 seconds, which is what we expect for this size.\n",
+        "After loading, generation takes 10 minutes for the whole batch of prompts.\n",
+    ],
+)
+def test_short_or_other_times_give_no_cause(tmp_path: Path, text: str) -> None:
+    assert pasted_causes(tmp_path, text) == []
+
+
+def test_a_log_with_facts_is_not_read_for_told_times(tmp_path: Path) -> None:
+    """Only a document in which nothing was recognised is read (the prose tier's lines and window)."""
+    lines = ["The weights take 900 seconds to load on this node.", "x"]
+    assert [r.value for r in told_records(lines, "issue.log")] == ["model_load_slow"]
+    assert told_records(lines, "issue.log", skip={0}) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "celsius"),
+    [
+        ("After a while the card throttles down to hold 84 degrees.", 84.0),
+        ("It slows down as soon as it reaches 87°C.", 87.0),
+        ("Clocks drop when the GPU hits 91 C under load.", 91.0),
+        ("There is a clear slowdown once the card reaches 89 degrees.", 89.0),
+        ("The job is slow although the GPU sits at 65 C.", 65.0),
+    ],
+)
+def test_told_slowdown_temperatures_are_read(sentence: str, celsius: float) -> None:
+    assert told_hot_celsius(sentence) == celsius
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The GPU idles at 85C with the fan at 30%.",
+        "It runs at 85 C under load but does not throttle.",
+        "Even at 88 C there is no slowdown in the step time.",
+    ],
+)
+def test_a_hot_gpu_without_a_told_slowdown_is_none(sentence: str) -> None:
+    assert told_hot_celsius(sentence) is None
+
+
+def test_a_told_hot_slowdown_names_thermal_throttling(tmp_path: Path) -> None:
+    text = "The first ten minutes run at full speed, then the card throttles down and holds 86 C.\n"
+    assert pasted_causes(tmp_path, text) == ["thermal_throttling"]
+    cool = "The first ten minutes run at full speed, then the step time slows although it holds 70 C.\n"
+    assert pasted_causes(tmp_path, cool) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "seconds"),
+    [
+        ("Under the load test the queue time is 12 s for every request.", 12.0),
+        ("The p99 queueing delay reached 40 seconds at 200 users.", 40.0),
+        ("Most requests wait 30 s in the queue before they run.", 30.0),
+        ("They sit in the queue for about 2 minutes.", 120.0),
+        ("Queue time stays at 400ms.", 0.4),
+    ],
+)
+def test_told_queue_times_are_read(sentence: str, seconds: float) -> None:
+    assert told_queue_seconds(sentence) == seconds
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Short requests wait 20 s in the queue behind one long prefill.",
+        "The queue time is no longer 10 s after the fix.",
+        "Generation takes 30 s per request.",
+    ],
+)
+def test_head_of_line_waits_fixes_and_other_times_are_not_queue_times(sentence: str) -> None:
+    assert told_queue_seconds(sentence) is None
+
+
+def test_the_queue_limit_is_the_rule_s_own() -> None:
+    """The told queue time is held to the limit the window-summary rule applies to the queue-time metric."""
+    sig = next(s for s in load_catalog().signatures if s.id == "queue_saturation")
+    mins = {
+        m.min
+        for v in sig.variants
+        for c in v.require
+        for m in c.matchers
+        if m.min is not None and any("queue_time" in k for k in m.keys)
+    }
+    assert mins == {QUEUED_S}
+
+
+def test_a_told_long_queue_names_queue_saturation(tmp_path: Path) -> None:
+    text = "With 64 concurrent clients every request sits in the queue for 25 seconds before it starts.\n"
+    assert pasted_causes(tmp_path, text) == ["queue_saturation"]
+    short = "With 64 concurrent clients every request sits in the queue for 300 ms before it starts.\n"
+    assert pasted_causes(tmp_path, short) == []
