@@ -10,8 +10,9 @@ fact the signature already judged), and sets each phrase's weight to its smoothe
 
 where n is the number of cases in which the phrase speaks for the signature and k how many of them are
 labelled with it (`top` or `also`; healthy cases count against every phrase). A phrase never seen keeps
-its prior; a supporting word (prior <= 0.4: "dkms", "nvswitch") is never fitted above its prior, since
-the corpora hold GPU incidents only and cannot show how often it appears in healthy text elsewhere.
+its prior; a supporting word (prior under TEXT_ANCHOR_MIN: "dkms", "nvswitch") is never fitted up to it,
+since the corpora hold GPU incidents only and cannot show how often it appears in healthy text elsewhere;
+the message tests' healthy wordings (tools' start-up and status lines) count as healthy cases.
 Plain weighted phrases, reviewable in one file: a learned model was not needed (see
 docs/BENCHMARKS.md, RCA accuracy).
 
@@ -30,14 +31,14 @@ from pathlib import Path
 from gpuobs.rca.catalog import TEXT_WEIGHTS_FILE, load_catalog, parse_signature
 from gpuobs.rca.corpus import Case, load_cases
 from gpuobs.rca.parsers.document import exact_tier, is_log_text
-from gpuobs.rca.parsers.text import Phrasebook, signature_hits
+from gpuobs.rca.parsers.text import TEXT_ANCHOR_MIN, Phrasebook, signature_hits
 from gpuobs.rca.readers.files import read_input
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = (ROOT / "tests" / "rca" / "real_corpus" / "tune", ROOT / "tests" / "rca" / "incidents")
 ALPHA = 4.0
-# A phrase with a prior at most this is a supporting word: its weight is never fitted above its prior.
-SUPPORTING_PRIOR = 0.4
+# A supporting word (prior under TEXT_ANCHOR_MIN) is fitted to at most this: it never anchors a match.
+SUPPORTING_CAP = round(TEXT_ANCHOR_MIN - 0.001, 3)
 
 
 def _priors() -> Phrasebook:
@@ -62,12 +63,36 @@ def case_hits(case: Case, book: Phrasebook) -> dict[str, set[str]]:
         if flag != "--logs":
             continue
         item = read_input(value)
-        if not is_log_text(item.text):
-            continue
-        view = exact_tier(item.name, item.text)
-        for sig, hits in signature_hits(view.lines, book, view.tool_lines, view.by_line, view.low).items():
-            out[sig].update(phrase for _, phrase, _ in hits)
+        for sig, phrases in text_hits(item.name, item.text, book).items():
+            out[sig].update(phrases)
     return out
+
+
+def text_hits(name: str, text: str, book: Phrasebook) -> dict[str, set[str]]:
+    """{signature id: phrases that speak for it} in one log text, as the text tier reads them."""
+    out: dict[str, set[str]] = defaultdict(set)
+    if not is_log_text(text):
+        return out
+    view = exact_tier(name, text)
+    for sig, hits in signature_hits(view.lines, book, view.tool_lines, view.by_line, view.low).items():
+        out[sig].update(phrase for _, phrase, _ in hits)
+    return out
+
+
+def healthy_wording_hits(book: Phrasebook | None = None) -> list[tuple[Case, dict[str, set[str]]]]:
+    """The message tests' healthy wordings (the tools' own start-up and status lines, from their sources) as
+    healthy cases. The corpora hold GPU incidents, so a word such as "dkms" or "nvswitch" is seen there only
+    beside a failure; these are the healthy text it also appears in, which the fit would not see."""
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fit_prose_tier import _message_wordings
+
+    book = _priors() if book is None else book
+    return [
+        (Case(name=where, path=Path(where), top=None), text_hits(where, text, book))
+        for where, label, text in _message_wordings()
+        if label is None
+    ]
 
 
 def labelled_hits(
@@ -106,12 +131,12 @@ def fit_hits(
         k = right[(sig, phrase)]
         prior = priors[(sig, phrase)]
         weight = min(0.95, max(0.02, (k + ALPHA * prior) / (n + ALPHA)))
-        if prior <= SUPPORTING_PRIOR:
-            # A phrase its author weighed as a supporting word does not name the failure ("dkms" is every
-            # out-of-tree module's build, "nvswitch" every Fabric Manager start-up): the corpora hold GPU
-            # incidents only, so its precision there says nothing about the text it was kept out of, and
-            # two such words raised by the fit would name a cause together. The fit may lower it only.
-            weight = min(weight, prior)
+        if prior < TEXT_ANCHOR_MIN:
+            # A supporting word (its author put it under the weight that can anchor a match: "dkms" is
+            # every out-of-tree module's build, "nvswitch" every Fabric Manager start-up) stays one: the
+            # corpora hold GPU incidents only, so its precision there overstates it, and two such words
+            # raised by the fit would name a cause together. The fit moves it within its role.
+            weight = min(weight, SUPPORTING_CAP)
         weights[sig][phrase] = round(weight, 3)
         counts[(sig, phrase)] = (n, k)
     return dict(weights), counts
@@ -120,7 +145,7 @@ def fit_hits(
 def fit(corpora: list[Path]) -> tuple[dict[str, dict[str, float]], dict[tuple[str, str], tuple[int, int]]]:
     """Fitted weights {signature: {phrase: weight}} and the (n, k) counts behind each."""
     book = _priors()
-    return fit_hits(labelled_hits(corpora, book), prior_weights(book))
+    return fit_hits([*labelled_hits(corpora, book), *healthy_wording_hits(book)], prior_weights(book))
 
 
 def render(
@@ -131,7 +156,8 @@ def render(
         "# Text-tier phrase weights fitted by bench/fit_text_tier.py; do not edit by hand (edit the priors",
         "# in the signature files and re-run the script). weight = (k + 4 * prior) / (n + 4), where n is the",
         "# number of cases in which the phrase speaks for the signature and k how many are labelled with it.",
-        f"# Corpora: {names}. Phrases seen in no case keep their prior and are not listed.",
+        f"# Corpora: {names}, and the message tests' healthy wordings.",
+        "# Phrases seen in no case keep their prior and are not listed.",
         "",
     ]
     for sig in sorted(weights):
