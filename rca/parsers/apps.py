@@ -20,7 +20,8 @@ __all__ = ["FALLBACK", "LINE_COMPLETE", "PARSERS", "STATS_LINE_GAUGES"]
 # --- vLLM ------------------------------------------------------------------------------------------
 _DEAD_RE = re.compile(
     r"\b(?:Async)?EngineDeadError\b|EngineCore encountered an issue|Engine loop is not running|"
-    r"Engine core initialization failed|EngineCore failed to start|Engine process failed to start|"
+    r"Engine core initialization failed|EngineCore failed to start|EngineCore encountered a fatal error|"
+    r"Engine process failed to start|"
     r"Background loop has errored already|Engine iteration timed out|"
     r"engine of \S+ is (?:dead|stalled)\b|"  # gpuobs serve's /health problem, as its supervisor logs it
     # Text Generation Inference: the launcher's verdict when a model shard dies or cannot start

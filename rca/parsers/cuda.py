@@ -258,7 +258,12 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"NVRM: (?:RmInitAdapter failed|The NVIDIA probe routine failed|GPU \S+: rm_init_adapter failed|"
             r"failed to allocate vendor device|No NVIDIA (?:graphics adapter|GPU) (?:probed|found)|"
-            r"The NVIDIA probe routine was not called)"
+            r"The NVIDIA probe routine was not called|"
+            # nv-pci.c's probe refusals: a GPU this driver branch does not support ("The NVIDIA GPU %s
+            # (PCI ID: %04x:%04x)\nNVRM: installed in this system is not supported by the\nNVRM: NVIDIA %s
+            # driver release."), a BAR the BIOS left unassigned
+            r"installed in this system is not supported by|"
+            r"This PCI I/O region assigned to your NVIDIA device is invalid)"
         ),
         "nvrm_init",
     ),
@@ -284,8 +289,22 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "no_cuda_gpus",
     ),
+    # libnvidia-container reaches the host driver through NVML and its RPC helper: "initialization error:
+    # nvml error: driver not loaded" and "driver rpc error: ..." say the host's driver is down, not that the
+    # container was given no GPU.
     (
-        re.compile(r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error"),
+        re.compile(
+            r"nvidia-container-cli: initialization error: (?:nvml error: driver not loaded|driver rpc error)"
+        ),
+        "container_cli_driver",
+    ),
+    # the Container Device Interface (containerd, CRI-O, podman, the toolkit's CDI mode) finds no spec for the
+    # requested GPU ("unresolvable CDI devices nvidia.com/gpu=all"): the container gets no GPU
+    (
+        re.compile(
+            r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error|"
+            r"unresolvable CDI devices"
+        ),
         "container_cli",
     ),
 )
@@ -393,6 +412,7 @@ PARSERS: list[Trigger] = [
             "NVIDIA driver",
             "CUDA GPUs",
             "nvidia-container-cli",
+            "CDI devices",
             "CUDA-capable",
             "cuda.is_available()",
             "cuda.device_count()",

@@ -483,6 +483,71 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # --- TensorRT 5-7's Engine::deserialize size assertion: a plan serialized by another TensorRT version.
     ("tensorrt_engine_incompatible", "python3: engine.cpp:868: bool nvinfer1::rt::Engine::deserialize(const void*, std::size_t, nvinfer1::IGpuAllocator&, nvinfer1::IPluginFactory*): Assertion `size >= bsize && \"Mismatch between allocated memory size and expected size of serialized engine.\"' failed.\nAborted (core dumped)\n"),
     (None, "[TRT] Loaded engine size: 153 MiB\n[TRT] [MemUsageChange] TensorRT-managed allocation in engine deserialization: CPU +0, GPU +150, now: CPU 0, GPU 150 (MiB)\n"),
+    # --- fourth pass, by source. vLLM: v1 gpu_worker.py's start-up free-memory check, the sampler warm-up OOM
+    # (gpu_model_runner.py), core.py's run_engine_core ("EngineCore failed to start." / "EngineCore encountered a
+    # fatal error."), v0 mp engine start-up, v0 scheduler's SWAP preemption, pynccl_wrapper's "NCCL error: %s"
+    # (ncclGetErrorString); healthy: graph capture, torch.compile, API server start, loggers.py's engine stats.
+    ("cuda_oom_capacity", "ValueError: Free memory on device (7.34/15.49 GiB) on startup is less than desired GPU memory utilization (0.8, 12.39 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n"),
+    ("cuda_oom_capacity", "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.\n"),
+    ("engine_dead", "ERROR 06-01 10:00:00 [core.py:586] EngineCore failed to start.\n"),
+    ("engine_dead", "RuntimeError: Engine process failed to start. See stack trace for the root cause.\n"),
+    ("engine_dead", "ERROR 06-01 10:00:00 [core.py:400] EngineCore encountered a fatal error.\n"),
+    ("kv_cache_exhausted", "WARNING 05-01 10:00:00 scheduler.py:1089] Sequence group 12 is preempted by PreemptionMode.SWAP mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=101\n"),
+    ("nccl_network_error", "RuntimeError: NCCL error: remote process exited or there was a network error\n"),
+    (None, "INFO 06-01 10:00:00 [gpu_model_runner.py:1595] Graph capturing finished in 12 secs, took 0.50 GiB\nINFO 06-01 10:00:00 [monitor.py:34] torch.compile takes 20.51 s in total\nINFO 06-01 10:00:00 [api_server.py:1024] Starting vLLM API server on http://0.0.0.0:8000\n"),
+    (None, "INFO 06-01 10:00:10 [loggers.py:111] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 12.3 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.5%, Prefix cache hit rate: 0.0%\n"),
+    (None, "INFO 06-01 10:00:00 [gpu_model_runner.py:1329] Model loading took 14.9919 GiB and 12.345 seconds\nINFO 06-01 10:00:00 [backends.py:459] Dynamo bytecode transform time: 5.12 s\nINFO 06-01 10:00:00 [gpu_worker.py:232] Available KV cache memory: 54.77 GiB\n"),
+    # --- SGLang cuda_graph_runner.py: "Capture cuda graph failed: %s" with its stock "Possible solutions" advice
+    # (the cause is the wrapped error); healthy capture and the scheduler's Prefill/Decode batch lines.
+    ("cuda_oom_capacity", "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 512.00 MiB is free.\nPossible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n3. disable torch compile by not using --enable-torch-compile\n4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\nOpen an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n"),
+    ("illegal_memory_access", "Exception: Capture cuda graph failed: CUDA error: an illegal memory access was encountered\nPossible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"),
+    (None, "[2025-01-01 10:00:00 TP0] Capture cuda graph begin. This can take up to several minutes.\n[2025-01-01 10:00:12 TP0] Capture cuda graph end. Time elapsed: 12.31 s\n[2025-01-01 10:00:20 TP0] Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0\n[2025-01-01 10:00:21 TP0] Decode batch. #running-req: 1, #token: 40, token usage: 0.00, gen throughput (token/s): 50.12, #queue-req: 0\n"),
+    # --- TensorRT runtime (runtime.cpp deserializeCudaEngine, the "generated on an incompatible device" error of
+    # the TensorRT troubleshooting guide) and builder/execution-context OOM (Error Code 2: OutOfMemory).
+    ("tensorrt_engine_incompatible", "[07/14/2023-11:41:43] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 8.0 got compute 9.0, please rebuild.\n[07/14/2023-11:41:43] [TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)\n"),
+    ("tensorrt_engine_incompatible", "[TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)\n"),
+    ("cuda_oom_capacity", "[TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n[TRT] [E] 2: [builder.cpp::buildSerializedNetwork::751] Error Code 2: Internal Error (Assertion engine != nullptr failed. )\n"),
+    ("cuda_oom_capacity", "[TRT] [W] Requested amount of GPU memory (17179869184 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n[TRT] [E] 2: [executionContext.cpp::ExecutionContext::410] Error Code 2: OutOfMemory (Requested size was 17179869184 bytes.)\n"),
+    # --- Triton Inference Server: server.cc / model_lifecycle.cc start-up lines; a model whose CUDA stream
+    # cannot be created (cudaErrorUnsupportedPtxVersion: the driver is older than the toolkit; out of memory),
+    # and tritonserver's "failed to load all models".
+    (None, "I0101 10:00:00.000 1 model_lifecycle.cc:839] successfully loaded 'resnet50'\nI0101 10:00:00.000 1 grpc_server.cc:2495] Started GRPCInferenceService at 0.0.0.0:8001\nI0101 10:00:00.000 1 http_server.cc:4619] Started HTTPService at 0.0.0.0:8000\nI0101 10:00:00.000 1 http_server.cc:282] Started Metrics Service at 0.0.0.0:8002\n"),
+    ("cuda_driver_mismatch", "E0101 10:00:00.000 1 model_lifecycle.cc:638] failed to load 'ensemble_pre' version 1: Internal: unable to create stream: the provided PTX was compiled with an unsupported toolchain.\n"),
+    ("cuda_oom_capacity", "E0101 10:00:00.000 1 model_lifecycle.cc:638] failed to load 'bert' version 1: Internal: unable to create stream: out of memory\nerror: creating server: Internal - failed to load all models\n"),
+    # --- NVRM (open-gpu-kernel-modules nv.c, nv-pci.c): API mismatch, an unsupported GPU, an invalid BAR;
+    # healthy nvidia-drm / nvidia-modeset start-up.
+    ("cuda_driver_mismatch", "[2140090.470492] NVRM: API mismatch: the client has the version 470.129.06, but\n                 NVRM: this kernel module has the version 470.103.01.  Please\n                 NVRM: make sure that this kernel module and all NVIDIA driver\n                 NVRM: components have the same version.\n"),
+    ("gpu_driver_failure", "NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:2330)\nNVRM: installed in this system is not supported by the\nNVRM: NVIDIA 470.199.02 driver release.\nNVRM: Please see 'Appendix A - Supported NVIDIA GPU Products'\nNVRM: in this release's README, available on the operating system\nNVRM: specific graphics driver download page at www.nvidia.com.\n"),
+    ("gpu_driver_failure", "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0 (PCI:0000:0b:00.0)\nNVRM: The system BIOS may have misconfigured your GPU.\n"),
+    (None, "[drm] [nvidia-drm] [GPU ID 0x00003b00] Loading driver\n[drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:3b:00.0 on minor 1\nnvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver for UNIX platforms  535.104.05\n"),
+    # --- NVIDIA container toolkit (libnvidia-container: nvml / driver rpc errors), moby's "could not select device
+    # driver", and the Container Device Interface's "unresolvable CDI devices" (containerd, podman).
+    ("gpu_driver_failure", "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.\n"),
+    ("gpu_driver_failure", "nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.\n"),
+    ("gpu_not_visible", "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n"),
+    ("gpu_not_visible", "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all\n"),
+    ("gpu_not_visible", "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: could not apply required modification to OCI specification: error modifying OCI spec: failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown.\n"),
+    # --- PyTorch: torch.distributed.elastic's ChildFailedError (errors/__init__.py: exitcode -9, "Signal 9 (SIGKILL)
+    # received by PID"), torchrun's OMP_NUM_THREADS notice (healthy), c10d socket.cpp's client connect timeout.
+    ("host_oom_killer", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\ntrain.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2024-01-01_10:00:00\n  host      : node1\n  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 1234)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 1234\n============================================================\n"),
+    ("nccl_timeout", "torch.distributed.DistNetworkError: The client socket has timed out after 1800s while trying to connect to (10.0.0.1, 29500).\n"),
+    # --- NCCL: CUDACHECK's "Cuda failure '%s'" with an illegal access, bootstrap.cc's "Bootstrap : no socket
+    # interface found"; healthy: the net plugin fallback, P2P channel set-up, the comm summary line.
+    ("illegal_memory_access", "node1:1234:5678 [0] enqueue.cc:1556 NCCL WARN Cuda failure 'an illegal memory access was encountered'\n"),
+    ("nccl_network_error", "node1:1234:1234 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found\n"),
+    (None, "node1:1234:1234 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\nnode1:1234:1234 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\nnode1:1234:1234 [0] NCCL INFO comm 0x55d rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n"),
+    # --- kubelet: the eviction manager (eviction/helpers.go "The node was low on resource: %v. "); an image pull
+    # failure (ErrImagePull / ImagePullBackOff) is outside the catalog and must name no GPU cause.
+    ("host_oom_killer", "  Warning  Evicted  2m  kubelet  The node was low on resource: memory. Threshold quantity: 100Mi, available: 95Mi. Container trainer was using 12Gi, request is 8Gi, has larger consumption of memory.\n"),
+    (None, "  Warning  Failed   30s (x3 over 1m)  kubelet  Failed to pull image \"nvcr.io/nvidia/tritonserver:24.01-py3\": rpc error: code = NotFound desc = failed to pull and unpack image\n  Warning  Failed   30s (x3 over 1m)  kubelet  Error: ErrImagePull\n  Normal   BackOff  5s (x4 over 1m)   kubelet  Back-off pulling image \"nvcr.io/nvidia/tritonserver:24.01-py3\"\n  Warning  Failed   5s (x4 over 1m)   kubelet  Error: ImagePullBackOff\n"),
+    # --- Linux kernel: mm/oom_kill.c's one-line "oom-kill:constraint=..." summary (CONSTRAINT_MEMCG with
+    # oom_memcg vs global_oom), mm/memory-failure.c with MCE's user-access report, jbd2's "Aborting journal",
+    # xfs_log.c's log I/O error shutdown.
+    ("oom_killed_container", "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-abc.scope,mems_allowed=0-1,oom_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice,task_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice/cri-containerd-abc.scope,task=python,pid=4567,uid=0\n"),
+    ("host_oom_killer", "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg=/user.slice/user-1000.slice/session-3.scope,task=python,pid=4567,uid=1000\n"),
+    ("host_machine_check", "mce: Uncorrected hardware memory error in user-access at 3f1a2b3c00\nMemory failure: 0x3f1a2b3: Sending SIGBUS to python:4567 due to hardware memory corruption\nMemory failure: 0x3f1a2b3: recovery action for dirty LRU page: Recovered\n"),
+    ("filesystem_readonly", "Aborting journal on device nvme0n1p2-8.\nEXT4-fs error (device nvme0n1p2) in ext4_reserve_inode_write:5780: Journal has aborted\nEXT4-fs (nvme0n1p2): Remounting filesystem read-only\n"),
+    ("filesystem_readonly", "XFS (nvme1n1): log I/O error -5\nXFS (nvme1n1): Log I/O Error (0x2) detected at xlog_ioend_work+0x6e/0x70 [xfs] (fs/xfs/xfs_log.c:1378).  Shutting down filesystem.\nXFS (nvme1n1): Please unmount the filesystem and rectify the problem(s)\n"),
 ]
 # fmt: on
 
