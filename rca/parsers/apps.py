@@ -533,9 +533,14 @@ def _slurm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs)
 
 
-# DCGM health / diag: "Detected clocks event due to thermal violation in GPU 2" (older: "clocks throttling").
+# DCGM health / diag: "Detected clocks event due to thermal violation in GPU 2" (older: "clocks throttling");
+# the diagnostic's time the clocks spent held back by temperature (dcgm_errors.h DCGM_FR_THERMAL_VIOLATIONS
+# "There were thermal violations totaling %.1f seconds for GPU %u", DCGM_FR_THERMAL_VIOLATIONS_TS "Thermal
+# violations totaling %.1f seconds started at %.1f seconds into the test for GPU %u").
 _DCGM_CLOCKS_RE = re.compile(
-    r"(?i)clocks? (?:event|throttl\w*)s? due to (?P<why>thermal|power) violations?(?: in GPU (?P<gpu>\d+))?"
+    r"(?i)clocks? (?:event|throttl\w*)s? due to (?P<why>thermal|power) violations?(?: in GPU (?P<gpu>\d+))?|"
+    r"(?P<why2>thermal) violations totaling [\d.]+ seconds (?:started at [\d.]+ seconds into the test )?"
+    r"for GPU (?P<gpu2>\d+)"
 )
 
 
@@ -545,10 +550,11 @@ def _dcgm_health(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     from gpuobs.rca.parsers.metrics import metric_evidence
 
-    reason = "sw_thermal_slowdown" if m["why"].lower() == "thermal" else "sw_power_cap"
+    why, gpu = m["why"] or m["why2"], m["gpu"] or m["gpu2"]
+    reason = "sw_thermal_slowdown" if why.lower() == "thermal" else "sw_power_cap"
     labels = {"reason": reason}
-    if m["gpu"]:
-        labels["gpu"] = m["gpu"]
+    if gpu:
+        labels["gpu"] = gpu
     record = metric_evidence(
         g.CLOCK_EVENT_ACTIVE.native,
         1.0,
@@ -658,7 +664,7 @@ PARSERS: list[Trigger] = [
     ),
     (("Killed", "exitcode", "SIGKILL", "code 137", "Code: 137", "code: 137"), _killed),
     (("srun: error", "oom-kill event", "oom_kill event"), _slurm),
-    (("due to thermal", "due to power"), _dcgm_health),
+    (("due to thermal", "due to power", "violations totaling"), _dcgm_health),
     (
         (
             "dcgm",

@@ -548,6 +548,30 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("host_machine_check", "mce: Uncorrected hardware memory error in user-access at 3f1a2b3c00\nMemory failure: 0x3f1a2b3: Sending SIGBUS to python:4567 due to hardware memory corruption\nMemory failure: 0x3f1a2b3: recovery action for dirty LRU page: Recovered\n"),
     ("filesystem_readonly", "Aborting journal on device nvme0n1p2-8.\nEXT4-fs error (device nvme0n1p2) in ext4_reserve_inode_write:5780: Journal has aborted\nEXT4-fs (nvme0n1p2): Remounting filesystem read-only\n"),
     ("filesystem_readonly", "XFS (nvme1n1): log I/O error -5\nXFS (nvme1n1): Log I/O Error (0x2) detected at xlog_ioend_work+0x6e/0x70 [xfs] (fs/xfs/xfs_log.c:1378).  Shutting down filesystem.\nXFS (nvme1n1): Please unmount the filesystem and rectify the problem(s)\n"),
+    # --- DCGM diagnostic and health messages (dcgmlib/dcgm_errors.h): UNCONTAINED_ERROR, CUDA_DBE,
+    # SXID_ERROR, XID_ERROR, PCIE_GENERATION, THERMAL_VIOLATIONS (and its _TS form),
+    # NVLINK_CRC_ERROR_THRESHOLD; its BAD_CUDA_ENV advisory reports no failure.
+    ("xid_95_uncontained_ecc", "GPU had an uncontained error (XID 95)\n"),
+    ("xid_48_double_bit_ecc", "CUDA APIs have indicated that a double-bit ECC error has occured on GPU 0.\n"),
+    ("nvswitch_fatal_error", "Detected fatal NvSwitch SXID 24007\n"),
+    ("xid_79_fallen_off_bus", "Detected XID 79 for GPU 2\n"),
+    ("xid_48_double_bit_ecc", "Detected XID 48 for GPU 0\n"),
+    ("pcie_link_degraded", "GPU 1 is running at PCI link generation 1, which is below the minimum allowed link generation of 4 (parameter 'pcie.min_pci_generation')\n"),
+    ("thermal_throttling", "There were thermal violations totaling 12.5 seconds for GPU 3\n"),
+    ("thermal_throttling", "Thermal violations totaling 8.0 seconds started at 3.5 seconds into the test for GPU 1\n"),
+    ("nvlink_error", "5.0 nvlink_flit_crc_error_count_total NvLink errors found occuring per second on GPU 1, exceeding the limit of 100 per second.\n"),
+    (None, "Found CUDA performance-limiting environment variable 'CUDA_LAUNCH_BLOCKING'.\n"),
+    # --- Fabric Manager: on a host with no NVSwitch it exits with NV_WARN_NOTHING_TO_DO (expected there, not a
+    # fault); an NVSwitch count that matches no supported topology stops it.
+    (None, "nvidia-fabricmanager-start.sh: Detected Pre-NVL5 system\n[Jan 30 2025 10:15:30] [ERROR] [tid 12345] request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n"),
+    ("nvswitch_fatal_error", "[Jan 30 2025 10:15:30] [ERROR] [tid 12345] detected number of NVSwitches don't match with any supported system topology\n"),
+    # --- TGI launcher (launcher/src/main.rs): a shard's start-up wait and ready lines, then a graceful
+    # shutdown ("Terminating webserver" ... "Shard terminated") with no failure in it.
+    (None, "2024-05-07T12:39:20.293016Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=0\n2024-05-07T12:39:30.565722Z  INFO shard-manager: text_generation_launcher: Shard ready in 20.1s rank=0\n2024-05-07T12:39:31.000000Z  INFO text_generation_launcher: Starting Webserver\n2024-05-07T13:00:00.000000Z  INFO text_generation_launcher: Terminating webserver\n2024-05-07T13:00:00.000000Z  INFO text_generation_launcher: Waiting for webserver to gracefully shutdown\n2024-05-07T13:00:01.000000Z  INFO text_generation_launcher: webserver terminated\n2024-05-07T13:00:01.000000Z  INFO text_generation_launcher: Shutting down shards\n2024-05-07T13:00:02.000000Z  INFO shard-manager: text_generation_launcher: Shard terminated rank=0\n"),
+    # --- Linux kernel: one corrected AER Data Link Layer timeout (pcie/aer.c) on a GPU is not a degraded
+    # link; XFS's log-error shutdown (xfs_log.c).
+    (None, "pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\nnvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Transmitter ID)\nnvidia 0000:01:00.0:   device [10de:2330] error status/mask=00001000/0000e000\nnvidia 0000:01:00.0:    [12] Timeout               \n"),
+    ("filesystem_readonly", "XFS (sdb1): Filesystem has been shut down due to log error (0x2).\nXFS (sdb1): Please unmount the filesystem and rectify the problem(s).\n"),
 ]
 # fmt: on
 
