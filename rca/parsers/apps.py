@@ -25,7 +25,9 @@ _DEAD_RE = re.compile(
     r"Background loop has errored already|Engine iteration timed out|"
     r"engine of \S+ is (?:dead|stalled)\b|"  # gpuobs serve's /health problem, as its supervisor logs it
     # Text Generation Inference: the launcher's verdict when a model shard dies or cannot start
-    r"\bShard(?:Failed|CannotStart)\b"
+    r"\bShard(?:Failed|CannotStart)\b|"
+    # SGLang's launcher (entrypoints/engine.py) when its scheduler or detokenizer process dies
+    r"Received sigquit from a child process"
 )
 _PREEMPT_V0_RE = re.compile(
     r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
@@ -592,6 +594,7 @@ PARSERS: list[Trigger] = [
             "EngineCore",
             "ShardFailed",
             "ShardCannotStart",
+            "sigquit from a child",
             "Engine loop",
             "Engine core",
             "Engine process",

@@ -263,7 +263,9 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             # (PCI ID: %04x:%04x)\nNVRM: installed in this system is not supported by the\nNVRM: NVIDIA %s
             # driver release."), a BAR the BIOS left unassigned
             r"installed in this system is not supported by|"
-            r"This PCI I/O region assigned to your NVIDIA device is invalid)"
+            r"This PCI I/O region assigned to your NVIDIA device is invalid)|"
+            # nvidia-persistenced (nvpd_main.c) finds no /dev/nvidia* nodes: the module never came up
+            r"Failed to query NVIDIA devices\. Please ensure that the NVIDIA device files"
         ),
         "nvrm_init",
     ),
@@ -303,7 +305,9 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error|"
-            r"unresolvable CDI devices"
+            r"unresolvable CDI devices|"
+            # containerd with a RuntimeClass "nvidia" whose handler the toolkit never configured
+            r'no runtime for "nvidia" is configured'
         ),
         "container_cli",
     ),
@@ -413,6 +417,8 @@ PARSERS: list[Trigger] = [
             "CUDA GPUs",
             "nvidia-container-cli",
             "CDI devices",
+            "no runtime for",
+            "Failed to query NVIDIA devices",
             "CUDA-capable",
             "cuda.is_available()",
             "cuda.device_count()",

@@ -572,6 +572,28 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # link; XFS's log-error shutdown (xfs_log.c).
     (None, "pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\nnvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Transmitter ID)\nnvidia 0000:01:00.0:   device [10de:2330] error status/mask=00001000/0000e000\nnvidia 0000:01:00.0:    [12] Timeout               \n"),
     ("filesystem_readonly", "XFS (sdb1): Filesystem has been shut down due to log error (0x2).\nXFS (sdb1): Please unmount the filesystem and rectify the problem(s).\n"),
+    # --- fifth pass. containerd via kubelet (a RuntimeClass "nvidia" with no configured handler: "no runtime for
+    # "nvidia" is configured"), systemd's OOM-killer notices ("A process of this unit has been killed by the OOM
+    # killer.", "Failed with result 'oom-kill'."), nvidia-persistenced (nvpd_main.c: no /dev/nvidia* nodes).
+    ("gpu_not_visible", "  Warning  FailedCreatePodSandBox  8s (x21 over 9m2s)  kubelet  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for \"nvidia\" is configured\n"),
+    ("host_oom_killer", "systemd[1]: docker.service: A process of this unit has been killed by the OOM killer.\n"),
+    ("host_oom_killer", "systemd[1]: session-3.scope: A process of this unit has been killed by the OOM killer.\nsystemd[1]: session-3.scope: Failed with result 'oom-kill'.\n"),
+    ("gpu_driver_failure", "nvidia-persistenced[887]: Started (887)\nnvidia-persistenced[887]: Failed to query NVIDIA devices. Please ensure that the NVIDIA device files (/dev/nvidia*) exist, and that user 0 has read and write permissions for those files.\nnvidia-persistenced[887]: Shutdown (887)\n"),
+    # --- CUDA runtime via PyTorch: cudaErrorInvalidDevice, torch's "Found no NVIDIA driver on your system";
+    # TensorRT's default allocator OOM (defaultAllocator.cpp, Error Code 1: Cuda Runtime).
+    ("gpu_not_visible", "RuntimeError: CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"),
+    ("gpu_not_visible", "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n"),
+    ("cuda_oom_capacity", "[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)\n"),
+    # --- Triton server.cc's model status table: READY (healthy), UNAVAILABLE with the TensorRT backend's reason.
+    (None, "I0101 10:00:00.000 1 server.cc:674] \n+----------+---------+--------+\n| Model    | Version | Status |\n+----------+---------+--------+\n| resnet50 | 1       | READY  |\n+----------+---------+--------+\n"),
+    ("tensorrt_engine_incompatible", "I0101 10:00:00.000 1 server.cc:674] \n+----------+---------+---------------------------------------------------------+\n| Model    | Version | Status                                                  |\n+----------+---------+---------------------------------------------------------+\n| resnet50 | 1       | UNAVAILABLE: Internal: unable to create TensorRT engine |\n+----------+---------+---------------------------------------------------------+\nerror: creating server: Internal - failed to load all models\n"),
+    # --- Linux PCIe DPC (pcie/dpc.c) containing the GPU's port, the nvidia driver unable to recover (err.c).
+    ("pcie_link_degraded", "pcieport 0000:00:03.0: DPC: containment event, status:0x1f01 source:0x0000\npcieport 0000:00:03.0: DPC: unmasked uncorrectable error detected\npcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)\nnvidia 0000:3b:00.0: AER: can't recover (no error_detected callback)\n"),
+    # --- healthy NCCL INFO start-up and vLLM V1 start-up lines; SGLang's launcher when a child process dies
+    # (entrypoints/engine.py "Received sigquit from a child process. It usually means the child failed.").
+    (None, "node1:1234:1234 [0] NCCL INFO cudaDriverVersion 12020\nnode1:1234:1234 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\nnode1:1234:1290 [0] NCCL INFO Setting affinity for GPU 0 to ffff,ffffffff\nnode1:1234:1290 [0] NCCL INFO P2P Chunksize set to 524288\nnode1:1234:1290 [0] NCCL INFO Connected all rings\n"),
+    (None, "INFO 06-01 10:00:00 [parallel_state.py:1102] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0\nINFO 06-01 10:00:00 [cuda.py:244] Using Flash Attention backend on V1 engine.\nINFO 06-01 10:00:00 [core.py:69] Initializing a V1 LLM engine (v0.9.1) with config: model='meta-llama/Llama-3.1-8B-Instruct'\n"),
+    ("engine_dead", "[2025-01-01 10:00:00] Received sigquit from a child process. It usually means the child failed.\n"),
 ]
 # fmt: on
 
