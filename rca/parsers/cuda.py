@@ -263,7 +263,9 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             # (PCI ID: %04x:%04x)\nNVRM: installed in this system is not supported by the\nNVRM: NVIDIA %s
             # driver release."), a BAR the BIOS left unassigned
             r"installed in this system is not supported by|"
-            r"This PCI I/O region assigned to your NVIDIA device is invalid)|"
+            r"This PCI I/O region assigned to your NVIDIA device is invalid|"
+            # nv.c when RmInitAdapter stops at NV_ERR_INSUFFICIENT_POWER
+            r"GPU \S+: GPU does not have the necessary power cables connected)|"
             # nvidia-persistenced (nvpd_main.c) finds no /dev/nvidia* nodes: the module never came up
             r"Failed to query NVIDIA devices\. Please ensure that the NVIDIA device files"
         ),

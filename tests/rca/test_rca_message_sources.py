@@ -594,6 +594,20 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "node1:1234:1234 [0] NCCL INFO cudaDriverVersion 12020\nnode1:1234:1234 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\nnode1:1234:1290 [0] NCCL INFO Setting affinity for GPU 0 to ffff,ffffffff\nnode1:1234:1290 [0] NCCL INFO P2P Chunksize set to 524288\nnode1:1234:1290 [0] NCCL INFO Connected all rings\n"),
     (None, "INFO 06-01 10:00:00 [parallel_state.py:1102] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0\nINFO 06-01 10:00:00 [cuda.py:244] Using Flash Attention backend on V1 engine.\nINFO 06-01 10:00:00 [core.py:69] Initializing a V1 LLM engine (v0.9.1) with config: model='meta-llama/Llama-3.1-8B-Instruct'\n"),
     ("engine_dead", "[2025-01-01 10:00:00] Received sigquit from a child process. It usually means the child failed.\n"),
+    # --- sixth pass. vLLM's DeviceConfig with no accelerator platform ("Failed to infer device type"); Triton's
+    # metrics.cc warning on GPUs whose power limit NVML reports as 0 (harmless); NVRM's RmInitAdapter stopped at
+    # NV_ERR_INSUFFICIENT_POWER (nv.c); dcgm-exporter on a GPU without the profiling module (an info line).
+    ("gpu_not_visible", "RuntimeError: Failed to infer device type\n"),
+    (None, "I0223 08:55:17.884119 1 http_server.cc:270] Started Metrics Service at 0.0.0.0:8002\nW0223 08:55:18.836390 1 metrics.cc:582] Unable to get power limit for GPU 0. Status:Success, value:0.000000\nW0223 08:55:19.842893 1 metrics.cc:582] Unable to get power limit for GPU 0. Status:Success, value:0.000000\n"),
+    ("gpu_driver_failure", "NVRM: GPU 0000:01:00.0: GPU does not have the necessary power cables connected.\nNVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x24:0x1c:1603)\nNVRM: GPU 0000:01:00.0: rm_init_adapter failed, device minor number 0\n"),
+    ("gpu_driver_failure", "NVRM: GPU 0000:01:00.0: GPU does not have the necessary power cables connected.\n"),
+    (None, "time=\"2024-01-01T10:00:00Z\" level=info msg=\"DCGM successfully initialized!\"\ntime=\"2024-01-01T10:00:00Z\" level=info msg=\"Not collecting DCP metrics: This request is serviced by a module of DCGM that is not currently loaded\"\ntime=\"2024-01-01T10:00:00Z\" level=info msg=\"Starting webserver\"\n"),
+    # --- torch.distributed.elastic: the agent's SIGTERM to the surviving workers carries no cause; a worker
+    # that died of SIGSEGV with no library named names none either; vLLM's input processor rejecting a prompt
+    # longer than max_model_len is one request refused, not a KV cache shortage.
+    (None, "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1235 closing signal SIGTERM\n"),
+    (None, "ValueError: The decoder prompt (length 5000) is longer than the maximum model length of 4096. Make sure that `max_model_len` is no smaller than the number of text tokens.\n"),
+    (None, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\ntrain.py FAILED\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2024-01-01_10:00:00\n  host      : node1\n  rank      : 0 (local_rank: 0)\n  exitcode  : -11 (pid: 1234)\n  error_file: <N/A>\n  traceback : Signal 11 (SIGSEGV) received by PID 1234\n============================================================\n"),
 ]
 # fmt: on
 
