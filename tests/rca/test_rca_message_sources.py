@@ -608,6 +608,15 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1235 closing signal SIGTERM\n"),
     (None, "ValueError: The decoder prompt (length 5000) is longer than the maximum model length of 4096. Make sure that `max_model_len` is no smaller than the number of text tokens.\n"),
     (None, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\ntrain.py FAILED\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2024-01-01_10:00:00\n  host      : node1\n  rank      : 0 (local_rank: 0)\n  exitcode  : -11 (pid: 1234)\n  error_file: <N/A>\n  traceback : Signal 11 (SIGSEGV) received by PID 1234\n============================================================\n"),
+    # --- seventh pass. GPU Operator's driver container (gpu-driver-container nvidia-driver script): no kernel
+    # headers for the running kernel, so no driver.
+    ("gpu_driver_failure", "========== NVIDIA Software Installer ==========\n\nStarting installation of NVIDIA driver version 535.104.05 for Linux kernel version 5.15.0-1050-aws\n\nStopping NVIDIA persistence daemon...\nUnloading NVIDIA driver kernel modules...\nUnmounting NVIDIA driver rootfs...\nResolving Linux kernel version...\nCould not resolve Linux kernel version\n"),
+    # --- PyTorch: the allocator config's once-per-process notice that expandable_segments is not available
+    # in this build (CUDAAllocatorConfig.h, as TORCH_WARN and as a Python UserWarning) is a setting ignored,
+    # not fragmentation; a 2.x OOM naming another process's memory stays a capacity OOM.
+    (None, "[W1001 01:18:06.108184462 CUDAAllocatorConfig.h:28] Warning: expandable_segments not supported on this platform (function operator())\n"),
+    (None, "UserWarning: expandable_segments not supported on this platform (Triggered internally at /pytorch/c10/cuda/CUDAAllocatorConfig.h:29.)\n"),
+    ("cuda_oom_capacity", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB of which 1.20 GiB is free. Process 5678 has 10.00 GiB memory in use. Including non-PyTorch memory, this process has 12.40 GiB memory in use. Of the allocated memory 11.80 GiB is allocated by PyTorch, and 200.00 MiB is reserved by PyTorch but unallocated.\n"),
 ]
 # fmt: on
 
