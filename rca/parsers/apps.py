@@ -26,8 +26,9 @@ _DEAD_RE = re.compile(
     r"engine of \S+ is (?:dead|stalled)\b|"  # gpuobs serve's /health problem, as its supervisor logs it
     # Text Generation Inference: the launcher's verdict when a model shard dies or cannot start
     r"\bShard(?:Failed|CannotStart)\b|"
-    # SGLang's launcher (entrypoints/engine.py) when its scheduler or detokenizer process dies
-    r"Received sigquit from a child process"
+    # SGLang's launcher when its scheduler or detokenizer process dies (entrypoints/engine.py; later
+    # tokenizer_manager.py's "SIGQUIT received. signum=..., frame=.... It usually means one child failed.")
+    r"Received sigquit from a child process|It usually means one child failed"
 )
 _PREEMPT_V0_RE = re.compile(
     r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
@@ -595,6 +596,7 @@ PARSERS: list[Trigger] = [
             "ShardFailed",
             "ShardCannotStart",
             "sigquit from a child",
+            "one child failed",
             "Engine loop",
             "Engine core",
             "Engine process",

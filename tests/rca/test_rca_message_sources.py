@@ -617,6 +617,16 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "[W1001 01:18:06.108184462 CUDAAllocatorConfig.h:28] Warning: expandable_segments not supported on this platform (function operator())\n"),
     (None, "UserWarning: expandable_segments not supported on this platform (Triggered internally at /pytorch/c10/cuda/CUDAAllocatorConfig.h:29.)\n"),
     ("cuda_oom_capacity", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB of which 1.20 GiB is free. Process 5678 has 10.00 GiB memory in use. Including non-PyTorch memory, this process has 12.40 GiB memory in use. Of the allocated memory 11.80 GiB is allocated by PyTorch, and 200.00 MiB is reserved by PyTorch but unallocated.\n"),
+    # --- eighth pass. SGLang's scheduler watchdog and the tokenizer manager's SIGQUIT handler
+    # ("SIGQUIT received. signum=..., frame=.... It usually means one child failed."); TensorRT-LLM's
+    # check_cuda_error (cudaUtils.h: "[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s").
+    ("engine_dead", "[2025-01-01 10:05:00 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n[2025-01-01 10:05:00] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n"),
+    ("cuda_oom_capacity", "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMalloc(ptr, n): out of memory (/src/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:124)\n"),
+    ("illegal_memory_access", "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in cudaStreamIsCapturing(stream, &status): an illegal memory access was encountered (../include/tensorrt_llm/common/cudaUtils.h:157)\n"),
+    # --- Linux block layer and jbd2 (fs/jbd2/commit.c "JBD2: Detected IO errors while flushing file data on
+    # %s") under ext4's journal abort; the 5.16+ block-layer I/O error line.
+    ("filesystem_readonly", "JBD2: Detected IO errors while flushing file data on sdb1-8\nAborting journal on device sdb1-8.\nEXT4-fs error (device sdb1) in ext4_reserve_inode_write: Journal has aborted\n"),
+    ("filesystem_readonly", "I/O error, dev nvme1n1, sector 123456 op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 2\nBuffer I/O error on dev nvme1n1p1, logical block 15432, lost async page write\n"),
 ]
 # fmt: on
 
