@@ -627,6 +627,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # %s") under ext4's journal abort; the 5.16+ block-layer I/O error line.
     ("filesystem_readonly", "JBD2: Detected IO errors while flushing file data on sdb1-8\nAborting journal on device sdb1-8.\nEXT4-fs error (device sdb1) in ext4_reserve_inode_write: Journal has aborted\n"),
     ("filesystem_readonly", "I/O error, dev nvme1n1, sector 123456 op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 2\nBuffer I/O error on dev nvme1n1p1, logical block 15432, lost async page write\n"),
+    # --- k8s-device-plugin internal/rm/health.go: NVML's event wait failing with GPU_IS_LOST ("Error waiting for
+    # event: %v; marking all devices as unhealthy"); a GPU too old for event health checks is only a warning.
+    ("xid_79_fallen_off_bus", "I0101 10:00:00.000000       1 health.go:152] Error waiting for event: GPU is lost; marking all devices as unhealthy\n"),
+    (None, "W0101 10:00:00.000000       1 health.go:287] Device GPU-6bb9e2a3-4c0f-8fd8-d2a1-03c7b0e1e8b8 is too old to support healthchecking.\nI0101 10:00:00.000000       1 health.go:176] Health monitoring started for 1 devices\n"),
 ]
 # fmt: on
 
