@@ -265,7 +265,9 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             r"installed in this system is not supported by|"
             r"This PCI I/O region assigned to your NVIDIA device is invalid|"
             # nv.c when RmInitAdapter stops at NV_ERR_INSUFFICIENT_POWER
-            r"GPU \S+: GPU does not have the necessary power cables connected)|"
+            r"GPU \S+: GPU does not have the necessary power cables connected|"
+            # nv-pci.c: a 64-bit BAR the upstream bridge has no window for; nv.c's module init giving up
+            r"This is a 64-bit BAR mapped above 4GB|NVIDIA init module failed)|"
             # nvidia-persistenced (nvpd_main.c) finds no /dev/nvidia* nodes: the module never came up
             r"Failed to query NVIDIA devices\. Please ensure that the NVIDIA device files"
         ),

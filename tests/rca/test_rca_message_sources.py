@@ -631,6 +631,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # event: %v; marking all devices as unhealthy"); a GPU too old for event health checks is only a warning.
     ("xid_79_fallen_off_bus", "I0101 10:00:00.000000       1 health.go:152] Error waiting for event: GPU is lost; marking all devices as unhealthy\n"),
     (None, "W0101 10:00:00.000000       1 health.go:287] Device GPU-6bb9e2a3-4c0f-8fd8-d2a1-03c7b0e1e8b8 is too old to support healthchecking.\nI0101 10:00:00.000000       1 health.go:176] Health monitoring started for 1 devices\n"),
+    # --- NVRM (open-gpu-kernel-modules nv-pci.c / nv.c): a 64-bit BAR with no matching bridge window, the module's
+    # init giving up, RmInitAdapter after the VBIOS copy failed; an MSI fallback is only a warning.
+    ("gpu_driver_failure", "NVRM: This is a 64-bit BAR mapped above 4GB by the system\nNVRM: BIOS or the Linux kernel, but the PCI bridge\nNVRM: immediately upstream of this GPU does not define\nNVRM: a matching prefetchable memory window.\nNVRM: This may be due to a known Linux kernel bug.  Please\nNVRM: see the README section on 64-bit BARs for additional\nNVRM: information.\nNVRM: NVIDIA init module failed!\n"),
+    ("gpu_driver_failure", "NVRM: This is a 64-bit BAR mapped above 4GB by the system\nNVRM: BIOS or the Linux kernel, but the PCI bridge\nNVRM: immediately upstream of this GPU does not define\nNVRM: a matching prefetchable memory window.\n"),
+    ("gpu_driver_failure", "NVRM: GPU 0000:07:00.0: Failed to copy vbios to system memory.\nNVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x30:0xffff:794)\nNVRM: GPU 0000:07:00.0: rm_init_adapter failed, device minor number 0\n"),
+    (None, "NVRM: GPU 0000:07:00.0: Failed to enable MSI; falling back to PCIe virtual-wire interrupts.\n"),
 ]
 # fmt: on
 
