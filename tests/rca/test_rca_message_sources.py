@@ -637,6 +637,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_driver_failure", "NVRM: This is a 64-bit BAR mapped above 4GB by the system\nNVRM: BIOS or the Linux kernel, but the PCI bridge\nNVRM: immediately upstream of this GPU does not define\nNVRM: a matching prefetchable memory window.\n"),
     ("gpu_driver_failure", "NVRM: GPU 0000:07:00.0: Failed to copy vbios to system memory.\nNVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x30:0xffff:794)\nNVRM: GPU 0000:07:00.0: rm_init_adapter failed, device minor number 0\n"),
     (None, "NVRM: GPU 0000:07:00.0: Failed to enable MSI; falling back to PCIe virtual-wire interrupts.\n"),
+    # --- NCCL transport/net_ib.cc async-event thread in its 2.1x form ("NET/IB : %s:%d Got async event : %s", device
+    # and port named; ibv_event_type_str texts).
+    ("nccl_network_error", "node1:1234:5690 [0] transport/net_ib.cc:118 NCCL WARN NET/IB : mlx5_0:1 Got async event : port error\n"),
+    ("nccl_network_error", "node1:1234:5690 [0] transport/net_ib.cc:118 NCCL WARN NET/IB : mlx5_3:1 Got async event : local catastrophic error\n"),
 ]
 # fmt: on
 
