@@ -641,6 +641,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # and port named; ibv_event_type_str texts).
     ("nccl_network_error", "node1:1234:5690 [0] transport/net_ib.cc:118 NCCL WARN NET/IB : mlx5_0:1 Got async event : port error\n"),
     ("nccl_network_error", "node1:1234:5690 [0] transport/net_ib.cc:118 NCCL WARN NET/IB : mlx5_3:1 Got async event : local catastrophic error\n"),
+    # --- kubelet's kuberuntime ("Stopping container %s" on a graceful stop, healthy) and the pod status as
+    # `kubectl get pod -o yaml` prints it (lastState.terminated.reason OOMKilled); vLLM's platform detection
+    # and dtype cast notice (healthy).
+    (None, "  Normal  Killing  30s  kubelet  Stopping container vllm\n"),
+    ("oom_killed_container", "    lastState:\n      terminated:\n        containerID: containerd://0a1b2c3d4e5f\n        exitCode: 137\n        finishedAt: \"2024-01-01T10:00:00Z\"\n        reason: OOMKilled\n        startedAt: \"2024-01-01T09:00:00Z\"\n"),
+    (None, "INFO 06-01 10:00:00 [__init__.py:244] Automatically detected platform cuda.\nWARNING 06-01 10:00:00 [config.py:3266] Casting torch.bfloat16 to torch.float16.\n"),
 ]
 # fmt: on
 
