@@ -291,7 +291,9 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"(?i)Found no NVIDIA driver on your system|No CUDA GPUs are available|"
-            r"no CUDA-capable device is detected"
+            r"no CUDA-capable device is detected|"
+            # c10d's ProcessGroupNCCL constructor when at::cuda::getNumGPUs() is 0
+            r"ProcessGroupNCCL is only supported with GPUs, no GPUs found"
         ),
         "no_cuda_gpus",
     ),
@@ -419,6 +421,7 @@ PARSERS: list[Trigger] = [
             "NVRM: ",
             "NVIDIA driver",
             "CUDA GPUs",
+            "no GPUs found",
             "nvidia-container-cli",
             "CDI devices",
             "no runtime for",

@@ -647,6 +647,14 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "  Normal  Killing  30s  kubelet  Stopping container vllm\n"),
     ("oom_killed_container", "    lastState:\n      terminated:\n        containerID: containerd://0a1b2c3d4e5f\n        exitCode: 137\n        finishedAt: \"2024-01-01T10:00:00Z\"\n        reason: OOMKilled\n        startedAt: \"2024-01-01T09:00:00Z\"\n"),
     (None, "INFO 06-01 10:00:00 [__init__.py:244] Automatically detected platform cuda.\nWARNING 06-01 10:00:00 [config.py:3266] Casting torch.bfloat16 to torch.float16.\n"),
+    # --- PyTorch c10d: NCCLUtils / ProcessGroupNCCL errors with NCCL's "Last error:" (2.21 remote-exit, 2.14 CUDA
+    # P2P), c10d_cuda's out-of-memory with its full hint block, and ProcessGroupNCCL's constructor on a host
+    # with no GPU ("ProcessGroupNCCL is only supported with GPUs, no GPUs found!", ValueError since 2.2).
+    ("cuda_oom_capacity", "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"),
+    ("nccl_network_error", "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, remote process exited or there was a network error, NCCL version 2.21.5\nncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\nLast error:\nsocketProgress: Connection closed by remote peer node2<39016>\n"),
+    ("nccl_p2p_hang", "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled cuda error, NCCL version 2.14.3\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'peer access is not supported between these two devices'\n"),
+    ("gpu_not_visible", "ValueError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n"),
+    ("gpu_not_visible", "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n"),
 ]
 # fmt: on
 
