@@ -655,6 +655,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nccl_p2p_hang", "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled cuda error, NCCL version 2.14.3\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'peer access is not supported between these two devices'\n"),
     ("gpu_not_visible", "ValueError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n"),
     ("gpu_not_visible", "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n"),
+    # --- TensorRT stdArchiveReader's magic-tag assertion (a file that is not a plan of this TensorRT) and the 10.x
+    # API-usage form of the version check; ONNX Runtime's CUDA EP (CudaCall "CUDA failure %d: %s ; GPU=%d ;
+    # hostname=%s ; expr=%s") out of memory; nvidia-smi with no NVML library (ld.so's message).
+    ("tensorrt_engine_incompatible", "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::32] Error Code 1: Serialization (Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match)\n[TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)\n"),
+    ("tensorrt_engine_incompatible", "[TRT] [E] IRuntime::deserializeCudaEngine: Error Code 6: API Usage Error (The engine plan file is not compatible with this version of TensorRT, expecting library version 10.0.1.6 got 8.6.1.6, please rebuild.)\n"),
+    ("cuda_oom_capacity", "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running MatMul node. Name:'/model/MatMul' Status Message: CUDA failure 2: out of memory ; GPU=0 ; hostname=node1 ; expr=cudaMalloc((void**)&p, size);\n"),
+    ("gpu_driver_failure", "nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n"),
 ]
 # fmt: on
 
