@@ -293,7 +293,11 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             r"(?i)Found no NVIDIA driver on your system|No CUDA GPUs are available|"
             r"no CUDA-capable device is detected|"
             # c10d's ProcessGroupNCCL constructor when at::cuda::getNumGPUs() is 0
-            r"ProcessGroupNCCL is only supported with GPUs, no GPUs found"
+            r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|"
+            # PyTorch's text for cudaErrorInitializationError (c10/cuda/CUDAFunctions.cpp); JAX's xla_bridge
+            # falling back to the CPU because its jaxlib has no CUDA
+            r"CUDA driver initialization failed, you might not have a CUDA gpu|"
+            r"but a CUDA-enabled jaxlib is not installed"
         ),
         "no_cuda_gpus",
     ),
@@ -422,6 +426,8 @@ PARSERS: list[Trigger] = [
             "NVIDIA driver",
             "CUDA GPUs",
             "no GPUs found",
+            "CUDA driver initialization failed",
+            "CUDA-enabled jaxlib",
             "nvidia-container-cli",
             "CDI devices",
             "no runtime for",

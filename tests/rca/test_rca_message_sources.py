@@ -662,6 +662,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("tensorrt_engine_incompatible", "[TRT] [E] IRuntime::deserializeCudaEngine: Error Code 6: API Usage Error (The engine plan file is not compatible with this version of TensorRT, expecting library version 10.0.1.6 got 8.6.1.6, please rebuild.)\n"),
     ("cuda_oom_capacity", "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running MatMul node. Name:'/model/MatMul' Status Message: CUDA failure 2: out of memory ; GPU=0 ; hostname=node1 ; expr=cudaMalloc((void**)&p, size);\n"),
     ("gpu_driver_failure", "nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n"),
+    # --- frameworks that find no usable GPU: PyTorch's text for cudaErrorInitializationError, JAX's xla_bridge
+    # falling back to the CPU, TensorFlow's dso_loader / gpu_device.cc ("Cannot dlopen some GPU libraries ...
+    # Skipping registering GPU devices...") and its cuInit failure.
+    ("gpu_not_visible", "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.\n"),
+    ("gpu_not_visible", "WARNING:jax._src.xla_bridge:An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\n"),
+    ("gpu_not_visible", "2024-01-01 10:00:00.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory\n2024-01-01 10:00:00.000000: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required libraries for your platform.\nSkipping registering GPU devices...\n"),
+    ("gpu_not_visible", "2024-01-01 10:00:00.000000: E tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n"),
 ]
 # fmt: on
 
