@@ -669,6 +669,14 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_not_visible", "WARNING:jax._src.xla_bridge:An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\n"),
     ("gpu_not_visible", "2024-01-01 10:00:00.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory\n2024-01-01 10:00:00.000000: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required libraries for your platform.\nSkipping registering GPU devices...\n"),
     ("gpu_not_visible", "2024-01-01 10:00:00.000000: E tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n"),
+    # --- healthy or below failure: a non-fatal NVSwitch SXid (the driver's "Non-fatal" severity) and DCGM's
+    # DCGM_FR_NVSWITCH_NON_FATAL_ERROR ("Monitor the NVSwitch. It can still perform workload."); nvidia-smi -q's
+    # fabric state completed; kernel perf-sampling and audit rate notices; nvidia-persistenced's start.
+    (None, "nvidia-nvswitch0: SXid (PCI:0000:c8:00.0): 12028, Non-fatal, Link 04 egress non-posted PRIV error (First)\nnvidia-nvswitch0: SXid (PCI:0000:c8:00.0): 12028, Severity 0 Engine instance 04 Sub-engine instance 00\n"),
+    (None, "Detected nonfatal errors on NvSwitch 3 link 12\n"),
+    (None, "    Fabric\n        State                             : Completed\n        Status                            : Success\n"),
+    (None, "[ 1234.567890] perf: interrupt took too long (2503 > 2500), lowering kernel.perf_event_max_sample_rate to 79750\n[ 1300.000000] kauditd_printk_skb: 12 callbacks suppressed\n"),
+    (None, "systemd[1]: Starting NVIDIA Persistence Daemon...\nnvidia-persistenced[1234]: Verbose syslog connection opened\nnvidia-persistenced[1234]: Started (1234)\nsystemd[1]: Started NVIDIA Persistence Daemon.\n"),
 ]
 # fmt: on
 
