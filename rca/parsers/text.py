@@ -67,17 +67,22 @@ _NOTHING_RE = re.compile(r"\s[:=]\s*(?:0+(?:\.0+)?|no|none|n/a|disabled|false|of
 # The sentence is blanked (same length) before the scan; the exact tier reads it with the OOM's figures.
 # Its allocator config also warns, once per process, when the option is set where the build cannot use it
 # (c10/cuda/CUDAAllocatorConfig.h: "expandable_segments not supported on this platform"): a setting
-# ignored, not memory fragmented.
+# ignored, not memory fragmented. vLLM and SGLang warn at start-up when they cannot raise the fd limit, naming
+# the error that might follow as an example ("This can cause fd limit errors like `OSError: [Errno 24] Too
+# many open files`."): a limit that may be low, not files exhausted.
 _BOILERPLATE_RE = re.compile(
     r"if reserved (?:but unallocated )?memory is (?:large|>> allocated memory) try setting \S+ "
     r"to avoid fragmentation\.?|"
-    r"expandable_segments not supported on this platform"
+    r"expandable_segments not supported on this platform|"
+    r"this can cause fd limit errors like ?`?oserror: \[errno 24\] too many open files`?\.?"
 )
+# Substrings one of which each stock sentence above holds (the regex runs only where one occurs).
+_BOILERPLATE_CUES = ("to avoid fragmentation", "not supported on this platform", "fd limit errors like")
 
 
 def unadvised(low: str) -> str:
     """The lowered text with tools' stock advice blanked out, positions unchanged."""
-    if "to avoid fragmentation" not in low and "not supported on this platform" not in low:
+    if not any(cue in low for cue in _BOILERPLATE_CUES):
         return low
     return _BOILERPLATE_RE.sub(lambda m: " " * len(m.group(0)), low)
 

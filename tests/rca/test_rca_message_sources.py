@@ -677,6 +677,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "    Fabric\n        State                             : Completed\n        Status                            : Success\n"),
     (None, "[ 1234.567890] perf: interrupt took too long (2503 > 2500), lowering kernel.perf_event_max_sample_rate to 79750\n[ 1300.000000] kauditd_printk_skb: 12 callbacks suppressed\n"),
     (None, "systemd[1]: Starting NVIDIA Persistence Daemon...\nnvidia-persistenced[1234]: Verbose syslog connection opened\nnvidia-persistenced[1234]: Started (1234)\nsystemd[1]: Started NVIDIA Persistence Daemon.\n"),
+    # --- vLLM / SGLang start-up: the fd-limit warning (utils set_ulimit: "This can cause fd limit errors like
+    # `OSError: [Errno 24] Too many open files`.") names an example, not a failure; the real error after it does;
+    # Triton-language kernels' driver error ("Triton Error [CUDA]: %s"); the weight loader's timing (healthy).
+    (None, "(APIServer pid=927159) WARNING 11-28 19:08:15 [system_utils.py:222] Found ulimit of 65530 and failed to automatically increase with error current limit exceeds maximum limit. This can cause fd limit errors like `OSError: [Errno 24] Too many open files`. Consider increasing with ulimit -n\n"),
+    ("illegal_memory_access", "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered\n"),
+    (None, "INFO 06-01 10:00:00 [default_loader.py:272] Loading weights took 3.22 seconds\n"),
+    ("host_file_max_reached", "WARNING 11-28 19:08:15 [system_utils.py:222] Found ulimit of 1024 and failed to automatically increase with error current limit exceeds maximum limit. This can cause fd limit errors like `OSError: [Errno 24] Too many open files`. Consider increasing with ulimit -n\nOSError: [Errno 24] Too many open files: '/root/.cache/huggingface/hub/models--x/blobs/abc'\n"),
 ]
 # fmt: on
 
