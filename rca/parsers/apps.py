@@ -145,6 +145,11 @@ _TRT_PARSE_RE = re.compile(
 # ("Failed to allocate memory for requested buffer of size N") is the GPU out of memory, not a model the
 # parser cannot read.
 _ORT_ALLOC_RE = re.compile(r"Failed to allocate memory for requested buffer|BFCArena::AllocateRaw")
+# TensorRT's logger tags each line with its severity ("[TRT] [W]" from the Python API, "[W] [TRT]" from
+# trtexec and the samples): the ONNX parser's warnings ("onnx2trt_utils.cpp:374: Your ONNX model has been
+# generated with INT64 weights ... Attempting to cast down to INT32.") come with nearly every import and
+# report no failure to parse.
+_TRT_MINOR_RE = re.compile(r"\[(?:TRT|TensorRT)\]\s*\[[WIV]\]|\[[WIV]\]\s*\[(?:TRT|TensorRT)\]")
 _TRT_NODE_RE = re.compile(r"(?:In node|node number) (?P<node>-?\d+)(?: \((?P<op>\w+)\))?")
 # TensorRT 5-7's runtime asserted in `Engine::deserialize` that the plan's recorded size matches the layout
 # this version expects ("Mismatch between allocated memory size and expected size of serialized engine."):
@@ -163,6 +168,8 @@ _TRT_ENGINE_RE = re.compile(
 def _tensorrt(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if _TRT_ENGINE_RE.search(msg):
         ctx.emit(keys.TENSORRT_ENGINE_INCOMPATIBLE, None, pre, msg, {"message": msg.strip()[:500]})
+        return
+    if pre.level in ("warning", "info", "debug") or _TRT_MINOR_RE.search(msg):
         return
     if _TRT_PARSE_RE.search(msg) and not _ORT_ALLOC_RE.search(msg):
         attrs: dict[str, object] = {"message": msg.strip()[:500]}

@@ -684,6 +684,17 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("illegal_memory_access", "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered\n"),
     (None, "INFO 06-01 10:00:00 [default_loader.py:272] Loading weights took 3.22 seconds\n"),
     ("host_file_max_reached", "WARNING 11-28 19:08:15 [system_utils.py:222] Found ulimit of 1024 and failed to automatically increase with error current limit exceeds maximum limit. This can cause fd limit errors like `OSError: [Errno 24] Too many open files`. Consider increasing with ulimit -n\nOSError: [Errno 24] Too many open files: '/root/.cache/huggingface/hub/models--x/blobs/abc'\n"),
+    # --- warnings of the same tools that report no failure: c10d socket.cpp's connect retry and IPv6 server
+    # socket notices, TensorRT's cuDNN-version warning and the ONNX parser's INT64 cast-down
+    # warning (onnx2trt_utils.cpp, in the Python API's "[TRT] [W]" and trtexec's "[W] [TRT]" forms; an [E]
+    # parse failure after it still counts), vLLM's chunked-prefill INFO.
+    (None, "[W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).\n"),
+    (None, "[W socket.cpp:464] [c10d] The server socket cannot be initialized on [::]:29500 (errno: 97 - Address family not supported by protocol).\n"),
+    (None, "[TRT] [W] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n"),
+    (None, "[TRT] [W] TensorRT was linked against cuDNN 8.6.0 but loaded cuDNN 8.5.0\n"),
+    (None, "INFO 06-01 10:00:00 [config.py:2201] Chunked prefill is enabled with max_num_batched_tokens=2048.\n"),
+    (None, "[05/15/2024-10:15:51] [W] [TRT] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n"),
+    ("tensorrt_parse_error", "[TRT] [W] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n[TRT] [E] ModelImporter.cpp:726: While parsing node number 12 [NonZero -> \"onnx::Gather_123\"]:\n[TRT] [E] ModelImporter.cpp:729: --- End node ---\n[TRT] [E] ModelImporter.cpp:732: ERROR: builtin_op_importers.cpp:4890 In function importFallbackPluginImporter:\n[8] Assertion failed: creator && \"Plugin not found, are the plugin name, version, and namespace correct?\"\n"),
 ]
 # fmt: on
 
