@@ -146,10 +146,12 @@ _TRT_PARSE_RE = re.compile(
 # parser cannot read.
 _ORT_ALLOC_RE = re.compile(r"Failed to allocate memory for requested buffer|BFCArena::AllocateRaw")
 # TensorRT's logger tags each line with its severity ("[TRT] [W]" from the Python API, "[W] [TRT]" from
-# trtexec and the samples): the ONNX parser's warnings ("onnx2trt_utils.cpp:374: Your ONNX model has been
-# generated with INT64 weights ... Attempting to cast down to INT32.") come with nearly every import and
-# report no failure to parse.
-_TRT_MINOR_RE = re.compile(r"\[(?:TRT|TensorRT)\]\s*\[[WIV]\]|\[[WIV]\]\s*\[(?:TRT|TensorRT)\]")
+# trtexec and the samples, "[TensorRT] WARNING:" before 8.0): the ONNX parser's warnings
+# ("onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights ... Attempting to cast
+# down to INT32.") come with nearly every import and report no failure to parse.
+_TRT_MINOR_RE = re.compile(
+    r"\[(?:TRT|TensorRT)\]\s*(?:\[[WIV]\]|(?:WARNING|INFO|VERBOSE):)|\[[WIV]\]\s*\[(?:TRT|TensorRT)\]"
+)
 _TRT_NODE_RE = re.compile(r"(?:In node|node number) (?P<node>-?\d+)(?: \((?P<op>\w+)\))?")
 # TensorRT 5-7's runtime asserted in `Engine::deserialize` that the plan's recorded size matches the layout
 # this version expects ("Mismatch between allocated memory size and expected size of serialized engine."):
