@@ -695,6 +695,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "INFO 06-01 10:00:00 [config.py:2201] Chunked prefill is enabled with max_num_batched_tokens=2048.\n"),
     (None, "[05/15/2024-10:15:51] [W] [TRT] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n"),
     ("tensorrt_parse_error", "[TRT] [W] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n[TRT] [E] ModelImporter.cpp:726: While parsing node number 12 [NonZero -> \"onnx::Gather_123\"]:\n[TRT] [E] ModelImporter.cpp:729: --- End node ---\n[TRT] [E] ModelImporter.cpp:732: ERROR: builtin_op_importers.cpp:4890 In function importFallbackPluginImporter:\n[8] Assertion failed: creator && \"Plugin not found, are the plugin name, version, and namespace correct?\"\n"),
+    # --- start-up warnings that report no failure: vLLM's custom all-reduce disabled (custom_all_reduce.py: more
+    # than two PCIe-only GPUs, or no P2P; NCCL carries the all-reduce).
+    (None, "WARNING 06-01 10:00:00 [custom_all_reduce.py:137] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.\n"),
+    (None, "WARNING 06-01 10:00:00 [custom_all_reduce.py:146] Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True explicitly.\n"),
 ]
 # fmt: on
 
