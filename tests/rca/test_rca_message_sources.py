@@ -703,12 +703,40 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
 # fmt: on
 
 
+# Wordings the prose tier's fit does not train on (bench/fit_prose_tier.py reads SOURCE_WORDINGS only): text
+# of the same primary sources that the fitted model has never seen, so these check that it generalises.
+# Training on them instead moved the fit's healthy threshold (mostly the warnings written as sentences).
+# fmt: off
+UNSEEN_BY_FIT: list[tuple[str | None, str]] = [
+    # torchrun's OMP_NUM_THREADS notice (torch/distributed/run.py)
+    (None, "WARNING:torch.distributed.run:\n*****************************************\nSetting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed. \n*****************************************\n"),
+    # DCGM_FR_PERSISTENCE_MODE (dcgm_errors.h)
+    (None, "Persistence mode for GPU 0 is disabled.\n"),
+    # TensorRT's lazy-loading warning
+    (None, "[TRT] [W] CUDA lazy loading is not enabled. Enabling it can significantly reduce device memory usage and speed up TensorRT initialization. See \"Lazy Loading\" section of CUDA documentation https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#lazy-loading\n"),
+    # PyTorch's cuBLAS primary-context notice (CublasHandlePool.cpp)
+    (None, "UserWarning: Attempting to run cuBLAS, but there was no current CUDA context! Attempting to set the primary context... (Triggered internally at ../aten/src/ATen/cuda/CublasHandlePool.cpp:135.)\n"),
+    # transformers' tokenizer length warning (tokenization_utils_base.py)
+    (None, "Token indices sequence length is longer than the specified maximum sequence length for this model (1000 > 512). Running this sequence through the model will result in indexing errors\n"),
+    # transformers' unused-checkpoint-weights notice (modeling_utils.py)
+    (None, "Some weights of the model checkpoint at bert-base-uncased were not used when initializing BertModel: ['cls.predictions.bias']\n- This IS expected if you are initializing BertModel from the checkpoint of a model trained on another task or with another architecture.\n"),
+    # the GPU Operator driver container's old modules still in use (nvidia-driver script)
+    ("gpu_driver_failure", "Stopping NVIDIA persistence daemon...\nUnloading NVIDIA driver kernel modules...\nnvidia_modeset       1306624  0\nnvidia              56692736  1 nvidia_modeset\nCould not unload NVIDIA driver kernel modules, driver is in use\n"),
+    # the same container resolving the kernel version (healthy)
+    (None, "Resolving Linux kernel version...\nProceeding with Linux kernel version 5.15.0-91-generic\n"),
+]
+# fmt: on
+
+
 
 
 @pytest.mark.parametrize(
     ("expected", "text"),
-    SOURCE_WORDINGS,
-    ids=[f"{i:03d}-{exp or 'healthy'}" for i, (exp, _) in enumerate(SOURCE_WORDINGS)],
+    [*SOURCE_WORDINGS, *UNSEEN_BY_FIT],
+    ids=[
+        *(f"{i:03d}-{exp or 'healthy'}" for i, (exp, _) in enumerate(SOURCE_WORDINGS)),
+        *(f"unseen-{i:02d}-{exp or 'healthy'}" for i, (exp, _) in enumerate(UNSEEN_BY_FIT)),
+    ],
 )
 def test_source_wording_names_its_cause(tmp_path: Path, expected: str | None, text: str) -> None:
     causes = pasted_causes(tmp_path, text)
