@@ -699,6 +699,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # than two PCIe-only GPUs, or no P2P; NCCL carries the all-reduce).
     (None, "WARNING 06-01 10:00:00 [custom_all_reduce.py:137] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.\n"),
     (None, "WARNING 06-01 10:00:00 [custom_all_reduce.py:146] Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True explicitly.\n"),
+    # --- ProcessGroupNCCL's destructor warning at a normal exit without destroy_process_group (PyTorch 2.4+),
+    # vLLM's WSL pin_memory notice (healthy); PyTorch's CUDA initialization warning with no driver found.
+    (None, "[rank0]:[W1010 10:00:00.000000000 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group to ensure that any pending NCCL operations have finished in this process. In rare cases this process can exit before this point and block the progress of another member of the process group. This constraint has always been present,  but this warning has only recently been added. For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())\n"),
+    (None, "WARNING 06-01 10:00:00 [interface.py:315] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.\n"),
+    ("gpu_not_visible", "UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n"),
 ]
 # fmt: on
 
