@@ -704,6 +704,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "[rank0]:[W1010 10:00:00.000000000 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group to ensure that any pending NCCL operations have finished in this process. In rare cases this process can exit before this point and block the progress of another member of the process group. This constraint has always been present,  but this warning has only recently been added. For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())\n"),
     (None, "WARNING 06-01 10:00:00 [interface.py:315] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.\n"),
     ("gpu_not_visible", "UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n"),
+    # --- kubelet readiness failures while a server is still starting (no restart), kube-scheduler finding no node
+    # matching the pod's selector (outside the catalog: no GPU fault), the PCI core enabling the GPU and the
+    # ACPI _DSM type-mismatch warning many GPU laptops and servers print at boot.
+    (None, "  Warning  Unhealthy  15s (x3 over 35s)  kubelet  Readiness probe failed: Get \"http://10.0.0.5:8000/health\": dial tcp 10.0.0.5:8000: connect: connection refused\n"),
+    (None, "  Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.\n"),
+    (None, "[    2.345678] nvidia 0000:3b:00.0: enabling device (0000 -> 0003)\n[    2.456789] ACPI Warning: \\_SB.PCI0.GPP0.PEGP._DSM: Argument #4 type mismatch - Found [Buffer], ACPI requires [Package] (20210730/nsarguments-61)\n"),
 ]
 # fmt: on
 
