@@ -710,6 +710,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "  Warning  Unhealthy  15s (x3 over 35s)  kubelet  Readiness probe failed: Get \"http://10.0.0.5:8000/health\": dial tcp 10.0.0.5:8000: connect: connection refused\n"),
     (None, "  Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.\n"),
     (None, "[    2.345678] nvidia 0000:3b:00.0: enabling device (0000 -> 0003)\n[    2.456789] ACPI Warning: \\_SB.PCI0.GPP0.PEGP._DSM: Argument #4 type mismatch - Found [Buffer], ACPI requires [Package] (20210730/nsarguments-61)\n"),
+    # --- vLLM v0 scheduler: one preemption (running total 1) under a burst is normal, not an exhausted cache.
+    (None, "WARNING 05-01 10:00:00 [scheduler.py:1057] Sequence group 3 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=1\n"),
 ]
 # fmt: on
 
