@@ -712,6 +712,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "[    2.345678] nvidia 0000:3b:00.0: enabling device (0000 -> 0003)\n[    2.456789] ACPI Warning: \\_SB.PCI0.GPP0.PEGP._DSM: Argument #4 type mismatch - Found [Buffer], ACPI requires [Package] (20210730/nsarguments-61)\n"),
     # --- vLLM v0 scheduler: one preemption (running total 1) under a burst is normal, not an exhausted cache.
     (None, "WARNING 05-01 10:00:00 [scheduler.py:1057] Sequence group 3 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=1\n"),
+    # --- NVRM Xid 63 on a row-remapping GPU (open-gpu-kernel-modules ECC_ROW_REMAP_PENDING formats, with and
+    # without the row): the remap waits for a reset; after the DBE that caused it, the DBE stays the cause.
+    ("gpu_reset_required", "NVRM: Xid (PCI:0000:55:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.\n"),
+    ("gpu_reset_required", "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.\n"),
+    ("xid_48_double_bit_ecc", "NVRM: Xid (PCI:0000:52:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x18f31d80 partition 16, subpartition 3.\nNVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.\n"),
 ]
 # fmt: on
 
