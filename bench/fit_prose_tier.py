@@ -51,7 +51,7 @@ TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 DEFAULT_CORPORA = (TUNE, ROOT / "tests" / "rca" / "incidents")
 # The wording tests' lists: (file, names of its lists of (expected cause or None, text)).
 MESSAGE_LISTS = (
-    (ROOT / "tests" / "rca" / "test_rca_message_sources.py", ("SOURCE_WORDINGS",)),
+    (ROOT / "tests" / "rca" / "test_rca_message_sources.py", ("SOURCE_WORDINGS", "UNSEEN_BY_FIT")),
     (ROOT / "tests" / "rca" / "test_rca_message_variants.py", ("VARIANTS", "MIXED")),
 )
 NONE = HEALTHY
@@ -80,11 +80,14 @@ class Doc:
     @property
     def scored(self) -> bool:
         """Whether the runtime would read such a text (a log or a tool's message, not a summary)."""
-        return self.kind in ("log", "wording")
+        return self.kind in ("log", "wording", "unseen")
 
     @property
     def trained(self) -> bool:
-        """Whether the model learns from it (an incident's log only with TRAIN_INCIDENT_LOGS)."""
+        """Whether the model learns from it (an incident's log only with TRAIN_INCIDENT_LOGS; an unseen
+        wording never: it only sets the score limit)."""
+        if self.kind == "unseen":
+            return False
         return TRAIN_INCIDENT_LOGS or self.kind != "log" or self.label == NONE
 
 
@@ -181,9 +184,14 @@ def prior_docs() -> list[Doc]:
         tokens = frozenset(doc_tokens([sentence]))
         out.append(Doc(NONE, f"healthy_prose/{i:02d}", tokens, f"HEALTHY_PROSE::{i}", "wording"))
     for where, label, text in _message_wordings():
+        unseen = "::UNSEEN_BY_FIT::" in where
+        if unseen and label is not None:
+            continue  # the tests' check that the model generalises to wordings it never learned
         tokens = frozenset(document_tokens(text))
         if tokens:
-            out.append(Doc(label or NONE, where, tokens, where, "wording"))
+            # a healthy unseen wording is not learned from but keeps the score limit above it: the limit
+            # is the one place where every healthy tool message we hold must count
+            out.append(Doc(label or NONE, where, tokens, where, "unseen" if unseen else "wording"))
     for path in sorted(CATALOG_DIR.glob("*.toml")):
         if path.name.startswith("_"):
             continue

@@ -101,6 +101,7 @@ DRIVER_CLASSES: Final = (
     "driver_library_mismatch",
     "no_cuda_gpus",
     "container_cli",
+    "container_cli_driver",
 )
 
 # --- NCCL -------------------------------------------------------------------------------------------

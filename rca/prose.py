@@ -31,6 +31,7 @@ from pathlib import Path
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca.keys import PROSE_MATCH
 from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
+from gpuobs.rca.parsers.text import unadvised
 
 __all__ = [
     "HEALTHY",
@@ -138,10 +139,12 @@ def stem(word: str) -> str:
 
 
 def line_tokens(line: str) -> list[str]:
-    """The stemmed words of a line (lower case, letters first, stop words out) and adjacent word pairs."""
-    words = [
-        stem(w) for w in _WORD_RE.findall(line[:_MAX_LINE_CHARS].lower()) if len(w) > 1 and w not in _STOP
-    ]
+    """The stemmed words of a line (lower case, letters first, stop words out) and adjacent word pairs.
+
+    A tool's stock advice or notice (the text tier's `unadvised`) is not read: it names a remedy or a
+    setting with every report of its kind, not this incident's failure."""
+    low = unadvised(line[:_MAX_LINE_CHARS].lower())
+    words = [stem(w) for w in _WORD_RE.findall(low) if len(w) > 1 and w not in _STOP]
     return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 

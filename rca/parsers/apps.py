@@ -20,11 +20,15 @@ __all__ = ["FALLBACK", "LINE_COMPLETE", "PARSERS", "STATS_LINE_GAUGES"]
 # --- vLLM ------------------------------------------------------------------------------------------
 _DEAD_RE = re.compile(
     r"\b(?:Async)?EngineDeadError\b|EngineCore encountered an issue|Engine loop is not running|"
-    r"Engine core initialization failed|EngineCore failed to start|Engine process failed to start|"
+    r"Engine core initialization failed|EngineCore failed to start|EngineCore encountered a fatal error|"
+    r"Engine process failed to start|"
     r"Background loop has errored already|Engine iteration timed out|"
     r"engine of \S+ is (?:dead|stalled)\b|"  # gpuobs serve's /health problem, as its supervisor logs it
     # Text Generation Inference: the launcher's verdict when a model shard dies or cannot start
-    r"\bShard(?:Failed|CannotStart)\b"
+    r"\bShard(?:Failed|CannotStart)\b|"
+    # SGLang's launcher when its scheduler or detokenizer process dies (entrypoints/engine.py; later
+    # tokenizer_manager.py's "SIGQUIT received. signum=..., frame=.... It usually means one child failed.")
+    r"Received sigquit from a child process|It usually means one child failed"
 )
 _PREEMPT_V0_RE = re.compile(
     r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
@@ -141,6 +145,13 @@ _TRT_PARSE_RE = re.compile(
 # ("Failed to allocate memory for requested buffer of size N") is the GPU out of memory, not a model the
 # parser cannot read.
 _ORT_ALLOC_RE = re.compile(r"Failed to allocate memory for requested buffer|BFCArena::AllocateRaw")
+# TensorRT's logger tags each line with its severity ("[TRT] [W]" from the Python API, "[W] [TRT]" from
+# trtexec and the samples, "[TensorRT] WARNING:" before 8.0): the ONNX parser's warnings
+# ("onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights ... Attempting to cast
+# down to INT32.") come with nearly every import and report no failure to parse.
+_TRT_MINOR_RE = re.compile(
+    r"\[(?:TRT|TensorRT)\]\s*(?:\[[WIV]\]|(?:WARNING|INFO|VERBOSE):)|\[[WIV]\]\s*\[(?:TRT|TensorRT)\]"
+)
 _TRT_NODE_RE = re.compile(r"(?:In node|node number) (?P<node>-?\d+)(?: \((?P<op>\w+)\))?")
 # TensorRT 5-7's runtime asserted in `Engine::deserialize` that the plan's recorded size matches the layout
 # this version expects ("Mismatch between allocated memory size and expected size of serialized engine."):
@@ -159,6 +170,8 @@ _TRT_ENGINE_RE = re.compile(
 def _tensorrt(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if _TRT_ENGINE_RE.search(msg):
         ctx.emit(keys.TENSORRT_ENGINE_INCOMPATIBLE, None, pre, msg, {"message": msg.strip()[:500]})
+        return
+    if pre.level in ("warning", "info", "debug") or _TRT_MINOR_RE.search(msg):
         return
     if _TRT_PARSE_RE.search(msg) and not _ORT_ALLOC_RE.search(msg):
         attrs: dict[str, object] = {"message": msg.strip()[:500]}
@@ -540,9 +553,14 @@ def _slurm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs)
 
 
-# DCGM health / diag: "Detected clocks event due to thermal violation in GPU 2" (older: "clocks throttling").
+# DCGM health / diag: "Detected clocks event due to thermal violation in GPU 2" (older: "clocks throttling");
+# the diagnostic's time the clocks spent held back by temperature (dcgm_errors.h DCGM_FR_THERMAL_VIOLATIONS
+# "There were thermal violations totaling %.1f seconds for GPU %u", DCGM_FR_THERMAL_VIOLATIONS_TS "Thermal
+# violations totaling %.1f seconds started at %.1f seconds into the test for GPU %u").
 _DCGM_CLOCKS_RE = re.compile(
-    r"(?i)clocks? (?:event|throttl\w*)s? due to (?P<why>thermal|power) violations?(?: in GPU (?P<gpu>\d+))?"
+    r"(?i)clocks? (?:event|throttl\w*)s? due to (?P<why>thermal|power) violations?(?: in GPU (?P<gpu>\d+))?|"
+    r"(?P<why2>thermal) violations totaling [\d.]+ seconds (?:started at [\d.]+ seconds into the test )?"
+    r"for GPU (?P<gpu2>\d+)"
 )
 
 
@@ -552,10 +570,11 @@ def _dcgm_health(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return
     from gpuobs.rca.parsers.metrics import metric_evidence
 
-    reason = "sw_thermal_slowdown" if m["why"].lower() == "thermal" else "sw_power_cap"
+    why, gpu = m["why"] or m["why2"], m["gpu"] or m["gpu2"]
+    reason = "sw_thermal_slowdown" if why.lower() == "thermal" else "sw_power_cap"
     labels = {"reason": reason}
-    if m["gpu"]:
-        labels["gpu"] = m["gpu"]
+    if gpu:
+        labels["gpu"] = gpu
     record = metric_evidence(
         g.CLOCK_EVENT_ACTIVE.native,
         1.0,
@@ -593,6 +612,8 @@ PARSERS: list[Trigger] = [
             "EngineCore",
             "ShardFailed",
             "ShardCannotStart",
+            "sigquit from a child",
+            "one child failed",
             "Engine loop",
             "Engine core",
             "Engine process",
@@ -665,7 +686,7 @@ PARSERS: list[Trigger] = [
     ),
     (("Killed", "exitcode", "SIGKILL", "code 137", "Code: 137", "code: 137", "status 137"), _killed),
     (("srun: error", "oom-kill event", "oom_kill event"), _slurm),
-    (("due to thermal", "due to power"), _dcgm_health),
+    (("due to thermal", "due to power", "violations totaling"), _dcgm_health),
     (
         (
             "dcgm",

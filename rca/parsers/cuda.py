@@ -266,7 +266,18 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"NVRM: (?:RmInitAdapter failed|The NVIDIA probe routine failed|GPU \S+: rm_init_adapter failed|"
             r"failed to allocate vendor device|No NVIDIA (?:graphics adapter|GPU) (?:probed|found)|"
-            r"The NVIDIA probe routine was not called)"
+            r"The NVIDIA probe routine was not called|"
+            # nv-pci.c's probe refusals: a GPU this driver branch does not support ("The NVIDIA GPU %s
+            # (PCI ID: %04x:%04x)\nNVRM: installed in this system is not supported by the\nNVRM: NVIDIA %s
+            # driver release."), a BAR the BIOS left unassigned
+            r"installed in this system is not supported by|"
+            r"This PCI I/O region assigned to your NVIDIA device is invalid|"
+            # nv.c when RmInitAdapter stops at NV_ERR_INSUFFICIENT_POWER
+            r"GPU \S+: GPU does not have the necessary power cables connected|"
+            # nv-pci.c: a 64-bit BAR the upstream bridge has no window for; nv.c's module init giving up
+            r"This is a 64-bit BAR mapped above 4GB|NVIDIA init module failed)|"
+            # nvidia-persistenced (nvpd_main.c) finds no /dev/nvidia* nodes: the module never came up
+            r"Failed to query NVIDIA devices\. Please ensure that the NVIDIA device files"
         ),
         "nvrm_init",
     ),
@@ -288,12 +299,34 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"(?i)Found no NVIDIA driver on your system|No CUDA GPUs are available|"
-            r"no CUDA-capable device is detected"
+            r"no CUDA-capable device is detected|"
+            # c10d's ProcessGroupNCCL constructor when at::cuda::getNumGPUs() is 0
+            r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|"
+            # PyTorch's text for cudaErrorInitializationError (c10/cuda/CUDAFunctions.cpp); JAX's xla_bridge
+            # falling back to the CPU because its jaxlib has no CUDA
+            r"CUDA driver initialization failed, you might not have a CUDA gpu|"
+            r"but a CUDA-enabled jaxlib is not installed"
         ),
         "no_cuda_gpus",
     ),
+    # libnvidia-container reaches the host driver through NVML and its RPC helper: "initialization error:
+    # nvml error: driver not loaded" and "driver rpc error: ..." say the host's driver is down, not that the
+    # container was given no GPU.
     (
-        re.compile(r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error"),
+        re.compile(
+            r"nvidia-container-cli: initialization error: (?:nvml error: driver not loaded|driver rpc error)"
+        ),
+        "container_cli_driver",
+    ),
+    # the Container Device Interface (containerd, CRI-O, podman, the toolkit's CDI mode) finds no spec for the
+    # requested GPU ("unresolvable CDI devices nvidia.com/gpu=all"): the container gets no GPU
+    (
+        re.compile(
+            r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error|"
+            r"unresolvable CDI devices|"
+            # containerd with a RuntimeClass "nvidia" whose handler the toolkit never configured
+            r'no runtime for "nvidia" is configured'
+        ),
         "container_cli",
     ),
 )
@@ -400,7 +433,13 @@ PARSERS: list[Trigger] = [
             "NVRM: ",
             "NVIDIA driver",
             "CUDA GPUs",
+            "no GPUs found",
+            "CUDA driver initialization failed",
+            "CUDA-enabled jaxlib",
             "nvidia-container-cli",
+            "CDI devices",
+            "no runtime for",
+            "Failed to query NVIDIA devices",
             "CUDA-capable",
             "cuda.is_available()",
             "cuda.device_count()",

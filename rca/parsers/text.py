@@ -37,6 +37,7 @@ __all__ = [
     "noisy_or",
     "phrase_hits",
     "signature_hits",
+    "unadvised",
 ]
 
 logger = logging.getLogger(__name__)
@@ -69,15 +70,24 @@ _NOTHING_RE = re.compile(
 # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation." (before 2.1: "If reserved memory
 # is >> allocated memory try setting max_split_size_mb to avoid fragmentation."), capacity OOMs included.
 # The sentence is blanked (same length) before the scan; the exact tier reads it with the OOM's figures.
+# Its allocator config also warns, once per process, when the option is set where the build cannot use it
+# (c10/cuda/CUDAAllocatorConfig.h: "expandable_segments not supported on this platform"): a setting
+# ignored, not memory fragmented. vLLM and SGLang warn at start-up when they cannot raise the fd limit, naming
+# the error that might follow as an example ("This can cause fd limit errors like `OSError: [Errno 24] Too
+# many open files`."): a limit that may be low, not files exhausted.
 _BOILERPLATE_RE = re.compile(
     r"if reserved (?:but unallocated )?memory is (?:large|>> allocated memory) try setting \S+ "
-    r"to avoid fragmentation\.?"
+    r"to avoid fragmentation\.?|"
+    r"expandable_segments not supported on this platform|"
+    r"this can cause fd limit errors like ?`?oserror: \[errno 24\] too many open files`?\.?"
 )
+# Substrings one of which each stock sentence above holds (the regex runs only where one occurs).
+_BOILERPLATE_CUES = ("to avoid fragmentation", "not supported on this platform", "fd limit errors like")
 
 
-def _unadvised(low: str) -> str:
+def unadvised(low: str) -> str:
     """The lowered text with tools' stock advice blanked out, positions unchanged."""
-    if "to avoid fragmentation" not in low:
+    if not any(cue in low for cue in _BOILERPLATE_CUES):
         return low
     return _BOILERPLATE_RE.sub(lambda m: " " * len(m.group(0)), low)
 
@@ -213,7 +223,7 @@ def phrase_hits(
     if not book or not lines:
         return []
     view = low if low is not None else lower_text(lines)
-    text, starts = _unadvised(view.text), view.starts
+    text, starts = unadvised(view.text), view.starts
     if not view.aligned:  # lower() changed lengths (rare Unicode): find each phrase per line
         return _hits_per_line(lines, book, skip, judged)
     found = book.scanner().find_all(text)
@@ -298,7 +308,7 @@ def _hits_per_line(
     for line, raw in enumerate(lines):
         if line in skip:
             continue
-        low = _unadvised(plain(raw.lower()))
+        low = unadvised(plain(raw.lower()))
         if any(mark in low for mark in _MARKS):
             low = _MARK_RE.sub("", low)
         if any(neg in low for neg in _NEGATIONS) or _chatter(raw, low):

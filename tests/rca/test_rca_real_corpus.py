@@ -38,7 +38,8 @@ TUNE = REAL / "tune"
 # 72/108 top-1 and 1/12 false causes (nvidia-smi's "Reset Required : <not Yes>" read as a reset request:
 # fixed); both weight files refitted on the 483 cases, supporting words (prior <= 0.4) never fitted above
 # their prior: 376/434 top-1, 377/434 top-3, 0/49 false causes; with round 6's rules (branch rcaround6,
-# tuned on the 363) merged and both files refitted: 388/434 top-1, 388/434 top-3, 0/49 false causes.
+# tuned on the 363) merged and both files refitted: 388/434 top-1, 388/434 top-3, 0/49 false causes; the
+# same after the second primary-source wording round (branch rcawords2) and the refit.
 MARGIN_CASES = 2
 MEASURED_TOP1 = 388
 MEASURED_TOP3 = 388

@@ -236,7 +236,7 @@ NVRM: API mismatch: the client has the version 535.104.05, but this kernel modul
     assert drivers == [
         "no_kernel_image",
         "cuda_driver_version_insufficient",
-        "container_cli",
+        "container_cli_driver",
         "driver_library_mismatch",
     ]
     first = next(e for e in parse_text(text) if e.key == keys.DRIVER_ERROR)
