@@ -55,8 +55,8 @@ XID_DEFAULT_SIGNATURE = "gpu_reset_required"
 CUDA_CODE_SIGNATURES: Mapping[str, tuple[int, ...]] = {
     "illegal_memory_access": (700,),
     "cuda_oom_capacity": (2,),
-    "cuda_arch_unsupported": (209, 222),
-    "cuda_driver_mismatch": (35, 803),
+    "cuda_arch_unsupported": (209,),
+    "cuda_driver_mismatch": (35, 222, 803),
     "launch_timeout_watchdog": (702,),
     "gpu_not_visible": (100, 101),
 }
