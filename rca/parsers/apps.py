@@ -499,11 +499,14 @@ def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # PyTorch's DataLoader reporting a worker's death by signal (`DataLoader worker (pid 123) is killed by
 # signal: Killed.`, strsignal(SIGKILL) being "Killed"; a bus error there is the shm failure, read elsewhere).
 # Go's os/exec ("exit status 137"), Docker Compose ("<service> exited with code 137") and container tools
-# ("status code 137") say 128 + SIGKILL the same way.
+# ("status code 137") say 128 + SIGKILL the same way. Flyte's pod plugin reports a task pod's container by its
+# terminated state ("[<container>] terminated with exit code (137). Reason [Error]. Message: ..."): a
+# container killed.
 _KILLED_RE = re.compile(
     r"^(?:.*?\b\d+\]?\+?\s+)?Killed(?:\s+(?P<cmd>\S.*))?$|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|"
     r"(?:exited with(?: code)?|[Ee]xit ?[Cc]ode\"?:?|[Ee]xit status|[Ss]tatus code) ?137\b|"
-    r"\bkilled by signal: Killed\b"
+    r"\bkilled by signal: Killed\b|"
+    r"(?P<pod>\] terminated with exit code \(137\))"
 )
 # A line that places the kill in a container (Docker, a pod) names that context: the container's memory
 # limit (its cgroup's OOM killer) is then the likelier sender than the machine's.
@@ -520,7 +523,7 @@ def _killed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     attrs: dict[str, object] = {"message": text[:500]}
     if m["cmd"]:
         attrs["process"] = m["cmd"].split()[0]
-    if _CONTAINER_RE.search(text):
+    if m["pod"] or _CONTAINER_RE.search(text):
         attrs["context"] = "container"
     ctx.emit(keys.PROCESS_KILLED, "SIGKILL", pre, msg, attrs)
 
@@ -684,7 +687,10 @@ PARSERS: list[Trigger] = [
         ),
         _shed,
     ),
-    (("Killed", "exitcode", "SIGKILL", "code 137", "Code: 137", "code: 137", "status 137"), _killed),
+    (
+        ("Killed", "exitcode", "SIGKILL", "code 137", "Code: 137", "code: 137", "status 137", "code (137)"),
+        _killed,
+    ),
     (("srun: error", "oom-kill event", "oom_kill event"), _slurm),
     (("due to thermal", "due to power", "violations totaling"), _dcgm_health),
     (

@@ -37,6 +37,14 @@ _GET_ROW_RE = re.compile(
     r"^\s*(?:(?P<ns>[a-z0-9][\w.-]*)\s+)?(?P<pod>[a-z0-9][\w.-]*)\s+(?P<ready>\d+/\d+)\s+(?P<status>\S+)\s+"
     r"(?P<restarts>\d+)"
 )
+# kube-prometheus / kubernetes-mixin's KubePodCrashLooping alert, as Alertmanager delivers it (mail, chat,
+# a pasted notification): 'Pod {{ $labels.namespace }}/{{ $labels.pod }} ({{ $labels.container }}) is in
+# waiting state (reason: "CrashLoopBackOff").' It is the pod list's STATUS cell told by kube-state-metrics.
+_ALERT_CUE = "is in waiting state (reason:"
+_ALERT_RE = re.compile(
+    r"\bPod (?P<ns>[a-z0-9][\w.-]*)/(?P<pod>[a-z0-9][\w.-]*) \((?P<container>[a-z0-9][\w.-]*)\) "
+    r"is in waiting state \(reason: \\?[\"']?(?P<reason>[A-Za-z]+)"
+)
 _STATE_KEYS = {"State": "state", "Last State": "last_terminated"}
 # STATUS values of `kubectl get pods` that are findings (Running, Completed, Pending... are not).
 _BAD_STATUS = {
@@ -54,7 +62,15 @@ _BAD_STATUS = {
 
 
 # Substrings one of which kubectl describe or get-pods output holds (`looks_like_kubectl` asks more).
-KUBECTL_CUES = ("State:", "Events:", "READY", "Allocatable:", "Warning  ", "Warning FailedScheduling")
+KUBECTL_CUES = (
+    "State:",
+    "Events:",
+    "READY",
+    "Allocatable:",
+    "Warning  ",
+    "Warning FailedScheduling",
+    _ALERT_CUE,
+)
 
 
 def looks_like_kubectl(text: str) -> bool:
@@ -67,6 +83,7 @@ def looks_like_kubectl(text: str) -> bool:
         or ("Allocatable:" in text and "nvidia.com/gpu" in text)
         or "Warning  " in text
         or "Warning FailedScheduling" in text
+        or _ALERT_CUE in text
     )
 
 
@@ -125,6 +142,10 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
             if m and _AGE_RE.match(m["age"]):  # the line stays readable by the text tier (not `used`)
                 _event_record(out, m, i, source, Entity(host=node, pod=pod, namespace=namespace))
                 continue
+        if _ALERT_CUE in line and (a := _ALERT_RE.search(line)) is not None:
+            if a["reason"] in _BAD_STATUS:  # the line stays readable by the text tier (not `used`)
+                _alert_record(out, a, i, source)
+            continue
         if in_get:
             g = _GET_ROW_RE.match(line)
             if g:
@@ -250,6 +271,20 @@ def _event_record(out: list[Evidence], m: re.Match[str], index: int, source: str
             entity=entity,
             raw=f"{m['type']} {m['reason']}: {message}"[:2000],
             attrs=attrs,
+        )
+    )
+
+
+def _alert_record(out: list[Evidence], a: re.Match[str], index: int, source: str) -> None:
+    out.append(
+        Evidence(
+            kind=EvidenceKind.EVENT,
+            key=keys.K8S_POD_STATUS,
+            value=a["reason"],
+            source=source,
+            entity=Entity(pod=a["pod"], namespace=a["ns"], container=a["container"]),
+            raw=a.group(0),
+            attrs={"state": "waiting", "line": index + 1},
         )
     )
 

@@ -33,10 +33,19 @@ LOAD_SLOW_S = 300.0
 _LOAD_SLOW = "model_load_slow"
 _SCORE = 0.7  # a told time over the limit: as telling as a fitted phrase of the signature
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+")
+# A figure, or one hour or minute told with an article ("takes an hour").
 _DUR = (
-    r"(?P<n>\d+(?:\.\d+)?)\s*\+?\s*"
+    r"(?:(?P<n>\d+(?:\.\d+)?)\s*\+?\s*"
     r"(?P<u>ms|milliseconds?|hours?|hrs?|h|minutes?|mins?|mn|seconds?|secs?|s)\b"
+    r"|(?P<one>an|a|one) (?P<word>hour|minute)\b)"
 )
+
+
+def _dur(m: re.Match[str]) -> float:
+    """The seconds of a `_DUR` match."""
+    if m["word"]:
+        return _seconds("1", m["word"])
+    return _seconds(m["n"], m["u"])
 
 
 def _seconds(n: str, unit: str) -> float:
@@ -59,7 +68,7 @@ _TOLD_RES = (
     ),
     # "loading the checkpoint takes 12 minutes" (no comma between: "after loading, generation takes ...")
     re.compile(
-        rf"\b(?:load|loads|loaded|loading)\b[^.!?;,\n]{{0,60}}?\b(?:takes?|took|taking|needs?|needed|lasts?|"
+        rf"\b(?:load|loads|loaded|loading)\b[^.!?;,\n]{{0,80}}?\b(?:takes?|took|taking|needs?|needed|lasts?|"
         rf"lasted)\b[^.!?;,\n]{{0,30}}?{_DUR}"
     ),
     # "the model loads in 420 s", "loaded in about 25 minutes"
@@ -98,7 +107,7 @@ def told_queue_seconds(sentence: str) -> float | None:
     low = sentence.lower()
     if "queu" not in low or _NEGATED_RE.search(low) or _BEHIND_RE.search(low):
         return None
-    found = [_seconds(m["n"], m["u"]) for pattern in _QUEUE_RES for m in pattern.finditer(low)]
+    found = [_dur(m) for pattern in _QUEUE_RES for m in pattern.finditer(low)]
     return max(found) if found else None
 
 
@@ -133,7 +142,7 @@ def told_load_seconds(sentence: str) -> float | None:
     low = sentence.lower()
     if "load" not in low or _NEGATED_RE.search(low):
         return None
-    found = [_seconds(m["n"], m["u"]) for pattern in _TOLD_RES for m in pattern.finditer(low)]
+    found = [_dur(m) for pattern in _TOLD_RES for m in pattern.finditer(low)]
     return max(found) if found else None
 
 

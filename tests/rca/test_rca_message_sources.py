@@ -803,6 +803,13 @@ UNSEEN_BY_FIT: list[tuple[str | None, str]] = [
     ("gpu_driver_failure", "Stopping NVIDIA persistence daemon...\nUnloading NVIDIA driver kernel modules...\nnvidia_modeset       1306624  0\nnvidia              56692736  1 nvidia_modeset\nCould not unload NVIDIA driver kernel modules, driver is in use\n"),
     # the same container resolving the kernel version (healthy)
     (None, "Resolving Linux kernel version...\nProceeding with Linux kernel version 5.15.0-91-generic\n"),
+    # --- round 7, by source: TensorRT's runtime warning on a plan built on another GPU model; kube-prometheus
+    # (kubernetes-mixin) KubePodCrashLooping's description as Alertmanager delivers it; Flyte's pod plugin
+    # reporting a task container's terminated state.
+    ("tensorrt_engine_incompatible", "[TRT] [W] Using an engine plan file across different models of devices is not recommended and is likely to affect performance or even cause errors.\n"),
+    ("telemetry_exporter_failure", "[FIRING:1] KubePodCrashLooping monitoring\nPod monitoring/dcgm-exporter-7xk2p (dcgm-exporter) is in waiting state (reason: \"CrashLoopBackOff\").\n"),
+    ("crash_loop", "[FIRING:1] KubePodCrashLooping serving\nPod serving/vllm-0 (vllm) is in waiting state (reason: \"CrashLoopBackOff\").\n"),
+    ("oom_killed_container", "[1/1] currentAttempt done. Last Error: USER::Pod failed. No message received from kubernetes.\n[a1b2c3d4e5f6-n0-0] terminated with exit code (137). Reason [Error]. Message: \n.\n"),
 ]
 # fmt: on
 

@@ -277,3 +277,27 @@ def test_a_message_size_limit_is_not_the_server_thread_pool() -> None:
     assert [e.value for e in pool] == ["grpc_threadpool_exhaustion"]
     size = match_text(["grpc: RESOURCE_EXHAUSTED: Received message larger than max (5242880 vs. 4194304)"])
     assert "grpc_threadpool_exhaustion" not in [e.value for e in size]
+
+
+def test_a_crash_looping_alert_is_the_pod_status_it_tells() -> None:
+    """kube-prometheus' KubePodCrashLooping description names namespace, pod, container and reason: it is
+    the pod's status record (the exporter's own pod then names the exporter); a waiting reason that is no
+    failure gives no record."""
+    looping = 'Pod monitoring/dcgm-exporter-7xk2p (dcgm-exporter) is in waiting state (reason: "CrashLoopBackOff").'
+    records, used = parse_kubectl_text([looping], "alert.txt")
+    assert [(r.key, r.value, r.entity.pod, r.entity.container) for r in records] == [
+        (keys.K8S_POD_STATUS, "CrashLoopBackOff", "dcgm-exporter-7xk2p", "dcgm-exporter")
+    ]
+    assert records[0].entity.namespace == "monitoring" and not used
+    creating = 'Pod serving/vllm-0 (vllm) is in waiting state (reason: "ContainerCreating").'
+    assert parse_kubectl_text([creating], "alert.txt")[0] == []
+
+
+def test_flyte_task_container_exit_137_is_a_container_kill_and_exit_1_is_not() -> None:
+    """Flyte reports a task pod's terminated container as "[name] terminated with exit code (N)": 137 is
+    128 + SIGKILL in a container; another code is the task's own failure."""
+    killed = parse_document("flyte.log", "[a1b2-n0-0] terminated with exit code (137). Reason [Error]. Message: \n")
+    kills = [r for r in killed if r.key == keys.PROCESS_KILLED]
+    assert [(r.value, r.attrs.get("context")) for r in kills] == [("SIGKILL", "container")]
+    failed = parse_document("flyte.log", "[a1b2-n0-0] terminated with exit code (1). Reason [Error]. Message: \n")
+    assert not [r for r in failed if r.key == keys.PROCESS_KILLED]

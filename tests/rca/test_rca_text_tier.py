@@ -296,3 +296,49 @@ def test_slower_than_before_is_no_straggler() -> None:
     assert [r.value for r in match_text(peers)] == ["straggler_gpu"]
     before = ["After the upgrade the whole job is about 4x slower than before on every node."]
     assert "straggler_gpu" not in [r.value for r in match_text(before)]
+
+
+# Round 7: wordings of failures as users, maintainers and tools tell them (each with a near miss that must
+# stay quiet: a healthy sentence of the same words, or a phrase's supporting word alone).
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # another tenant on the same GPU (the catalog's noisy neighbour)
+        (["Latency doubles whenever another process on the same GPU runs a training job."], ["noisy_neighbor"]),
+        (["The slow frames were GPU contention: the server shared a GPU with another job."], ["noisy_neighbor"]),
+        (["Each model runs in its own process on a dedicated GPU of the server."], []),
+        # a release that made the same work slower
+        (["After the library upgrade we measured a 25% decode regression at batch size 1."], ["kernel_slowdown"]),
+        (["We added a regression test for the decode path before the release."], []),
+        # requests waiting their turn in the scheduler's queue
+        (["With max-num-seqs 1 every other request has to wait in the queue until the first one ends."], ["queue_saturation"]),
+        (["Batch jobs wait in the Slurm queue for a free node."], []),
+        # a slow load told by the reader
+        (["Very slow model loading from the network share on every restart."], ["model_load_slow"]),
+        (["Model loading finished and the server is ready."], []),
+        (["Load time is 4 s and weight loading is fast."], []),
+        (["Running two inferences in parallel on the same GPU works fine for us."], []),
+        # memory that only grows
+        (["GPU memory continues to grow with every request until the server dies."], ["cuda_oom_leak"]),
+        # the display GPU's watchdog; the kernel's own watchdog drivers announce themselves at boot
+        (["The kernel execution time exceeds the time limit set by the watchdog timer of the display GPU."], ["launch_timeout_watchdog"]),
+        (["iTCO_wdt: Intel TCO WatchDog Timer Driver v1.11"], []),
+        # slow members of a synchronous job
+        (["Two slow nodes hold back the whole data-parallel job."], ["straggler_gpu"]),
+        (["The slow node boot was fixed by a BIOS update."], []),
+        # a device cgroup rewritten under a running container
+        (["After a docker update on the running container the GPU becomes unavailable inside it."], ["container_gpu_access_lost"]),
+        (["We ran docker update to raise the container's CPU quota."], []),
+        # gRPC calls timing out
+        (["We see many connection timeouts with gRPC while HTTP requests work."], ["grpc_deadline_exceeded"]),
+        (["The gRPC timeout is set to 30 s in the client configuration."], []),
+        # a model loaded over the resident one
+        (["When I switch models the new one loads on top of the already loaded one and runs out of memory."], ["cuda_oom_hot_swap"]),
+        (["The model is already loaded, so the first request was served at once."], []),
+        # a prefill chunk stalling decodes
+        (["With chunked prefill every step that holds a prefill chunk delays the decoding requests."], ["head_of_line_blocking"]),
+        (["The prefill chunk size is 2048 tokens."], []),
+    ],
+)
+def test_round7_wordings_and_their_near_misses(lines: list[str], expected: list[str]) -> None:
+    assert [r.value for r in match_text(lines)] == expected

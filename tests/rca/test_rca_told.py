@@ -33,6 +33,9 @@ from gpuobs.rca.parsers.told import (
         # short loads are told too (and stay under the limit)
         ("Loading took 40 seconds, as expected.", 40.0),
         ("The model loads in ~12s from local NVMe.", 12.0),
+        # an hour or a minute told with an article, the thing loaded named at length before the verb
+        ("Loading the same model from the second drive from within the app (in its UI) takes an hour.", 3600),
+        ("Loading the small model takes a minute.", 60.0),
     ],
 )
 def test_told_load_times_are_read(sentence: str, seconds: float) -> None:
@@ -74,6 +77,7 @@ def test_a_told_slow_load_names_model_load_slow_on_the_text_tier(tmp_path: Path)
     "text",
     [
         "Loading took 40 seconds, which is what we expect for this size.\n",
+        "Loading the tokenizer takes a minute on the first start.\n",
         "After loading, generation takes 10 minutes for the whole batch of prompts.\n",
     ],
 )
