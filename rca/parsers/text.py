@@ -234,11 +234,17 @@ def phrase_hits(
         line = bisect.bisect_right(starts, start) - 1
         if line in skip:
             continue
+        if negated(text[max(starts[line], start - _NEGATION_REACH) : start], book.phrases[pi]):
+            continue
         spans[line].append((start, end, pi))
     for line, unmarked in _marked_lines(text, starts, skip):
         # a line written in Markdown is read again without its emphasis and code marks, its phrases found
         # there (positions of the unmarked line: only their order and nesting on the line matter below)
-        spans[line] = _scan(unmarked, book)
+        spans[line] = [
+            (start, end, pi)
+            for start, end, pi in _scan(unmarked, book)
+            if not negated(unmarked[max(0, start - _NEGATION_REACH) : start], book.phrases[pi])
+        ]
         if not spans[line]:
             del spans[line]
     out: list[PhraseHit] = []
@@ -283,6 +289,26 @@ def _scan(line: str, book: Phrasebook) -> list[tuple[int, int, int]]:
     """The (start, end, phrase index) of every phrase on one lowered line, on word boundaries."""
     found = book.scanner().find_all(line)
     return [(start, end, pi) for pi, start, end in found if _bounded(line, start, end)]
+
+
+# A phrase denied by the words just before it, in the same clause ("there is no memory leak", "we do not
+# see any performance regression"), reports nothing: people write what they checked and ruled out beside
+# what broke. Three words back, not past a clause mark. A flag or a setting ("--runtime=nvidia",
+# "--shm-size") is the other way round: started without it, or not with it, is the failure.
+_NEGATORS = frozenset(
+    {"no", "not", "never", "nor", "isn't", "wasn't", "aren't", "weren't", "don't", "doesn't", "didn't",
+     "hasn't", "haven't", "won't"}
+)
+_NEGATION_REACH = 48
+_CLAUSE_RE = re.compile(r"[.;:!?,()\[\]\"]|\bbut\b|\bthen\b")
+
+
+def negated(before: str, phrase: str = "") -> bool:
+    """Whether the lowered text just before a phrase denies it (a negator among its last three words)."""
+    if phrase.startswith("-") or "=" in phrase:
+        return False
+    clause = _CLAUSE_RE.split(before)[-1]
+    return any(word in _NEGATORS for word in clause.split()[-3:])
 
 
 def _chatter(line: str, low: str) -> bool:

@@ -42,9 +42,10 @@ TUNE = REAL / "tune"
 # same after the second primary-source wording round (branch rcawords2) and the refit; round 7 (branch
 # rcaround7: wordings and readers for the cross-validation misses) and both files refitted: 399/434 top-1,
 # 399/434 top-3, 0/49 false causes.
+# A phrase denied by the words before it in its clause names nothing ("no memory leak"): 398/434, 398/434.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 399
-MEASURED_TOP3 = 399
+MEASURED_TOP1 = 398
+MEASURED_TOP3 = 398
 MEASURED_FALSE_CAUSES = 0
 
 

@@ -342,3 +342,30 @@ def test_slower_than_before_is_no_straggler() -> None:
 )
 def test_round7_wordings_and_their_near_misses(lines: list[str], expected: list[str]) -> None:
     assert [r.value for r in match_text(lines)] == expected
+
+
+@pytest.mark.parametrize(
+    ("told", "ruled_out"),
+    [
+        ("The GPU memory keeps on growing with every request, a memory leak in the cache.",
+         "We watched nvidia-smi for an hour and there is no memory leak in the cache."),
+        ("After the driver update we see a big performance regression in decode.",
+         "After the driver update we did not see any performance regression in decode."),
+        ("The filesystem went read-only during the checkpoint.",
+         "The filesystem never went read-only during the checkpoint, the disk was fine."),
+    ],
+)
+def test_a_phrase_the_writer_denies_names_nothing(told: str, ruled_out: str) -> None:
+    """People write what they checked and ruled out beside what broke: "no memory leak", "did not see any
+    performance regression" deny the phrase that follows within three words of the same clause."""
+    assert [r.value for r in match_text([told])] != []
+    assert [r.value for r in match_text([ruled_out])] == []
+
+
+def test_denial_reaches_only_its_own_clause_and_never_a_missing_flag() -> None:
+    """A negator before a clause mark does not deny what follows it; a flag started without is the failure."""
+    clause = ["No errors in the kernel log, but then the filesystem went read-only during the checkpoint."]
+    assert [r.value for r in match_text(clause)] == ["filesystem_readonly"]
+    flag = ["No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+            "The container was started with plain docker run, not with --runtime=nvidia."]
+    assert [r.value for r in match_text(flag)] == ["gpu_not_visible"]
