@@ -165,7 +165,8 @@ class Supervisor:
         self.restarts = 0
         self.child: subprocess.Popen[bytes] | None = None
         self._stop = threading.Event()
-        self._lock = threading.Lock()
+        # Reentrant: the SIGTERM handler runs `stop` on the main thread, which may hold it around a spawn.
+        self._lock = threading.RLock()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         env = dict(self.env)
@@ -199,6 +200,8 @@ class Supervisor:
             with self._lock:
                 self.child = self._spawn()
                 child = self.child
+            if self._stop.is_set() and child.poll() is None:
+                child.send_signal(signal.SIGTERM)  # a stop that landed during the spawn saw no child yet
             started = time.monotonic()
             tracker = _HealthTracker(self.health) if self.health is not None else None
             unhealthy: str | None = None

@@ -388,3 +388,26 @@ def test_supervise_with_the_port_in_use_ends_instead_of_restarting_forever(tmp_p
         )
     assert out.returncode != 0
     assert "crash-looped" in out.stderr or out.returncode == 2, out.stderr[-2000:]
+
+
+def test_a_sigterm_during_a_spawn_stops_the_new_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SIGTERM handler runs `stop` on the main thread, which holds the child lock around a spawn: a
+    signal landing there must neither deadlock nor leave the new worker running (made here by calling the
+    handler from inside the spawn, as the signal would)."""
+    import threading
+
+    sup = Supervisor([sys.executable, "-c", "import time; time.sleep(120)"], BackoffPolicy(initial_s=0.05))
+    spawn = sup._spawn
+
+    def spawn_then_signalled() -> subprocess.Popen[bytes]:
+        child = spawn()
+        sup._on_signal(signal.SIGTERM, None)  # the handler, on this thread, before `self.child` is set
+        return child
+
+    monkeypatch.setattr(sup, "_spawn", spawn_then_signalled)
+    result: list[int] = []
+    runner = threading.Thread(target=lambda: result.append(sup.run(grace_s=20.0)), daemon=True)
+    runner.start()
+    runner.join(15)  # the worker sleeps 120 s: only a SIGTERM it was sent ends this in time
+    assert not runner.is_alive(), "run() hung after a SIGTERM during a spawn"
+    assert result == [0] and sup.child is not None and sup.child.returncode == -signal.SIGTERM
