@@ -9,7 +9,7 @@ of healthy cases given a cause. A figure close to the plain tune score says the 
 thread styles and maintainers' vocabulary; a large gap says the weights memorise the tune text.
 
 What this cannot refit: parsers, readers and phrase lists written by people who had read the tune split.
-The held-out batches (heldout2/, heldout4/, heldout6/, heldout7/, never read here) stay the honest measure
+The held-out batches (bench/rca.py's REAL_HELDOUT, never read here) stay the honest measure
 of those;
 `--priors` scores with the catalog's prior weights alone (no fit at all) as a second reference.
 

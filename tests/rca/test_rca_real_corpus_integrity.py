@@ -1,10 +1,11 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
-files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`,
-`heldout6/`, `heldout7/`) are not scored here and nothing can be tuned to them. (The first held-out split,
-`heldout/`, and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been
-scored twice; the fifth, `heldout5/`, the same day after its one look.)
+files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`)
+are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third
+batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
+`heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
+session after three looks each.)
 """
 
 from __future__ import annotations
@@ -29,26 +30,27 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     assert "| signature | tune | heldout2 | heldout4 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [483, 105, 90, 90, 90]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [663, 105, 90]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
 
-def test_promoted_heldout3_and_heldout5_are_counted_in_tune(capsys: pytest.CaptureFixture[str]) -> None:
+def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout3 (90 cases, 9 healthy) and heldout5 (94 cases, 10 healthy) were promoted into tune/ on
-    2026-12-01: neither has a column of its own and tune holds 179 + 90 + 94 cases, at least 18 + 9 + 10
-    healthy, plus the 120 cases (12 healthy) gathered straight into tune/ later that day (TUNE7_README.md)."""
+    2026-12-01, heldout6 and heldout7 (90 cases, 10 healthy each) in the next session: none has a column of
+    its own and tune holds 179 + 90 + 94 + 90 + 90 cases, at least 18 + 9 + 10 + 10 + 10 healthy, plus the
+    120 cases (12 healthy) gathered straight into tune/ (TUNE7_README.md)."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     header = [c.strip() for c in rows[0].split("|")]
-    assert "heldout3" not in header and "heldout5" not in header
+    assert not {"heldout3", "heldout5", "heldout6", "heldout7"} & set(header)
     column = header.index("tune")
 
     def cell(label: str) -> int:
         return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
 
-    assert cell("**cases**") == 483
-    assert cell("(healthy)") >= 49
+    assert cell("**cases**") == 663
+    assert cell("(healthy)") >= 69
 
 
 def _column(rows: list[str], part: str) -> dict[str, int]:
@@ -61,37 +63,17 @@ def _column(rows: list[str], part: str) -> dict[str, int]:
     }
 
 
-def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout4 (fourth held-out batch, 2026-12-01): 90 cases, at least 8 healthy, at least 35 signatures;
-    its threads are checked against every other part by the first test."""
-    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
-    cells = _column(capsys.readouterr().out.splitlines(), "heldout4")
-    assert cells["**cases**"] == 90
-    assert cells["(healthy)"] >= 8
-    assert cells["**distinct signatures**"] >= 35
-
-
-def test_heldout6_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout6 (sixth held-out batch, gathered 2026-12-01 after heldout5's promotion): 90 cases, at least 8
-    healthy, at least 30 signatures; its threads are checked against every other part."""
-    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
-    cells = _column(capsys.readouterr().out.splitlines(), "heldout6")
-    assert cells["**cases**"] == 90
-    assert cells["(healthy)"] >= 8
-    assert cells["**distinct signatures**"] >= 30
-
-
-def test_heldout7_is_the_newest_column_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout7 (seventh held-out batch, gathered 2026-12-01 in a later session) is the last column: 90
-    cases, at least 8 healthy, at least 40 signatures; its threads are checked against every other part."""
+def test_heldout4_is_the_newest_column_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout4 (fourth held-out batch, 2026-12-01) is the last column: 90 cases, at least 8 healthy, at
+    least 35 signatures; its threads are checked against every other part by the first test."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     header = [c.strip() for c in rows[0].split("|")]
-    assert header.index("heldout7") == len(header) - 2
-    cells = _column(rows, "heldout7")
+    assert header.index("heldout4") == len(header) - 2
+    cells = _column(rows, "heldout4")
     assert cells["**cases**"] == 90
     assert cells["(healthy)"] >= 8
-    assert cells["**distinct signatures**"] >= 40
+    assert cells["**distinct signatures**"] >= 35
 
 
 def _write_case(root: Path, part: str, name: str, source: str) -> None:
@@ -106,24 +88,19 @@ def _write_case(root: Path, part: str, name: str, source: str) -> None:
 def test_a_thread_reused_by_the_newest_batch_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash), and a heldout6 case citing
-    a tune thread, each fail the check, as does a heldout7 case citing a heldout6 thread (case differs);
-    heldout6's other, unused thread is not reported."""
-    reused = {
-        "heldout4": "https://github.com/owner/heldout2/issues/1/",
-        "heldout7": "https://github.com/Owner/Heldout6/issues/1",
-    }
-    for part in ("tune", "heldout2", "heldout4", "heldout6", "heldout7"):
+    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash), and another citing a tune
+    thread whose case differs, each fail the check; heldout4's other, unused thread is not reported."""
+    reused = {"heldout4": "https://github.com/owner/heldout2/issues/1/"}
+    for part in ("tune", "heldout2", "heldout4"):
         _write_case(
             tmp_path, part, f"{part}_case", reused.get(part, f"https://github.com/owner/{part}/issues/1")
         )
-    _write_case(tmp_path, "heldout6", "heldout6_tune_thread", "https://github.com/owner/tune/issues/1")
-    _write_case(tmp_path, "heldout6", "heldout6_fresh_case", "https://github.com/owner/fresh/issues/9")
+    _write_case(tmp_path, "heldout4", "heldout4_tune_thread", "https://github.com/Owner/Tune/issues/1")
+    _write_case(tmp_path, "heldout4", "heldout4_fresh_case", "https://github.com/owner/fresh/issues/9")
     assert _check_script().main(["--root", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "is used in both heldout2 and heldout4" in err
-    assert "is used in both tune and heldout6" in err
-    assert "is used in both heldout6 and heldout7" in err
+    assert "is used in both tune and heldout4" in err
     assert "owner/fresh" not in err
 
 
@@ -148,13 +125,13 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout6, heldout7,
-    each on its own row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2 and heldout4, each on its own
+    row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT
     points at tmp_path, so no real held-out file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
-    for part in ("tune", "heldout2", "heldout4", "heldout5", "heldout6", "heldout7"):  # heldout5: promoted
+    for part in ("tune", "heldout2", "heldout4", "heldout5", "heldout6", "heldout7"):  # 5, 6, 7: promoted
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -168,8 +145,6 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         for row in (
             "real text: heldout2",
             "real text: heldout4",
-            "real text: heldout6",
-            "real text: heldout7",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
@@ -177,5 +152,5 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7))
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "4"  # cases: one fake case from each of the four batches
-        assert "real text: heldout3" not in out and "real text: heldout5" not in out
+        assert pooled[len(label) :].split()[0] == "2"  # cases: one fake case from each of the two batches
+        assert not any(f"real text: heldout{n}" in out for n in (3, 5, 6, 7))
