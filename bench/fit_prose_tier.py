@@ -29,7 +29,6 @@ without it) and by the final model. So no healthy case of the corpora gets a cau
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import sys
@@ -38,6 +37,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from message_wordings import message_wordings
 
 from gpuobs.rca.catalog import CATALOG_DIR
 from gpuobs.rca.corpus import Case, load_cases
@@ -49,11 +50,6 @@ from gpuobs.rca.readers.files import read_input
 ROOT = Path(__file__).resolve().parents[1]
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 DEFAULT_CORPORA = (TUNE, ROOT / "tests" / "rca" / "incidents")
-# The wording tests' lists: (file, names of its lists of (expected cause or None, text)).
-MESSAGE_LISTS = (
-    (ROOT / "tests" / "rca" / "test_rca_message_sources.py", ("SOURCE_WORDINGS", "UNSEEN_BY_FIT")),
-    (ROOT / "tests" / "rca" / "test_rca_message_variants.py", ("VARIANTS", "MIXED")),
-)
 NONE = HEALTHY
 ALPHA = 0.25
 MIN_DF = 2
@@ -133,27 +129,6 @@ def corpus_docs(corpora: Sequence[Path]) -> list[Doc]:
     return [d for root in corpora for case in load_cases(root) for d in case_docs(case)]
 
 
-def _message_wordings() -> list[tuple[str, str | None, str]]:
-    """(where, expected cause or None, text) of the wording tests' lists (imported with tests/ on the path
-    for their helpers)."""
-    tests = str(ROOT / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
-    out: list[tuple[str, str | None, str]] = []
-    for path, names in MESSAGE_LISTS:
-        spec = importlib.util.spec_from_file_location(f"_wordings_{path.stem}", path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        for name in names:
-            out += [
-                (f"{path.name}::{name}::{i}", exp, text)
-                for i, (exp, text) in enumerate(getattr(module, name))
-            ]
-    return out
-
-
 # Healthy prose, written for this fit (2026-12-01): what people write around an incident that is not a
 # failure (a fix confirmed, normal operation, a question, thanks). Trained on as `none` and scored out of
 # fold like the corpora, so the score limit also keeps such sentences quiet. The test's healthy sentences
@@ -183,7 +158,7 @@ def prior_docs() -> list[Doc]:
     for i, sentence in enumerate(HEALTHY_PROSE):
         tokens = frozenset(doc_tokens([sentence]))
         out.append(Doc(NONE, f"healthy_prose/{i:02d}", tokens, f"HEALTHY_PROSE::{i}", "wording"))
-    for where, label, text in _message_wordings():
+    for where, label, text in message_wordings():
         unseen = "::UNSEEN_BY_FIT::" in where
         if unseen and label is not None:
             continue  # the tests' check that the model generalises to wordings it never learned

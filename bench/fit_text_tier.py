@@ -12,7 +12,9 @@ where n is the number of cases in which the phrase speaks for the signature and 
 labelled with it (`top` or `also`; healthy cases count against every phrase). A phrase never seen keeps
 its prior; a supporting word (prior under TEXT_ANCHOR_MIN: "dkms", "nvswitch") is never fitted up to it,
 since the corpora hold GPU incidents only and cannot show how often it appears in healthy text elsewhere;
-the message tests' healthy wordings (tools' start-up and status lines) count as healthy cases.
+the message tests' wordings (tools' own messages from their sources, bench/message_wordings.py) count as
+cases labelled with the cause they must name, or healthy (start-up and status lines); their
+UNSEEN_BY_FIT incidents are left out, to check that the tiers generalise.
 Plain weighted phrases, reviewable in one file: a learned model was not needed (see
 docs/BENCHMARKS.md, RCA accuracy).
 
@@ -27,6 +29,8 @@ import argparse
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from message_wordings import message_wordings
 
 from gpuobs.rca.catalog import TEXT_WEIGHTS_FILE, load_catalog, parse_signature
 from gpuobs.rca.corpus import Case, load_cases
@@ -79,19 +83,18 @@ def text_hits(name: str, text: str, book: Phrasebook) -> dict[str, set[str]]:
     return out
 
 
-def healthy_wording_hits(book: Phrasebook | None = None) -> list[tuple[Case, dict[str, set[str]]]]:
-    """The message tests' healthy wordings (the tools' own start-up and status lines, from their sources) as
-    healthy cases. The corpora hold GPU incidents, so a word such as "dkms" or "nvswitch" is seen there only
-    beside a failure; these are the healthy text it also appears in, which the fit would not see."""
-    if str(Path(__file__).resolve().parent) not in sys.path:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from fit_prose_tier import _message_wordings
-
+def wording_hits(book: Phrasebook | None = None) -> list[tuple[Case, dict[str, set[str]]]]:
+    """The message tests' wordings (the tools' own messages, from their sources) as cases labelled with the
+    cause they must name, or healthy. The corpora hold GPU incidents, so a word such as "dkms" or "nvswitch"
+    is seen there only beside a failure: the healthy wordings are the text it also appears in. And a tool's
+    own message ("misaligned address") may appear in one corpus thread beside another root cause: its
+    source wording keeps the fit from reading that one thread as the phrase's precision. The wordings kept
+    to check that the tiers generalise (UNSEEN_BY_FIT, labelled) are not fitted on."""
     book = _priors() if book is None else book
     return [
-        (Case(name=where, path=Path(where), top=None), text_hits(where, text, book))
-        for where, label, text in _message_wordings()
-        if label is None
+        (Case(name=where, path=Path(where), top=label), text_hits(where, text, book))
+        for where, label, text in message_wordings()
+        if label is None or "::UNSEEN_BY_FIT::" not in where
     ]
 
 
@@ -145,7 +148,7 @@ def fit_hits(
 def fit(corpora: list[Path]) -> tuple[dict[str, dict[str, float]], dict[tuple[str, str], tuple[int, int]]]:
     """Fitted weights {signature: {phrase: weight}} and the (n, k) counts behind each."""
     book = _priors()
-    return fit_hits([*labelled_hits(corpora, book), *healthy_wording_hits(book)], prior_weights(book))
+    return fit_hits([*labelled_hits(corpora, book), *wording_hits(book)], prior_weights(book))
 
 
 def render(
@@ -156,7 +159,7 @@ def render(
         "# Text-tier phrase weights fitted by bench/fit_text_tier.py; do not edit by hand (edit the priors",
         "# in the signature files and re-run the script). weight = (k + 4 * prior) / (n + 4), where n is the",
         "# number of cases in which the phrase speaks for the signature and k how many are labelled with it.",
-        f"# Corpora: {names}, and the message tests' healthy wordings.",
+        f"# Corpora: {names}, and the message tests' wordings.",
         "# Phrases seen in no case keep their prior and are not listed.",
         "",
     ]

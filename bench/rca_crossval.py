@@ -29,7 +29,7 @@ from dataclasses import replace
 
 from fit_prose_tier import corpus_docs, prior_docs
 from fit_prose_tier import fit as fit_prose
-from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, healthy_wording_hits, labelled_hits, prior_weights
+from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, labelled_hits, prior_weights, wording_hits
 
 from gpuobs.errors import InputError
 from gpuobs.rca.catalog import CATALOG_DIR, Catalog, load_catalog
@@ -80,7 +80,7 @@ def crossval(
     """
     if any("heldout" in part for p in (TUNE, SYNTHETIC) for part in p.parts):
         raise SystemExit("the held-out split is never read here")
-    hits = [*labelled_hits([TUNE, SYNTHETIC]), *healthy_wording_hits()]  # the wordings are always trained on
+    hits = [*labelled_hits([TUNE, SYNTHETIC]), *wording_hits()]  # the wordings are always trained on
     priors = prior_weights()
     tune = [(c, h) for c, h in hits if c.path.parent == TUNE]
     synthetic = [(c, h) for c, h in hits if c.path.parent != TUNE]

@@ -45,10 +45,12 @@ TUNE = REAL / "tune"
 # 399/434 top-3, 0/49 false causes.
 # A phrase denied by the words before it in its clause names nothing ("no memory leak"): 398/434, 398/434.
 # heldout6 and heldout7 (90 cases each, scored three times) promoted into tune in the next session, both
-# weight files refitted on the 663 cases: 509/594 top-1, 511/594 top-3, 0/69 false causes.
+# weight files refitted on the 663 cases: 509/594 top-1, 511/594 top-3, 0/69 false causes. The text fit also
+# counts the message tests' labelled wordings as cases (a tool's own message seen beside another cause in one
+# thread no longer sinks below an anchor): 508/594, 510/594, 0/69.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 509
-MEASURED_TOP3 = 511
+MEASURED_TOP1 = 508
+MEASURED_TOP3 = 510
 MEASURED_FALSE_CAUSES = 0
 
 
