@@ -26,12 +26,13 @@ from pathlib import Path
 from gpuobs.rca.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
-# heldout2, heldout4: held-out batches gathered after tuning began (11-30, 12-01): they are checked by
+# heldout2, heldout4, heldout8: held-out batches gathered after tuning began (11-30, 12-01; heldout8 after
+# heldout6/7's promotion): they are checked by
 # thread only (format, catalog labels, no thread shared with any other part) and scored with aggregates
 # only. The first split (tune/heldout, disjoint by repository) is merged into tune, and so are heldout3
 # (gathered 2026-12-01, scored twice) and heldout5 (scored once), each promoted the same day, and heldout6
 # and heldout7 (scored three times each), promoted in the next session.
-SPLITS = ("tune", "heldout2", "heldout4")
+SPLITS = ("tune", "heldout2", "heldout4", "heldout8")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 

@@ -1,7 +1,8 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
-files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`)
+files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`,
+`heldout8/`)
 are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third
 batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
 `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
@@ -30,7 +31,7 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     assert "| signature | tune | heldout2 | heldout4 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [663, 105, 90]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [663, 105, 90, 87]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -63,17 +64,27 @@ def _column(rows: list[str], part: str) -> dict[str, int]:
     }
 
 
-def test_heldout4_is_the_newest_column_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout4 (fourth held-out batch, 2026-12-01) is the last column: 90 cases, at least 8 healthy, at
-    least 35 signatures; its threads are checked against every other part by the first test."""
+def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout4 (fourth held-out batch, 2026-12-01): 90 cases, at least 8 healthy, at least 35 signatures;
+    its threads are checked against every other part by the first test."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
-    rows = capsys.readouterr().out.splitlines()
-    header = [c.strip() for c in rows[0].split("|")]
-    assert header.index("heldout4") == len(header) - 2
-    cells = _column(rows, "heldout4")
+    cells = _column(capsys.readouterr().out.splitlines(), "heldout4")
     assert cells["**cases**"] == 90
     assert cells["(healthy)"] >= 8
     assert cells["**distinct signatures**"] >= 35
+
+
+def test_heldout8_is_the_newest_column_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout8 (eighth held-out batch, gathered after heldout6/7's promotion) is the last column: 87 cases,
+    at least 8 healthy, at least 40 signatures; its threads are checked against every other part."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    rows = capsys.readouterr().out.splitlines()
+    header = [c.strip() for c in rows[0].split("|")]
+    assert header.index("heldout8") == len(header) - 2
+    cells = _column(rows, "heldout8")
+    assert cells["**cases**"] == 87
+    assert cells["(healthy)"] >= 8
+    assert cells["**distinct signatures**"] >= 40
 
 
 def _write_case(root: Path, part: str, name: str, source: str) -> None:
@@ -88,10 +99,15 @@ def _write_case(root: Path, part: str, name: str, source: str) -> None:
 def test_a_thread_reused_by_the_newest_batch_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash), and another citing a tune
-    thread whose case differs, each fail the check; heldout4's other, unused thread is not reported."""
-    reused = {"heldout4": "https://github.com/owner/heldout2/issues/1/"}
-    for part in ("tune", "heldout2", "heldout4"):
+    """A heldout4 case citing a heldout2 thread (same URL but a trailing slash), another citing a tune
+    thread whose case differs, and a heldout8 case citing a heldout4 thread each fail the check; heldout4's
+    other, unused thread is not reported."""
+    reused = {
+        "heldout4": "https://github.com/owner/heldout2/issues/1/",
+        "heldout8": "https://github.com/owner/heldout4/issues/2",
+    }
+    _write_case(tmp_path, "heldout4", "heldout4_second", "https://github.com/owner/heldout4/issues/2")
+    for part in ("tune", "heldout2", "heldout4", "heldout8"):
         _write_case(
             tmp_path, part, f"{part}_case", reused.get(part, f"https://github.com/owner/{part}/issues/1")
         )
@@ -101,6 +117,7 @@ def test_a_thread_reused_by_the_newest_batch_is_reported(
     err = capsys.readouterr().err
     assert "is used in both heldout2 and heldout4" in err
     assert "is used in both tune and heldout4" in err
+    assert "is used in both heldout4 and heldout8" in err
     assert "owner/fresh" not in err
 
 
@@ -125,13 +142,14 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2 and heldout4, each on its own
-    row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4 and heldout8, each on
+    its own row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT
     points at tmp_path, so no real held-out file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
-    for part in ("tune", "heldout2", "heldout4", "heldout5", "heldout6", "heldout7"):  # 5, 6, 7: promoted
+    promoted = ("heldout5", "heldout6", "heldout7")  # in tune/ now: a folder of that name is not scored
+    for part in ("tune", "heldout2", "heldout4", *promoted, "heldout8"):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -145,12 +163,13 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         for row in (
             "real text: heldout2",
             "real text: heldout4",
+            "real text: heldout8",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
         assert "secret_tune_case" in out
-        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7))
+        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7, 8))
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "2"  # cases: one fake case from each of the two batches
+        assert pooled[len(label) :].split()[0] == "3"  # cases: one fake case from each of the three batches
         assert not any(f"real text: heldout{n}" in out for n in (3, 5, 6, 7))
