@@ -8,11 +8,12 @@ pairs, each counted once):
 - each signature's title, explanation and text-tier phrases from its catalog file;
 - every wording of tests/rca/test_rca_message_sources.py and test_rca_message_variants.py (healthy ones as
   `none`), and HEALTHY_PROSE below;
-- the log inputs of the healthy cases of the corpora (default: the tune split of the real-text corpus and
-  the hand-written corpus), as `none`. The logs of incidents are scored but not trained on
-  (TRAIN_INCIDENT_LOGS): the lines of an incident that no parser read are mostly its ordinary context (a
-  start-up, a driver load), and learning them as the failure's words made healthy text of the same kind
-  look like it; out of fold that cost more healthy silence than it gained.
+- the log inputs of the corpora's cases, labelled with the case's root cause (`none` when healthy):
+  only a text in which no parser read a fact and the text tier recognised nothing gives tokens, so these
+  are mostly people's own descriptions of the failure (TRAIN_INCIDENT_LOGS). With 269 tune cases this cost
+  more healthy silence out of fold than it gained and was off; with 663 it gains 5 of the 84 prose-only
+  incidents out of fold (leave one repository out, 12 -> 17 named right) with none named wrong and no
+  healthy text named (docs/BENCHMARKS.md).
 
 The model is naive Bayes over binary token features against a background of all documents, Laplace
 smoothing ALPHA, tokens kept when at least MIN_DF documents hold them (`rca.prose.ProseModel`). A verdict
@@ -59,7 +60,7 @@ MIN_LEAD = 1.0
 # The score limit sits this far above the highest out-of-fold score of a healthy document.
 SCORE_SLACK = 0.5
 # Whether the lines of an incident's log that no parser read are trained on as that incident's words.
-TRAIN_INCIDENT_LOGS = False
+TRAIN_INCIDENT_LOGS = True
 
 
 @dataclass(frozen=True)
