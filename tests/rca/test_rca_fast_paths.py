@@ -1,0 +1,122 @@
+"""Fast paths in the exact tier give what the slow paths give, on the inputs that could tell them apart.
+
+A vLLM stats line that only the stats parser's trigger hit is skipped without peeling its prefix when
+`quiet_stats_line` says no parser (nor the fallback) could record it; every prefix that can give an
+error level, and every reading a rule selects, must send the line down the slow path.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from gpuobs.rca.parsers import lines
+from gpuobs.rca.parsers.apps import quiet_stats_line
+
+_QUIET_BODY = (
+    "Engine 000: Avg prompt throughput: 1234.5 tokens/s, Avg generation throughput: 456.7 tokens/s, "
+    "Running: 12 reqs, Waiting: 0 reqs, GPU KV cache usage: 41.2%"
+)
+_BODIES = (
+    _QUIET_BODY,
+    "Running: 4 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 12.0%",
+    "Running: 4 reqs, Waiting: 3 reqs, GPU KV cache usage: 12.0%",  # a queue: recorded
+    "Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 97.1%",  # nearly full: recorded
+    "Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.2.3%",  # the parser fails on it
+    "Running: 4 reqs, Waiting: 0 reqs",
+    "Running: 1 reqs, Waiting: 0 reqs, then Running: 2 reqs, Waiting: 7 reqs",  # the second is a queue
+    "Running: \x1b[1m4\x1b[0m reqs, Waiting: 5 reqs",  # colours hide the reading from the raw line
+    "Running: 4 reqs, Waiting: 0 reqs ERROR",
+    "Running: 4 reqs, Waiting: 0 reqs (error in scheduler)",
+)
+_PREFIXES = (
+    "",
+    "INFO 11-29 10:00:01 [loggers.py:123] ",
+    "(APIServer pid=1) INFO 05-12 01:48:42 [loggers.py:123] ",
+    "ERROR 11-29 10:00:01 [loggers.py:123] ",
+    "CRITICAL 11-29 10:00:01 ",
+    "INFO 11-29 10:00:01 ERROR 11-29 10:00:02 ",
+    "E0822 08:51:42.925620       1 main.go:256] ",
+    "F0822 08:51:42.925620       1 main.go:256] ",
+    "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ",
+    "[F321 02:07:08.408271257 x.cpp:1] ",
+    "ERRO[0000] ",
+    "PANI[0000] ",
+    "PANIC: ",
+    "[error] ",
+    "kern  :crit  : ",
+    "kern  :err: ",
+    "kern  :emerg : ",
+    "kern  :alert : ",
+    "kern  :info  : ",
+    "<3>[  12.345678] ",
+    "6,2565,102258085667,-;",
+    "Nov 29 10:00:02 gpu-node-7 vllm[77]: ",
+    "Nov 29 10:00:02 gpu-node-7 Running: ",
+    "2026-11-29T10:00:00Z stderr F ",
+    "> > ",
+    "\x1b[31m",
+    "time=2026-11-29T10:00:00Z level=err msg=",
+    'time="2026-11-29T10:00:00Z" level=info msg="',
+)
+
+
+def _json_lines(body: str) -> list[str]:
+    escaped = body.replace("\x1b", "\\u001b")
+    return [
+        f'{{"ts": "2026-11-29T10:00:00Z", "level": "{level}", "msg": "{escaped}"}}'
+        for level in ("info", "error", "Error", "crit")
+    ]
+
+
+def _lines() -> list[str]:
+    out = [prefix + body for prefix, body in itertools.product(_PREFIXES, _BODIES)]
+    out += [line for body in _BODIES for line in _json_lines(body)]
+    return out
+
+
+def _parse(text_lines: list[str], quiet: bool, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    with monkeypatch.context() as patch:
+        if not quiet:
+            patch.setattr(lines, "_QUIET", {})
+        return list(lines.parse_lines(text_lines, source="t", year=2026))
+
+
+def test_a_plain_quiet_stats_line_takes_the_fast_path() -> None:
+    assert quiet_stats_line("INFO 11-29 10:00:01 [loggers.py:123] " + _QUIET_BODY)
+    assert quiet_stats_line("(APIServer pid=1) INFO 05-12 01:48:42 [loggers.py:123] " + _QUIET_BODY)
+    assert lines._QUIET, "the stats parser has a quiet-line check"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR 11-29 10:00:01 [loggers.py:123] " + _QUIET_BODY,
+        "E0822 08:51:42.925620       1 main.go:256] " + _QUIET_BODY,
+        "[rank0]:[E321 02:07:08.408271257 x.cpp:1] " + _QUIET_BODY,
+        "kern  :crit  : " + _QUIET_BODY,
+        "INFO 11-29 10:00:01 Running: 4 reqs, Waiting: 2 reqs",
+        "INFO 11-29 10:00:01 Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 90.0%",
+        '{"level": "info", "msg": "Running: 4 reqs, Waiting: 0 reqs"}',
+    ],
+)
+def test_lines_that_could_give_a_record_are_not_quiet(line: str) -> None:
+    assert not quiet_stats_line(line)
+
+
+def test_each_line_reads_the_same_with_and_without_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorded = 0
+    for line in _lines():
+        fast = _parse([line], quiet=True, monkeypatch=monkeypatch)
+        assert fast == _parse([line], quiet=False, monkeypatch=monkeypatch), line
+        recorded += bool(fast)
+    assert recorded > len(_PREFIXES)  # the tricky lines do give records: the comparison is not vacuous
+
+
+def test_a_log_of_them_reads_the_same_with_and_without_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # in one text: times inherited from the lines above and repeats collapsing must not change either
+    text_lines = [line for line in _lines() for line in (line, "INFO 11-29 10:00:05 [x.py:1] " + _QUIET_BODY)]
+    fast = _parse(text_lines, quiet=True, monkeypatch=monkeypatch)
+    assert fast == _parse(text_lines, quiet=False, monkeypatch=monkeypatch)
+    assert len(fast) > 10
