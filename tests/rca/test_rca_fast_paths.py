@@ -1,4 +1,4 @@
-"""Fast paths in the exact tier give what the slow paths give, on the inputs that could tell them apart.
+"""Fast paths give what the slow paths give, on the inputs that could tell them apart.
 
 A vLLM stats line that only the stats parser's trigger hit is skipped without peeling its prefix when
 `quiet_stats_line` says no parser (nor the fallback) could record it; every prefix that can give an
@@ -7,10 +7,13 @@ error level, and every reading a rule selects, must send the line down the slow 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import random
 
 import pytest
 
+from gpuobs.evidence import Entity
 from gpuobs.rca.parsers import lines
 from gpuobs.rca.parsers.apps import quiet_stats_line
 
@@ -120,3 +123,39 @@ def test_a_log_of_them_reads_the_same_with_and_without_the_fast_path(monkeypatch
     fast = _parse(text_lines, quiet=True, monkeypatch=monkeypatch)
     assert fast == _parse(text_lines, quiet=False, monkeypatch=monkeypatch)
     assert len(fast) > 10
+
+
+def _reference_overlaps(a: Entity, b: Entity) -> bool:
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if x is not None and y is not None and x != y:
+            return False
+    return True
+
+
+def test_entity_comparisons_agree_with_the_dataclass_fields() -> None:
+    # Entity walks a tuple of its field names (dataclasses.fields() per call was half the comparison)
+    rng = random.Random(11)
+    options: dict[str, list[object]] = {
+        "host": [None, "a", "b"],
+        "gpu_uuid": [None, "GPU-1", "GPU-2"],
+        "gpu_index": [None, 0, 1],
+        "pod": [None, "p"],
+        "namespace": [None, "ns", "other"],
+        "model": [None, "m"],
+    }
+    assert set(options) < {f.name for f in dataclasses.fields(Entity)}
+    entities = [Entity(**{k: rng.choice(v) for k, v in options.items()}) for _ in range(60)]  # type: ignore[arg-type]
+    entities.append(Entity(tenant="t", container="c", pci_bus_id="0000:3b:00"))
+    disagree = 0
+    for a in entities:
+        assert a.is_empty() == all(getattr(a, f.name) is None for f in dataclasses.fields(a))
+        for b in entities:
+            assert a.overlaps(b) == _reference_overlaps(a, b)
+            disagree += not a.overlaps(b)
+            filled = {
+                f.name: getattr(a, f.name) if getattr(a, f.name) is not None else getattr(b, f.name)
+                for f in dataclasses.fields(a)
+            }
+            assert a.merged(b) == Entity(**filled)
+    assert disagree > 0 and Entity().is_empty() and not entities[-1].is_empty()
