@@ -16,6 +16,7 @@ import pytest
 from gpuobs.evidence import Entity
 from gpuobs.rca.parsers import lines
 from gpuobs.rca.parsers.apps import quiet_stats_line
+from gpuobs.rca.parsers.scan import MultiScanner
 
 _QUIET_BODY = (
     "Engine 000: Avg prompt throughput: 1234.5 tokens/s, Avg generation throughput: 456.7 tokens/s, "
@@ -159,3 +160,15 @@ def test_entity_comparisons_agree_with_the_dataclass_fields() -> None:
             }
             assert a.merged(b) == Entity(**filled)
     assert disagree > 0 and Entity().is_empty() and not entities[-1].is_empty()
+
+
+def test_a_scanner_builds_each_automaton_when_first_needed_in_either_order() -> None:
+    # the str automaton is built only when a non-ASCII text comes: whichever text comes first, both
+    # kinds find what the str.find loop finds
+    patterns = ["gpu", "fell off", "°c", "é", "off"]
+    texts = ["gpu fell off the bus", "temp 91°c, gpu fell off", "café off", "plain ascii gpu"]
+    slow = MultiScanner(patterns, automaton=False)
+    for order in (texts, texts[::-1]):
+        fast = MultiScanner(patterns)
+        for text in order:
+            assert sorted(map(tuple, fast.find_all(text))) == sorted(map(tuple, slow.find_all(text))), text
