@@ -136,9 +136,12 @@ def _stats(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # Whatever in a line could make `split_prefix` give it an error, fatal or critical level, or the fallback
-# see one in its text: the level words and their abbreviations in any case (vLLM `ERROR`, logrus `ERRO[`,
-# `kern  :crit  :`, `PANIC`), and glog's `[E` / `[F` and klog's `E0822` / `F0822` (`_letter_level`).
-_ERROR_LEVEL_WORDS = ("err", "fata", "crit", "emerg", "alert", "pani")
+# see one in its text: the level words and their abbreviations in any case (`_level_word`: vLLM `ERROR`,
+# logrus `ERRO[`, `kern  :crit  :`, `PANIC`), and glog's `[E` / `[F` and klog's `E0822` (`_letter_level`).
+def _level_word(low: str) -> bool:
+    """Whether a lower-cased line holds err, fata, crit, emerg, alert or pani (spelled out: `any()` over a
+    generator costs twice the six searches)."""
+    return "err" in low or "fata" in low or "crit" in low or "emerg" in low or "alert" in low or "pani" in low
 
 
 def _letter_level(line: str) -> bool:
@@ -165,19 +168,20 @@ def quiet_stats_line(line: str) -> bool:
     """
     if line.lstrip().startswith("{") or "time=" in line:
         return False
-    low = line.lower()
-    if any(word in low for word in _ERROR_LEVEL_WORDS) or _letter_level(line):
+    if _level_word(line.lower()) or _letter_level(line):
         return False
-    for m in _STATS_RE.finditer(line):  # a reading holds no second "Running: ": all are found
-        if float(m["wait"]) > 0:
+    m = _STATS_RE.search(line)  # the first reading; no reading holds a second "Running: "
+    if m is None:
+        return True
+    if "Running: " in line[m.end() :] or float(m["wait"]) > 0:
+        return False  # a second reading (rare: read the slow way) or a queue
+    if m["kv"] is not None:
+        try:
+            usage = float(m["kv"]) / 100.0
+        except ValueError:  # the parser would fail on it and count the failure: leave it the line
             return False
-        if m["kv"] is not None:
-            try:
-                usage = float(m["kv"]) / 100.0
-            except ValueError:  # the parser would fail on it and count the failure: leave it the line
-                return False
-            if usage >= _KV_NEARLY_FULL:
-                return False
+        if usage >= _KV_NEARLY_FULL:
+            return False
     return True
 
 
