@@ -15,6 +15,7 @@ import pytest
 
 from gpuobs.evidence import Entity
 from gpuobs.rca.parsers import lines
+from gpuobs.rca.parsers import text as text_tier
 from gpuobs.rca.parsers.apps import quiet_stats_line
 from gpuobs.rca.parsers.scan import MultiScanner
 
@@ -172,3 +173,41 @@ def test_a_scanner_builds_each_automaton_when_first_needed_in_either_order() -> 
         fast = MultiScanner(patterns)
         for text in order:
             assert sorted(map(tuple, fast.find_all(text))) == sorted(map(tuple, slow.find_all(text))), text
+
+
+def _reference_negated(before: str, phrase: str = "") -> bool:
+    if phrase.startswith("-") or "=" in phrase:
+        return False
+    clause = text_tier._CLAUSE_RE.split(before)[-1]
+    return any(word in text_tier._NEGATORS for word in clause.split()[-3:])
+
+
+def test_every_negator_holds_a_cue_that_negated_looks_for_first() -> None:
+    assert text_tier._NEGATOR_CUES == ("no", "ne", "n't")  # the cues `negated` spells out
+    for word in text_tier._NEGATORS:
+        assert any(cue in word for cue in text_tier._NEGATOR_CUES), word
+
+
+def test_negated_agrees_with_the_clause_split_on_any_window() -> None:
+    rng = random.Random(5)
+    words = [
+        *sorted(text_tier._NEGATORS),
+        "the",
+        "gpu",
+        "one",
+        "kernel",
+        "node",
+        "n",
+        "t",
+        "but",
+        "then",
+        "is",
+    ]
+    marks = ["", "", "", ",", ".", ";", " (", "'"]
+    denied = 0
+    for _ in range(3000):
+        before = " ".join(rng.choice(words) + rng.choice(marks) for _ in range(rng.randint(0, 8))) + " "
+        phrase = rng.choice(["memory leak", "--runtime=nvidia", "oom"])
+        assert text_tier.negated(before, phrase) == _reference_negated(before, phrase), (before, phrase)
+        denied += text_tier.negated(before, phrase)
+    assert 0 < denied < 3000
