@@ -95,10 +95,10 @@ def parse_lines(
         if len(raw) > _MAX_LINE:
             raw = raw[:_MAX_LINE]
         clean = strip_decorations(raw)
+        ctx.index = index  # even for a line skipped: records amended after the pass read where it ended
         if len(pis) == 1 and (check := quiet.get(pis[0])) is not None and check(clean):
             continue
         hit = [pi for pi in pis if pi >= 0]
-        ctx.index = index
         prefix = split_prefix(clean, year)
         if prefix.host is None and ctx.host is None and prefix.fields.get("hostname"):
             prefix.host = str(prefix.fields["hostname"])

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from gpuobs.evidence import Entity
+from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca.parsers import lines
 from gpuobs.rca.parsers import text as text_tier
 from gpuobs.rca.parsers.apps import quiet_stats_line
@@ -81,11 +81,14 @@ def _lines() -> list[str]:
     return out
 
 
-def _parse(text_lines: list[str], quiet: bool, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+def _parse(
+    text_lines: list[str], quiet: bool, monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[Evidence, dict[str, object]]]:
     with monkeypatch.context() as patch:
         if not quiet:
             patch.setattr(lines, "_QUIET", {})
-        return list(lines.parse_lines(text_lines, source="t", year=2026))
+        # Evidence compares without its attrs: compare them too
+        return [(ev, ev.attrs) for ev in lines.parse_lines(text_lines, source="t", year=2026)]
 
 
 def test_a_plain_quiet_stats_line_takes_the_fast_path() -> None:
@@ -211,3 +214,21 @@ def test_negated_agrees_with_the_clause_split_on_any_window() -> None:
         assert text_tier.negated(before, phrase) == _reference_negated(before, phrase), (before, phrase)
         denied += text_tier.negated(before, phrase)
     assert 0 < denied < 3000
+
+
+def test_records_amended_after_the_pass_read_the_same_when_a_quiet_line_ends_the_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # nvrm.finish fills GPU UUIDs in with ctx.amend, which marks a record as reaching the current line:
+    # a skipped stats line must still leave the pass where the slow path left it
+    text_lines = [
+        "Jun 01 10:00:00 gpu-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1522, name=python, "
+        "GPU has fallen off the bus.",
+        "Jun 01 10:00:01 gpu-7 kernel: NVRM: GPU at PCI:0000:3b:00: GPU-6bb9e2a3-4c0f-8fd8-d2a1-03c7b0e1e8b8",
+        "INFO 06-01 10:00:05 [loggers.py:123] " + _QUIET_BODY,
+    ]
+    assert quiet_stats_line(text_lines[-1])
+    fast = _parse(text_lines, quiet=True, monkeypatch=monkeypatch)
+    slow = _parse(text_lines, quiet=False, monkeypatch=monkeypatch)
+    assert fast == slow
+    assert any(attrs.get("end_line") == 3 for _, attrs in slow)
