@@ -232,3 +232,60 @@ def test_records_amended_after_the_pass_read_the_same_when_a_quiet_line_ends_the
     slow = _parse(text_lines, quiet=False, monkeypatch=monkeypatch)
     assert fast == slow
     assert any(attrs.get("end_line") == 3 for _, attrs in slow)
+
+
+_PIECES = (
+    "INFO 11-29 10:00:01 ",
+    "ERROR 11-29 10:00:01 ",
+    "WARNING ",
+    "[loggers.py:123] ",
+    "(APIServer pid=1) ",
+    "Engine 000: ",
+    "Running: 3 reqs, ",
+    "Running: 3 reqs, Waiting: 0 reqs",
+    "Running: 3 reqs, Swapped: 0 reqs, Pending: 0 reqs",
+    "Waiting: 2 reqs",
+    ", GPU KV cache usage: 12.5%",
+    ", GPU KV cache usage: 95.0%",
+    ", GPU KV cache usage: 9.9.9%",
+    "E0822 08:51:42.925620 1 main.go:256] ",
+    "[E321 02:07:08.4 x.cpp:1] ",
+    "[F",
+    "F1",
+    "ERRO[0000] ",
+    "kern  :crit  : ",
+    "panic: ",
+    "Alert ",
+    "time=2026-11-29T10:00:00Z level=info msg=",
+    "{",
+    "}",
+    '"',
+    "\x1b[31m",
+    "> ",
+    "<4>",
+    "6,2565,102258085667,-;",
+    "Nov 29 10:00:02 gpu-node-7 vllm[77]: ",
+    "2026-11-29T10:00:00Z ",
+    "[  12.345678] ",
+    " ",
+    "\t",
+)
+
+
+def test_random_stats_lines_read_the_same_with_and_without_the_fast_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(3)
+    text_lines = []
+    for _ in range(1500):
+        line = "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 7)))
+        text_lines.append(line if " reqs, " in line else line + "Running: 1 reqs, Waiting: 0 reqs")
+    quiet = sum(quiet_stats_line(line) for line in text_lines)
+    assert 100 < quiet < len(text_lines)  # both paths are taken
+    for line in text_lines:
+        assert _parse([line], quiet=True, monkeypatch=monkeypatch) == _parse(
+            [line], quiet=False, monkeypatch=monkeypatch
+        ), line
+    assert _parse(text_lines, quiet=True, monkeypatch=monkeypatch) == _parse(
+        text_lines, quiet=False, monkeypatch=monkeypatch
+    )
