@@ -49,20 +49,26 @@ class Entity:
     model: str | None = None
     tenant: str | None = None
 
+    # The field names come from _ENTITY_FIELDS, not dataclasses.fields(): the engine compares entities
+    # thousands of times per diagnosis and fields() cost as much as the comparison.
     def is_empty(self) -> bool:
-        return all(getattr(self, f.name) is None for f in fields(self))
+        return all(getattr(self, name) is None for name in _ENTITY_FIELDS)
 
     def overlaps(self, other: Entity) -> bool:
         """True when no field that both know disagrees (unknown fields never rule out a match)."""
-        for f in fields(self):
-            a, b = getattr(self, f.name), getattr(other, f.name)
-            if a is not None and b is not None and a != b:
-                return False
+        if self is other:
+            return True
+        for name in _ENTITY_FIELDS:
+            a = getattr(self, name)
+            if a is not None:
+                b = getattr(other, name)
+                if b is not None and a != b:
+                    return False
         return True
 
     def merged(self, other: Entity) -> Entity:
         """This entity with the gaps filled from `other`."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = {name: getattr(self, name) for name in _ENTITY_FIELDS}
         for name, value in values.items():
             if value is None:
                 values[name] = getattr(other, name)

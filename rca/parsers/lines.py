@@ -34,6 +34,10 @@ _NEEDLES: list[tuple[str, int]] = [
 ]
 _FALLBACK_NEEDLES, _FALLBACK = apps.FALLBACK
 _LINE_COMPLETE = frozenset(i for i, (_, parser) in enumerate(_TRIGGERS) if parser in apps.LINE_COMPLETE)
+# parser index -> the check that a line only it was triggered by gives no record (skipped unpeeled)
+_QUIET = {
+    i: apps.QUIET_LINES[parser] for i, (_, parser) in enumerate(_TRIGGERS) if parser in apps.QUIET_LINES
+}
 # Keys that applications print many times for one failure (every rank, every request, the
 # traceback and the log line): repeats within a short window collapse into one record with a count.
 _COLLAPSE = {
@@ -85,13 +89,17 @@ def parse_lines(
     ctx = ParseContext(source=source, lines=all_lines, year=year, host=host)
     triggers = _TRIGGERS
     candidates = _candidate_lines(all_lines, low=low)
+    quiet = _QUIET
     for index, pis in candidates:
         raw = all_lines[index]
-        hit = [pi for pi in pis if pi >= 0]
         if len(raw) > _MAX_LINE:
             raw = raw[:_MAX_LINE]
-        ctx.index = index
-        prefix = split_prefix(strip_decorations(raw), year)
+        clean = strip_decorations(raw)
+        ctx.index = index  # even for a line skipped: records amended after the pass read where it ended
+        if len(pis) == 1 and (check := quiet.get(pis[0])) is not None and check(clean):
+            continue
+        hit = [pi for pi in pis if pi >= 0]
+        prefix = split_prefix(clean, year)
         if prefix.host is None and ctx.host is None and prefix.fields.get("hostname"):
             prefix.host = str(prefix.fields["hostname"])
         message = prefix.message

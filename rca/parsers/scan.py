@@ -23,44 +23,64 @@ class MultiScanner:
         """`automaton=False` keeps to the `str.find` loop (the baseline a benchmark compares with)."""
         self.patterns = tuple(patterns)
         self._built = not automaton
+        self._text_built = not automaton
         self._text_automaton: Any = None
         self._bytes_automaton: Any = None
 
     def _build(self) -> None:
+        """The bytes automaton, for ASCII text (most logs)."""
         self._built = True
-        if not self.patterns:
+        module = _ahocorasick() if self.patterns else None
+        if module is None:
             return
-        try:
-            import ahocorasick_rs
-        except ImportError:  # pragma: no cover - a declared dependency; the str.find loop still works
-            return
-        standard = ahocorasick_rs.MatchKind.Standard
-        dfa = ahocorasick_rs.Implementation.DFA
-        self._text_automaton = ahocorasick_rs.AhoCorasick(
-            list(self.patterns), matchkind=standard, implementation=dfa
-        )
         # a non-ASCII pattern's UTF-8 bytes cannot occur in ASCII text: indices stay those of `patterns`
-        self._bytes_automaton = ahocorasick_rs.BytesAhoCorasick(
-            [p.encode("utf-8") for p in self.patterns], matchkind=standard, implementation=dfa
+        self._bytes_automaton = module.BytesAhoCorasick(
+            [p.encode("utf-8") for p in self.patterns],
+            matchkind=module.MatchKind.Standard,
+            implementation=module.Implementation.DFA,
+        )
+
+    def _build_text(self) -> None:
+        """The str automaton, built when a non-ASCII text first comes: its DFA costs as long to build as
+        the bytes one (about 40 ms for the text tier's phrases), which an ASCII log never needs."""
+        self._text_built = True
+        module = _ahocorasick() if self.patterns else None
+        if module is None:
+            return
+        self._text_automaton = module.AhoCorasick(
+            list(self.patterns), matchkind=module.MatchKind.Standard, implementation=module.Implementation.DFA
         )
 
     def find_all(self, text: str) -> list[tuple[int, int, int]]:
         """(pattern index, start, end) of every occurrence, positions in `text`'s characters."""
-        if not self._built:
-            self._build()
         if not self.patterns or not text:
             return []
-        if self._bytes_automaton is not None and text.isascii():
-            found: list[tuple[int, int, int]] = self._bytes_automaton.find_matches_as_indexes(
-                text.encode("ascii"), overlapping=True
-            )
-            return found
-        if self._text_automaton is not None:
-            matches: list[tuple[int, int, int]] = self._text_automaton.find_matches_as_indexes(
-                text, overlapping=True
-            )
-            return matches
+        if text.isascii():
+            if not self._built:
+                self._build()
+            if self._bytes_automaton is not None:
+                found: list[tuple[int, int, int]] = self._bytes_automaton.find_matches_as_indexes(
+                    text.encode("ascii"), overlapping=True
+                )
+                return found
+        else:
+            if not self._text_built:
+                self._build_text()
+            if self._text_automaton is not None:
+                matches: list[tuple[int, int, int]] = self._text_automaton.find_matches_as_indexes(
+                    text, overlapping=True
+                )
+                return matches
         return _find_each(text, self.patterns)
+
+
+def _ahocorasick() -> Any:
+    """The ahocorasick_rs module, or None without it."""
+    try:
+        import ahocorasick_rs
+    except ImportError:  # pragma: no cover - a declared dependency; the str.find loop still works
+        return None
+    return ahocorasick_rs
 
 
 def _find_each(text: str, patterns: Sequence[str]) -> list[tuple[int, int, int]]:

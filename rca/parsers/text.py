@@ -299,6 +299,8 @@ _NEGATORS = frozenset(
     {"no", "not", "never", "nor", "isn't", "wasn't", "aren't", "weren't", "don't", "doesn't", "didn't",
      "hasn't", "haven't", "won't"}
 )
+# Every negator holds one of these (a test checks it; `negated` spells them out, for speed).
+_NEGATOR_CUES = ("no", "ne", "n't")
 _NEGATION_REACH = 48
 _CLAUSE_RE = re.compile(r"[.;:!?,()\[\]\"]|\bbut\b|\bthen\b")
 
@@ -307,6 +309,8 @@ def negated(before: str, phrase: str = "") -> bool:
     """Whether the lowered text just before a phrase denies it (a negator among its last three words)."""
     if phrase.startswith("-") or "=" in phrase:
         return False
+    if "no" not in before and "ne" not in before and "n't" not in before:
+        return False  # no negator can be there (each holds one of _NEGATOR_CUES): no clause split needed
     clause = _CLAUSE_RE.split(before)[-1]
     return any(word in _NEGATORS for word in clause.split()[-3:])
 
