@@ -1237,3 +1237,14 @@ def test_a_told_segfault_whose_gdb_frames_are_not_nccl_s_is_no_nccl_crash(tmp_pa
         "node1:2211:2290 [0] NCCL INFO ncclCommInitRank comm 0x55aa rank 0 nranks 8 cudaDev 0 - Init COMPLETE\n"
     )
     assert "nccl_segfault" not in pasted_causes(tmp_path, text)
+
+
+def test_tensorrt_llm_s_other_stages_are_not_the_kv_cache(tmp_path: Path) -> None:
+    """The executor memory monitor names the stage that did not fit: the weights ("Model") or the temporary
+    cache of its size estimate are not the KV cache being too small."""
+    for stage in ("Model", "Initial KV cache (temporary for KV cache size estimation)"):
+        text = (
+            "[TRT-LLM] [E] Failed to initialize executor on rank 0: Executor creation failed due to insufficient GPU memory.\n"
+            f"The following component could not be created: {stage}\n"
+        )
+        assert "kv_cache_exhausted" not in pasted_causes(tmp_path, text)
