@@ -35,6 +35,7 @@ _PREEMPT_V0_RE = re.compile(
     r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
     r"(?:total_num_cumulative_preemption=(?P<n>\d+))?$"
 )
+_TRT_KV_STAGE_RE = re.compile(r"The following component could not be created: KV cache\s*$")
 _PREEMPT_V1_RE = re.compile(r"Preempt(?:ing|ed) request (?P<rid>[^\s:]+)")
 _KV_LEN_RE = re.compile(
     r"max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be stored in "
@@ -99,7 +100,15 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             },
         )
         return
-    if "No available memory for the cache blocks" in msg or "insufficient KV cache" in msg.lower():
+    # TensorRT-LLM's executor memory monitor names the stage that ran out of memory (_torch/pyexecutor/
+    # _util.py: "Executor creation failed due to insufficient GPU memory." then "The following component
+    # could not be created: KV cache"); other stages ("Model", "Sampler", "Initial KV cache (temporary for
+    # KV cache size estimation)") are the weights or scratch buffers, not the cache
+    if (
+        "No available memory for the cache blocks" in msg
+        or "insufficient KV cache" in msg.lower()
+        or _TRT_KV_STAGE_RE.search(msg)
+    ):
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
         return
 
@@ -679,6 +688,7 @@ PARSERS: list[Trigger] = [
             "KV cache is needed",
             "cache blocks",
             "nsufficient KV cache",
+            "could not be created: KV cache",
             " is stalled",
             " is dead",
         ),

@@ -170,12 +170,34 @@ _TOLD_SEGV_RE = re.compile(
 )
 
 
+# A crash told in a sentence with the debugger's backtrace pasted below it ("I get a segfault in barrier():"
+# then gdb's `bt`): the frames gdb prints, "#0  0x00001554ff97c269 in ncclIbDeregMr (comm=0x0, ...) at
+# transport/net_ib.cc:906" or "#2  0x... in ?? () from /usr/lib/x86_64-linux-gnu/libnccl.so.2", place it in
+# NCCL when one of them is NCCL's (only gdb frame lines are read: NCCL's own INFO lines name its API too).
+_GDB_FRAME_RE = re.compile(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<fn>\S+)(?P<rest>.*)$")
+_TOLD_SEGV_WORD_RE = re.compile(r"[Ss]egfault|[Ss]egmentation fault|SIGSEGV")
+
+
+def _gdb_nccl_frame(ctx: ParseContext) -> str | None:
+    """The first NCCL frame of a gdb backtrace among the lines after this one, or None."""
+    for raw in ctx.lines[ctx.index + 1 : ctx.index + 1 + _BACKTRACE_LINES]:
+        f = _GDB_FRAME_RE.match(raw)
+        if f and (_NCCL_FRAME_RE.match(f["fn"]) or "libnccl" in f["rest"]):
+            return raw.strip()[:300]
+    return None
+
+
 def _told_segfault(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
-    m = _TOLD_SEGV_RE.search(msg)
-    if m is None or ctx.emitted_here(keys.NCCL_ERROR):
+    if ctx.emitted_here(keys.NCCL_ERROR):
         return
-    attrs: dict[str, object] = {"message": msg.strip()[:500], "frame": m["where"]}
-    if _NCCL_SHM_FRAME_RE.search(m["where"]):  # its shared-memory code, as for a backtrace (above)
+    m = _TOLD_SEGV_RE.search(msg)
+    where = m["where"] if m else None
+    if where is None and _TOLD_SEGV_WORD_RE.search(msg) and _CRASH_RE.search(msg) is None:
+        where = _gdb_nccl_frame(ctx)
+    if where is None:
+        return
+    attrs: dict[str, object] = {"message": msg.strip()[:500], "frame": where}
+    if _NCCL_SHM_FRAME_RE.search(where):  # its shared-memory code, as for a backtrace (above)
         attrs["signal"] = "SIGSEGV"
         ctx.emit(keys.NCCL_ERROR, "shm", pre, msg, attrs)
         return

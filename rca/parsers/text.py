@@ -53,7 +53,8 @@ _MAX_QUOTED_CHARS = 400
 _MAX_LINE_NUMBERS = 40
 # A line saying a condition is off ("SW Power Cap : Not Active") names the failure without reporting it;
 # INFO and DEBUG lines are status talk (NCCL's channel set-up, vLLM's KV cache usage), not failure reports.
-_NEGATIONS = ("not active",)
+# Whole words: "if users do not actively cancel their requests" states no condition.
+_NEGATIONS_RE = re.compile(r"\bnot active\b")
 # A `Key : value` reading of zero, none or off, as nvidia-smi -q, dcgmi and sysfs dumps print them;
 # nvidia-smi prints "N/A", "[N/A]", "Not Supported" / "[Not Supported]" and, for fields newer drivers
 # dropped, "Requested functionality has been deprecated": a field with no reading says nothing.
@@ -253,7 +254,7 @@ def phrase_hits(
         if not hits:
             continue
         lowered = text[starts[line] : starts[line + 1] - 1]
-        if any(neg in lowered for neg in _NEGATIONS) or _chatter(lines[line], lowered):
+        if _NEGATIONS_RE.search(lowered) or _chatter(lines[line], lowered):
             continue
         out.extend(hits)
     return out
@@ -341,7 +342,7 @@ def _hits_per_line(
         low = unadvised(plain(raw.lower()))
         if any(mark in low for mark in _MARKS):
             low = _MARK_RE.sub("", low)
-        if any(neg in low for neg in _NEGATIONS) or _chatter(raw, low):
+        if _NEGATIONS_RE.search(low) or _chatter(raw, low):
             continue
         spans = [
             (i, i + len(p), pi)

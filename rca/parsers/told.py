@@ -1,6 +1,8 @@
-"""Figures people tell in prose: a model's load time written in a sentence ("the weights take 300+ seconds
-to load", "loading the checkpoint took 25 minutes"), a GPU that slows down at a told temperature ("it
-throttles down to hold 84 degrees").
+"""Figures and behaviours people tell in prose: a model's load time written in a sentence ("the weights take
+300+ seconds to load", "loading the checkpoint took 25 minutes"), a GPU that slows down at a told
+temperature ("it throttles down to hold 84 degrees"); a load told slow in words or at a told read rate, a
+few GPUs told slower than the rest, a throughput told lost with a new version, requests told waiting for
+another's prefill.
 
 Descriptions rarely hold a tool's own reading; they say how long it took or how hot it got. This reads such
 sentences on the prose lines of a document in which nothing else was recognised (the same lines and window
@@ -20,12 +22,18 @@ from gpuobs.rca.prose import prose_window
 
 __all__ = [
     "HOT_C",
+    "LOAD_RATE_SLOW",
     "LOAD_SLOW_S",
     "QUEUED_S",
     "told_hot_celsius",
+    "told_load_rate",
     "told_load_seconds",
+    "told_prefill_wait",
     "told_queue_seconds",
     "told_records",
+    "told_slow_load",
+    "told_straggler",
+    "told_version_regression",
 ]
 
 # The load time from which `model_load_slow` holds (its rule's `min = 300` on `model_load` seconds).
@@ -116,6 +124,9 @@ def told_queue_seconds(sentence: str) -> float | None:
 # and above, a sentence that says the GPU throttles, slows or drops its clocks tells a thermal slowdown.
 HOT_C = 80
 _THERMAL = "thermal_throttling"
+_STRAGGLER = "straggler_gpu"
+_REGRESSION = "kernel_slowdown"
+_HOL = "head_of_line_blocking"
 _TEMP_RE = re.compile(r"\b(?P<t>\d{2,3}(?:\.\d)?) ?(?:°|º)? ?(?:c\b|celsius\b|degrees?\b)")
 _SLOWS_RE = re.compile(
     r"\bthrottl\w*|\bslow(?:s|ed|ing|er|downs?|s down|ed down| down)?\b|\bdown-?clock\w*|"
@@ -146,31 +157,224 @@ def told_load_seconds(sentence: str) -> float | None:
     return max(found) if found else None
 
 
+# A question tells nothing that happened ("does loading slow down with safetensors?", "is the prefill
+# serial?"): the readers below, which need no figure, leave it alone.
+def _question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+# A model load told slow without a time: in words ("severely slows down the weight loading", "loading is
+# painfully slow", "loading it takes ages"), or at a read rate below a hard disk's (LOAD_RATE_SLOW).
+_SLOW_LOAD_RES = (
+    re.compile(r"\bslow(?:s|ed|ing)? down (?:the |our |my |its )?(?:[\w-]+ ){0,2}?(?:load|loading)\b"),
+    re.compile(
+        r"\b(?:load|loading)(?: speed| time| process)? (?:is|was|became|becomes|gets|got|seems) "
+        r"(?:very |extremely |really |painfully |super |so |too |incredibly |unbearably )?slow\b"
+    ),
+    re.compile(
+        r"\btak(?:e|es|ing|en)\b (?:literally |like |almost )?(?:ages|forever|an eternity)\b"
+        rf"{_SENTENCE}{{0,25}}?\b(?:to|for) {_LOADED}(?:load|loading)\b"
+    ),
+    # "loading <a model name with dots> ... takes ages"
+    re.compile(
+        r"\b(?:load|loads|loaded|loading)\b(?:[^.!?;,\n]|\.(?=\w)){0,100}?\btak(?:e|es|ing|en)\b "
+        r"(?:literally |like |almost )?(?:ages|forever|an eternity)\b"
+    ),
+)
+# Hard disks stream 100-200 MB/s, SATA SSDs about 500 MB/s, NVMe drives several GB/s: weights read slower
+# than a hard disk ("the SSD loads 20M/s in the container", "it reads the shards at 30 MB/s") crawl.
+LOAD_RATE_SLOW = 100e6  # bytes per second
+_RATE_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<u>[kmg])(?:i?b)?/s(?:ec)?\b")
+_RATE_UNIT = {"k": 1e3, "m": 1e6, "g": 1e9}
+_LOADING_RE = re.compile(r"\b(?:load|loads|loaded|loading|reads?|reading)\b")
+_DATA_RE = re.compile(r"\bdata ?(?:loaders?|sets?)\b|\bdataloader|\bdataset")
+
+
+def told_slow_load(sentence: str) -> bool:
+    """Whether a sentence tells a model load slow in words (no figure needed)."""
+    low = sentence.lower()
+    if "load" not in low or _question(low) or _NEGATED_RE.search(low):
+        return False
+    return any(pattern.search(low) for pattern in _SLOW_LOAD_RES)
+
+
+def told_load_rate(sentence: str) -> float | None:
+    """The slowest read rate (bytes/s) a sentence about loading tells, or None."""
+    low = sentence.lower()
+    if "/s" not in low or not _LOADING_RE.search(low) or _NEGATED_RE.search(low) or _DATA_RE.search(low):
+        return None
+    rates = [float(m["n"]) * _RATE_UNIT[m["u"]] for m in _RATE_RE.finditer(low)]
+    return min(rates) if rates else None
+
+
+# A time told waiting at a step ("I have been waiting 15 minutes on this screen", "stuck for 20 min"): a
+# slow load when the log pasted with it ends at a loading step (the last line the tool printed).
+_WAITED_RE = re.compile(
+    rf"\b(?:waiting|waited|stuck|hangs?|hanging|hung|frozen|sitting|sat|stalled)\b{_SENTENCE}{{0,30}}?{_DUR}"
+)
+_FENCE_RE = re.compile(r"^\s*(?:```\w*|~~~)\s*$")
+_LOADING_STEP_RE = re.compile(r"\bloading\b")
+_LOAD_DONE_RE = re.compile(r"100%|\bdone\b|\bfinished\b|\bloaded\b")
+
+
+def _waited_seconds(sentence: str) -> float | None:
+    low = sentence.lower()
+    if _NEGATED_RE.search(low):
+        return None
+    found = [_dur(m) for m in _WAITED_RE.finditer(low)]
+    return max(found) if found else None
+
+
+def _ends_loading(lines: Sequence[str]) -> bool:
+    """Whether the last printed line of the text is a loading step still under way."""
+    for line in reversed(lines):
+        if not line.strip() or _FENCE_RE.match(line):
+            continue
+        low = line.lower()
+        return bool(_LOADING_STEP_RE.search(low)) and not _LOAD_DONE_RE.search(low)
+    return False
+
+
+# A few GPUs (nodes, ranks) told slower than the rest of the job's, or holding the whole job back: the
+# way people describe a straggler without a per-rank timing table ("two of the cards are 40% slower than
+# the others", "one GPU can slow down the whole training", "some nodes are 10x slower than other").
+_UNITS = r"(?:gpus?|cards?|nodes?|ranks?|devices?|workers?|hosts?|machines?|servers?|[a-z]{1,3}\d{2,4}s?)"
+_SUBSET_RE = re.compile(
+    rf"\b(?:one|a single|two|three|\d+|some|a few|several|certain|particular|a couple of)\s+"
+    rf"(?:of (?:the |our |my |these |those )?)?(?:[\w-]+ )?{_UNITS}\b"
+)
+_SLOWER_RE = re.compile(r"\bslow(?:er|s|ed|ing)?\b|\blag(?:s|ging|ged)?\b")
+_THAN_REST_RE = re.compile(
+    rf"\bthan (?:the |all )?(?:others?|rest)\b|\bthan (?:the |all )?other {_UNITS}|"
+    r"\bcompared (?:to|with) (?:the |all )?(?:others?|rest)\b|"
+    r"\bthe (?:whole|entire) (?:training|job|run|cluster)\b|"
+    r"\b(?:holds?|held|holding) (?:back|up) (?:the|all|every)\b"
+)
+# holding the others back is itself the slowness: "one node with a bad cable holds back the whole job"
+_HOLDS_BACK_RE = re.compile(
+    r"\b(?:holds?|held|holding|drags?|dragged|dragging) (?:back|down) (?:the|all|every)\b"
+)
+# "GPU 0 started at once, but GPU 3 began about a minute later": one numbered device behind another
+_NAMED_LATE_RE = re.compile(
+    rf"\b(?P<unit>gpu|rank|node|device) ?#?(?P<a>\d+)\b{_SENTENCE}{{0,80}}?\b(?:but|while|whereas|yet)\b"
+    rf"{_SENTENCE}{{0,20}}?\b(?P=unit) ?#?(?P<b>\d+)\b{_SENTENCE}{{0,60}}?\b(?:later|behind|slower)\b"
+)
+
+
+def told_straggler(sentence: str) -> bool:
+    """Whether a sentence tells a few GPUs (nodes, ranks) slower than the rest or one lagging another."""
+    low = sentence.lower()
+    if not any(word in low for word in ("slow", "lag", "later", "behind", "back", "down")):
+        return False
+    if _question(low) or _NEGATED_RE.search(low):
+        return False
+    if _SUBSET_RE.search(low) and (
+        (_SLOWER_RE.search(low) and _THAN_REST_RE.search(low)) or _HOLDS_BACK_RE.search(low)
+    ):
+        return True
+    return any(m["a"] != m["b"] for m in _NAMED_LATE_RE.finditer(low))
+
+
+# A throughput told lower across a version change: "~60 tok/s but only 28 tok/s after upgrading to
+# v0.12", "downgrading to 0.9 solves it and returns the throughput to expected numbers".
+_VERSION_CHANGE_RE = re.compile(
+    r"\b(?:upgrad\w*|after (?:the |an )?update|updat(?:ed|ing) (?:to|from)|"
+    r"between v?\d+\.\d+[\w.*]* and v?\d+\.\d+)"
+)
+_ROLLBACK_RE = re.compile(r"\b(?:downgrad\w*|revert\w*|roll(?:ed|ing)? ?back)")
+_RATE_WORDS_RE = re.compile(
+    r"tok(?:en)?s?/s\b|\btokens? per second|\btps\b|it/s\b|samples?/s\b|images?/s\b|\bthroughput\b"
+)
+_WORSE_RE = re.compile(
+    r"\bslower\b|\bregress\w*|\bdrop(?:s|ped|ping)?\b|\bhalv\w*|\bhalf\b|\bbut only\b|\bonly \d|"
+    r"\bdecreas\w*|\bdegrad\w*|\bfell\b|\bfalls?\b"
+)
+_RESTORED_RE = re.compile(r"\b(?:solves?|solved|fix(?:es|ed)?|restores?|restored|returns?)\b")
+
+
+def told_version_regression(sentence: str) -> bool:
+    """Whether a sentence tells a throughput lost with a new version (or won back by going back)."""
+    low = sentence.lower()
+    if not _RATE_WORDS_RE.search(low) or _question(low) or _NEGATED_RE.search(low):
+        return False
+    if _ROLLBACK_RE.search(low) and (_RESTORED_RE.search(low) or _WORSE_RE.search(low)):
+        return True
+    return bool(_VERSION_CHANGE_RE.search(low) and _WORSE_RE.search(low))
+
+
+# Requests told waiting for another request's prefill: head-of-line blocking in words ("the second request
+# has to wait until the prefill of the first is completed", "a large prefill starves concurrent decode",
+# "the prefill of different requests is serial").
+_PREFILL_WAIT_RES = (
+    # the waiter named before the wait: "the second request has to wait until the prefill ..."
+    re.compile(
+        rf"\b(?:requests?|quer(?:y|ies)|prompts?|users?|clients?|decod\w*)\b{_SENTENCE}{{0,40}}?"
+        rf"\b(?:wait\w*|block\w*|stall\w*|delay\w*|stuck|starv\w*|queued|held)\b{_SENTENCE}{{0,40}}?"
+        rf"\b(?:until|behind|for)\b{_SENTENCE}{{0,40}}?\bprefill"
+    ),
+    re.compile(
+        rf"\bprefill\w*\b{_SENTENCE}{{0,40}}?\b(?:starv\w*|block\w*|stall\w*|delay\w*|freez\w*|paus\w*)\b"
+        rf"{_SENTENCE}{{0,30}}?\b(?:decod\w*|other requests?|short(?:er)? requests?|requests?)\b"
+    ),
+    re.compile(rf"\bprefill\w*\b{_SENTENCE}{{0,50}}?\b(?:is|are|runs?) (?:processed )?serial(?:ly)?\b"),
+)
+_WAITERS_RE = re.compile(r"\brequests?\b|\bdecod\w*|\bquer(?:y|ies)\b|\bprompts?\b|\busers?\b|\bclients?\b")
+_KEPT_FROM_RE = re.compile(r"\b(?:prevents?|avoids?|keeps?)\b")
+
+
+def told_prefill_wait(sentence: str) -> bool:
+    """Whether a sentence tells requests waiting for (or starved by) another request's prefill."""
+    low = sentence.lower()
+    if "prefill" not in low or _question(low) or _NEGATED_RE.search(low) or _KEPT_FROM_RE.search(low):
+        return False
+    return bool(_WAITERS_RE.search(low)) and any(pattern.search(low) for pattern in _PREFILL_WAIT_RES)
+
+
 def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -> list[Evidence]:
     """`text_match` records for the first prose line (outside `skip`, 0-based lines the exact tier read)
-    that tells a load time of at least `LOAD_SLOW_S` (`model_load_slow`), a time in the queue of at least
-    `QUEUED_S` (`queue_saturation`) or a slowdown at `HOT_C` or hotter (`thermal_throttling`); none when no
-    line tells one."""
+    that tells each failure: a load time of at least `LOAD_SLOW_S`, a load told slow in words or read
+    slower than `LOAD_RATE_SLOW`, or a long wait at the loading step the log ends on (`model_load_slow`);
+    a time in the queue of at least `QUEUED_S` (`queue_saturation`); a slowdown at `HOT_C` or hotter
+    (`thermal_throttling`); a few GPUs slower than the rest (`straggler_gpu`); a throughput lost with a
+    new version (`kernel_slowdown`); requests waiting for another's prefill (`head_of_line_blocking`).
+    None when no line tells one."""
     out: dict[str, Evidence] = {}
+    loading_last: list[bool] = []  # computed once, on the first told wait
+
+    def put(sig: str, phrase: str, figure: dict[str, object], n: int, line: str) -> None:
+        if sig not in out:
+            out[sig] = _told(sig, phrase, figure, n, line, source)
+
     for n, line in prose_window(lines, skip):
         for sentence in _SENTENCE_SPLIT_RE.split(line):
-            if _LOAD_SLOW not in out and (seconds := told_load_seconds(sentence)) and seconds >= LOAD_SLOW_S:
-                out[_LOAD_SLOW] = _told(
-                    _LOAD_SLOW, "a load time told in prose", {"told_seconds": seconds}, n, line, source
-                )
+            if _LOAD_SLOW not in out:
+                if (seconds := told_load_seconds(sentence)) and seconds >= LOAD_SLOW_S:
+                    put(_LOAD_SLOW, "a load time told in prose", {"told_seconds": seconds}, n, line)
+                elif told_slow_load(sentence):
+                    put(_LOAD_SLOW, "a load told slow in prose", {}, n, line)
+                elif (rate := told_load_rate(sentence)) is not None and rate < LOAD_RATE_SLOW:
+                    put(_LOAD_SLOW, "a slow read rate told for a load", {"told_bytes_per_s": rate}, n, line)
+                elif (waited := _waited_seconds(sentence)) and waited >= LOAD_SLOW_S:
+                    if not loading_last:
+                        loading_last.append(_ends_loading(lines))
+                    if loading_last[0]:
+                        put(
+                            _LOAD_SLOW,
+                            "a long wait told at a loading step",
+                            {"told_seconds": waited},
+                            n,
+                            line,
+                        )
             if _QUEUED not in out and (queued := told_queue_seconds(sentence)) and queued >= QUEUED_S:
-                out[_QUEUED] = _told(
-                    _QUEUED, "a queue time told in prose", {"told_seconds": queued}, n, line, source
-                )
+                put(_QUEUED, "a queue time told in prose", {"told_seconds": queued}, n, line)
             if _THERMAL not in out and (celsius := told_hot_celsius(sentence)) and celsius >= HOT_C:
-                out[_THERMAL] = _told(
-                    _THERMAL,
-                    "a slowdown told at a hot temperature",
-                    {"told_celsius": celsius},
-                    n,
-                    line,
-                    source,
-                )
+                put(_THERMAL, "a slowdown told at a hot temperature", {"told_celsius": celsius}, n, line)
+            if _STRAGGLER not in out and told_straggler(sentence):
+                put(_STRAGGLER, "a few GPUs told slower than the rest", {}, n, line)
+            if _REGRESSION not in out and told_version_regression(sentence):
+                put(_REGRESSION, "a throughput told lost with a version", {}, n, line)
+            if _HOL not in out and told_prefill_wait(sentence):
+                put(_HOL, "requests told waiting for a prefill", {}, n, line)
     return list(out.values())
 
 

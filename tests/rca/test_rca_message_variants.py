@@ -665,6 +665,71 @@ VARIANTS: list[tuple[str | None, str]] = [
         'time=2025-03-01T10:00:00.020Z level=ERROR msg="Failed to initialize DCGM" '
         'err="Error connecting to nv-hostengine: Host engine connection invalid/disconnected"\n',
     ),
+    # --- round 8: engines' own stats and stage messages, wordings of a few failures ---------------------
+    # vLLM V0 and V1 stats lines with a standing queue (the waiting count is the scheduler's waiting list)
+    (
+        "queue_saturation",
+        "INFO 05-02 09:14:07 metrics.py:455] Avg prompt throughput: 1520.3 tokens/s, Avg generation throughput: 88.1 tokens/s, "
+        "Running: 48 reqs, Swapped: 0 reqs, Pending: 131 reqs, GPU KV cache usage: 71.4%, CPU KV cache usage: 0.0%.\n",
+    ),
+    (
+        "queue_saturation",
+        "INFO 08-11 17:02:44 [loggers.py:118] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+        "4210.7 tokens/s, Running: 128 reqs, Waiting: 96 reqs, GPU KV cache usage: 33.0%, Prefix cache hit rate: 12.5%\n",
+    ),
+    # a few requests waiting for a moment is a busy engine, not a saturated one
+    (
+        None,
+        "INFO 08-11 17:02:44 [loggers.py:118] Engine 000: Avg prompt throughput: 812.0 tokens/s, Avg generation throughput: "
+        "990.2 tokens/s, Running: 30 reqs, Waiting: 2 reqs, GPU KV cache usage: 41.0%, Prefix cache hit rate: 0.0%\n",
+    ),
+    # TensorRT-LLM's executor memory monitor naming the KV cache as the stage that did not fit
+    (
+        "kv_cache_exhausted",
+        "[03/14/2026-08:02:11] [TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: Executor creation failed due to insufficient GPU memory.\n"
+        "\n"
+        "The following component could not be created: KV cache\n"
+        "Total GPU memory (GiB): 79.11\n"
+        "Free GPU memory before component creation attempt (GiB): 3.02\n",
+    ),
+    # the IOMMU blocking peer-to-peer DMA between GPUs (AMD-Vi faults), and turned off as the fix
+    (
+        "nccl_p2p_hang",
+        "[  812.004113] nvidia 0000:41:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000e address=0xd8000000 flags=0x0020]\n"
+        "[  812.004120] nvidia 0000:41:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000e address=0xd8001000 flags=0x0020]\n",
+    ),
+    (
+        "nccl_p2p_hang",
+        "all_reduce_perf froze at the first 8 MB message on our dual-socket box; adding amd_iommu=off to GRUB_CMDLINE_LINUX made it finish.\n",
+    ),
+    # told wordings: a tokenizer that is not the model's, the shared memory too small, slow ranks
+    ("tokenizer_mismatch", "The benchmark client silently used the wrong tokenizer, so every prompt length was off.\n"),
+    ("nccl_shm_unavailable", "Inside the pod NCCL fails at random because the shared memory is insufficient for its buffers.\n"),
+    ("straggler_gpu", "We added a start-up probe that flags slow ranks before the job gets going.\n"),
+    # a segfault told in a sentence with gdb's backtrace below it, whose frames are NCCL's
+    (
+        "nccl_segfault",
+        "Our 2-node job crashes with a segmentation fault right after the first allreduce; gdb shows:\n"
+        "(gdb) bt\n"
+        "#0  0x00007f3a1c4e2b10 in ncclProxyProgress (proxyState_=0x55d1c8a3f000) at proxy.cc:912\n"
+        "#1  0x00007f3a1c4e3c44 in ncclProxyProgressThread (args=0x55d1c8a3f000) at proxy.cc:1021\n"
+        "#2  0x00007f3a8d894ac3 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442\n",
+    ),
+    (
+        "nccl_segfault",
+        "Segfault when destroying the process group, backtrace:\n"
+        "#0  0x00007fd0b15c3a2e in ?? () from /usr/lib/x86_64-linux-gnu/libnccl.so.2\n"
+        "#1  0x00007fd0b15a41f0 in ?? () from /usr/lib/x86_64-linux-gnu/libnccl.so.2\n",
+    ),
+    # the waiting queue told growing under overload ("not actively" is no condition said to be off)
+    (
+        "queue_saturation",
+        "Under a service overload the waiting queue grows to thousands of requests while clients do not actively cancel them.\n",
+    ),
+    (None, "The waiting queue stays short and there is no service overload at this request rate.\n"),
+    # a model server's start told slow (reading the weights is most of it)
+    ("model_load_slow", "Since we moved the checkpoints to the shared volume every pod has a slow startup of about ten minutes.\n"),
+    (None, "There is no slow startup any more since the weights are cached on the node.\n"),
 ]
 
 
@@ -1161,3 +1226,25 @@ def test_message_variant_names_its_cause(tmp_path: Path, expected: str | None, t
         assert causes == []
     else:
         assert causes[:1] == [expected], causes
+
+
+def test_a_told_segfault_whose_gdb_frames_are_not_nccl_s_is_no_nccl_crash(tmp_path: Path) -> None:
+    """NCCL's own INFO lines name its API (ncclCommInitRank ...): only gdb's frame lines place a crash."""
+    text = (
+        "The worker dies with a segmentation fault in the data pipeline, gdb shows:\n"
+        "#0  0x00007f11a2b3c4d5 in __memmove_avx_unaligned_erms () from /lib/x86_64-linux-gnu/libc.so.6\n"
+        "#1  0x00007f1190a1b2c3 in decode_jpeg (buf=0x0) at src/decode.c:88\n"
+        "node1:2211:2290 [0] NCCL INFO ncclCommInitRank comm 0x55aa rank 0 nranks 8 cudaDev 0 - Init COMPLETE\n"
+    )
+    assert "nccl_segfault" not in pasted_causes(tmp_path, text)
+
+
+def test_tensorrt_llm_s_other_stages_are_not_the_kv_cache(tmp_path: Path) -> None:
+    """The executor memory monitor names the stage that did not fit: the weights ("Model") or the temporary
+    cache of its size estimate are not the KV cache being too small."""
+    for stage in ("Model", "Initial KV cache (temporary for KV cache size estimation)"):
+        text = (
+            "[TRT-LLM] [E] Failed to initialize executor on rank 0: Executor creation failed due to insufficient GPU memory.\n"
+            f"The following component could not be created: {stage}\n"
+        )
+        assert "kv_cache_exhausted" not in pasted_causes(tmp_path, text)

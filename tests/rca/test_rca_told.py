@@ -13,12 +13,18 @@ from gpuobs.evidence import EvidenceTier
 from gpuobs.rca import DiagnoseInputs, diagnose
 from gpuobs.rca.catalog import load_catalog
 from gpuobs.rca.parsers.told import (
+    LOAD_RATE_SLOW,
     LOAD_SLOW_S,
     QUEUED_S,
     told_hot_celsius,
+    told_load_rate,
     told_load_seconds,
+    told_prefill_wait,
     told_queue_seconds,
     told_records,
+    told_slow_load,
+    told_straggler,
+    told_version_regression,
 )
 
 
@@ -169,3 +175,166 @@ def test_a_told_long_queue_names_queue_saturation(tmp_path: Path) -> None:
     assert pasted_causes(tmp_path, text) == ["queue_saturation"]
     short = "With 64 concurrent clients every request sits in the queue for 300 ms before it starts.\n"
     assert pasted_causes(tmp_path, short) == []
+
+
+# --- round 8: figures and behaviours told without a tool's reading -----------------------------------
+# The sentences below are written for these tests (not taken from the corpus).
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Mounting the bucket with s3fs really slows down the checkpoint loading on every start.",
+        "Since we moved to the NFS share the loading speed is painfully slow.",
+        "It takes ages to load the 70B weights from the network drive.",
+        "Loading flux1-dev.safetensors from the external disk takes forever compared to the SSD.",
+    ],
+)
+def test_a_load_told_slow_in_words_is_read(sentence: str) -> None:
+    assert told_slow_load(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Loading is not slow any more after moving the weights to NVMe.",
+        "Does the safetensors format slow down loading?",
+        "After loading, generation slows down when the batch grows.",
+        "The model loads quickly and inference is fast.",
+    ],
+)
+def test_a_load_not_told_slow_is_not_read(sentence: str) -> None:
+    assert not told_slow_load(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rate"),
+    [
+        ("Inside the container the shards load at about 35 MB/s, on the host at 2 GB/s.", 35e6),
+        ("The drive reads 12M/s while the weights load.", 12e6),
+    ],
+)
+def test_told_load_rates_are_read(sentence: str, rate: float) -> None:
+    assert told_load_rate(sentence) == rate
+
+
+def test_a_fast_load_rate_or_a_data_loader_rate_names_nothing(tmp_path: Path) -> None:
+    assert told_load_rate("The weights load at 1.8 GB/s from the local NVMe.") == 1.8e9
+    assert told_load_rate("Our dataloader reads 40 MB/s of images from the bucket.") is None
+    # (the prose tier's bag of words has its own say on such a sentence: the reader alone is checked)
+    assert told_records(["The weights load at 1.8 GB/s from the local NVMe drive."], "issue.log") == []
+    slow = "In the container the weights load at only 15 MB/s from the mounted drive.\n"
+    assert pasted_causes(tmp_path, slow) == ["model_load_slow"]
+    assert LOAD_RATE_SLOW > 15e6
+
+
+def test_a_long_wait_names_a_slow_load_only_when_the_log_ends_at_a_loading_step(tmp_path: Path) -> None:
+    log = "INFO starting the trainer\nINFO Loading checkpoint from /data/ckpt/model-00001.safetensors\n"
+    waited = "The console has been stuck for 25 minutes with nothing new printed after this.\n"
+    assert pasted_causes(tmp_path, waited + log) == ["model_load_slow"]
+    done = log + "INFO Loaded checkpoint in 4.1 s\nINFO step 1 loss 2.31\n"
+    assert pasted_causes(tmp_path, waited + done) == []
+    short = "The console has been stuck for 20 seconds with nothing new printed after this.\n"
+    assert pasted_causes(tmp_path, short + log) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Two of the eight A100s are about 30% slower than the others in every benchmark.",
+        "A single node with a bad cable holds back the whole job.",
+        "We found that some workers are 5x slower than the rest of the cluster.",
+        "One GPU can drag down the whole training run, it is just slower.",
+        "Rank 0 finishes the step at once, but rank 5 arrives about 40 seconds later.",
+    ],
+)
+def test_a_few_gpus_told_slower_than_the_rest_are_read(sentence: str) -> None:
+    assert told_straggler(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "All eight GPUs are slower than on the old cluster after the driver update.",
+        "With two GPUs the training is not slower than with one.",
+        "Is one GPU slower than the others when the fans spin up?",
+        "The new H100 nodes are much faster than the rest.",
+        "GPU 0 and GPU 1 both finished the epoch a bit later than yesterday.",
+    ],
+)
+def test_a_uniform_slowdown_a_question_or_a_faster_node_is_no_straggler(sentence: str) -> None:
+    assert not told_straggler(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "After upgrading to 2.4 the generation throughput dropped from 95 to 40 tokens/s.",
+        "We got 1200 tok/s on the old image but only 610 tok/s after the update.",
+        "Rolling back to the previous release restores the throughput we had.",
+        "The regression between v0.5.1 and v0.6.0 halves our samples/s.",
+    ],
+)
+def test_a_throughput_lost_with_a_version_is_read(sentence: str) -> None:
+    assert told_version_regression(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "After upgrading to 2.4 the throughput went up from 40 to 95 tokens/s.",
+        "Is there a way to upgrade without losing throughput?",
+        "Throughput did not drop after the update.",
+        "After upgrading, the server no longer crashes at start-up.",
+    ],
+)
+def test_a_faster_new_version_a_question_or_no_drop_is_no_regression(sentence: str) -> None:
+    assert not told_version_regression(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Every short request has to wait until the prefill of the 100k-token prompt is done.",
+        "A big prefill stalls the decode of all the other requests for seconds.",
+        "Right now the prefill of different requests runs serially.",
+        "Chat users are stuck behind one long document prefill.",
+    ],
+)
+def test_requests_told_waiting_for_a_prefill_are_read(sentence: str) -> None:
+    assert told_prefill_wait(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Chunked prefill keeps decode from being blocked by other requests.",
+        "Is the prefill of different requests serial?",
+        "We wait for the prefill to finish before we measure the decode speed.",
+        "The prefill did not block any requests in our test.",
+    ],
+)
+def test_prefill_that_blocks_nothing_is_not_read(sentence: str) -> None:
+    assert not told_prefill_wait(sentence)
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        ("Since moving to the lustre mount the checkpoint loading is extremely slow.\n", "model_load_slow"),
+        (
+            "Three of our sixteen nodes are twice as slow as the others, compared to the rest they lag.\n",
+            "straggler_gpu",
+        ),
+        (
+            "Since upgrading the engine to 0.9 the decode throughput dropped to half of what it was.\n",
+            "kernel_slowdown",
+        ),
+        (
+            "Interactive requests wait behind the prefill of long documents for several seconds.\n",
+            "head_of_line_blocking",
+        ),
+    ],
+)
+def test_told_behaviours_name_their_cause(tmp_path: Path, text: str, cause: str) -> None:
+    assert pasted_causes(tmp_path, text) == [cause]
