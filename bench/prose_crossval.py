@@ -7,7 +7,8 @@ it about that repository's such texts: an incident's is named right, named wrong
 one must stay quiet. It is the fit's own measure (minutes, not the half hour of `bench/rca_crossval.py`),
 used to choose the fit's settings; it never reads a held-out batch.
 
-    python bench/prose_crossval.py [--alpha A] [--min-df N] [--min-lead L] [--no-incident-logs] [--json]
+    python bench/prose_crossval.py [--alpha A] [--min-df N] [--min-lead L] [--no-incident-logs]
+                                   [--one-limit] [--floor F] [--json]
 """
 
 from __future__ import annotations
@@ -49,12 +50,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-incident-logs", action="store_true", help="do not train on incidents' prose-only texts"
     )
+    parser.add_argument(
+        "--one-limit", action="store_true", help="one score limit for every signature, not one per signature"
+    )
+    parser.add_argument("--floor", type=float, default=fit.LIMIT_FLOOR, help="the lowest score limit")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     args = parser.parse_args(argv)
     if args.alpha <= 0 or args.min_df < 1 or args.min_lead < 0:
         parser.error("--alpha must be > 0, --min-df >= 1, --min-lead >= 0")
     fit.ALPHA, fit.MIN_DF, fit.MIN_LEAD = args.alpha, args.min_df, args.min_lead
     fit.TRAIN_INCIDENT_LOGS = not args.no_incident_logs
+    fit.CLASS_LIMITS, fit.LIMIT_FLOOR = not args.one_limit, args.floor
     t0 = time.perf_counter()
     counts = crossval()
     settings = {
@@ -62,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         "min_df": args.min_df,
         "min_lead": args.min_lead,
         "incident_logs": fit.TRAIN_INCIDENT_LOGS,
+        "limits": "one" if args.one_limit else f"per signature, floor {args.floor}",
     }
     if args.json:
         print(json.dumps(settings | counts | {"seconds": round(time.perf_counter() - t0, 1)}))

@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
@@ -210,9 +210,12 @@ class ProseModel:
     (healthy text included), with Laplace smoothing; healthy text is also a class of its own
     (`none`). `weights[t]` holds log((n + alpha) / alpha) for a
     class that saw t n times, `unseen[c]` = log(alpha / (N_c + alpha * V)) and `background[t]` =
-    -log P(t | any text), so only non-zero counts are stored. A verdict needs the top score to reach
-    `min_score` (chosen by the fit so that no healthy case of the corpora, scored out of fold, gets a
-    cause) and to lead the runner-up (`none` included) by `min_lead`.
+    -log P(t | any text), so only non-zero counts are stored. A verdict needs the top score to reach its
+    signature's limit (`limit`: `class_min_score` where healthy text came near that signature, else
+    `min_score`; chosen by the fit so that no healthy case of the corpora, scored out of fold, gets a
+    cause) and to lead the runner-up (`none` included) by `min_lead`. A limit per signature, because one
+    healthy sentence close to one signature ("Persistence mode for GPU 0 is disabled." to a reset) says
+    nothing of how close healthy text comes to the others.
     """
 
     classes: tuple[str, ...]
@@ -221,6 +224,11 @@ class ProseModel:
     weights: dict[str, dict[int, float]]
     min_score: float
     min_lead: float
+    class_min_score: dict[str, float] = field(default_factory=dict)
+
+    def limit(self, signature: str) -> float:
+        """The score a verdict for `signature` needs."""
+        return self.class_min_score.get(signature, self.min_score)
 
     def _gain(self, token: str, ci: int) -> float:
         row = self.weights.get(token)
@@ -249,7 +257,7 @@ class ProseModel:
         per_line = [(n, set(line_tokens(s))) for n, s in prose_window(lines, skip)]
         tokens = {t for _, ts in per_line for t in ts}
         top, score, lead = self.best(tokens)
-        if top == HEALTHY or score < self.min_score or lead < self.min_lead:
+        if top == HEALTHY or score < self.limit(top) or lead < self.min_lead:
             return None
         ci = self.classes.index(top)
         weighed: list[tuple[float, int]] = []
@@ -268,6 +276,7 @@ class ProseModel:
             "unseen": [round(u, 4) for u in self.unseen],
             "min_score": round(self.min_score, 4),
             "min_lead": round(self.min_lead, 4),
+            "class_min_score": {c: round(v, 4) for c, v in sorted(self.class_min_score.items())},
             "tokens": {
                 t: [
                     round(bg, 4),
@@ -296,7 +305,20 @@ class ProseModel:
         limits = [data.get("min_score"), data.get("min_lead")]
         if not all(isinstance(v, int | float) for v in limits):
             raise ValueError("prose weights: 'min_score' and 'min_lead' must be numbers")
-        return cls(classes, unseen, background, weights, float(str(limits[0])), float(str(limits[1])))
+        per_class = data.get("class_min_score", {})
+        if not isinstance(per_class, dict) or not all(
+            c in index and isinstance(v, int | float) for c, v in per_class.items()
+        ):
+            raise ValueError("prose weights: 'class_min_score' must map known classes to numbers")
+        return cls(
+            classes,
+            unseen,
+            background,
+            weights,
+            float(str(limits[0])),
+            float(str(limits[1])),
+            {str(c): float(v) for c, v in per_class.items()},
+        )
 
 
 def _list(data: dict[str, object], key: str) -> list[object]:
@@ -361,7 +383,7 @@ def prose_record(
         attrs={
             "score": round(verdict.score, 3),
             "lead": round(verdict.lead, 3),
-            "confidence": prose_confidence(verdict.score, model.min_score),
+            "confidence": prose_confidence(verdict.score, model.limit(verdict.signature)),
             "line": verdict.lines[0] if verdict.lines else 1,
             "lines": list(verdict.lines),
         },

@@ -282,7 +282,51 @@ def test_the_fit_keeps_every_healthy_document_quiet() -> None:
     assert len(healthy) >= 5  # most healthy text has no prose line at all
     for doc in healthy:
         top, score, lead = model.best(doc.tokens)
-        assert top == HEALTHY or score < model.min_score or lead < model.min_lead, doc.case
+        assert top == HEALTHY or score < model.limit(top) or lead < model.min_lead, doc.case
+
+
+def _two_signature_model(class_min_score: dict[str, float]) -> ProseModel:
+    """A hand-made model: "reset" and "slow" each own one word; a verdict needs a score of 1."""
+    return ProseModel(
+        classes=("gpu_reset_required", HEALTHY, "model_load_slow"),
+        unseen=(-3.0, -3.0, -3.0),
+        background={"reset": 3.0, "slow": 3.0},
+        weights={"reset": {0: 4.0}, "slow": {2: 4.0}},
+        min_score=1.0,
+        min_lead=1.0,
+        class_min_score=class_min_score,
+    )
+
+
+def test_a_signature_limit_silences_only_its_own_signature() -> None:
+    """A healthy sentence that came close to one signature raises that signature's limit, not the others'."""
+    reset = ["the node needs a gpu reset now"]
+    slow = ["the weights are very slow today"]
+    plain = _two_signature_model({})
+    assert [v.signature for v in map(plain.classify, (reset, slow)) if v] == [
+        "gpu_reset_required",
+        "model_load_slow",
+    ]
+    guarded = _two_signature_model({"gpu_reset_required": 50.0})
+    assert guarded.limit("gpu_reset_required") == 50.0 and guarded.limit("model_load_slow") == 1.0
+    assert guarded.classify(reset) is None
+    verdict = guarded.classify(slow)
+    assert verdict is not None and verdict.signature == "model_load_slow"
+    assert ProseModel.from_json(json.loads(json.dumps(guarded.to_json()))) == guarded
+
+
+def test_a_signature_limit_for_an_unknown_class_is_refused() -> None:
+    data = _two_signature_model({}).to_json() | {"class_min_score": {"no_such_signature": 3.0}}
+    with pytest.raises(ValueError, match="class_min_score"):
+        ProseModel.from_json(data)
+
+
+def test_the_fitted_limits_sit_above_the_floor() -> None:
+    """Each signature with its own limit has one above the floor, which every other signature uses."""
+    model = load_prose_model()
+    assert model is not None and model.class_min_score
+    assert all(limit > model.min_score for limit in model.class_min_score.values())
+    assert set(model.class_min_score) < set(model.classes)
 
 
 def test_the_fit_script_refuses_the_held_out_split() -> None:
