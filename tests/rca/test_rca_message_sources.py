@@ -221,6 +221,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("host_kernel_panic", "BUG: kernel NULL pointer dereference, address: 0000000000000008\n#PF: supervisor read access in kernel mode\nOops: 0000 [#1] SMP NOPTI\nRIP: 0010:_nv012345rm+0x1f/0x40 [nvidia]\n"),
     ("host_oom_killer", "[123456.789] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n[123456.790] Out of memory: Killed process 12345 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:200000kB oom_score_adj:0\n"),
     ("host_oom_killer", "Out of memory: Kill process 12345 (python) score 912 or sacrifice child\nKilled process 12345 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB\n"),
+    # 4.x names a cgroup's victim on its own line; the unscoped "Killed process" after it is the cgroup's kill
+    ("oom_killed_container", "Memory cgroup out of memory: Kill process 8812 (tritonserver) score 1003 or sacrifice child\nKilled process 8812 (tritonserver) total-vm:9123456kB, anon-rss:4194304kB, file-rss:512kB, shmem-rss:0kB\n"),
     ("host_oom_killer", "oom_reaper: reaped process 12345 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB\n"),
     ("host_oom_killer", "systemd-oomd[789]: Killed /user.slice/user-1000.slice/session-3.scope due to memory pressure for /user.slice/user-1000.slice being 92.31% > 50.00% for > 20s with reclaim activity\n"),
     ("oom_killed_container", "Memory cgroup out of memory: Killed process 12345 (python) total-vm:123456kB, anon-rss:98765kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:2000kB oom_score_adj:-997\n"),
