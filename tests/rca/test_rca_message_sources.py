@@ -376,6 +376,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nvswitch_fatal_error", "systemd[1]: nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE\nsystemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.\nsystemd[1]: Failed to start NVIDIA fabric manager service.\n"),
     ("power_throttling", "Detected clock throttling due to power violation in GPU 2.\n"),
     ("nvswitch_fatal_error", "Detected fatal errors on NvSwitch 3 link 44\n"),
+    # nv-fabricmanager's version check against the loaded driver stops the service (older "don't match",
+    # later "doesn't match ... with the matching"): the fabric is never set up
+    ("nvswitch_fatal_error", "nv-fabricmanager[2211]: fabric manager NVIDIA GPU driver interface version 535.183.01 don't match with driver version 535.161.08. Please update with matching NVIDIA driver package.\n"),
+    ("nvswitch_fatal_error", "Mar 02 09:10:11 node3 nv-fabricmanager[4012]: fabric manager NVIDIA GPU driver interface version 570.124.06 doesn't match with driver version 570.86.15. Please update with the matching NVIDIA driver package.\n"),
+    (None, "nv-fabricmanager[2211]: Fabric Manager version 535.183.01 is running with the following configuration options\n"),
     ("telemetry_exporter_failure", "Error: Could not connect to the host engine: 'Host engine connection invalid/disconnected'\n"),
     ("pcie_link_degraded", "Detected more than 8 PCIe replays per minute for GPU 1 : 40\n"),
     ("xid_48_double_bit_ecc", "Detected 2 volatile double-bit ECC error(s) in GPU 0.\n"),
