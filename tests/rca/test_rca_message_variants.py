@@ -713,6 +713,13 @@ VARIANTS: list[tuple[str | None, str]] = [
     # the exporter itself down
     ("telemetry_exporter_failure", "After the driver upgrade the dcgm-exporter crashed and the GPU metrics are missing.\n"),
     (None, "Installed dcgm-exporter with the Helm chart; the dashboards show all GPUs.\n"),
+    # the container's own memory limit told in words
+    (
+        "oom_killed_container",
+        "Our Triton container hit the memory limit of 16Gi and was killed by the cgroup during model load.\n",
+    ),
+    ("oom_killed_container", "The predictor process exceeds its memory limit as soon as a second request comes in.\n"),
+    (None, "How much memory should I request for the predictor container?\n"),
     # a GPU nvidia-smi can no longer reach while its link reports AER errors: the link lost it
     (
         "pcie_link_degraded",
