@@ -720,6 +720,8 @@ VARIANTS: list[tuple[str | None, str]] = [
     ),
     ("oom_killed_container", "The predictor process exceeds its memory limit as soon as a second request comes in.\n"),
     (None, "How much memory should I request for the predictor container?\n"),
+    # a kill denied in the same clause reports none
+    (None, "The batch script did not end with exit status 137.\n"),
     # a GPU nvidia-smi can no longer reach while its link reports AER errors: the link lost it
     (
         "pcie_link_degraded",
