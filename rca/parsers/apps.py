@@ -500,13 +500,12 @@ def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # PyTorch's DataLoader reporting a worker's death by signal (`DataLoader worker (pid 123) is killed by
 # signal: Killed.`, strsignal(SIGKILL) being "Killed"; a bus error there is the shm failure, read elsewhere).
 # Go's os/exec ("exit status 137"), Docker Compose ("<service> exited with code 137") and container tools
-# ("status code 137") say 128 + SIGKILL the same way, as people do ("the pod is killed with code 137").
-# Flyte's pod plugin reports a task pod's container by its terminated state ("[<container>] terminated
-# with exit code (137). Reason [Error]. Message: ..."): a container killed.
+# ("status code 137") say 128 + SIGKILL the same way. Flyte's pod plugin reports a task pod's container by its
+# terminated state ("[<container>] terminated with exit code (137). Reason [Error]. Message: ..."): a
+# container killed.
 _KILLED_RE = re.compile(
     r"^(?:.*?\b\d+\]?\+?\s+)?Killed(?:\s+(?P<cmd>\S.*))?$|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|"
-    r"(?:exited with(?: code)?|killed with(?: exit)? code|[Ee]xit ?[Cc]ode\"?:?|[Ee]xit status"
-    r"|[Ss]tatus code) ?137\b|"
+    r"(?:exited with(?: code)?|[Ee]xit ?[Cc]ode\"?:?|[Ee]xit status|[Ss]tatus code) ?137\b|"
     r"\bkilled by signal: Killed\b|"
     r"(?P<pod>\] terminated with exit code \(137\))"
 )

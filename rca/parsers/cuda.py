@@ -99,10 +99,9 @@ _OOM_REPORT_RE = re.compile(
     r"Tried to allocate|OutOfMemoryError|OOM when allocating|CUDA error: out of memory"
 )
 # A sentence whose out-of-memory is the machine's ("the system runs out of memory", "the host ran out of
-# memory") or a container's ("the exporter pod runs out of memory"): RAM and swap, or the container's
-# memory limit, what the kernel's OOM killer answers, whatever GPU words the line also holds.
+# memory"): RAM and swap, what the kernel's OOM killer answers, whatever GPU words the line also holds.
 _HOST_OOM_RE = re.compile(
-    r"(?i)\b(?:system|host|machine|node|server|computer|ram|pods?|containers?)\b (?:\w+ )?"
+    r"(?i)\b(?:system|host|machine|node|server|computer|ram)\b (?:\w+ )?"
     r"(?:runs?|ran|running|is|was|goes|went) out of memory"
 )
 

@@ -722,10 +722,6 @@ VARIANTS: list[tuple[str | None, str]] = [
     (None, "How much memory should I request for the predictor container?\n"),
     # a kill denied in the same clause reports none
     (None, "The batch script did not end with exit status 137.\n"),
-    # a container running out of memory is its memory limit, not the GPU's; a GPU running out still is
-    ("oom_killed_container", "Every few hours the exporter container runs out of memory and is killed with exit code 137.\n"),
-    ("cuda_oom_capacity", "The GPU runs out of memory when the batch size is 64.\n"),
-    (None, "The script was killed with code 1 after the timeout.\n"),
     # a GPU nvidia-smi can no longer reach while its link reports AER errors: the link lost it
     (
         "pcie_link_degraded",
