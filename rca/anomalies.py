@@ -224,6 +224,19 @@ def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
+# The device's free memory must beat the request by more than the slack of the figures: PyTorch prints them
+# to two decimals (about 5 MiB either way at GiB scale), a request is rounded up to the allocator's 2 MiB
+# blocks and the driver's pages, and the driver keeps some memory back. "1.17 GiB free" against "Tried to
+# allocate 1.16 GiB" is a device that is full, not memory in the wrong pieces.
+_FREE_MARGIN_RATIO = 0.05
+_FREE_MARGIN_MIN_BYTES = 32 * 2**20
+
+
+def _free_margin(tried: float) -> float:
+    """How much more than the request the device must report free before the bytes count as there."""
+    return max(_FREE_MARGIN_RATIO * tried, _FREE_MARGIN_MIN_BYTES)
+
+
 def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
     """CUDA OOMs that failed while enough memory was unused: not a shortage but memory in the wrong pieces.
 
@@ -232,8 +245,8 @@ def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
     blocks keep split, and the "free" figure is the device's (cudaMemGetInfo) after that retry. So the OOM
     is fragmentation when a large stranded pool covers the request; when it covers it with the device's
     free memory and dominates what is reserved (PyTorch's own hint: "If reserved memory is >> allocated
-    memory ... to avoid fragmentation"); or when the device alone reported enough free memory for it (the
-    bytes exist, one block of that size could not be had). Not when a per-process limit ("allowed")
+    memory ... to avoid fragmentation"); or when the device alone reported clearly more free memory than it
+    (the bytes exist, one block of that size could not be had). Not when a per-process limit ("allowed")
     capped the allocator.
     """
     out = []
@@ -251,7 +264,7 @@ def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
         stranded = spare_n >= floor and (
             spare_n >= tried or (not capped and spare_n + free_n >= tried and spare_n >= allocated_n)
         )
-        device_free = not capped and free_n >= floor and free_n >= tried
+        device_free = not capped and free_n >= floor and free_n >= tried + _free_margin(tried)
         if not (stranded or device_free):
             continue
         why = (

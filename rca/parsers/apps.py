@@ -15,6 +15,7 @@ from gpuobs.rca import keys
 from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
 from gpuobs.rca.parsers.cuda import parse_size
 from gpuobs.rca.parsers.prefix import LinePrefix
+from gpuobs.rca.parsers.text import negated
 
 __all__ = ["FALLBACK", "LINE_COMPLETE", "PARSERS", "QUIET_LINES", "STATS_LINE_GAUGES", "quiet_stats_line"]
 
@@ -578,6 +579,8 @@ def _killed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     m = _KILLED_RE.search(text)
     if m is None or ctx.emitted_here(keys.HOST_OOM_KILL):
         return
+    if negated(text[: m.start()].lower()):
+        return  # "the status does not have the exit code 137", "it never exited with code 137": denied
     if text.startswith("Killed") and m["cmd"] and not m["cmd"].startswith(("python", "/", "torchrun", "./")):
         return  # "Killed process 123 (x)" is the kernel's OOM report; prose is not a shell's verdict
     attrs: dict[str, object] = {"message": text[:500]}

@@ -103,6 +103,13 @@ _KILLED_RE = re.compile(
     r"(?P<scope>Memory cgroup out of memory: |Out of memory: )?Killed process (?P<pid>\d+)(?:, UID \d+,)?"
     r" \((?P<proc>.+?)\)(?=[\s,.]|$)"
 )
+# Kernels before 4.19 (mm/oom_kill.c oom_kill_process) name the victim on a line of its own before the kill:
+# "Memory cgroup out of memory: Kill process 1557026 (stress) score 1957 or sacrifice child" (the prefix is
+# "Out of memory" for a host-wide OOM), then "Killed process 1557026 (stress) total-vm:..." with no scope.
+_KILL_CHOICE_RE = re.compile(
+    r"(?P<scope>Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?): "
+    r"Kill process (?P<pid>\d+) \("
+)
 _RSS_RE = re.compile(r"anon-rss:(?P<anon>\d+)kB, file-rss:(?P<file>\d+)kB(?:, shmem-rss:(?P<shmem>\d+)kB)?")
 _TASK_IN_RE = re.compile(r"Task in (?P<cg>\S+) killed as a result of limit of (?P<limit>\S+)")
 _POD_UID_RE = re.compile(
@@ -192,6 +199,10 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         ctx.state["last_oom"] = (ctx.index, _emit_kill(ctx, pre, msg, attrs))
         ctx.state.pop("oom_start", None)
         return
+    choice = _KILL_CHOICE_RE.search(msg) if "Kill process " in msg else None
+    if choice:
+        ctx.state["oom_choice"] = (ctx.index, int(choice["pid"]), choice["scope"].startswith("Memory cgroup"))
+        return
     kd = _KILLED_RE.search(msg)
     if not kd:
         return
@@ -201,6 +212,9 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if rss:
         attrs["rss_bytes"] = (int(rss["anon"]) + int(rss["file"]) + int(rss["shmem"] or 0)) * 1024
     scope = kd["scope"] or ""
+    choice_seen = ctx.state.pop("oom_choice", None)
+    if not scope and choice_seen and ctx.index - choice_seen[0] <= 5 and choice_seen[1] == pid:
+        scope = "Memory cgroup" if choice_seen[2] else "Out of memory"
     if scope.startswith("Memory cgroup"):
         attrs["constraint"] = "CONSTRAINT_MEMCG"
     cgroup = ctx.state.pop("oom_cgroup", None)
@@ -409,7 +423,7 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 PARSERS: list[Trigger] = [
     (("AER:", "PCIe Bus Error"), _aer),
     (("AER-aware driver",), _aer_below_port),
-    (("oom-kill", "Killed process", "Task in "), _oom),
+    (("oom-kill", "Killed process", "Kill process ", "Task in "), _oom),
     (("memory: usage", "Memory cgroup stats"), _memcg),
     (("anic - ",), _panic),
     (("BUG: ", "kernel BUG at", "general protection fault", "Oops: ", "Fatal trap "), _oops),

@@ -39,6 +39,14 @@ _SXID_RE = re.compile(
 )
 _SXID_SEVERITY_RE = re.compile(r"Severity (?P<sev>\d+)\b")
 _SXID_LINK_RE = re.compile(r"\bLink (?P<link>\d+)\b\s*(?P<msg>.*)$")
+# nv-fabricmanager's start-up check against the loaded driver, which stops the service (so the NVLink fabric
+# is never set up): "fabric manager NVIDIA GPU driver interface version 530.30.02 don't match with driver
+# version 530.41.03. Please update with matching NVIDIA driver package." (later builds say "doesn't match").
+_FM_VERSION_RE = re.compile(
+    r"fabric manager NVIDIA GPU driver interface version (?P<fm>\S+) (?:don.t|doesn.t|do not|does not) "
+    r"match with driver version (?P<driver>[^\s.]+(?:\.\d+)*)",
+    re.IGNORECASE,
+)
 _FM_SXID_RE = re.compile(
     r"detected NVSwitch (?P<sev>fatal|non-fatal) error (?P<code>\d+) on fid \d+ on NVSwitch pci bus id "
     r"(?P<pci>\S+)(?: physical id (?P<phys>\d+))?(?: port (?P<port>\d+))?"
@@ -159,6 +167,11 @@ def _fabric_manager(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             attrs["nvswitch"] = int(m["phys"])
         ctx.emit(keys.SXID, int(m["code"]), pre, msg, attrs)
         return
+    v = _FM_VERSION_RE.search(msg) if "driver interface version" in msg else None
+    if v:
+        attrs = {"message": msg.strip(), "fm_version": v["fm"], "driver_version": v["driver"]}
+        ctx.emit(keys.FABRIC_MANAGER_ERROR, "version_mismatch", pre, msg, attrs)
+        return
     if "don't match with any supported system topology" in msg:
         ctx.emit(keys.FABRIC_MANAGER_ERROR, "topology_mismatch", pre, msg, {"message": msg.strip()})
     elif "NV_WARN_NOTHING_TO_DO" in msg:
@@ -262,7 +275,13 @@ def finish(ctx: ParseContext) -> None:
 PARSERS: list[Trigger] = [
     (("Xid",), _xid),
     (
-        ("detected NVSwitch", "supported system topology", "NV_WARN_NOTHING_TO_DO", "multicast team"),
+        (
+            "detected NVSwitch",
+            "supported system topology",
+            "NV_WARN_NOTHING_TO_DO",
+            "multicast team",
+            "driver interface version",
+        ),
         _fabric_manager,
     ),
     (("NVRM: GPU at PCI:",), _gpu_map),

@@ -614,7 +614,8 @@ DIAGNOSE_EXPECTED = {
     # an ERST record of an oops (BUG: NULL pointer dereference, Oops: 0002) with no 'Kernel panic' line
     "gpud/pkg__pstore__testdata__dmesg-erst.txt": "host_kernel_panic",
     "node-problem-detector/test__kernel_log_generator__problems__hardware_error": "host_machine_check",
-    "node-problem-detector/test__kernel_log_generator__problems__oom_kill": "host_oom_killer",
+    # "Memory cgroup out of memory: Kill process ..." (4.x): the cgroup's own limit, a container's OOM kill
+    "node-problem-detector/test__kernel_log_generator__problems__oom_kill": "oom_killed_container",
     "node-problem-detector/test__kernel_log_generator__problems__readonly_filesystem": "filesystem_readonly",
     "azurehpc-health-checks/test__data__1dev_6flap_syslog": "network_link_flap",
     # healthy logs: an NVSwitch node booting, a quiet syslog

@@ -271,6 +271,11 @@ def test_oom_fragmented_counts_the_device_free_memory() -> None:
     assert oom_fragmented([oom(6 * GIB, 1 * GIB, 3 * GIB)]) == []  # 4 GiB unused in all, 6 GiB asked
     assert oom_fragmented([oom(20 * 2**20, 100 * 2**20, 8 * 2**20)]) == []  # a full device, a small pool
     assert oom_fragmented([oom(9 * GIB, 5 * GIB, 3 * GIB)]) == []  # 8 GiB unused cannot hold 9 GiB
+    # free memory within the figures' rounding of the request is a full device, not a fragmented one
+    assert oom_fragmented([oom(1.16 * GIB, 19 * 2**20, 1.17 * GIB)]) == []
+    assert oom_fragmented([oom(400 * 2**20, 0.0, 420 * 2**20)]) == []  # 20 MiB over: the slack
+    assert len(oom_fragmented([oom(400 * 2**20, 0.0, 500 * 2**20)])) == 1  # 100 MiB over: there
+    assert len(oom_fragmented([oom(1.16 * GIB, 19 * 2**20, 1.5 * GIB)])) == 1  # 0.34 GiB spare: there
     # the stranded pool must dominate what is reserved (PyTorch: "reserved memory is >> allocated memory")
     assert oom_fragmented([oom(6 * GIB, 2 * GIB, 5 * GIB, allocated=4 * GIB)]) == []
     # a per-process cap ("... allowed;") explains free device memory the allocator may not use

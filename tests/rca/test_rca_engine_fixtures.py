@@ -40,7 +40,9 @@ EXPECTED: dict[str, tuple[str | None, tuple[str, ...]]] = {
     # a sysrq-triggered NULL-pointer oops (BUG: / Oops: 0002, no 'Kernel panic' line)
     f"{GPUD}pkg__pstore__testdata__dmesg-erst.txt": ("host_kernel_panic", ()),
     f"{NPD}hardware_error": ("host_machine_check", ()),
-    f"{NPD}oom_kill": ("host_oom_killer", ()),
+    # a 4.x kernel's "Memory cgroup out of memory: Kill process ... or sacrifice child": a cgroup's own limit
+    # (the 5.x "Memory cgroup out of memory: Killed process" reads the same), so a container's OOM kill
+    f"{NPD}oom_kill": ("oom_killed_container", ()),
     f"{NPD}readonly_filesystem": ("filesystem_readonly", ()),
     f"{AZ}0flap_syslog": (None, ()),
     f"{AZ}1dev_6flap_syslog": ("network_link_flap", ()),

@@ -221,6 +221,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("host_kernel_panic", "BUG: kernel NULL pointer dereference, address: 0000000000000008\n#PF: supervisor read access in kernel mode\nOops: 0000 [#1] SMP NOPTI\nRIP: 0010:_nv012345rm+0x1f/0x40 [nvidia]\n"),
     ("host_oom_killer", "[123456.789] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n[123456.790] Out of memory: Killed process 12345 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:200000kB oom_score_adj:0\n"),
     ("host_oom_killer", "Out of memory: Kill process 12345 (python) score 912 or sacrifice child\nKilled process 12345 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB\n"),
+    # 4.x names a cgroup's victim on its own line; the unscoped "Killed process" after it is the cgroup's kill
+    ("oom_killed_container", "Memory cgroup out of memory: Kill process 8812 (tritonserver) score 1003 or sacrifice child\nKilled process 8812 (tritonserver) total-vm:9123456kB, anon-rss:4194304kB, file-rss:512kB, shmem-rss:0kB\n"),
     ("host_oom_killer", "oom_reaper: reaped process 12345 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB\n"),
     ("host_oom_killer", "systemd-oomd[789]: Killed /user.slice/user-1000.slice/session-3.scope due to memory pressure for /user.slice/user-1000.slice being 92.31% > 50.00% for > 20s with reclaim activity\n"),
     ("oom_killed_container", "Memory cgroup out of memory: Killed process 12345 (python) total-vm:123456kB, anon-rss:98765kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:2000kB oom_score_adj:-997\n"),
@@ -374,6 +376,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nvswitch_fatal_error", "systemd[1]: nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE\nsystemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.\nsystemd[1]: Failed to start NVIDIA fabric manager service.\n"),
     ("power_throttling", "Detected clock throttling due to power violation in GPU 2.\n"),
     ("nvswitch_fatal_error", "Detected fatal errors on NvSwitch 3 link 44\n"),
+    # nv-fabricmanager's version check against the loaded driver stops the service (older "don't match",
+    # later "doesn't match ... with the matching"): the fabric is never set up
+    ("nvswitch_fatal_error", "nv-fabricmanager[2211]: fabric manager NVIDIA GPU driver interface version 535.183.01 don't match with driver version 535.161.08. Please update with matching NVIDIA driver package.\n"),
+    ("nvswitch_fatal_error", "Mar 02 09:10:11 node3 nv-fabricmanager[4012]: fabric manager NVIDIA GPU driver interface version 570.124.06 doesn't match with driver version 570.86.15. Please update with the matching NVIDIA driver package.\n"),
+    (None, "nv-fabricmanager[2211]: Fabric Manager version 535.183.01 is running with the following configuration options\n"),
     ("telemetry_exporter_failure", "Error: Could not connect to the host engine: 'Host engine connection invalid/disconnected'\n"),
     ("pcie_link_degraded", "Detected more than 8 PCIe replays per minute for GPU 1 : 40\n"),
     ("xid_48_double_bit_ecc", "Detected 2 volatile double-bit ECC error(s) in GPU 0.\n"),

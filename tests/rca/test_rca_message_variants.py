@@ -367,6 +367,13 @@ VARIANTS: list[tuple[str | None, str]] = [
         "host_file_max_reached",
         "[ 9911.0] VFS: file-max limit 1048576 reached\n",
     ),
+    # strerror(ENFILE) in a Python traceback, and the failure told with the kernel documentation's words
+    (
+        "host_file_max_reached",
+        "OSError: [Errno 23] Too many open files in system: '/var/log/serving/access.log'\n",
+    ),
+    ("host_file_max_reached", "Every node of the pool ran out of file handles during the nightly batch.\n"),
+    (None, "The file handles column of the dashboard is new in this release.\n"),
     (
         "pcie_link_degraded",
         "pcieport 0000:00:03.1: AER: Uncorrected (Fatal) error received: 0000:41:00.0\n"
@@ -730,6 +737,79 @@ VARIANTS: list[tuple[str | None, str]] = [
     # a model server's start told slow (reading the weights is most of it)
     ("model_load_slow", "Since we moved the checkpoints to the shared volume every pod has a slow startup of about ten minutes.\n"),
     (None, "There is no slow startup any more since the weights are cached on the node.\n"),
+    # --- round 8: wordings written for these tests (not from the corpus), each with a healthy near miss ---
+    # a model swap told in prose: another model loaded while the first is still resident
+    (
+        "cuda_oom_hot_swap",
+        "When I switch to a different model the card runs out of memory; the previous model stays loaded.\n",
+    ),
+    (None, "Is there a way to preload two checkpoints so that the UI can swap faster?\n"),
+    # k8s-device-plugin's registration failures (cmd/nvidia-device-plugin): the node never advertises GPUs
+    (
+        "gpu_not_visible",
+        "2024/05/01 10:00:00 Could not register device plugin: rpc error: code = Unavailable desc = connection error\n"
+        "2024/05/01 10:00:01 Could not contact Kubelet, retrying. Did you enable the device plugin feature gate?\n",
+    ),
+    (None, "2024/05/01 10:00:00 Registered device plugin for 'nvidia.com/gpu' with Kubelet\n"),
+    # the servers' own rejections when no worker thread is free (grpc-java executor, grpc-ruby RpcServer)
+    (
+        "grpc_threadpool_exhaustion",
+        'Exception in thread "grpc-nio-worker-ELG-1-4" java.util.concurrent.RejectedExecutionException: Task '
+        "io.grpc.internal.SerializingExecutor@1a2b3c rejected from java.util.concurrent.ThreadPoolExecutor@4d5e6f"
+        "[Running, pool size = 8, active threads = 8, queued tasks = 500, completed tasks = 9000]\n",
+    ),
+    ("grpc_threadpool_exhaustion", "E, [2024-05-01T10:00:00] ERROR -- : GRPC::ResourceExhausted: 8:No free threads in thread pool\n"),
+    (None, "The server handles 2000 requests per second on 16 worker threads.\n"),
+    # heat told in other words
+    (
+        "thermal_throttling",
+        "The card is passively cooled and will over heat in a desktop case; the clocks drop after ten minutes.\n",
+    ),
+    ("thermal_throttling", "Clocks sag once the card is heat-soaked: it is thermally constrained at every power limit.\n"),
+    (None, "Is 70 C a normal temperature for an RTX 4090 under load?\n"),
+    # a crash loop described without the status word
+    (
+        "crash_loop",
+        "The vLLM pod keeps crashing and restarting every minute, each time with a non-zero exit code.\n",
+    ),
+    (None, "The pod was restarted once after the node upgrade and has been running for 3 days.\n"),
+    # memory that builds up run after run
+    (
+        "cuda_oom_leak",
+        "Running inference in a for loop, GPU memory accumulates with every image until nothing is left.\n",
+    ),
+    (None, "Ran the model 20 times in a for loop and the memory stays flat at 3 GB.\n"),
+    # retired pages that wait for a reboot
+    ("gpu_reset_required", "nvidia-smi shows 2 pages pending retirement on GPU 3, so the node needs a reboot.\n"),
+    (None, "How do I read the retired pages section of nvidia-smi -q?\n"),
+    # the exporter itself down
+    ("telemetry_exporter_failure", "After the driver upgrade the dcgm-exporter crashed and the GPU metrics are missing.\n"),
+    (None, "Installed dcgm-exporter with the Helm chart; the dashboards show all GPUs.\n"),
+    # the container's own memory limit told in words
+    (
+        "oom_killed_container",
+        "Our Triton container hit the memory limit of 16Gi and was killed by the cgroup during model load.\n",
+    ),
+    ("oom_killed_container", "The predictor process exceeds its memory limit as soon as a second request comes in.\n"),
+    (None, "How much memory should I request for the predictor container?\n"),
+    # a kill denied in the same clause reports none
+    (None, "The batch script did not end with exit status 137.\n"),
+    # a GPU nvidia-smi can no longer reach while its link reports AER errors: the link lost it
+    (
+        "pcie_link_degraded",
+        "$ nvidia-smi\nUnable to determine the device handle for GPU0000:41:00.0: Unknown Error\n$ dmesg | tail -4\n"
+        "[  812.1] pcieport 0000:40:01.1: AER: Corrected error received: 0000:41:00.0\n"
+        "[  812.1] nvidia 0000:41:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n"
+        "[  812.2] pcieport 0000:40:01.1: AER: Corrected error received: 0000:41:00.0\n"
+        "[  812.2] nvidia 0000:41:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n",
+    ),
+    (
+        None,
+        "[  812.1] pcieport 0000:40:01.1: AER: Corrected error received: 0000:41:00.0\n"
+        "[  812.1] nvidia 0000:41:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n"
+        "[  812.2] pcieport 0000:40:01.1: AER: Corrected error received: 0000:41:00.0\n"
+        "[  812.2] nvidia 0000:41:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n",
+    ),
 ]
 
 
