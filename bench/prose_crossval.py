@@ -5,7 +5,8 @@ often a person's own description of the failure). For each source repository of 
 the prose model and its score limit (`bench/fit_prose_tier.py`) without that repository's documents and asks
 it about that repository's such texts: an incident's is named right, named wrong or left quiet; a healthy
 one must stay quiet. It is the fit's own measure (minutes, not the half hour of `bench/rca_crossval.py`),
-used to choose the fit's settings; it never reads a held-out batch.
+used to choose the fit's settings; it never reads a held-out batch. Each quiet incident is counted with its
+reason: `none` on top, the top signature (right or wrong) under its limit, or too short a lead.
 
     python bench/prose_crossval.py [--alpha A] [--min-df N] [--min-lead L] [--no-incident-logs]
                                    [--one-limit] [--floor F] [--json]
@@ -20,6 +21,8 @@ import time
 
 import fit_prose_tier as fit
 
+from gpuobs.rca.prose import ProseModel
+
 SYNTHETIC = fit.ROOT / "tests" / "rca" / "incidents"
 
 
@@ -27,7 +30,21 @@ def crossval() -> dict[str, int]:
     """Counts over the tune split's prose-only texts, each judged by a model fitted without its repository."""
     docs = [*fit.corpus_docs([fit.TUNE, SYNTHETIC]), *fit.prior_docs()]
     tune = [d for d in docs if d.kind == "log" and d.case and fit.TUNE.name in d.case.split("/")]
-    counts = dict.fromkeys(("incidents", "right", "wrong", "quiet", "healthy", "healthy_named"), 0)
+    counts = dict.fromkeys(
+        (
+            "incidents",
+            "right",
+            "wrong",
+            "quiet",
+            "quiet_none_on_top",
+            "quiet_right_under_limit",
+            "quiet_wrong_under_limit",
+            "quiet_short_lead",
+            "healthy",
+            "healthy_named",
+        ),
+        0,
+    )
     for repo in sorted({d.group for d in tune}):
         model = fit.fit([d for d in docs if d.group != repo])
         for doc in (d for d in tune if d.group == repo):
@@ -39,7 +56,19 @@ def crossval() -> dict[str, int]:
             else:
                 counts["incidents"] += 1
                 counts["quiet" if not named else "right" if top == doc.label else "wrong"] += 1
+                if not named:
+                    counts[_why_quiet(model, doc.label, top, score, lead)] += 1
     return counts
+
+
+def _why_quiet(model: ProseModel, label: str, top: str, score: float, lead: float) -> str:
+    """Why the tier said nothing on an incident: `none` scored highest, the top signature (right or wrong)
+    stayed under its limit, or it led the runner-up by too little."""
+    if top == fit.NONE:
+        return "quiet_none_on_top"
+    if score < model.limit(top):
+        return "quiet_right_under_limit" if top == label else "quiet_wrong_under_limit"
+    return "quiet_short_lead"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(
             f"prose tier, leave one repository out ({settings}): {counts['incidents']} prose-only incidents: "
-            f"{counts['right']} right, {counts['wrong']} wrong, {counts['quiet']} quiet; "
+            f"{counts['right']} right, {counts['wrong']} wrong, {counts['quiet']} quiet ("
+            f"{counts['quiet_none_on_top']} with none on top, {counts['quiet_right_under_limit']} right and "
+            f"{counts['quiet_wrong_under_limit']} wrong under the limit, {counts['quiet_short_lead']} short "
+            "lead); "
             f"{counts['healthy']} healthy: {counts['healthy_named']} named "
             f"({time.perf_counter() - t0:.0f} s)"
         )

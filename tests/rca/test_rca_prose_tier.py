@@ -329,6 +329,23 @@ def test_the_fitted_limits_sit_above_the_floor() -> None:
     assert set(model.class_min_score) < set(model.classes)
 
 
+def test_the_prose_crossval_says_why_the_tier_was_quiet() -> None:
+    """bench/prose_crossval.py counts each quiet incident with its reason and refuses nonsense settings."""
+    script = load_bench_script("prose_crossval")
+    model = _two_signature_model({"gpu_reset_required": 50.0})
+    assert script._why_quiet(model, "gpu_reset_required", HEALTHY, 9.0, 3.0) == "quiet_none_on_top"
+    assert script._why_quiet(model, "gpu_reset_required", "gpu_reset_required", 9.0, 3.0) == (
+        "quiet_right_under_limit"
+    )
+    assert script._why_quiet(model, "model_load_slow", "gpu_reset_required", 9.0, 3.0) == (
+        "quiet_wrong_under_limit"
+    )
+    assert script._why_quiet(model, "model_load_slow", "model_load_slow", 9.0, 0.5) == "quiet_short_lead"
+    with pytest.raises(SystemExit) as exc:
+        script.main(["--alpha", "0"])
+    assert exc.value.code == 2
+
+
 def test_the_fit_script_refuses_the_held_out_split() -> None:
     with pytest.raises(SystemExit) as exc:
         _fit_script().main(["--corpus", str(REAL / "heldout2")])
