@@ -3,8 +3,8 @@
 A seeded loop (fast and reproducible, unlike a hypothesis run of this size) mutates real excerpts of the
 tune split and tool-output templates: lines dropped, repeated, swapped, cut, wrapped at a random width,
 glued to progress bars, wrapped in compose prefixes, box borders, paste numbers and quote markers, with
-random Unicode spliced in. Every input goes through every reader, the wrappers, the memory trend and
-the text tier; every 25th through the whole document pipeline and the line parsers in strict mode.
+random Unicode spliced in. Every input goes through every reader (the tool readers and the readers of what
+prose tells, rca/parsers/told.py), the wrappers, the memory trend and the text tier; every 25th through the whole document pipeline and the line parsers in strict mode.
 Every record must be serialisable, of a known key, with a finite time.
 """
 
@@ -29,6 +29,7 @@ from gpuobs.rca.parsers.lspci import parse_lspci
 from gpuobs.rca.parsers.nvsmi_text import parse_nvsmi_text
 from gpuobs.rca.parsers.pyrepr import parse_pyrepr
 from gpuobs.rca.parsers.text import default_phrasebook, match_text
+from gpuobs.rca.parsers.told import told_records
 from gpuobs.rca.parsers.trend import memory_trend
 from gpuobs.rca.parsers.wrappers import unwrap
 
@@ -149,7 +150,9 @@ def test_readers_and_text_tier_never_crash_on_10k_inputs() -> None:
             records += len(found)
         trend = memory_trend(clean, source="fuzz")
         worded = match_text(clean, book, source="fuzz")
-        _check([*trend, *worded])
+        told = told_records(clean, "fuzz")  # the readers of figures and behaviours told in prose
+        _check([*trend, *worded, *told])
+        records += len(told)
         assert all(0.0 < float(ev.attrs["score"]) <= 1.0 for ev in worded)
         records += len(trend) + len(worded)
         if n % FULL_EVERY == 0:
