@@ -49,7 +49,7 @@ def crossval() -> dict[str, int]:
         model = fit.fit([d for d in docs if d.group != repo])
         for doc in (d for d in tune if d.group == repo):
             top, score, lead = model.best(doc.tokens)
-            named = top != fit.NONE and score >= model.min_score and lead >= model.min_lead
+            named = model.holds(top, score, lead)
             if doc.label == fit.NONE:
                 counts["healthy"] += 1
                 counts["healthy_named"] += named
@@ -66,6 +66,8 @@ def _why_quiet(model: ProseModel, label: str, top: str, score: float, lead: floa
     stayed under its limit, or it led the runner-up by too little."""
     if top == fit.NONE:
         return "quiet_none_on_top"
+    if lead < model.min_lead:
+        return "quiet_short_lead"
     if score < model.limit(top):
         return "quiet_right_under_limit" if top == label else "quiet_wrong_under_limit"
     return "quiet_short_lead"
@@ -83,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         "--one-limit", action="store_true", help="one score limit for every signature, not one per signature"
     )
     parser.add_argument("--floor", type=float, default=fit.LIMIT_FLOOR, help="the lowest score limit")
+    parser.add_argument(
+        "--no-lead-limit", action="store_true", help="no verdict under the score limit, whatever the lead"
+    )
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     args = parser.parse_args(argv)
     if args.alpha <= 0 or args.min_df < 1 or args.min_lead < 0:
@@ -90,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     fit.ALPHA, fit.MIN_DF, fit.MIN_LEAD = args.alpha, args.min_df, args.min_lead
     fit.TRAIN_INCIDENT_LOGS = not args.no_incident_logs
     fit.CLASS_LIMITS, fit.LIMIT_FLOOR = not args.one_limit, args.floor
+    fit.LEAD_LIMIT = not args.no_lead_limit
     t0 = time.perf_counter()
     counts = crossval()
     settings = {
@@ -98,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "min_lead": args.min_lead,
         "incident_logs": fit.TRAIN_INCIDENT_LOGS,
         "limits": "one" if args.one_limit else f"per signature, floor {args.floor}",
+        "lead_limit": fit.LEAD_LIMIT,
     }
     if args.json:
         print(json.dumps(settings | counts | {"seconds": round(time.perf_counter() - t0, 1)}))

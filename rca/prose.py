@@ -215,7 +215,10 @@ class ProseModel:
     `min_score`; chosen by the fit so that no healthy case of the corpora, scored out of fold, gets a
     cause) and to lead the runner-up (`none` included) by `min_lead`. A limit per signature, because one
     healthy sentence close to one signature ("Persistence mode for GPU 0 is disabled." to a reset) says
-    nothing of how close healthy text comes to the others.
+    nothing of how close healthy text comes to the others. A top signature under its limit still holds
+    when it leads the runner-up by `lead_limit` (above any lead healthy text reached, also chosen by the
+    fit): a short description scores low, but when its words point at one signature only, the runner-up
+    is far behind.
     """
 
     classes: tuple[str, ...]
@@ -225,6 +228,13 @@ class ProseModel:
     min_score: float
     min_lead: float
     class_min_score: dict[str, float] = field(default_factory=dict)
+    lead_limit: float = math.inf
+
+    def holds(self, top: str, score: float, lead: float) -> bool:
+        """Whether a verdict for `top` with this score and lead is given."""
+        if top == HEALTHY or lead < self.min_lead or score <= 0:
+            return False
+        return score >= self.limit(top) or lead >= self.lead_limit
 
     def limit(self, signature: str) -> float:
         """The score a verdict for `signature` needs."""
@@ -257,7 +267,7 @@ class ProseModel:
         per_line = [(n, set(line_tokens(s))) for n, s in prose_window(lines, skip)]
         tokens = {t for _, ts in per_line for t in ts}
         top, score, lead = self.best(tokens)
-        if top == HEALTHY or score < self.limit(top) or lead < self.min_lead:
+        if not self.holds(top, score, lead):
             return None
         ci = self.classes.index(top)
         weighed: list[tuple[float, int]] = []
@@ -277,6 +287,7 @@ class ProseModel:
             "min_score": round(self.min_score, 4),
             "min_lead": round(self.min_lead, 4),
             "class_min_score": {c: round(v, 4) for c, v in sorted(self.class_min_score.items())},
+            "lead_limit": None if math.isinf(self.lead_limit) else round(self.lead_limit, 4),
             "tokens": {
                 t: [
                     round(bg, 4),
@@ -310,6 +321,9 @@ class ProseModel:
             c in index and isinstance(v, int | float) for c, v in per_class.items()
         ):
             raise ValueError("prose weights: 'class_min_score' must map known classes to numbers")
+        lead_limit = data.get("lead_limit")
+        if lead_limit is not None and not isinstance(lead_limit, int | float):
+            raise ValueError("prose weights: 'lead_limit' must be a number or null")
         return cls(
             classes,
             unseen,
@@ -318,6 +332,7 @@ class ProseModel:
             float(str(limits[0])),
             float(str(limits[1])),
             {str(c): float(v) for c, v in per_class.items()},
+            math.inf if lead_limit is None else float(lead_limit),
         )
 
 

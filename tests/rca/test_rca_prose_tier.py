@@ -282,7 +282,7 @@ def test_the_fit_keeps_every_healthy_document_quiet() -> None:
     assert len(healthy) >= 5  # most healthy text has no prose line at all
     for doc in healthy:
         top, score, lead = model.best(doc.tokens)
-        assert top == HEALTHY or score < model.limit(top) or lead < model.min_lead, doc.case
+        assert not model.holds(top, score, lead), doc.case
 
 
 def _two_signature_model(class_min_score: dict[str, float]) -> ProseModel:
@@ -315,10 +315,27 @@ def test_a_signature_limit_silences_only_its_own_signature() -> None:
     assert ProseModel.from_json(json.loads(json.dumps(guarded.to_json()))) == guarded
 
 
+def test_a_clear_lead_names_a_signature_under_its_limit() -> None:
+    """A short description scores under its signature's limit; it still names it when its top signature
+    leads the runner-up by the lead limit, and not when the lead is smaller."""
+    from dataclasses import replace
+
+    slow = ["the weights are very slow today"]  # "slow": score 4.0, lead 4.0 over the others
+    guarded = _two_signature_model({"model_load_slow": 50.0})
+    assert guarded.classify(slow) is None  # no lead limit: under the score limit is quiet
+    assert replace(guarded, lead_limit=5.0).classify(slow) is None
+    verdict = replace(guarded, lead_limit=3.5).classify(slow)
+    assert verdict is not None and verdict.signature == "model_load_slow"
+    for model in (guarded, replace(guarded, lead_limit=3.5)):
+        assert ProseModel.from_json(json.loads(json.dumps(model.to_json()))) == model
+
+
 def test_a_signature_limit_for_an_unknown_class_is_refused() -> None:
     data = _two_signature_model({}).to_json() | {"class_min_score": {"no_such_signature": 3.0}}
     with pytest.raises(ValueError, match="class_min_score"):
         ProseModel.from_json(data)
+    with pytest.raises(ValueError, match="lead_limit"):
+        ProseModel.from_json(_two_signature_model({}).to_json() | {"lead_limit": "high"})
 
 
 def test_the_fitted_limits_sit_above_the_floor() -> None:
