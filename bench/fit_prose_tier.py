@@ -240,35 +240,34 @@ def out_of_fold(docs: Sequence[Doc]) -> list[tuple[Doc, str, float, float]]:
     return out
 
 
-def healthy_near_misses(docs: Sequence[Doc], model: ProseModel) -> dict[str, float]:
-    """{signature: the highest score by which a healthy document named it, leading by MIN_LEAD}, the
-    healthy documents scored out of fold and by the model fitted on everything."""
-    worst: dict[str, float] = {}
+Scored = list[tuple[str, float, float]]
+
+
+def healthy_verdicts(docs: Sequence[Doc], model: ProseModel) -> Scored:
+    """(top, score, lead) of every healthy document whose top class is a signature, scored out of fold and
+    by the model fitted on everything: what the limits must stay above. The out-of-fold pass refits the
+    model FOLDS times, so both limits read this one list."""
     scored = [
         *out_of_fold(docs),
         *((d, *model.best(d.tokens)) for d in docs if d.scored and d.label == NONE),
     ]
-    for doc, top, score, lead in scored:
-        if doc.label == NONE and top != NONE and lead >= MIN_LEAD:
+    return [(top, score, lead) for doc, top, score, lead in scored if doc.label == NONE and top != NONE]
+
+
+def healthy_near_misses(verdicts: Scored) -> dict[str, float]:
+    """{signature: the highest score by which a healthy document named it, leading by MIN_LEAD}."""
+    worst: dict[str, float] = {}
+    for top, score, lead in verdicts:
+        if lead >= MIN_LEAD:
             worst[top] = max(worst.get(top, 0.0), score)
     return worst
 
 
-def healthy_top_lead(docs: Sequence[Doc], model: ProseModel) -> float:
-    """The largest lead by which a healthy document's top signature beat its runner-up, scored out of fold
-    and by the model fitted on everything (0.0 when none put a signature on top)."""
-    scored = [
-        *out_of_fold(docs),
-        *((d, *model.best(d.tokens)) for d in docs if d.scored and d.label == NONE),
-    ]
-    return max((lead for doc, top, _, lead in scored if doc.label == NONE and top != NONE), default=0.0)
-
-
-def choose_limits(docs: Sequence[Doc], model: ProseModel) -> tuple[float, dict[str, float]]:
+def choose_limits(verdicts: Scored) -> tuple[float, dict[str, float]]:
     """The score limits: just above each healthy near miss for its signature (CLASS_LIMITS), and for every
     other signature the floor, LIMIT_FLOOR or the highest near miss when that is lower; with CLASS_LIMITS
     off, the highest near miss for all."""
-    worst = healthy_near_misses(docs, model)
+    worst = healthy_near_misses(verdicts)
     top = round(max(worst.values(), default=0.0) + SCORE_SLACK, 2)
     if not CLASS_LIMITS:
         return top, {}
@@ -277,12 +276,20 @@ def choose_limits(docs: Sequence[Doc], model: ProseModel) -> tuple[float, dict[s
     return floor, per_class
 
 
+def choose_lead_limit(verdicts: Scored) -> float:
+    """Just above the largest lead by which a healthy document's top signature beat its runner-up (LEAD_LIMIT;
+    off: infinite)."""
+    if not LEAD_LIMIT:
+        return math.inf
+    return round(max((lead for _, _, lead in verdicts), default=0.0) + SCORE_SLACK, 2)
+
+
 def fit(docs: Sequence[Doc]) -> ProseModel:
     """The model over all documents with the score limits that keep every healthy document quiet."""
     model = fit_model(docs)
-    floor, per_class = choose_limits(docs, model)
-    lead_limit = round(healthy_top_lead(docs, model) + SCORE_SLACK, 2) if LEAD_LIMIT else math.inf
-    return replace(model, min_score=floor, class_min_score=per_class, lead_limit=lead_limit)
+    verdicts = healthy_verdicts(docs, model)
+    floor, per_class = choose_limits(verdicts)
+    return replace(model, min_score=floor, class_min_score=per_class, lead_limit=choose_lead_limit(verdicts))
 
 
 def render(model: ProseModel, corpora: Sequence[Path]) -> str:

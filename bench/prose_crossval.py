@@ -68,9 +68,7 @@ def _why_quiet(model: ProseModel, label: str, top: str, score: float, lead: floa
         return "quiet_none_on_top"
     if lead < model.min_lead:
         return "quiet_short_lead"
-    if score < model.limit(top):
-        return "quiet_right_under_limit" if top == label else "quiet_wrong_under_limit"
-    return "quiet_short_lead"
+    return "quiet_right_under_limit" if top == label else "quiet_wrong_under_limit"
 
 
 def main(argv: list[str] | None = None) -> int:
