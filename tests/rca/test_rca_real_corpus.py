@@ -1,10 +1,11 @@
 """The real-text corpus (tests/rca/real_corpus, issue 11): the tune split must keep its score.
 
-The tune split (776 excerpts of public issue threads, 81 of them healthy; since 2026-12-01 it includes
+The tune split (862 excerpts of public issue threads, 91 of them healthy; since 2026-12-01 it includes
 the first held-out split and the third batch, heldout3, each promoted after being scored twice, the
 fifth, heldout5, promoted after its one look, tune7, 120 cases gathered for tuning, and the sixth and
-seventh batches, heldout6 and heldout7, promoted after three looks each, and tune8, 113 more cases
-gathered for tuning) runs through
+seventh batches, heldout6 and heldout7, promoted after three looks each, tune8, 113 more cases
+gathered for tuning, and the eighth batch, heldout8, promoted after three looks: 86 of its 87 cases,
+one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/) are scored
@@ -67,10 +68,10 @@ MEASURED_FALSE_CAUSES = 0
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 776
+    assert len(cases) == 862
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 695 and result.healthy_cases == 81
+    assert incidents == 771 and result.healthy_cases == 91
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
