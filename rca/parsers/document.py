@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
 from gpuobs.rca.parsers import exposition, history, k8s, nvsmi
@@ -111,11 +112,28 @@ def _structured(name: str, text: str, mtime: float | None) -> list[Evidence]:
             *parse_nvsmi_text(text.splitlines(), name, pages=False)[0],
         ]
     if exposition.looks_like_exposition(text):
-        return exposition.parse_exposition(text, source=name, when=mtime)
+        return _exposition(name, text, mtime)
     if text.lstrip()[:1] == "{" and '"resourceSpans"' in text[:4096]:
         return parse_otlp_text(text, source=name)
     doc = _history(text)
     return history.evidence_from_history(doc, source=name) if doc is not None else []
+
+
+def _exposition(name: str, text: str, mtime: float | None) -> list[Evidence]:
+    """A `/metrics` text. One that does not parse as a whole, pasted with other lines around it (a shell
+    prompt, a note, a log), gives the metrics of its exposition lines and is read as log text too; a text that
+    claims to be exposition from its first line and gives no metric that way is refused (InputError)."""
+    try:
+        return exposition.parse_exposition(text, source=name, when=mtime)
+    except InputError as refused:
+        whole = text.lstrip().startswith(("# HELP ", "# TYPE "))
+        try:
+            metrics = exposition.parse_exposition(exposition.exposition_lines(text), source=name, when=mtime)
+        except InputError:
+            metrics = []
+        if whole and not metrics:
+            raise refused
+    return [*metrics, *parse_log_text(name, text)]
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
@@ -10,7 +11,11 @@ from gpuobs.names import by_native_name
 from gpuobs.names import gpu as g
 from gpuobs.rca.parsers.metrics import clock_reason_evidence, dcgm_specs, metric_evidence
 
-__all__ = ["looks_like_exposition", "parse_exposition"]
+__all__ = ["exposition_lines", "looks_like_exposition", "parse_exposition"]
+
+# A sample line: a metric name, its labels if any, a value and an optional timestamp.
+_SAMPLE_RE = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*(?:\{.*\})?[ \t]+\S+(?:[ \t]+\S+)?[ \t]*")
+_COMMENTS = ("# HELP ", "# TYPE ", "# UNIT ", "# EOF")
 
 
 def looks_like_exposition(text: str) -> bool:
@@ -18,6 +23,14 @@ def looks_like_exposition(text: str) -> bool:
     head = text.lstrip()[:4096]
     return head.startswith(("# HELP ", "# TYPE ")) or (
         "# TYPE " in head and ("gpuobs_" in head or "DCGM_FI_" in head or "vllm:" in head)
+    )
+
+
+def exposition_lines(text: str) -> str:
+    """The lines of a text shaped like exposition (comments, samples): a `/metrics` body out of a terminal
+    paste that also holds the shell prompt and the `curl` command, or a note around it."""
+    return "\n".join(
+        line for line in text.splitlines() if line.startswith(_COMMENTS) or _SAMPLE_RE.fullmatch(line)
     )
 
 

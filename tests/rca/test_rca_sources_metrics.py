@@ -15,10 +15,12 @@ import pytest
 from support.prometheus import free_port
 from support.rca_corpus import fleet_openmetrics
 
+from gpuobs.errors import InputError
 from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
 from gpuobs.names import exporter as x
 from gpuobs.names import gpu as g
 from gpuobs.rca import DiagnoseInputs, collect, keys
+from gpuobs.rca.parsers.document import parse_document
 from gpuobs.rca.parsers.exposition import parse_exposition
 from gpuobs.rca.parsers.history import evidence_from_history
 from gpuobs.rca.readers.exporter import fetch_exporter_history
@@ -224,3 +226,29 @@ def test_prometheus_down_is_a_problem_not_a_failure(tmp_path: Path) -> None:
     assert len(result.problems) == 2
     assert result.problems[0].startswith("[prometheus]") and "unreachable" in result.problems[0]
     assert result.problems[1].startswith("[exporter]")
+
+
+def test_a_metrics_paste_with_its_shell_prompt_is_read_not_refused() -> None:
+    """A `/metrics` body pasted from a terminal (prompt and `curl` line on top, a `dmesg` line under it) does
+    not parse as exposition; its exposition lines still give the metrics and the rest is read as log text."""
+    paste = "\n".join(
+        [
+            "(base) user@gpu1:~$ curl localhost:9400/metrics",
+            "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).",
+            "# TYPE DCGM_FI_DEV_GPU_TEMP gauge",
+            'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-1",device="nvidia0"} 91',
+            "user@gpu1:~$ sudo dmesg | tail -1",
+            "[ 812.345678] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",
+        ]
+    )
+    evs = parse_document("paste.txt", paste)
+    temps = [e for e in evs if e.key == g.GPU_TEMPERATURE.native]
+    assert [float(e.value) for e in temps] == [91.0]  # type: ignore[arg-type]
+    assert [e.value for e in evs if e.key == keys.XID] == [79]
+
+
+def test_a_broken_metrics_text_is_still_refused_with_a_clear_error() -> None:
+    """No line of it parses as exposition: the user hears which file and why, not a traceback."""
+    broken = '# TYPE DCGM_FI_DEV_GPU_TEMP gauge\nDCGM_FI_DEV_GPU_TEMP{gpu="0" 91\n'
+    with pytest.raises(InputError, match=r"broken\.prom: not valid Prometheus exposition"):
+        parse_document("broken.prom", broken)
