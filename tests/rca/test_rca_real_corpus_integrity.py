@@ -1,9 +1,9 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
-Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt
-files are non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`)
-are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third
-batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
+Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
+non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`) are
+not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch,
+`heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
 `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
 session after three looks each; the eighth, `heldout8/`, in the eighth session after three looks and a label
 review that dropped one of its 87 cases.)
@@ -29,9 +29,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 |" in table
+    assert "| signature | tune | heldout2 | heldout4 | heldout9 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [862, 105, 90]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [1063, 105, 90, 87]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -40,8 +40,9 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     """heldout3 (90 cases, 9 healthy) and heldout5 (94 cases, 10 healthy) were promoted into tune/ on
     2026-12-01, heldout6 and heldout7 (90 cases, 10 healthy each) in the next session, heldout8 (86 of its 87
     cases, 10 healthy) in the eighth: none has a column of its own and tune holds 179 + 90 + 94 + 90 + 90 + 86
-    cases, at least 18 + 9 + 10 + 10 + 10 + 10 healthy, plus the 120 + 113 cases (12 + 12 healthy) gathered
-    straight into tune/ (TUNE7_README.md, TUNE8_README.md)."""
+    cases, at least 18 + 9 + 10 + 10 + 10 + 10 healthy, plus the 120 + 113 + 100 + 101 cases (12 + 12 + 12 +
+    16 healthy) gathered straight into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A_README.md,
+    TUNE9B_README.md)."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     header = [c.strip() for c in rows[0].split("|")]
@@ -51,8 +52,8 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     def cell(label: str) -> int:
         return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
 
-    assert cell("**cases**") == 862
-    assert cell("(healthy)") >= 91
+    assert cell("**cases**") == 1063
+    assert cell("(healthy)") >= 119
 
 
 def _column(rows: list[str], part: str) -> dict[str, int]:
@@ -75,14 +76,24 @@ def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str])
     assert cells["**distinct signatures**"] >= 35
 
 
+def test_heldout9_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout9 (ninth held-out batch, gathered 2026-12-01 in the eighth session): 87 cases, 10 healthy, at
+    least 40 signatures; its threads are checked against every other part by the first test."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    cells = _column(capsys.readouterr().out.splitlines(), "heldout9")
+    assert cells["**cases**"] == 87
+    assert cells["(healthy)"] == 10
+    assert cells["**distinct signatures**"] >= 40
+
+
 def test_heldout8_was_promoted_whole_but_for_its_dropped_case(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout8 (eighth batch) was promoted into tune/ in the eighth session: no folder or column of its own
-    is left (heldout4 is the last column), its README moved to tune/, and its case whose thread reached no
+    is left, its README moved to tune/, and its case whose thread reached no
     cause (`tfserving_1795_...`) was dropped in the label review, not moved."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     header = [c.strip() for c in rows[0].split("|")]
-    assert header.index("heldout4") == len(header) - 2
+    assert "heldout8" not in header
     assert not (REAL / "heldout8").exists()
     assert (REAL / "tune" / "HELDOUT8_README.md").is_file()
     assert (REAL / "tune" / "osm_300_errol_edac_mce_faulty_ram" / "expected.json").is_file()
@@ -138,14 +149,14 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2 and heldout4, each on
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4 and heldout9, each on
     its own row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT
     points at tmp_path, so no real held-out file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     promoted = ("heldout5", "heldout6", "heldout7", "heldout8")  # in tune/ now: such a folder is not scored
-    for part in ("tune", "heldout2", "heldout4", *promoted):
+    for part in ("tune", "heldout2", "heldout4", "heldout9", *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -159,12 +170,13 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         for row in (
             "real text: heldout2",
             "real text: heldout4",
+            "real text: heldout9",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
         assert "secret_tune_case" in out
-        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7, 8))
+        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7, 8, 9))
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "2"  # cases: one fake case from each of the two batches
+        assert pooled[len(label) :].split()[0] == "3"  # cases: one fake case from each of the three batches
         assert not any(f"real text: heldout{n}" in out for n in (3, 5, 6, 7, 8))
