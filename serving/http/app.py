@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import threading
 from typing import Any
 
@@ -22,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gpuobs.errors import InputError
+from gpuobs.names import logs as lf
 from gpuobs.serving import stat_loggers
 from gpuobs.serving.auth import admin_secret, bearer_matches
 from gpuobs.serving.hotswap import ModelHandle
@@ -213,6 +215,12 @@ def _draining_server(config: Any, runtime: ServingRuntime) -> Any:
                 extra={"event": "shutdown_drain"},
             )
             timer = loop.call_later(runtime.config.drain_timeout_s, runtime.drain_expired.set)
+            if runtime.drain_stop.is_set():
+                logger.warning(
+                    "fault drain_stop: the process stops (SIGSTOP) until it gets SIGCONT",
+                    extra={lf.EVENT: "drain_stop"},
+                )
+                os.kill(os.getpid(), signal.SIGSTOP)
             try:
                 await super().shutdown(sockets)
             finally:
