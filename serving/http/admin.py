@@ -1,7 +1,8 @@
 """Admin routes: the model list (`/v1/models`), hot-swap (`/admin/models`), and fault injection.
 
 `/admin/faults` exists only with `--enable-fault-injection`: engine faults (gpuobs.serving.faults) and the
-server's own `grpc_block`.
+server's own `grpc_block` and `drain_stop` (the shutdown drain begins with the process stopped until it
+gets SIGCONT: what a CPU-starved host does to it, for a test to send requests into that moment).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SERVER_FAULTS = ("grpc_block",)
+SERVER_FAULTS = ("grpc_block", "drain_stop")
 
 ReadJson = Callable[[Request], Awaitable[dict[str, Any]]]
 
@@ -149,6 +150,8 @@ def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
         active: dict[str, Any] = dict(engine_faults().active())
         if runtime.grpc_block.is_set():
             active["grpc_block"] = {"hang_s": runtime.grpc_block_s}
+        if runtime.drain_stop.is_set():
+            active["drain_stop"] = {}
         return JSONResponse({"enabled": True, "kinds": [*FAULT_KINDS, *SERVER_FAULTS], "active": active})
 
     @app.post("/admin/faults/{kind}")
@@ -164,6 +167,10 @@ def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
             _set_grpc_block(runtime, float(hang))
             logger.warning("fault injected: grpc_block %s", params, extra={lf.EVENT: "fault_injected"})
             return JSONResponse({"kind": kind, "params": {"hang_s": runtime.grpc_block_s}})
+        if kind == "drain_stop":
+            runtime.drain_stop.set()
+            logger.warning("fault injected: drain_stop", extra={lf.EVENT: "fault_injected"})
+            return JSONResponse({"kind": kind, "params": {}})
         try:
             effective = engine_faults().inject(kind, **params)
         except (ValueError, TypeError) as exc:
@@ -174,6 +181,9 @@ def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
     async def faults_clear_one(kind: str) -> Response:
         if kind == "grpc_block":
             cleared = [kind] if _set_grpc_block(runtime, None) else []
+        elif kind == "drain_stop":
+            cleared = [kind] if runtime.drain_stop.is_set() else []
+            runtime.drain_stop.clear()
         else:
             cleared = list(engine_faults().clear(kind))
         return JSONResponse({"cleared": cleared})
@@ -183,4 +193,7 @@ def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
         cleared = list(engine_faults().clear(None))
         if _set_grpc_block(runtime, None):
             cleared.append("grpc_block")
+        if runtime.drain_stop.is_set():
+            runtime.drain_stop.clear()
+            cleared.append("drain_stop")
         return JSONResponse({"cleared": cleared})

@@ -89,6 +89,9 @@ class ServingRuntime:
         self.grpc_block = threading.Event()  # fault: the gRPC handler blocks, ignoring its deadline
         self.grpc_unblock = threading.Event()
         self.grpc_block_s = 60.0
+        # fault: the shutdown drain begins with the process stopped (SIGSTOP) until something sends it
+        # SIGCONT, as a CPU-starved host deschedules it between SIGTERM and closing its connections
+        self.drain_stop = threading.Event()
         # set once the shutdown drain has run out: requests still going end with an error (responses.py)
         self.drain_expired = asyncio.Event()
         self.started = time.time()

@@ -77,6 +77,7 @@ def test_fault_listing_and_bad_fault_requests(server: ServeProcess) -> None:
         "kv_shrink",
         "tokenizer_mismatch",
         "grpc_block",
+        "drain_stop",
     } <= set(body["kinds"])
     status, body = http_json("POST", f"{server.url}/admin/faults/melt_gpu", {})
     assert status == 400 and "unknown fault" in body["error"]["message"]
