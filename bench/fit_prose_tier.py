@@ -83,7 +83,7 @@ TRAIN_INCIDENT_LOGS = True
 # just above that document's score when that is higher. Measured with bench/prose_crossval.py (leave one
 # repository out, docs/BENCHMARKS.md).
 AGREE = True
-AGREE_FLOOR = 2.0
+AGREE_FLOOR = 1.0
 LOGIT_C = 1.0
 LOGIT_PRUNE = 0.05
 # `--check` reads a logistic weight as current when it is within this of the fitted one (a weight near
