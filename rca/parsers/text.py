@@ -254,6 +254,10 @@ def phrase_hits(
         spans[line].append((start, end, pi))
     for line in denied:
         spans[line] = _undenied(spans[line], denied[line])
+    for line in list(spans):
+        supposed = _supposed(text[starts[line] : starts[line + 1] - 1])
+        if supposed:
+            spans[line] = _outside(spans[line], supposed, starts[line])
     for line, unmarked in _marked_lines(text, starts, skip):
         # a line written in Markdown is read again without its emphasis and code marks, its phrases found
         # there (positions of the unmarked line: only their order and nesting on the line matter below)
@@ -265,6 +269,8 @@ def phrase_hits(
             or _read_off(unmarked, span[1])
         ]
         spans[line] = _undenied([span for span in found_here if span not in denied_here], denied_here)
+        if supposed := _supposed(unmarked):
+            spans[line] = _outside(spans[line], supposed, 0)
     for line in [line for line, kept in spans.items() if not kept]:
         del spans[line]
     out: list[PhraseHit] = []
@@ -290,6 +296,36 @@ _OFF_READING_RE = re.compile(
 def _read_off(text: str, end: int) -> bool:
     """Whether the phrase ending at `end` is a key whose value right after it reads off or zero."""
     return text[end : end + 1] in (" ", ":", "=") and _OFF_READING_RE.match(text, end, end + 24) is not None
+
+
+# Sentences that tell no event: a question about what a design should do ("Should requests just be
+# rejected with a 'server overloaded' error?", "What should happen if the queue is full?"; not the
+# writer's own "Should I ...?"), and what the writer took from the documentation ("According to the docs,
+# requests are queued by the scheduler", "As far as I understood from the architecture guide, ...").
+_SUPPOSED_RE = re.compile(
+    r"(?:^|(?<=[.!?])\s+)(?:so |and |but |then )?(?:what |how )?(?:should|shall|would) (?!i\b|we\b|you\b)"
+    r"[^.!?]*\?"
+    r"|(?:^|(?<=[.!?])\s+)[^.!?]*\b(?:according to|as (?:far as )?i (?:understand|understood) (?:it )?from"
+    r"|i (?:read|learned) (?:in|from)) the (?:[\w`'-]+ ){0,3}?`?(?:docs?|documentation|readme|architecture"
+    r"|faq|guide|manual|spec|specification)\b[^.!?]*[.!?]?"
+)
+_SUPPOSED_CUES = ("should", "shall", "would", "according to", "understand", "i read", "i learned")
+
+
+def _supposed(line: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of a lowered line that tells no event (see _SUPPOSED_RE)."""
+    if not any(cue in line for cue in _SUPPOSED_CUES):
+        return []
+    return [m.span() for m in _SUPPOSED_RE.finditer(line)]
+
+
+def _outside(
+    spans: list[tuple[int, int, int]], ranges: list[tuple[int, int]], offset: int
+) -> list[tuple[int, int, int]]:
+    """The spans (at `offset` + a line position) that lie in none of the line's ranges."""
+    return [
+        (s, e, pi) for s, e, pi in spans if not any(a <= s - offset and e - offset <= b for a, b in ranges)
+    ]
 
 
 def _undenied(

@@ -425,3 +425,22 @@ def test_a_field_read_off_in_a_record_of_several_names_nothing() -> None:
     on = ["(idle = false, hw_slowdown = false, sw_power_cap = true, sw_thermal_slowdown = false)",
           "the GPU is throttled by the SW power cap all through the benchmark"]
     assert [r.value for r in match_text(on)] == ["power_throttling"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # a question about what a design should do tells no event; the writer's own "Should I ...?" does
+        (["Should the server reject requests with a \"server overloaded\" error once the queue is full?",
+          "What should the scheduler do when all pending requests exceed the queue?"], []),
+        (["Should I worry? The server is overloaded, requests are queued for minutes and pending requests pile up."],
+         ["queue_saturation"]),
+        # what the writer took from the documentation; what the logs say is an event
+        (["According to the documentation, requests are queued by the scheduler until an instance is free and "
+          "pending requests wait there."], []),
+        (["According to the logs, requests are queued for minutes and pending requests pile up."],
+         ["queue_saturation"]),
+    ],
+)
+def test_a_design_question_or_the_documentation_tells_no_event(lines: list[str], expected: list[str]) -> None:
+    assert [r.value for r in match_text(lines)] == expected
