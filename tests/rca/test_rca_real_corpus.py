@@ -68,10 +68,14 @@ TUNE = REAL / "tune"
 # 28 healthy texts given a cause; both files refitted on the 1063: 899/944, 902/944, and 7 of the 119 healthy
 # still given a cause (discussions of a failure that is not happening: a feature PR about ECC counters, a
 # maintainer's "you can ignore this warning"; see the session's note).
+# Round 9h (discussion is not evidence: "zero"/"if"/"whether" deny what follows, a change told in a title or
+# bullet, a dismissal or clean verdict nearby, hardware the machines lack, a key read false), both refitted:
+# 899/944, 902/944, 1 of the 119 healthy given a cause (a queue-size feature request); a design question
+# ("Should requests be rejected ...?") and what the docs say tell no event, refitted: 899/944, 902/944, 0/119.
 MARGIN_CASES = 2
 MEASURED_TOP1 = 899
 MEASURED_TOP3 = 902
-MEASURED_FALSE_CAUSES = 7
+MEASURED_FALSE_CAUSES = 0
 
 
 def test_tune_split_keeps_its_score() -> None:
