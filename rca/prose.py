@@ -327,7 +327,9 @@ class ProseModel:
             "agree_min_score": None if math.isinf(self.agree_min_score) else round(self.agree_min_score, 4),
             "class_agree_min_score": {c: round(v, 4) for c, v in sorted(self.class_agree_min_score.items())},
             "logit": {
-                "bias": {c: round(b, 4) for c, b in zip(self.classes, self.logit_bias, strict=True)},
+                "bias": {c: round(b, 4) for c, b in zip(self.classes, self.logit_bias, strict=True)}
+                if self.logit_bias
+                else {},
                 "tokens": {
                     t: {self.classes[ci]: round(w, 4) for ci, w in sorted(row.items())}
                     for t, row in sorted(self.logit_weights.items())

@@ -345,8 +345,11 @@ def test_the_logistic_readers_agreement_names_a_signature_under_its_limit() -> N
     healthy_first = replace(agreeing, logit_weights={"slow": {2: 0.25}})  # 0.25 < the healthy bias 0.5
     assert healthy_first.logit_top({"slow"}) == HEALTHY and healthy_first.classify(slow) is None
     assert replace(agreeing, agree_min_score=4.5).classify(slow) is None
+    own_limit = replace(agreeing, class_agree_min_score={"model_load_slow": 4.5})  # healthy text came near it
+    assert own_limit.agree_limit("model_load_slow") == 4.5 and own_limit.agree_limit("gpu_reset_required") == 3.0
+    assert own_limit.classify(slow) is None
     assert guarded.logit_top({"slow"}) is None  # no logistic reader: no agreement
-    for model in (agreeing, healthy_first):
+    for model in (agreeing, healthy_first, own_limit):
         assert ProseModel.from_json(json.loads(json.dumps(model.to_json()))) == model
 
 
@@ -359,6 +362,8 @@ def test_a_logistic_table_with_unknown_classes_is_refused() -> None:
         ProseModel.from_json(model | {"logit": {"bias": bias, "tokens": {"slow": {"nope": 1.0}}}})
     with pytest.raises(ValueError, match="agree_min_score"):
         ProseModel.from_json(model | {"agree_min_score": "low"})
+    with pytest.raises(ValueError, match="class_agree_min_score"):
+        ProseModel.from_json(model | {"class_agree_min_score": {"no_such_signature": 3.0}})
 
 
 def test_the_fit_check_allows_a_logistic_weight_to_move_within_the_tolerance() -> None:
