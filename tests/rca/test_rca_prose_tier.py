@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import random
 import string
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -446,3 +448,17 @@ def test_random_input_never_crashes_the_tier() -> None:
             assert record.value in model.classes and record.value != HEALTHY
             assert all(1 <= n <= len(lines) for n in record.attrs["lines"])
             json.dumps(record.to_dict())
+
+
+def test_the_prose_tier_reads_without_scikit_learn() -> None:
+    """scikit-learn fits the logistic reader; reading text with it is a dict look-up, so `gpuobs diagnose`
+    never imports scikit-learn or SciPy."""
+    code = (
+        "import sys\n"
+        "from gpuobs.rca.prose import default_prose_model, prose_record\n"
+        "assert default_prose_model().logit_bias\n"
+        "prose_record(['the model takes twenty minutes to load from the network share every time'], 'x')\n"
+        "print(sorted(m for m in ('sklearn', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
