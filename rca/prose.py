@@ -407,13 +407,10 @@ def _logit(data: object, index: dict[str, int]) -> tuple[tuple[float, ...], dict
         return (), {}
     if set(bias) != set(index) or not all(isinstance(v, int | float) for v in bias.values()):
         raise ValueError("prose weights: 'logit.bias' must give a number for every class")
-    weights: dict[str, dict[int, float]] = {}
-    for token, row in rows.items():
-        if not isinstance(row, dict) or not all(
-            c in index and isinstance(w, int | float) for c, w in row.items()
-        ):
-            raise ValueError(f"prose weights: 'logit.tokens' row {token!r} must map known classes to numbers")
-        weights[str(token)] = {index[c]: float(w) for c, w in row.items()}
+    try:  # one pass, no per-weight checks: the file is read on every diagnosis that reaches this tier
+        weights = {str(t): {index[c]: float(w) for c, w in row.items()} for t, row in rows.items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"prose weights: 'logit.tokens' must map known classes to numbers: {exc!r}") from exc
     return tuple(float(bias[c]) for c in sorted(index, key=index.__getitem__)), weights
 
 
