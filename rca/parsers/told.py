@@ -2,7 +2,7 @@
 300+ seconds to load", "loading the checkpoint took 25 minutes"), a GPU that slows down at a told
 temperature ("it throttles down to hold 84 degrees"); a load told slow in words or at a told read rate, a
 few GPUs told slower than the rest, a throughput told lost with a new version, requests told waiting for
-another's prefill.
+another's prefill, an out-of-memory told to come only after a long run.
 
 Descriptions rarely hold a tool's own reading; they say how long it took or how hot it got. This reads such
 sentences on the prose lines of a document in which nothing else was recognised (the same lines and window
@@ -25,7 +25,9 @@ __all__ = [
     "LOAD_RATE_SLOW",
     "LOAD_SLOW_S",
     "QUEUED_S",
+    "late_oom_records",
     "told_hot_celsius",
+    "told_late_oom",
     "told_load_rate",
     "told_load_seconds",
     "told_prefill_wait",
@@ -330,13 +332,56 @@ def told_prefill_wait(sentence: str) -> bool:
     return bool(_WAITERS_RE.search(low)) and any(pattern.search(low) for pattern in _PREFILL_WAIT_RES)
 
 
+# An out-of-memory told to come only after a long run ("out of memory after 15K iterations", "it OOMs after
+# about 6 hours of training", "after 20 epochs I get CUDA out of memory"): the first steps fit, so memory
+# grew until it did not (`cuda_oom_leak`). A few steps or one epoch is a batch that never fit, or a larger
+# evaluation pass; these limits are the least that tell a run, not a figure fitted to a case.
+_LEAK = "cuda_oom_leak"
+_OOM_WORDS_RE = re.compile(r"\bout[ -]of[ -]memory\b|\bo\.?o\.?m(?:s|ed|ing)?\b|outofmemory")
+_AFTER_RUN_RE = re.compile(
+    r"\bafter (?:about |around |roughly |nearly |over |some |~)?(?P<n>\d+(?:\.\d+)?) ?(?P<k>k\b)? ?"
+    r"(?:(?:training|train|inference|successful) )?(?P<u>iterations?|iters?|its|steps?|batches|epochs?|"
+    r"hours?|hrs?|days?)\b"
+)
+_LONG_RUN = {"i": 1000.0, "s": 1000.0, "b": 1000.0, "e": 3.0, "h": 1.0, "d": 1.0}
+_GONE_RE = re.compile(r"\b(?:gone|disappear\w*|resolved|works? (?:fine|now))\b")
+
+
+def told_late_oom(sentence: str) -> bool:
+    """Whether a sentence tells an out-of-memory that came only after a long run (many steps, epochs,
+    hours)."""
+    low = sentence.lower()
+    if "after" not in low or not _OOM_WORDS_RE.search(low) or _question(low) or _NEGATED_RE.search(low):
+        return False
+    if _RESTORED_RE.search(low) or _GONE_RE.search(low):
+        return False
+    for m in _AFTER_RUN_RE.finditer(low):
+        n = float(m["n"]) * (1000.0 if m["k"] else 1.0)
+        if n >= _LONG_RUN[m["u"][0]]:
+            return True
+    return False
+
+
+def late_oom_records(lines: Sequence[str], source: str) -> list[Evidence]:
+    """A `cuda_oom_leak` wording for the first prose line that tells the out-of-memory came only after a
+    long run, read also on lines a parser read (the OOM's own line, or a title quoting it): beside an OOM
+    record the told run length is what says the memory grew. Empty when no line tells one."""
+    for n, line in prose_window(lines):
+        if "after" in line.lower():
+            for sentence in _SENTENCE_SPLIT_RE.split(line):
+                if told_late_oom(sentence):
+                    return [_told(_LEAK, "an out-of-memory told after a long run", {}, n, line, source)]
+    return []
+
+
 def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -> list[Evidence]:
     """`text_match` records for the first prose line (outside `skip`, 0-based lines the exact tier read)
     that tells each failure: a load time of at least `LOAD_SLOW_S`, a load told slow in words or read
     slower than `LOAD_RATE_SLOW`, or a long wait at the loading step the log ends on (`model_load_slow`);
     a time in the queue of at least `QUEUED_S` (`queue_saturation`); a slowdown at `HOT_C` or hotter
     (`thermal_throttling`); a few GPUs slower than the rest (`straggler_gpu`); a throughput lost with a
-    new version (`kernel_slowdown`); requests waiting for another's prefill (`head_of_line_blocking`).
+    new version (`kernel_slowdown`); requests waiting for another's prefill (`head_of_line_blocking`); an
+    out-of-memory only after a long run (`cuda_oom_leak`).
     None when no line tells one."""
     out: dict[str, Evidence] = {}
     loading_last: list[bool] = []  # computed once, on the first told wait
@@ -375,6 +420,8 @@ def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -
                 put(_REGRESSION, "a throughput told lost with a version", {}, n, line)
             if _HOL not in out and told_prefill_wait(sentence):
                 put(_HOL, "requests told waiting for a prefill", {}, n, line)
+            if _LEAK not in out and told_late_oom(sentence):
+                put(_LEAK, "an out-of-memory told after a long run", {}, n, line)
     return list(out.values())
 
 
