@@ -2,7 +2,7 @@
 300+ seconds to load", "loading the checkpoint took 25 minutes"), a GPU that slows down at a told
 temperature ("it throttles down to hold 84 degrees"); a load told slow in words or at a told read rate, a
 few GPUs told slower than the rest, a throughput told lost with a new version, requests told waiting for
-another's prefill, an out-of-memory told to come only after a long run.
+another's prefill, an out-of-memory told to come only after a long run or at a model swap.
 
 Descriptions rarely hold a tool's own reading; they say how long it took or how hot it got. This reads such
 sentences on the prose lines of a document in which nothing else was recognised (the same lines and window
@@ -25,7 +25,7 @@ __all__ = [
     "LOAD_RATE_SLOW",
     "LOAD_SLOW_S",
     "QUEUED_S",
-    "late_oom_records",
+    "oom_told_records",
     "told_hot_celsius",
     "told_late_oom",
     "told_load_rate",
@@ -35,6 +35,7 @@ __all__ = [
     "told_records",
     "told_slow_load",
     "told_straggler",
+    "told_swap",
     "told_version_regression",
 ]
 
@@ -362,16 +363,50 @@ def told_late_oom(sentence: str) -> bool:
     return False
 
 
-def late_oom_records(lines: Sequence[str], source: str) -> list[Evidence]:
-    """A `cuda_oom_leak` wording for the first prose line that tells the out-of-memory came only after a
-    long run, read also on lines a parser read (the OOM's own line, or a title quoting it): beside an OOM
-    record the told run length is what says the memory grew. Empty when no line tells one."""
+# A swap told beside an out-of-memory: the OOM came as another model or checkpoint was loaded, or while the
+# one before it was still resident ("it OOMs when I switch checkpoints", "during the second model", "when
+# one of the models has already been loaded into VRAM"): `cuda_oom_hot_swap`. A move to a smaller or
+# quantised model is the remedy of a model that never fit, a move to a larger one a model that does not fit,
+# and a told fix ends the story: none of them counts.
+_SWAP = "cuda_oom_hot_swap"
+_MODELS = r"(?:models?|checkpoints?|ckpts?|finetunes?|fine-tunes?|loras?|llms?)\b"
+_SWAP_RES = (
+    re.compile(
+        rf"\b(?:swap\w*|switch\w*|chang(?:e|es|ed|ing))\b (?:(?:the|a|my|our|between|to|from|of)\s)?"
+        rf"(?:[\w-]+ )?{_MODELS}"
+    ),
+    re.compile(r"\b(?:model|checkpoint) (?:swap\w*|switch\w*|chang(?:e|es|ing))\b"),
+    re.compile(rf"\b(?:second|another|next) (?:[\w-]+ )?{_MODELS}"),
+    re.compile(
+        rf"\b{_MODELS} (?:(?:is|are|has|have) )?(?:already (?:(?:has|have) )?(?:been |being )?loaded|"
+        r"still (?:loaded|resident|in (?:vram|memory|gpu)))"
+    ),
+)
+_REMEDY_RE = re.compile(r"\b(?:smaller|lighter|bigger|larger|quantized|quantised|int4|int8|fp16|cpu)\b")
+
+
+def told_swap(sentence: str) -> bool:
+    """Whether a sentence tells a model or checkpoint swapped in (or another loaded next to one still
+    resident); read only beside an out-of-memory."""
+    low = sentence.lower()
+    if _question(low) or _REMEDY_RE.search(low) or _RESTORED_RE.search(low) or _GONE_RE.search(low):
+        return False
+    return any(pattern.search(low) for pattern in _SWAP_RES)
+
+
+def oom_told_records(lines: Sequence[str], source: str) -> list[Evidence]:
+    """What the prose beside an out-of-memory tells of it, read also on lines a parser read (the OOM's own
+    line, or a title quoting it): a `cuda_oom_leak` wording for the first sentence telling the OOM came only
+    after a long run, else a `cuda_oom_hot_swap` one for the first telling a model swapped in. Empty when
+    no line tells either."""
+    swap: list[Evidence] = []
     for n, line in prose_window(lines):
-        if "after" in line.lower():
-            for sentence in _SENTENCE_SPLIT_RE.split(line):
-                if told_late_oom(sentence):
-                    return [_told(_LEAK, "an out-of-memory told after a long run", {}, n, line, source)]
-    return []
+        for sentence in _SENTENCE_SPLIT_RE.split(line):
+            if told_late_oom(sentence):
+                return [_told(_LEAK, "an out-of-memory told after a long run", {}, n, line, source)]
+            if not swap and told_swap(sentence):
+                swap.append(_told(_SWAP, "an out-of-memory told at a model swap", {}, n, line, source))
+    return swap
 
 
 def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -> list[Evidence]:

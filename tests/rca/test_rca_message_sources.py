@@ -805,6 +805,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # Ray 1.x-2.0's raylet memory monitor killing a task (node_manager.cc "System memory low at node ...").
     ("ray_oom_killer", "(raylet, ip=10.0.3.21) [2023-01-04 09:12:55,001 E 211 211] (raylet) node_manager.cc:2966: System memory low at node with IP 10.0.3.21. Used memory (30.12GB) / total capacity (31.26GB) (0.96353) exceeds threshold 0.95, killing latest task with name train_fn() and actor ID ffffffffffffffff1d2f3a4b01000000\n"),
     (None, "(raylet) node_manager.cc:512: Memory usage on node 10.0.3.21 is 61% (threshold 0.95), nothing to do\n"),
+    # A BMC's system event log, IPMI sensor type 0Ch (Memory) offsets 01h and 00h as the IPMI spec's table names
+    # them: an uncorrectable DIMM error is the host's; a correctable one alone is no failure.
+    ("host_machine_check", "SEL | 04/11/2024 02:13:55 | Memory | Uncorrectable ECC / other uncorrectable memory error @DIMM_A1(CPU1) - Asserted\n"),
+    ("host_machine_check", "12 | 2024-04-11 02:13:55 | Memory ECC | Uncorrectable ECC/other uncorrectable memory error | Asserted\n"),
+    (None, "SEL | 04/11/2024 02:13:55 | Memory | Correctable ECC / other correctable memory error @DIMM_A1(CPU1) - Asserted\n"),
 ]
 # fmt: on
 

@@ -25,6 +25,7 @@ from gpuobs.rca.parsers.told import (
     told_records,
     told_slow_load,
     told_straggler,
+    told_swap,
     told_version_regression,
 )
 
@@ -384,3 +385,41 @@ def test_an_oom_told_after_a_long_run_beside_its_traceback_is_a_leak(tmp_path: P
 )
 def test_told_behaviours_name_their_cause(tmp_path: Path, text: str, cause: str) -> None:
     assert pasted_causes(tmp_path, text) == [cause]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Every time I switch checkpoints in the UI it dies.",
+        "The web server crashes while swapping between two LoRAs.",
+        "Loading the next model in the pipeline fails.",
+        "It breaks as soon as a second fine-tuned model is requested.",
+        "The error appears when the first model is still loaded in VRAM.",
+        "It fails when one of the models has already been loaded.",
+    ],
+)
+def test_a_model_swap_told_is_read(sentence: str) -> None:
+    assert told_swap(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I switched to a smaller model and everything fits.",
+        "Changing the model to a larger one makes it fail.",
+        "Does switching models free the memory?",
+        "Swapping the checkpoint fixed it for me.",
+        "The model loads in 40 seconds and serves requests.",
+        "We use one model per GPU.",
+    ],
+)
+def test_a_remedy_a_question_or_no_swap_is_not_a_told_swap(sentence: str) -> None:
+    assert not told_swap(sentence)
+
+
+def test_an_oom_told_at_a_model_swap_beside_its_traceback_is_a_hot_swap(tmp_path: Path) -> None:
+    told = "The UI runs out of memory whenever I change checkpoints; a fresh start loads either one fine.\n"
+    assert pasted_causes(tmp_path, told + _OOM_LINE)[:1] == ["cuda_oom_hot_swap"]
+    assert pasted_causes(tmp_path, "I moved to a larger model and now it fails.\n" + _OOM_LINE)[:1] == [
+        "cuda_oom_capacity"
+    ]
