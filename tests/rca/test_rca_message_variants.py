@@ -833,6 +833,18 @@ VARIANTS: list[tuple[str | None, str]] = [
         "check_enough_kv_cache_memory\n    _check_enough_kv_cache_memory(\n",
     ),
     (None, "INFO 05-02 10:00:01 [kv_cache_utils.py:716] GPU KV cache size: 412,304 tokens\n"),
+    # a host memory module told bad beside the panic it brings, and a fatal machine check with its panic: the
+    # machine check is the cause; modules replaced long ago are no failure.
+    (
+        "host_machine_check",
+        "After the move the storage node panics during boot. Support traced it to a faulty DIMM in slot B2.\n",
+    ),
+    (
+        "host_machine_check",
+        "[  412.1] mce: [Hardware Error]: CPU 3: Machine Check Exception: 5 Bank 7: be00000000800400\n"
+        "[  412.1] Kernel panic - not syncing: Fatal machine check\n",
+    ),
+    (None, "We replaced the memory modules last year and the node has run clean since.\n"),
 ]
 
 
