@@ -218,7 +218,7 @@ class ProseModel:
     nothing of how close healthy text comes to the others. A top signature under its limit still holds
     when it leads the runner-up by `lead_limit` (above any lead healthy text reached, also chosen by the
     fit): a short description scores low, but when its words point at one signature only, the runner-up
-    is far behind. It also holds at `agree_min_score`, whatever its lead, when a second reader of the same
+    is far behind. It also holds at `agree_min_score` when a second reader of the same
     words, a logistic regression (`logit_bias`, `logit_weights`: per-class intercepts and token weights,
     small ones pruned), puts the same signature first: the two models err on different texts, so their
     agreement is rarer on healthy text than either's score alone. That limit is per signature too
@@ -241,11 +241,11 @@ class ProseModel:
     def holds(self, top: str, score: float, lead: float, agreed: bool = False) -> bool:
         """Whether a verdict for `top` with this score and lead is given; `agreed`: the logistic reader
         put `top` first too."""
-        if top == HEALTHY or score <= 0:
+        if top == HEALTHY or lead < self.min_lead or score <= 0:
             return False
-        if agreed and score >= self.agree_limit(top):
-            return True
-        return lead >= self.min_lead and (score >= self.limit(top) or lead >= self.lead_limit)
+        return (
+            score >= self.limit(top) or lead >= self.lead_limit or (agreed and score >= self.agree_limit(top))
+        )
 
     def agree_limit(self, signature: str) -> float:
         """The score a verdict for `signature` needs when the logistic reader agrees."""

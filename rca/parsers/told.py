@@ -36,6 +36,7 @@ __all__ = [
     "told_slow_load",
     "told_straggler",
     "told_swap",
+    "told_under_limits",
     "told_version_regression",
 ]
 
@@ -158,6 +159,25 @@ def told_load_seconds(sentence: str) -> float | None:
         return None
     found = [_dur(m) for pattern in _TOLD_RES for m in pattern.finditer(low)]
     return max(found) if found else None
+
+
+def told_under_limits(lines: Sequence[str]) -> frozenset[str]:
+    """The signatures whose own figure the text tells, and tells under its limit wherever it tells one: a load
+    time under LOAD_SLOW_S (`model_load_slow`), a slowdown at a temperature under HOT_C
+    (`thermal_throttling`). The prose tier does not name them: a figure read exactly outranks a bag of words
+    ("loading the tokenizer takes a minute" is about loading, and says it is quick)."""
+    loads: list[float] = []
+    temps: list[float] = []
+    for line in lines:
+        for sentence in _SENTENCE_SPLIT_RE.split(line):
+            if (seconds := told_load_seconds(sentence)) is not None:
+                loads.append(seconds)
+            if (celsius := told_hot_celsius(sentence)) is not None:
+                temps.append(celsius)
+    under = {_LOAD_SLOW} if loads and max(loads) < LOAD_SLOW_S else set()
+    if temps and max(temps) < HOT_C:
+        under.add(_THERMAL)
+    return frozenset(under)
 
 
 # A question tells nothing that happened ("does loading slow down with safetensors?", "is the prefill

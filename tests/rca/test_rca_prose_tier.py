@@ -347,9 +347,8 @@ def test_the_logistic_readers_agreement_names_a_signature_under_its_limit() -> N
     healthy_first = replace(agreeing, logit_weights={"slow": {2: 0.25}})  # 0.25 < the healthy bias 0.5
     assert healthy_first.logit_top({"slow"}) == HEALTHY and healthy_first.classify(slow) is None
     assert replace(agreeing, agree_min_score=4.5).classify(slow) is None
-    # an agreed verdict needs no lead over the runner-up; the others do
-    assert replace(agreeing, min_lead=10.0).classify(slow) is not None
-    assert replace(guarded, min_lead=10.0, lead_limit=3.5).classify(slow) is None
+    # an agreed verdict too must lead the runner-up by min_lead
+    assert replace(agreeing, min_lead=10.0).classify(slow) is None
     own_limit = replace(agreeing, class_agree_min_score={"model_load_slow": 4.5})  # healthy text came near it
     assert own_limit.agree_limit("model_load_slow") == 4.5 and own_limit.agree_limit("gpu_reset_required") == 3.0
     assert own_limit.classify(slow) is None

@@ -26,6 +26,7 @@ from gpuobs.rca.parsers.told import (
     told_slow_load,
     told_straggler,
     told_swap,
+    told_under_limits,
     told_version_regression,
 )
 
@@ -423,3 +424,30 @@ def test_an_oom_told_at_a_model_swap_beside_its_traceback_is_a_hot_swap(tmp_path
     assert pasted_causes(tmp_path, "I moved to a larger model and now it fails.\n" + _OOM_LINE)[:1] == [
         "cuda_oom_capacity"
     ]
+
+
+@pytest.mark.parametrize(
+    ("lines", "under"),
+    [
+        (["Loading the tokenizer takes a minute on the first start."], {"model_load_slow"}),
+        (["It takes 50 seconds to load the model. It is fine."], {"model_load_slow"}),
+        (["The step time slows after a while although the card holds 71 C."], {"thermal_throttling"}),
+        (["Loading the weights takes 25 minutes from the NFS share."], set()),
+        (["The draft model loads in 30 s.", "The big one takes 20 minutes to load."], set()),
+        (["The card throttles down once it reaches 87 C."], set()),
+        (["Requests are slow and the queue keeps growing."], set()),
+    ],
+)
+def test_told_figures_under_their_limits_are_found(lines: list[str], under: set[str]) -> None:
+    """The signatures whose own figure a text tells only under its limit: the prose tier does not name them
+    (a told load time under LOAD_SLOW_S, a slowdown told at a temperature under HOT_C)."""
+    assert told_under_limits(lines) == under
+
+
+def test_a_quick_load_told_in_words_keeps_the_prose_tier_from_naming_a_slow_load(tmp_path: Path) -> None:
+    """Words about loading lean to `model_load_slow`; a load time told under the limit decides against it,
+    and a long one does not."""
+    quick = "Loading the tokenizer and the weights takes a minute on the first start of the server.\n"
+    assert pasted_causes(tmp_path, quick) == []
+    slow = "Loading the tokenizer and the weights takes 40 minutes on the first start of the server.\n"
+    assert pasted_causes(tmp_path, slow) == ["model_load_slow"]
