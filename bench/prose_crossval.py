@@ -9,7 +9,8 @@ used to choose the fit's settings; it never reads a held-out batch. Each quiet i
 reason: `none` on top, the top signature (right or wrong) under its limit, or too short a lead.
 
     python bench/prose_crossval.py [--alpha A] [--min-df N] [--min-lead L] [--no-incident-logs]
-                                   [--one-limit] [--floor F] [--json]
+                                   [--one-limit] [--floor F] [--no-lead-limit] [--no-agree]
+                                   [--agree-floor F] [--json]
 """
 
 from __future__ import annotations
@@ -48,8 +49,7 @@ def crossval() -> dict[str, int]:
     for repo in sorted({d.group for d in tune}):
         model = fit.fit([d for d in docs if d.group != repo])
         for doc in (d for d in tune if d.group == repo):
-            top, score, lead = model.best(doc.tokens)
-            named = model.holds(top, score, lead)
+            top, score, lead, named = model.judge(doc.tokens)
             if doc.label == fit.NONE:
                 counts["healthy"] += 1
                 counts["healthy_named"] += named
@@ -86,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-lead-limit", action="store_true", help="no verdict under the score limit, whatever the lead"
     )
+    parser.add_argument(
+        "--no-agree", action="store_true", help="no verdict from the two readers' agreement under the limit"
+    )
+    parser.add_argument("--agree-floor", type=float, default=fit.AGREE_FLOOR, help="the lowest agreed score")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     args = parser.parse_args(argv)
     if args.alpha <= 0 or args.min_df < 1 or args.min_lead < 0:
@@ -94,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     fit.TRAIN_INCIDENT_LOGS = not args.no_incident_logs
     fit.CLASS_LIMITS, fit.LIMIT_FLOOR = not args.one_limit, args.floor
     fit.LEAD_LIMIT = not args.no_lead_limit
+    fit.AGREE, fit.AGREE_FLOOR = not args.no_agree, args.agree_floor
     t0 = time.perf_counter()
     counts = crossval()
     settings = {
@@ -103,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         "incident_logs": fit.TRAIN_INCIDENT_LOGS,
         "limits": "one" if args.one_limit else f"per signature, floor {args.floor}",
         "lead_limit": fit.LEAD_LIMIT,
+        "agree": f"floor {fit.AGREE_FLOOR}" if fit.AGREE else False,
     }
     if args.json:
         print(json.dumps(settings | counts | {"seconds": round(time.perf_counter() - t0, 1)}))

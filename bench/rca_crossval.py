@@ -13,9 +13,13 @@ The held-out batches (bench/rca.py's REAL_HELDOUT, never read here) stay the hon
 of those;
 `--priors` scores with the catalog's prior weights alone (no fit at all) as a second reference.
 
-`--no-prose` turns the prose tier off (the figure before it existed).
+`--no-prose` turns the prose tier off (the figure before it existed); `--no-agree` fits the prose tier
+without its second reader's agreement. `--groups N` leaves out N groups of repositories in turn (round-robin
+over the sorted repositories) instead of one repository at a time: each fold still holds out whole
+repositories, and the run takes N fits instead of one per repository (since the prose tier's second reader,
+a fit costs ~10 s, and the tune split holds 500+ repositories).
 
-    python bench/rca_crossval.py [--priors] [--no-prose] [--json] [--failures]
+    python bench/rca_crossval.py [--priors] [--no-prose] [--no-agree] [--groups N] [--json] [--failures]
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 
+import fit_prose_tier
 from fit_prose_tier import corpus_docs, prior_docs
 from fit_prose_tier import fit as fit_prose
 from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, labelled_hits, prior_weights, wording_hits
@@ -70,10 +75,11 @@ def _run(case: Case, catalog: Catalog) -> CaseResult:
 
 
 def crossval(
-    priors_only: bool = False, strict: bool = False, prose: bool = True
+    priors_only: bool = False, strict: bool = False, prose: bool = True, groups: int = 0
 ) -> tuple[list[CaseResult], int]:
     """Every tune case diagnosed by a catalog and prose model fitted without its repository; and the
-    number of folds. `prose=False` diagnoses with the prose tier off.
+    number of folds. `prose=False` diagnoses with the prose tier off; `groups` > 0 holds out that many
+    groups of repositories in turn instead of one repository at a time.
 
     `strict` also drops, in each fold, the phrases found in the held-out repository's cases and in no
     other case of either corpus: a phrase only that thread uses was most likely written from it.
@@ -86,22 +92,25 @@ def crossval(
     synthetic = [(c, h) for c, h in hits if c.path.parent != TUNE]
     # the prose documents of a tune case carry its repository as their group (fit_prose_tier._repo)
     docs = [*corpus_docs([TUNE, SYNTHETIC]), *prior_docs()] if prose else []
-    groups: dict[str, list[Case]] = defaultdict(list)
+    repos = sorted({_repo(case) for case, _ in tune})
+    fold_of = {r: (i % groups if groups > 0 else i) for i, r in enumerate(repos)}
+    folds: dict[int, list[Case]] = defaultdict(list)
     for case, _ in tune:
-        groups[_repo(case)].append(case)
+        folds[fold_of[_repo(case)]].append(case)
     results: list[CaseResult] = []
-    for repo in sorted(groups):
-        train = synthetic + [(c, h) for c, h in tune if _repo(c) != repo]
+    for fold in sorted(folds):
+        held_out = {_repo(c) for c in folds[fold]}
+        train = synthetic + [(c, h) for c, h in tune if _repo(c) not in held_out]
         drop: frozenset[str] = frozenset()
         if strict:
-            held = {p for c, h in tune if _repo(c) == repo for ps in h.values() for p in ps}
+            held = {p for c, h in tune if _repo(c) in held_out for ps in h.values() for p in ps}
             elsewhere = {p for _, h in train for ps in h.values() for p in ps}
             drop = frozenset(held - elsewhere)
         catalog = _catalog(None if priors_only else fit_hits(train, priors)[0], drop)
-        model = fit_prose([d for d in docs if d.group != repo]) if prose else None
+        model = fit_prose([d for d in docs if d.group not in held_out]) if prose else None
         with use_prose_model(model):
-            results += [_run(case, catalog) for case in groups[repo]]
-    return results, len(groups)
+            results += [_run(case, catalog) for case in folds[fold]]
+    return results, len(folds)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,17 +122,35 @@ def main(argv: list[str] | None = None) -> int:
         help="also drop, per fold, the phrases that only the held-out repository's cases contain",
     )
     parser.add_argument("--no-prose", action="store_true", help="diagnose with the prose tier off")
+    parser.add_argument(
+        "--no-agree", action="store_true", help="fit the prose tier without its second reader"
+    )
+    parser.add_argument(
+        "--groups", type=int, default=0, help="hold out N groups of repositories (0: one each)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--failures", action="store_true", help="list the tune cases missed")
     args = parser.parse_args(argv)
+    if args.groups < 0:
+        parser.error("--groups must be 0 (one repository per fold) or more")
     assert DEFAULT_CORPORA[0] == TUNE
+    fit_prose_tier.AGREE = not args.no_agree
     t0 = time.perf_counter()
-    results, folds = crossval(priors_only=args.priors, strict=args.strict, prose=not args.no_prose)
+    results, folds = crossval(
+        priors_only=args.priors, strict=args.strict, prose=not args.no_prose, groups=args.groups
+    )
     s = score(results)
     row = {
-        "method": ("priors only (no fit)" if args.priors else "leave-one-repository-out")
+        "method": (
+            "priors only (no fit)"
+            if args.priors
+            else f"leave-repositories-out in {args.groups} groups"
+            if args.groups
+            else "leave-one-repository-out"
+        )
         + (", strict" if args.strict else "")
-        + (", prose tier off" if args.no_prose else ""),
+        + (", prose tier off" if args.no_prose else "")
+        + (", no second prose reader" if args.no_agree else ""),
         "folds": folds,
         "cases": s.cases,
         "incidents": s.incident_cases,

@@ -218,7 +218,11 @@ class ProseModel:
     nothing of how close healthy text comes to the others. A top signature under its limit still holds
     when it leads the runner-up by `lead_limit` (above any lead healthy text reached, also chosen by the
     fit): a short description scores low, but when its words point at one signature only, the runner-up
-    is far behind.
+    is far behind. It also holds at `agree_min_score` when a second reader of the same
+    words, a logistic regression (`logit_bias`, `logit_weights`: per-class intercepts and token weights,
+    small ones pruned), puts the same signature first: the two models err on different texts, so their
+    agreement is rarer on healthy text than either's score alone. That limit is per signature too
+    (`class_agree_min_score` where healthy text on which both agreed came near it).
     """
 
     classes: tuple[str, ...]
@@ -229,12 +233,44 @@ class ProseModel:
     min_lead: float
     class_min_score: dict[str, float] = field(default_factory=dict)
     lead_limit: float = math.inf
+    logit_bias: tuple[float, ...] = ()
+    logit_weights: dict[str, dict[int, float]] = field(default_factory=dict)
+    agree_min_score: float = math.inf
+    class_agree_min_score: dict[str, float] = field(default_factory=dict)
 
-    def holds(self, top: str, score: float, lead: float) -> bool:
-        """Whether a verdict for `top` with this score and lead is given."""
+    def holds(self, top: str, score: float, lead: float, agreed: bool = False) -> bool:
+        """Whether a verdict for `top` with this score and lead is given; `agreed`: the logistic reader
+        put `top` first too."""
         if top == HEALTHY or lead < self.min_lead or score <= 0:
             return False
-        return score >= self.limit(top) or lead >= self.lead_limit
+        return (
+            score >= self.limit(top) or lead >= self.lead_limit or (agreed and score >= self.agree_limit(top))
+        )
+
+    def agree_limit(self, signature: str) -> float:
+        """The score a verdict for `signature` needs when the logistic reader agrees."""
+        return self.class_agree_min_score.get(signature, self.agree_min_score)
+
+    def logit_top(self, tokens: Iterable[str]) -> str | None:
+        """The logistic reader's top class for these tokens, or None when the model has no such reader."""
+        if not self.logit_bias:
+            return None
+        out = list(self.logit_bias)
+        for token in set(tokens):
+            for ci, w in self.logit_weights.get(token, {}).items():
+                out[ci] += w
+        return self.classes[min(range(len(out)), key=lambda i: (-out[i], self.classes[i]))]
+
+    def judge(self, tokens: Iterable[str]) -> tuple[str, float, float, bool]:
+        """The top class, its score, its lead and whether a verdict is given (`best` and `holds`, asking the
+        logistic reader only when its agreement could decide)."""
+        tokens = set(tokens)
+        top, score, lead = self.best(tokens)
+        if self.holds(top, score, lead):
+            return top, score, lead, True
+        could_agree = top != HEALTHY and score >= self.agree_limit(top)
+        agreed = could_agree and self.logit_top(tokens) == top
+        return top, score, lead, self.holds(top, score, lead, agreed)
 
     def limit(self, signature: str) -> float:
         """The score a verdict for `signature` needs."""
@@ -266,8 +302,8 @@ class ProseModel:
         """A verdict on the prose lines of the document's window less `skip`, or None (abstain)."""
         per_line = [(n, set(line_tokens(s))) for n, s in prose_window(lines, skip)]
         tokens = {t for _, ts in per_line for t in ts}
-        top, score, lead = self.best(tokens)
-        if not self.holds(top, score, lead):
+        top, score, lead, named = self.judge(tokens)
+        if not named:
             return None
         ci = self.classes.index(top)
         weighed: list[tuple[float, int]] = []
@@ -288,6 +324,17 @@ class ProseModel:
             "min_lead": round(self.min_lead, 4),
             "class_min_score": {c: round(v, 4) for c, v in sorted(self.class_min_score.items())},
             "lead_limit": None if math.isinf(self.lead_limit) else round(self.lead_limit, 4),
+            "agree_min_score": None if math.isinf(self.agree_min_score) else round(self.agree_min_score, 4),
+            "class_agree_min_score": {c: round(v, 4) for c, v in sorted(self.class_agree_min_score.items())},
+            "logit": {
+                "bias": {c: round(b, 4) for c, b in zip(self.classes, self.logit_bias, strict=True)}
+                if self.logit_bias
+                else {},
+                "tokens": {
+                    t: {self.classes[ci]: round(w, 4) for ci, w in sorted(row.items())}
+                    for t, row in sorted(self.logit_weights.items())
+                },
+            },
             "tokens": {
                 t: [
                     round(bg, 4),
@@ -321,9 +368,17 @@ class ProseModel:
             c in index and isinstance(v, int | float) for c, v in per_class.items()
         ):
             raise ValueError("prose weights: 'class_min_score' must map known classes to numbers")
-        lead_limit = data.get("lead_limit")
+        lead_limit, agree_min_score = data.get("lead_limit"), data.get("agree_min_score")
         if lead_limit is not None and not isinstance(lead_limit, int | float):
             raise ValueError("prose weights: 'lead_limit' must be a number or null")
+        if agree_min_score is not None and not isinstance(agree_min_score, int | float):
+            raise ValueError("prose weights: 'agree_min_score' must be a number or null")
+        logit_bias, logit_weights = _logit(data.get("logit", {}), index)
+        per_class_agree = data.get("class_agree_min_score", {})
+        if not isinstance(per_class_agree, dict) or not all(
+            c in index and isinstance(v, int | float) for c, v in per_class_agree.items()
+        ):
+            raise ValueError("prose weights: 'class_agree_min_score' must map known classes to numbers")
         return cls(
             classes,
             unseen,
@@ -333,7 +388,30 @@ class ProseModel:
             float(str(limits[1])),
             {str(c): float(v) for c, v in per_class.items()},
             math.inf if lead_limit is None else float(lead_limit),
+            logit_bias,
+            logit_weights,
+            math.inf if agree_min_score is None else float(agree_min_score),
+            {str(c): float(v) for c, v in per_class_agree.items()},
         )
+
+
+def _logit(data: object, index: dict[str, int]) -> tuple[tuple[float, ...], dict[str, dict[int, float]]]:
+    """The logistic reader's intercepts (in class order) and token weights from the weights file's `logit`
+    table ({} or no biases: no such reader)."""
+    if not isinstance(data, dict):
+        raise ValueError("prose weights: 'logit' must be a table")
+    bias, rows = data.get("bias") or {}, data.get("tokens") or {}
+    if not isinstance(bias, dict) or not isinstance(rows, dict):
+        raise ValueError("prose weights: 'logit' needs 'bias' and 'tokens' tables")
+    if not bias:
+        return (), {}
+    if set(bias) != set(index) or not all(isinstance(v, int | float) for v in bias.values()):
+        raise ValueError("prose weights: 'logit.bias' must give a number for every class")
+    try:  # one pass, no per-weight checks: the file is read on every diagnosis that reaches this tier
+        weights = {str(t): {index[c]: float(w) for c, w in row.items()} for t, row in rows.items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"prose weights: 'logit.tokens' must map known classes to numbers: {exc!r}") from exc
+    return tuple(float(bias[c]) for c in sorted(index, key=index.__getitem__)), weights
 
 
 def _list(data: dict[str, object], key: str) -> list[object]:

@@ -422,6 +422,14 @@ _RAY_COUNT_RE = re.compile(
     r"(?:.*?node \(ID: (?P<id>\w+), IP: (?P<ip>[\d.]+)\))?"
 )
 
+# Ray 1.x-2.0's raylet memory monitor (before the "Task was killed due to the node running low on memory"
+# report): "System memory low at node with IP 10.0.0.5. Used memory (54.90GB) / total capacity (57.60GB)
+# (0.95307) exceeds threshold 0.95, killing latest task with name ... and actor ID ...".
+_RAY_LEGACY_RE = re.compile(
+    r"System memory low at node with IP (?P<ip>[\w.:-]+?)\.? Used memory .*?\((?P<ratio>[01]\.\d+)\) "
+    r"exceeds threshold (?P<thr>[01](?:\.\d+)?), killing"
+)
+
 
 def _ray(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     c = _RAY_COUNT_RE.search(msg)
@@ -430,6 +438,16 @@ def _ray(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         if c["ip"]:
             attrs["node"] = c["ip"]
         ctx.emit(keys.RAY_OOM_KILL, int(c["n"]), pre, msg, attrs)
+        return
+    legacy = _RAY_LEGACY_RE.search(msg)
+    if legacy:
+        attrs = {
+            "message": msg.strip()[:500],
+            "node": legacy["ip"],
+            "memory_used_ratio": float(legacy["ratio"]),
+            "threshold": float(legacy["thr"]),
+        }
+        ctx.emit(keys.RAY_OOM_KILL, 1, pre, msg, attrs)
         return
     if "running low on memory" not in msg:
         return
@@ -456,9 +474,11 @@ _TOKENIZER_RE = re.compile(
     r"token ids? (?:\d+ )?(?:is |are )?out of (?:vocab|range)|out of vocabulary|"
     r"tokenizer.{0,60}?(?:mismatch|does not match|incompatible)"
 )
+# Stable Diffusion web UIs print "Model loaded in 5.3s (load weights from disk: ...)" at start and
+# "Weights loaded in 12.1s (...)" when the checkpoint is changed (modules/sd_models.py).
 _LOAD_RE = re.compile(
-    r"(?:Loading weights took|Model loading took .*? and|model loaded in|Loading model weights took|"
-    r"load(?:ed|ing)? model .*? in) (?P<s>[\d.]+) ?(?:s|sec|seconds)\b",
+    r"(?:Loading weights took|Model loading took .*? and|(?:model|weights) loaded in|"
+    r"Loading model weights took|load(?:ed|ing)? model .*? in) (?P<s>[\d.]+) ?(?:s|sec|seconds)\b",
     re.I,
 )
 _EXPORTER_RE = re.compile(
@@ -737,7 +757,7 @@ PARSERS: list[Trigger] = [
     (("Error Code ",), _trt_code),
     (("Traceback (most recent call last)",), _traceback),
     (("Error", "Exception", "Warning", "SystemExit", "KeyboardInterrupt"), _exception),
-    (("running low on memory", "killed due to memory pressure"), _ray),
+    (("running low on memory", "killed due to memory pressure", "System memory low at node"), _ray),
     (("ocab", "okenizer", "oken id"), _tokenizer),
     (("weights took", "loading took", "loaded in", "oading model", "checkpoint shards:"), _model_load),
     (

@@ -93,6 +93,16 @@ def unadvised(low: str) -> str:
     return _BOILERPLATE_RE.sub(lambda m: " " * len(m.group(0)), low)
 
 
+# A change told as its description, in a pull request's title or bullets ("Adds an ECC error counter to the
+# header", "- Exclude SW Power Cap as a reason to warn about throttling", "Fix X (Introduce a retry on Xid
+# 79)"): the failure's words name what the code now shows or handles, not something that broke. The bare
+# imperative counts only where a title or a bullet starts (advice in a sentence, "add --shm-size=8g and
+# the bus error goes away", is read); the third person ("adds", "excludes") anywhere a line starts.
+_CHANGE_RE = re.compile(
+    r"^\s*(?:(?:#+|[-*+]|\d+\.)\s+|#+\s.*\()"
+    r"(?:add|introduce|implement|expose|exclude|surface)s?\b(?! to\b)"
+    r"|^\s*(?:adds|introduces|implements|exposes|excludes|surfaces)\b"
+)
 # A phrase of plain lower-case words separated by single spaces (it has a hyphenated spelling).
 _WORDS_RE = re.compile(r"[a-z]+(?: [a-z]+)+")
 _BOOT_RE = re.compile(r"\benabled (?:with irq \d+|\(\w+\))\s*$|\bver: [\d.]+\s*$|giving out device to module")
@@ -229,35 +239,103 @@ def phrase_hits(
         return _hits_per_line(lines, book, skip, judged)
     found = book.scanner().find_all(text)
     spans: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+    denied: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
     for pi, start, end in found:
         if not _bounded(text, start, end):
             continue
         line = bisect.bisect_right(starts, start) - 1
         if line in skip:
             continue
-        if negated(text[max(starts[line], start - _NEGATION_REACH) : start], book.phrases[pi]):
+        if negated(text[max(starts[line], start - _NEGATION_REACH) : start], book.phrases[pi]) or _read_off(
+            text, end
+        ):
+            denied[line].append((start, end, pi))
             continue
         spans[line].append((start, end, pi))
+    for line in denied:
+        spans[line] = _undenied(spans[line], denied[line])
+    for line in list(spans):
+        supposed = _supposed(text[starts[line] : starts[line + 1] - 1])
+        if supposed:
+            spans[line] = _outside(spans[line], supposed, starts[line])
     for line, unmarked in _marked_lines(text, starts, skip):
         # a line written in Markdown is read again without its emphasis and code marks, its phrases found
         # there (positions of the unmarked line: only their order and nesting on the line matter below)
-        spans[line] = [
-            (start, end, pi)
-            for start, end, pi in _scan(unmarked, book)
-            if not negated(unmarked[max(0, start - _NEGATION_REACH) : start], book.phrases[pi])
+        found_here = _scan(unmarked, book)
+        denied_here = [
+            span
+            for span in found_here
+            if negated(unmarked[max(0, span[0] - _NEGATION_REACH) : span[0]], book.phrases[span[2]])
+            or _read_off(unmarked, span[1])
         ]
-        if not spans[line]:
-            del spans[line]
+        spans[line] = _undenied([span for span in found_here if span not in denied_here], denied_here)
+        if supposed := _supposed(unmarked):
+            spans[line] = _outside(spans[line], supposed, 0)
+    for line in [line for line, kept in spans.items() if not kept]:
+        del spans[line]
     out: list[PhraseHit] = []
     for line in sorted(spans):
         hits = _line_hits(line, spans[line], book, judged.get(line) if judged else None)
         if not hits:
             continue
         lowered = text[starts[line] : starts[line + 1] - 1]
-        if _NEGATIONS_RE.search(lowered) or _chatter(lines[line], lowered):
+        if _NEGATIONS_RE.search(lowered) or _chatter(lines[line], lowered) or _CHANGE_RE.search(lowered):
             continue
         out.extend(hits)
     return out
+
+
+# A field read off where the phrase is its key: one reading of a record that prints several on a line
+# ("(idle = true, sw_power_cap = false, hw_slowdown = false)", "sw_thermal_slowdown: 0"). `_NOTHING_RE` reads
+# a whole line's one `Key : value`; this reads each key. A reading of some other value is left to the phrase.
+_OFF_READING_RE = re.compile(
+    r"\s*[:=]\s*(?:false|no|none|off|disabled|inactive|not active|0+(?:\.0+)?)(?![\w.])"
+)
+
+
+def _read_off(text: str, end: int) -> bool:
+    """Whether the phrase ending at `end` is a key whose value right after it reads off or zero."""
+    return text[end : end + 1] in (" ", ":", "=") and _OFF_READING_RE.match(text, end, end + 24) is not None
+
+
+# Sentences that tell no event: a question about what a design should do ("Should requests just be
+# rejected with a 'server overloaded' error?", "What should happen if the queue is full?"; not the
+# writer's own "Should I ...?"), and what the writer took from the documentation ("According to the docs,
+# requests are queued by the scheduler", "As far as I understood from the architecture guide, ...").
+_SUPPOSED_RE = re.compile(
+    r"(?:^|(?<=[.!?])\s+)(?:so |and |but |then )?(?:what |how )?(?:should|shall|would) (?!i\b|we\b|you\b)"
+    r"[^.!?]*\?"
+    r"|(?:^|(?<=[.!?])\s+)[^.!?]*\b(?:according to|as (?:far as )?i (?:understand|understood) (?:it )?from"
+    r"|i (?:read|learned) (?:in|from)) the (?:[\w`'-]+ ){0,3}?`?(?:docs?|documentation|readme|architecture"
+    r"|faq|guide|manual|spec|specification)\b[^.!?]*[.!?]?"
+)
+_SUPPOSED_CUES = ("should", "shall", "would", "according to", "understand", "i read", "i learned")
+
+
+def _supposed(line: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of a lowered line that tells no event (see _SUPPOSED_RE)."""
+    if not any(cue in line for cue in _SUPPOSED_CUES):
+        return []
+    return [m.span() for m in _SUPPOSED_RE.finditer(line)]
+
+
+def _outside(
+    spans: list[tuple[int, int, int]], ranges: list[tuple[int, int]], offset: int
+) -> list[tuple[int, int, int]]:
+    """The spans (at `offset` + a line position) that lie in none of the line's ranges."""
+    return [
+        (s, e, pi) for s, e, pi in spans if not any(a <= s - offset and e - offset <= b for a, b in ranges)
+    ]
+
+
+def _undenied(
+    spans: list[tuple[int, int, int]], denied: list[tuple[int, int, int]]
+) -> list[tuple[int, int, int]]:
+    """The spans not inside a denied longer phrase: "if the server is overloaded" supposes its "overloaded"
+    too, "no GPU memory leak" denies its "memory leak"."""
+    if not denied:
+        return spans
+    return [(s, e, pi) for s, e, pi in spans if not any(ds <= s and e <= de for ds, de, _ in denied)]
 
 
 # Markdown's emphasis and code marks inside a sentence ("loads it **on top of** the resident model", "the
@@ -296,21 +374,34 @@ def _scan(line: str, book: Phrasebook) -> list[tuple[int, int, int]]:
 # see any performance regression"), reports nothing: people write what they checked and ruled out beside
 # what broke. Three words back, not past a clause mark. A flag or a setting ("--runtime=nvidia",
 # "--shm-size") is the other way round: started without it, or not with it, is the failure.
+# "Zero uncorrectable ECC errors" is a count read and found empty, a check's clean result. A phrase that is
+# the condition of a clause ("latency will increase if the server is overloaded", "unless the queue is
+# full", "whether an ECC error occurred") is supposed, not told: the sentence says what would follow. (The
+# failure told in the clause after it, "if I use 4 GPUs, NCCL hangs", is read: a comma ends the clause.)
 _NEGATORS = frozenset(
     {"no", "not", "never", "nor", "isn't", "wasn't", "aren't", "weren't", "don't", "doesn't", "didn't",
-     "hasn't", "haven't", "won't"}
+     "hasn't", "haven't", "won't", "zero", "if", "unless", "whether"}
 )
 # Every negator holds one of these (a test checks it; `negated` spells them out, for speed).
-_NEGATOR_CUES = ("no", "ne", "n't")
+_NEGATOR_CUES = ("no", "ne", "n't", "zero", "if", "unless", "whether")
 _NEGATION_REACH = 48
 _CLAUSE_RE = re.compile(r"[.;:!?,()\[\]\"]|\bbut\b|\bthen\b")
 
 
 def negated(before: str, phrase: str = "") -> bool:
-    """Whether the lowered text just before a phrase denies it (a negator among its last three words)."""
+    """Whether the lowered text just before a phrase denies or only supposes it (a negator or an "if" among
+    its last three words)."""
     if phrase.startswith("-") or "=" in phrase:
         return False
-    if "no" not in before and "ne" not in before and "n't" not in before:
+    if (
+        "no" not in before
+        and "ne" not in before
+        and "n't" not in before
+        and "zero" not in before
+        and "if" not in before
+        and "unless" not in before
+        and "whether" not in before
+    ):
         return False  # no negator can be there (each holds one of _NEGATOR_CUES): no clause split needed
     clause = _CLAUSE_RE.split(before)[-1]
     return any(word in _NEGATORS for word in clause.split()[-3:])
@@ -342,7 +433,7 @@ def _hits_per_line(
         low = unadvised(plain(raw.lower()))
         if any(mark in low for mark in _MARKS):
             low = _MARK_RE.sub("", low)
-        if _NEGATIONS_RE.search(low) or _chatter(raw, low):
+        if _NEGATIONS_RE.search(low) or _chatter(raw, low) or _CHANGE_RE.search(low):
             continue
         spans = [
             (i, i + len(p), pi)
@@ -438,9 +529,88 @@ def match_text(
             score = noisy_or(weights.values())
             if score < TEXT_MIN_SCORE or max(weights.values()) < TEXT_ANCHOR_MIN:
                 continue
+            if _dismissed(group, lines):
+                continue
             out.append(_record(sig, group, weights, score, lines, source, year))
     out.sort(key=lambda ev: int(ev.attrs["line"]))
     return out
+
+
+# A reply that settles what the text around it describes: the maintainer's dismissal ("You can ignore this
+# warning", "this warning can safely be ignored", "this is the usual behavior of PyTorch", "working as
+# intended", "a false alarm", "TensorRT spuriously detects ...") or a check's clean verdict ("ECC verified
+# clean", "its GPU is now healthy"). The wording near it describes something that was looked at and found
+# to be no failure. Not a question ("Is this expected behavior?"), not denied ("this is not a false
+# alarm", "should not be ignored"), and not the bug template's "Expected behavior" heading (the verdict
+# needs its verb: "is the expected behavior").
+_SETTLED_RE = re.compile(
+    r"\b(?:can|could|may|should)(?: safely| just)? (?:(?:safely |just )?be (?:safely )?ignored|ignore)\b"
+    r"|\b(?:is|are|was|it's|that's) (?:the |an? |all |just |simply )?(?:expected|usual|normal|intended) "
+    r"behaviou?rs?\b"
+    r"|\b(?:works|working|behaves|behaving) as (?:intended|designed|expected)\b"
+    r"|\bfalse (?:alarm|positive)s?\b"
+    r"|\bspuriously\b|\b(?:is|are|was|were) spurious\b|\bspurious (?:warning|error|message|alarm|report)s?\b"
+    r"|\b(?:verified|tested|checked|confirmed|came back) (?:as )?clean\b|\b(?:is|are) now healthy\b"
+)
+# Substrings one of which each settling wording above holds (the regex runs only on a line holding one).
+_SETTLED_CUES = ("ignore", "behavio", " as ", "false ", "spurious", "clean", "healthy")
+# What a dismissal of a warning dismisses: a group that quotes a warning.
+_WARNING_WORDS_RE = re.compile(r"warn|\bmessages?\b")
+# A failure reported as an error ("RuntimeError: ...", "error: ...", a traceback) is never settled by a
+# reply nearby: threads dismiss one warning beside a failure that is real.
+_REPORTED_RE = re.compile(r"\b[a-z]*(?:error|exception)\b\s*:|\btraceback\b|\bfatal\b")
+_QUESTION_WORDS = frozenset({"if", "whether", "wonder", "why", "how"})
+# Hardware the writer says the machines do not have ("on non-NvLink systems", "on any GPU system without
+# NvLink", "nodes with no InfiniBand"): a report that it failed is the tool's false alarm, not the part's.
+# Only a kind of machine is said to lack it ("works without NVLink" is a workaround told beside a real
+# NVLink failure, and is read).
+_ABSENT_RE = re.compile(
+    r"\bnon-([a-z][a-z0-9]+) (?:systems?|machines?|nodes?|hosts?|servers?|platforms?|boards?|setups?)\b"
+    r"|\b(?:systems?|machines?|nodes?|hosts?|servers?|platforms?|boards?|setups?) "
+    r"(?:without|with no|lacking) (?:an? |any )?([a-z][a-z0-9]+)\b"
+)
+_ABSENT_CUES = ("non-", "without", "with no", "lacking")
+
+
+def _settling(line: str) -> str | None:
+    """The sentence of a lowered line that settles what is near it (see _SETTLED_RE), or None."""
+    if not any(cue in line for cue in _SETTLED_CUES):
+        return None
+    for m in _SETTLED_RE.finditer(line):
+        start = max(line.rfind(mark, 0, m.start()) for mark in ".!?") + 1
+        ends = [i for mark in ".!?" if (i := line.find(mark, m.end())) != -1]
+        end = min(ends) if ends else len(line)
+        if end < len(line) and line[end] == "?":
+            continue  # "Is this expected behavior?"
+        before = line[start : m.start()]
+        if negated(before) or _QUESTION_WORDS.intersection(before.split()):
+            continue  # "this is not a false alarm", "I wonder whether it is expected behavior"
+        return line[start:end]
+    return None
+
+
+def _dismissed(group: Sequence[tuple[int, str, float]], lines: Sequence[str]) -> bool:
+    """Whether a sentence within a group's reach settles it (the group quotes no reported error; a dismissal
+    of a warning settles only a group that quotes a warning) or says the part its phrases name is absent."""
+    numbers = sorted({line for line, _, _ in group})
+    quoted = [lines[n].lower() for n in numbers]
+    if any(_REPORTED_RE.search(q) for q in quoted):
+        return False
+    first, last = max(0, numbers[0] - CLUSTER_GAP_LINES), min(len(lines), numbers[-1] + CLUSTER_GAP_LINES + 1)
+    words = {w for _, phrase, _ in group for w in re.findall(r"[a-z][a-z0-9]+", phrase)}
+    for n in range(first, last):
+        low = lines[n].lower()
+        if any(cue in low for cue in _ABSENT_CUES) and any(
+            (m.group(1) or m.group(2)) in words for m in _ABSENT_RE.finditer(low)
+        ):
+            return True  # the part the group names is not there
+        sentence = _settling(low)
+        if sentence is None:
+            continue
+        if _WARNING_WORDS_RE.search(sentence) and not any(_WARNING_WORDS_RE.search(q) for q in quoted):
+            continue
+        return True
+    return False
 
 
 def _record(

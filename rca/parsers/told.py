@@ -2,7 +2,7 @@
 300+ seconds to load", "loading the checkpoint took 25 minutes"), a GPU that slows down at a told
 temperature ("it throttles down to hold 84 degrees"); a load told slow in words or at a told read rate, a
 few GPUs told slower than the rest, a throughput told lost with a new version, requests told waiting for
-another's prefill.
+another's prefill, an out-of-memory told to come only after a long run or at a model swap.
 
 Descriptions rarely hold a tool's own reading; they say how long it took or how hot it got. This reads such
 sentences on the prose lines of a document in which nothing else was recognised (the same lines and window
@@ -25,7 +25,9 @@ __all__ = [
     "LOAD_RATE_SLOW",
     "LOAD_SLOW_S",
     "QUEUED_S",
+    "oom_told_records",
     "told_hot_celsius",
+    "told_late_oom",
     "told_load_rate",
     "told_load_seconds",
     "told_prefill_wait",
@@ -33,6 +35,8 @@ __all__ = [
     "told_records",
     "told_slow_load",
     "told_straggler",
+    "told_swap",
+    "told_under_limits",
     "told_version_regression",
 ]
 
@@ -155,6 +159,25 @@ def told_load_seconds(sentence: str) -> float | None:
         return None
     found = [_dur(m) for pattern in _TOLD_RES for m in pattern.finditer(low)]
     return max(found) if found else None
+
+
+def told_under_limits(lines: Sequence[str]) -> frozenset[str]:
+    """The signatures whose own figure the text tells, and tells under its limit wherever it tells one: a load
+    time under LOAD_SLOW_S (`model_load_slow`), a slowdown at a temperature under HOT_C
+    (`thermal_throttling`). The prose tier does not name them: a figure read exactly outranks a bag of words
+    ("loading the tokenizer takes a minute" is about loading, and says it is quick)."""
+    loads: list[float] = []
+    temps: list[float] = []
+    for line in lines:
+        for sentence in _SENTENCE_SPLIT_RE.split(line):
+            if (seconds := told_load_seconds(sentence)) is not None:
+                loads.append(seconds)
+            if (celsius := told_hot_celsius(sentence)) is not None:
+                temps.append(celsius)
+    under = {_LOAD_SLOW} if loads and max(loads) < LOAD_SLOW_S else set()
+    if temps and max(temps) < HOT_C:
+        under.add(_THERMAL)
+    return frozenset(under)
 
 
 # A question tells nothing that happened ("does loading slow down with safetensors?", "is the prefill
@@ -330,13 +353,90 @@ def told_prefill_wait(sentence: str) -> bool:
     return bool(_WAITERS_RE.search(low)) and any(pattern.search(low) for pattern in _PREFILL_WAIT_RES)
 
 
+# An out-of-memory told to come only after a long run ("out of memory after 15K iterations", "it OOMs after
+# about 6 hours of training", "after 20 epochs I get CUDA out of memory"): the first steps fit, so memory
+# grew until it did not (`cuda_oom_leak`). A few steps or one epoch is a batch that never fit, or a larger
+# evaluation pass; these limits are the least that tell a run, not a figure fitted to a case.
+_LEAK = "cuda_oom_leak"
+_OOM_WORDS_RE = re.compile(r"\bout[ -]of[ -]memory\b|\bo\.?o\.?m(?:s|ed|ing)?\b|outofmemory")
+_AFTER_RUN_RE = re.compile(
+    r"\bafter (?:about |around |roughly |nearly |over |some |~)?(?P<n>\d+(?:\.\d+)?) ?(?P<k>k\b)? ?"
+    r"(?:(?:training|train|inference|successful) )?(?P<u>iterations?|iters?|its|steps?|batches|epochs?|"
+    r"hours?|hrs?|days?)\b"
+)
+_LONG_RUN = {"i": 1000.0, "s": 1000.0, "b": 1000.0, "e": 3.0, "h": 1.0, "d": 1.0}
+_GONE_RE = re.compile(r"\b(?:gone|disappear\w*|resolved|works? (?:fine|now))\b")
+
+
+def told_late_oom(sentence: str) -> bool:
+    """Whether a sentence tells an out-of-memory that came only after a long run (many steps, epochs,
+    hours)."""
+    low = sentence.lower()
+    if "after" not in low or not _OOM_WORDS_RE.search(low) or _question(low) or _NEGATED_RE.search(low):
+        return False
+    if _RESTORED_RE.search(low) or _GONE_RE.search(low):
+        return False
+    for m in _AFTER_RUN_RE.finditer(low):
+        n = float(m["n"]) * (1000.0 if m["k"] else 1.0)
+        if n >= _LONG_RUN[m["u"][0]]:
+            return True
+    return False
+
+
+# A swap told beside an out-of-memory: the OOM came as another model or checkpoint was loaded, or while the
+# one before it was still resident ("it OOMs when I switch checkpoints", "during the second model", "when
+# one of the models has already been loaded into VRAM"): `cuda_oom_hot_swap`. A move to a smaller or
+# quantised model is the remedy of a model that never fit, a move to a larger one a model that does not fit,
+# and a told fix ends the story: none of them counts.
+_SWAP = "cuda_oom_hot_swap"
+_MODELS = r"(?:models?|checkpoints?|ckpts?|finetunes?|fine-tunes?|loras?|llms?)\b"
+_SWAP_RES = (
+    re.compile(
+        rf"\b(?:swap\w*|switch\w*|chang(?:e|es|ed|ing))\b (?:(?:the|a|my|our|between|to|from|of)\s)?"
+        rf"(?:[\w-]+ )?{_MODELS}"
+    ),
+    re.compile(r"\b(?:model|checkpoint) (?:swap\w*|switch\w*|chang(?:e|es|ing))\b"),
+    re.compile(rf"\b(?:second|another|next) (?:[\w-]+ )?{_MODELS}"),
+    re.compile(
+        rf"\b{_MODELS} (?:(?:is|are|has|have) )?(?:already (?:(?:has|have) )?(?:been |being )?loaded|"
+        r"still (?:loaded|resident|in (?:vram|memory|gpu)))"
+    ),
+)
+_REMEDY_RE = re.compile(r"\b(?:smaller|lighter|bigger|larger|quantized|quantised|int4|int8|fp16|cpu)\b")
+
+
+def told_swap(sentence: str) -> bool:
+    """Whether a sentence tells a model or checkpoint swapped in (or another loaded next to one still
+    resident); read only beside an out-of-memory."""
+    low = sentence.lower()
+    if _question(low) or _REMEDY_RE.search(low) or _RESTORED_RE.search(low) or _GONE_RE.search(low):
+        return False
+    return any(pattern.search(low) for pattern in _SWAP_RES)
+
+
+def oom_told_records(lines: Sequence[str], source: str) -> list[Evidence]:
+    """What the prose beside an out-of-memory tells of it, read also on lines a parser read (the OOM's own
+    line, or a title quoting it): a `cuda_oom_leak` wording for the first sentence telling the OOM came only
+    after a long run, else a `cuda_oom_hot_swap` one for the first telling a model swapped in. Empty when
+    no line tells either."""
+    swap: list[Evidence] = []
+    for n, line in prose_window(lines):
+        for sentence in _SENTENCE_SPLIT_RE.split(line):
+            if told_late_oom(sentence):
+                return [_told(_LEAK, "an out-of-memory told after a long run", {}, n, line, source)]
+            if not swap and told_swap(sentence):
+                swap.append(_told(_SWAP, "an out-of-memory told at a model swap", {}, n, line, source))
+    return swap
+
+
 def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -> list[Evidence]:
     """`text_match` records for the first prose line (outside `skip`, 0-based lines the exact tier read)
     that tells each failure: a load time of at least `LOAD_SLOW_S`, a load told slow in words or read
     slower than `LOAD_RATE_SLOW`, or a long wait at the loading step the log ends on (`model_load_slow`);
     a time in the queue of at least `QUEUED_S` (`queue_saturation`); a slowdown at `HOT_C` or hotter
     (`thermal_throttling`); a few GPUs slower than the rest (`straggler_gpu`); a throughput lost with a
-    new version (`kernel_slowdown`); requests waiting for another's prefill (`head_of_line_blocking`).
+    new version (`kernel_slowdown`); requests waiting for another's prefill (`head_of_line_blocking`); an
+    out-of-memory only after a long run (`cuda_oom_leak`).
     None when no line tells one."""
     out: dict[str, Evidence] = {}
     loading_last: list[bool] = []  # computed once, on the first told wait
@@ -375,6 +475,8 @@ def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -
                 put(_REGRESSION, "a throughput told lost with a version", {}, n, line)
             if _HOL not in out and told_prefill_wait(sentence):
                 put(_HOL, "requests told waiting for a prefill", {}, n, line)
+            if _LEAK not in out and told_late_oom(sentence):
+                put(_LEAK, "an out-of-memory told after a long run", {}, n, line)
     return list(out.values())
 
 

@@ -186,7 +186,8 @@ def _reference_negated(before: str, phrase: str = "") -> bool:
 
 
 def test_every_negator_holds_a_cue_that_negated_looks_for_first() -> None:
-    assert text_tier._NEGATOR_CUES == ("no", "ne", "n't")  # the cues `negated` spells out
+    # the cues `negated` spells out
+    assert text_tier._NEGATOR_CUES == ("no", "ne", "n't", "zero", "if", "unless", "whether")
     for word in text_tier._NEGATORS:
         assert any(cue in word for cue in text_tier._NEGATOR_CUES), word
 

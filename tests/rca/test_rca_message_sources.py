@@ -788,6 +788,28 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_reset_required", "NVRM: Xid (PCI:0000:55:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.\n"),
     ("gpu_reset_required", "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.\n"),
     ("xid_48_double_bit_ecc", "NVRM: Xid (PCI:0000:52:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x18f31d80 partition 16, subpartition 3.\nNVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.\n"),
+    # --- round 9, by source. Stable Diffusion web UIs (AUTOMATIC1111 / SD.Next modules/sd_models.py) print
+    # "Weights loaded in <timer summary>" when the checkpoint is changed: minutes is a slow load, seconds not.
+    ("model_load_slow", "Loading weights [6ce0161689] from /models/Stable-diffusion/sdxl_base.safetensors\nWeights loaded in 388.2s (calculate hash: 2.1s, load weights from disk: 351.7s, apply weights to model: 30.3s, move model to device: 4.1s).\n"),
+    ("model_load_slow", "Weights loaded in 612.9s (send model to cpu: 1.0s, load weights from disk: 580.4s, apply weights to model: 25.2s, move model to device: 6.3s).\n"),
+    (None, "Weights loaded in 4.6s (calculate hash: 1.2s, load weights from disk: 0.8s, apply weights to model: 2.1s, move model to device: 0.5s).\n"),
+    # UCX's mlx5 completion error (uct/ib/mlx5/ib_mlx5_log.c, TRANSPORT_RETRY_EXC_ERR); its set-up lines are healthy.
+    ("nccl_network_error", "[gpu-node-3:48122:0:48122] ib_mlx5_log.c:177  Error on QP 0x2c1 wqe[118]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode RDMA_WRITE\n"),
+    (None, "[1701423112.551203] [gpu-node-3:48122:0] ucp_worker.c:1783 UCX  INFO  ep_cfg[2]: tag(rc_mlx5/mlx5_0:1 rc_mlx5/mlx5_1:1)\n"),
+    (None, "UCX_RC_RETRY_COUNT=7 UCX_RC_TIMEOUT=1s mpirun -np 16 ./train\n"),
+    # An IB port down and polling as iproute2's `rdma link` and infiniband-diags' ibstat print it; an up port is healthy.
+    ("network_link_flap", "$ ibstat mlx5_2\nCA 'mlx5_2'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 10\n\t\tLink layer: InfiniBand\n"),
+    ("network_link_flap", "$ rdma link show mlx5_3/1\nlink mlx5_3/1 subnet_prefix fe80:0000:0000:0000 lid 65535 sm_lid 0 lmc 0 state DOWN physical_state POLLING netdev ib3\n"),
+    (None, "link mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid 12 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP netdev ib0\n"),
+    (None, "$ ibstat mlx5_0\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 200\n\t\tLink layer: InfiniBand\n"),
+    # Ray 1.x-2.0's raylet memory monitor killing a task (node_manager.cc "System memory low at node ...").
+    ("ray_oom_killer", "(raylet, ip=10.0.3.21) [2023-01-04 09:12:55,001 E 211 211] (raylet) node_manager.cc:2966: System memory low at node with IP 10.0.3.21. Used memory (30.12GB) / total capacity (31.26GB) (0.96353) exceeds threshold 0.95, killing latest task with name train_fn() and actor ID ffffffffffffffff1d2f3a4b01000000\n"),
+    (None, "(raylet) node_manager.cc:512: Memory usage on node 10.0.3.21 is 61% (threshold 0.95), nothing to do\n"),
+    # A BMC's system event log, IPMI sensor type 0Ch (Memory) offsets 01h and 00h as the IPMI spec's table names
+    # them: an uncorrectable DIMM error is the host's; a correctable one alone is no failure.
+    ("host_machine_check", "SEL | 04/11/2024 02:13:55 | Memory | Uncorrectable ECC / other uncorrectable memory error @DIMM_A1(CPU1) - Asserted\n"),
+    ("host_machine_check", "12 | 2024-04-11 02:13:55 | Memory ECC | Uncorrectable ECC/other uncorrectable memory error | Asserted\n"),
+    (None, "SEL | 04/11/2024 02:13:55 | Memory | Correctable ECC / other correctable memory error @DIMM_A1(CPU1) - Asserted\n"),
 ]
 # fmt: on
 

@@ -810,6 +810,41 @@ VARIANTS: list[tuple[str | None, str]] = [
         "[  812.2] pcieport 0000:40:01.1: AER: Corrected error received: 0000:41:00.0\n"
         "[  812.2] nvidia 0000:41:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n",
     ),
+    # round 9: memory told climbing on its own and not given back, beside the OOM it ends in, is a leak; a
+    # batch size raised gradually until the card is full is not.
+    (
+        "cuda_oom_leak",
+        "Serving the detector, GPU memory is gradually increasing with every request and the worker is not "
+        "releasing the memory.\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+        "23.55 GiB of which 11.94 MiB is free.\n",
+    ),
+    (None, "We raise the batch size gradually, increasing it step by step until the GPU is nearly full.\n"),
+    # vLLM's cache-size checks named in a traceback whose message was cut (v0 worker.py, v1 kv_cache_utils.py)
+    (
+        "kv_cache_exhausted",
+        "ERROR 05-02 10:00:01 worker_base.py:157]   File \"/usr/lib/python3/site-packages/vllm/worker/worker.py\", "
+        "line 171, in initialize_cache\n"
+        "ERROR 05-02 10:00:01 worker_base.py:157]     raise_if_cache_size_invalid(num_gpu_blocks,\n",
+    ),
+    (
+        "kv_cache_exhausted",
+        "  File \"/opt/venv/lib/python3.12/site-packages/vllm/v1/core/kv_cache_utils.py\", line 668, in "
+        "check_enough_kv_cache_memory\n    _check_enough_kv_cache_memory(\n",
+    ),
+    (None, "INFO 05-02 10:00:01 [kv_cache_utils.py:716] GPU KV cache size: 412,304 tokens\n"),
+    # a host memory module told bad beside the panic it brings, and a fatal machine check with its panic: the
+    # machine check is the cause; modules replaced long ago are no failure.
+    (
+        "host_machine_check",
+        "After the move the storage node panics during boot. Support traced it to a faulty DIMM in slot B2.\n",
+    ),
+    (
+        "host_machine_check",
+        "[  412.1] mce: [Hardware Error]: CPU 3: Machine Check Exception: 5 Bank 7: be00000000800400\n"
+        "[  412.1] Kernel panic - not syncing: Fatal machine check\n",
+    ),
+    (None, "We replaced the memory modules last year and the node has run clean since.\n"),
 ]
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import random
 import string
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -281,8 +283,7 @@ def test_the_fit_keeps_every_healthy_document_quiet() -> None:
     healthy = [d for d in docs if d.label == HEALTHY and d.scored]
     assert len(healthy) >= 5  # most healthy text has no prose line at all
     for doc in healthy:
-        top, score, lead = model.best(doc.tokens)
-        assert not model.holds(top, score, lead), doc.case
+        assert not model.judge(doc.tokens)[3], doc.case
 
 
 def _two_signature_model(class_min_score: dict[str, float]) -> ProseModel:
@@ -328,6 +329,62 @@ def test_a_clear_lead_names_a_signature_under_its_limit() -> None:
     assert verdict is not None and verdict.signature == "model_load_slow"
     for model in (guarded, replace(guarded, lead_limit=3.5)):
         assert ProseModel.from_json(json.loads(json.dumps(model.to_json()))) == model
+
+
+def test_the_logistic_readers_agreement_names_a_signature_under_its_limit() -> None:
+    """Under its limit, a signature is named when the logistic reader puts it first too and the score reaches
+    the agreement limit; not when that reader prefers another class, nor under the agreement limit."""
+    from dataclasses import replace
+
+    slow = ["the weights are very slow today"]  # "slow": score 4.0, lead 4.0
+    guarded = _two_signature_model({"model_load_slow": 50.0})
+    agreeing = replace(
+        guarded, logit_bias=(0.0, 0.5, 0.0), logit_weights={"slow": {2: 1.0}}, agree_min_score=3.0
+    )
+    verdict = agreeing.classify(slow)
+    assert verdict is not None and verdict.signature == "model_load_slow"
+    assert agreeing.judge({"slow"})[3] and agreeing.logit_top({"slow"}) == "model_load_slow"
+    healthy_first = replace(agreeing, logit_weights={"slow": {2: 0.25}})  # 0.25 < the healthy bias 0.5
+    assert healthy_first.logit_top({"slow"}) == HEALTHY and healthy_first.classify(slow) is None
+    assert replace(agreeing, agree_min_score=4.5).classify(slow) is None
+    # an agreed verdict too must lead the runner-up by min_lead
+    assert replace(agreeing, min_lead=10.0).classify(slow) is None
+    own_limit = replace(agreeing, class_agree_min_score={"model_load_slow": 4.5})  # healthy text came near it
+    assert own_limit.agree_limit("model_load_slow") == 4.5 and own_limit.agree_limit("gpu_reset_required") == 3.0
+    assert own_limit.classify(slow) is None
+    assert guarded.logit_top({"slow"}) is None  # no logistic reader: no agreement
+    for model in (agreeing, healthy_first, own_limit):
+        assert ProseModel.from_json(json.loads(json.dumps(model.to_json()))) == model
+
+
+def test_a_logistic_table_with_unknown_classes_is_refused() -> None:
+    model = _two_signature_model({}).to_json()
+    bias = {"gpu_reset_required": 0.0, HEALTHY: 0.0, "model_load_slow": 0.0}
+    with pytest.raises(ValueError, match=r"logit\.bias"):
+        ProseModel.from_json(model | {"logit": {"bias": {"gpu_reset_required": 0.0}, "tokens": {}}})
+    with pytest.raises(ValueError, match=r"logit\.tokens"):
+        ProseModel.from_json(model | {"logit": {"bias": bias, "tokens": {"slow": {"nope": 1.0}}}})
+    with pytest.raises(ValueError, match="agree_min_score"):
+        ProseModel.from_json(model | {"agree_min_score": "low"})
+    with pytest.raises(ValueError, match="class_agree_min_score"):
+        ProseModel.from_json(model | {"class_agree_min_score": {"no_such_signature": 3.0}})
+
+
+def test_the_fit_check_allows_a_logistic_weight_to_move_within_the_tolerance() -> None:
+    """`--check` takes the naive-Bayes part exactly and the logistic weights within CHECK_TOLERANCE: a refit
+    on another machine may round or prune a small weight differently."""
+    script = _fit_script()
+    text = PROSE_WEIGHTS_FILE.read_text(encoding="utf-8")
+    data = json.loads(text)
+    token, row = next(iter(data["logit"]["tokens"].items()))
+    signature = next(iter(row))
+    moved = json.loads(text)
+    moved["logit"]["tokens"][token][signature] = row[signature] + script.CHECK_TOLERANCE / 2
+    assert script.same_fit(json.dumps(moved), text)
+    moved["logit"]["tokens"][token][signature] = row[signature] + 2 * script.CHECK_TOLERANCE
+    assert not script.same_fit(json.dumps(moved), text)
+    limits = json.loads(text) | {"min_score": data["min_score"] + 0.01}
+    assert not script.same_fit(json.dumps(limits), text)
 
 
 def test_a_signature_limit_for_an_unknown_class_is_refused() -> None:
@@ -393,3 +450,17 @@ def test_random_input_never_crashes_the_tier() -> None:
             assert record.value in model.classes and record.value != HEALTHY
             assert all(1 <= n <= len(lines) for n in record.attrs["lines"])
             json.dumps(record.to_dict())
+
+
+def test_the_prose_tier_reads_without_scikit_learn() -> None:
+    """scikit-learn fits the logistic reader; reading text with it is a dict look-up, so `gpuobs diagnose`
+    never imports scikit-learn or SciPy."""
+    code = (
+        "import sys\n"
+        "from gpuobs.rca.prose import default_prose_model, prose_record\n"
+        "assert default_prose_model().logit_bias\n"
+        "prose_record(['the model takes twenty minutes to load from the network share every time'], 'x')\n"
+        "print(sorted(m for m in ('sklearn', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"

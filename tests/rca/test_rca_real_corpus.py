@@ -68,10 +68,21 @@ TUNE = REAL / "tune"
 # 28 healthy texts given a cause; both files refitted on the 1063: 899/944, 902/944, and 7 of the 119 healthy
 # still given a cause (discussions of a failure that is not happening: a feature PR about ECC counters, a
 # maintainer's "you can ignore this warning"; see the session's note).
+# Round 9h (discussion is not evidence: "zero"/"if"/"whether" deny what follows, a change told in a title or
+# bullet, a dismissal or clean verdict nearby, hardware the machines lack, a key read false), both refitted:
+# 899/944, 902/944, 1 of the 119 healthy given a cause (a queue-size feature request); a design question
+# ("Should requests be rejected ...?") and what the docs say tell no event, refitted: 899/944, 902/944, 0/119.
+# Round 9 (branch r9m: tool wordings of UCX, rdma link/ibstat, SD web UIs, Ray 2.0, vLLM's cache checks; an
+# OOM told after a long run; leak wordings), both refitted: 906/944, 909/944, the same 7 of 119 healthy.
+# A model swap told beside a CUDA OOM (switching checkpoints, a second model, one still loaded): 909/944,
+# 912/944, the same 7 of 119. A BMC's "Uncorrectable ECC / other uncorrectable memory error" (IPMI memory
+# sensor) is the host's, both refitted: 910/944, 913/944, the same 7 of 119. A host memory module told bad
+# (faulty / failed DIMM, faulty RAM), both refitted: 910/944, 914/944, the same 7 of 119.
+# Both merged with the prose tier's second reader (lr), both refitted on the 1063: 913/944, 917/944, 0/119.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 899
-MEASURED_TOP3 = 902
-MEASURED_FALSE_CAUSES = 7
+MEASURED_TOP1 = 913
+MEASURED_TOP3 = 917
+MEASURED_FALSE_CAUSES = 0
 
 
 def test_tune_split_keeps_its_score() -> None:

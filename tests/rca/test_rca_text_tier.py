@@ -369,3 +369,78 @@ def test_denial_reaches_only_its_own_clause_and_never_a_missing_flag() -> None:
     flag = ["No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
             "The container was started with plain docker run, not with --runtime=nvidia."]
     assert [r.value for r in match_text(flag)] == ["gpu_not_visible"]
+
+
+# Round 9: discussion that names a failure without one happening. Each rule's healthy paraphrase (none of
+# them from the corpus) must name nothing, and an incident of the same words must still name its cause.
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # a count read and found empty: "zero" denies what it counts
+        (["The node check reports zero uncorrectable ECC errors on all eight GPUs."], []),
+        (["The node reports uncorrectable ECC errors on GPU 3 after the job died."], ["xid_48_double_bit_ecc"]),
+        # the condition of a sentence is supposed, not told (a comma ends the if-clause)
+        (["The p99 latency will grow a lot if the server is overloaded, so put a load balancer in front."], []),
+        (["Whether an uncorrectable ECC error occurred is shown in the ECC section of nvidia-smi -q."], []),
+        (["If I start 4 workers, the server is overloaded and every request times out."], ["queue_saturation"]),
+        # a change described in a title or a bullet; advice in a sentence and a report stay read
+        (["# Add a panel for NVLink errors", "- Adds a counter of uncorrectable ECC errors to the node dashboard."], []),
+        (["- Exclude HW Slowdown as a reason to drain the node."], []),
+        (["Add --shm-size=8g to docker run and the bus error goes away."], ["nccl_shm_unavailable"]),
+        (["After adding a second GPU the node reports uncorrectable ECC errors."], ["xid_48_double_bit_ecc"]),
+        # a maintainer's dismissal settles what it dismisses, not a question, not a denial
+        (["UserWarning: the engine plan file was built on another device model, may affect performance.",
+          "That warning is harmless here and can safely be ignored."], []),
+        (["The GPU memory is not released after the request finishes.",
+          "Maintainer: that's the expected behaviour, the allocator keeps freed blocks cached for reuse."], []),
+        (["The GPU memory is not released after the request finishes.", "Is this expected behavior?"], ["cuda_oom_leak"]),
+        (["The GPU memory is not released after the request finishes.",
+          "This is not the expected behavior, memory should go back."], ["cuda_oom_leak"]),
+        # a dismissed warning beside a real failure: the failure stays; a reported error is never dismissed
+        (["The node reports uncorrectable ECC errors on GPU 3 after the job died.",
+          "UserWarning: TypedStorage is deprecated.",
+          "You can ignore that warning, it has nothing to do with the crash."], ["xid_48_double_bit_ecc"]),
+        (["RuntimeError: CUDA error: an illegal memory access was encountered",
+          "This is a false alarm of compute-sanitizer, you can ignore it."], ["illegal_memory_access"]),
+        # a check's clean verdict
+        (["The node was drained for uncorrectable ECC errors last month.",
+          "After the RMA the board came back clean and is now healthy."], []),
+        # hardware the machines do not have; a workaround "without" it is no such statement
+        (["dcgmi diag: GPU 0's NvLink link 0 is currently down",
+          "We see this on every PCIe card; these are non-NVLink systems."], []),
+        (["Training hangs on the 8-GPU box; GPU 0's NvLink link 0 is currently down.",
+          "It works without NVLink (NCCL_P2P_DISABLE=1)."], ["nccl_p2p_hang", "nvlink_error"]),
+    ],
+)
+def test_round9_discussion_that_names_a_failure_and_its_near_misses(lines: list[str], expected: list[str]) -> None:
+    assert [r.value for r in match_text(lines)] == expected
+
+
+def test_a_field_read_off_in_a_record_of_several_names_nothing() -> None:
+    """A record printing several readings on a line ("(idle = true, sw_power_cap = false, ...)") reads each
+    key: a key read false or zero reports nothing, one read on does."""
+    off = ["(idle = true, hw_slowdown = false, sw_power_cap = false, sw_thermal_slowdown = false)",
+           "clock event reasons after the reboot: sw_power_cap: 0, hw_slowdown: 0"]
+    assert [r.value for r in match_text(off)] == []
+    on = ["(idle = false, hw_slowdown = false, sw_power_cap = true, sw_thermal_slowdown = false)",
+          "the GPU is throttled by the SW power cap all through the benchmark"]
+    assert [r.value for r in match_text(on)] == ["power_throttling"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # a question about what a design should do tells no event; the writer's own "Should I ...?" does
+        (["Should the server reject requests with a \"server overloaded\" error once the queue is full?",
+          "What should the scheduler do when all pending requests exceed the queue?"], []),
+        (["Should I worry? The server is overloaded, requests are queued for minutes and pending requests pile up."],
+         ["queue_saturation"]),
+        # what the writer took from the documentation; what the logs say is an event
+        (["According to the documentation, requests are queued by the scheduler until an instance is free and "
+          "pending requests wait there."], []),
+        (["According to the logs, requests are queued for minutes and pending requests pile up."],
+         ["queue_saturation"]),
+    ],
+)
+def test_a_design_question_or_the_documentation_tells_no_event(lines: list[str], expected: list[str]) -> None:
+    assert [r.value for r in match_text(lines)] == expected

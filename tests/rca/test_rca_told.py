@@ -17,6 +17,7 @@ from gpuobs.rca.parsers.told import (
     LOAD_SLOW_S,
     QUEUED_S,
     told_hot_celsius,
+    told_late_oom,
     told_load_rate,
     told_load_seconds,
     told_prefill_wait,
@@ -24,6 +25,8 @@ from gpuobs.rca.parsers.told import (
     told_records,
     told_slow_load,
     told_straggler,
+    told_swap,
+    told_under_limits,
     told_version_regression,
 )
 
@@ -319,6 +322,51 @@ def test_prefill_that_blocks_nothing_is_not_read(sentence: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "sentence",
+    [
+        "My fine-tuning job OOMs after 12000 steps every single time.",
+        "Training runs fine for a while, but after roughly 8 hours it dies with CUDA out of memory.",
+        "It ran out of memory after 2k iterations on all four GPUs.",
+        "After 25 epochs I get an out-of-memory error although the first epochs use only 9 GB.",
+        "The server goes out of memory after 3 days of inference.",
+    ],
+)
+def test_an_out_of_memory_told_after_a_long_run_is_read(sentence: str) -> None:
+    assert told_late_oom(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "CUDA out of memory after 3 steps with batch size 64.",
+        "It hits out of memory right after the first epoch, during validation.",
+        "Does it run out of memory after 5000 iterations for you too?",
+        "No out of memory after 20k iterations with the smaller batch.",
+        "The OOM after 10k steps is fixed by the new release.",
+        "After 30 epochs the loss converged and the room stayed quiet.",
+    ],
+)
+def test_a_short_run_a_question_or_a_fixed_oom_is_not_a_late_oom(sentence: str) -> None:
+    assert not told_late_oom(sentence)
+
+
+_OOM_LINE = (
+    "RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 23.65 GiB total capacity; "
+    "22.10 GiB already allocated; 18.56 MiB free; 22.50 GiB reserved in total by PyTorch)\n"
+)
+
+
+def test_an_oom_told_after_a_long_run_beside_its_traceback_is_a_leak(tmp_path: Path) -> None:
+    told = "Our detector trains fine, but after about 6 hours it stops with the error below.\n"
+    assert pasted_causes(tmp_path, told.replace("the error below", "CUDA out of memory") + _OOM_LINE)[:1] == [
+        "cuda_oom_leak"
+    ]
+    assert pasted_causes(tmp_path, "It fails after 3 steps with batch size 64.\n" + _OOM_LINE)[:1] == [
+        "cuda_oom_capacity"
+    ]
+
+
+@pytest.mark.parametrize(
     ("text", "cause"),
     [
         ("Since moving to the lustre mount the checkpoint loading is extremely slow.\n", "model_load_slow"),
@@ -338,3 +386,68 @@ def test_prefill_that_blocks_nothing_is_not_read(sentence: str) -> None:
 )
 def test_told_behaviours_name_their_cause(tmp_path: Path, text: str, cause: str) -> None:
     assert pasted_causes(tmp_path, text) == [cause]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Every time I switch checkpoints in the UI it dies.",
+        "The web server crashes while swapping between two LoRAs.",
+        "Loading the next model in the pipeline fails.",
+        "It breaks as soon as a second fine-tuned model is requested.",
+        "The error appears when the first model is still loaded in VRAM.",
+        "It fails when one of the models has already been loaded.",
+    ],
+)
+def test_a_model_swap_told_is_read(sentence: str) -> None:
+    assert told_swap(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I switched to a smaller model and everything fits.",
+        "Changing the model to a larger one makes it fail.",
+        "Does switching models free the memory?",
+        "Swapping the checkpoint fixed it for me.",
+        "The model loads in 40 seconds and serves requests.",
+        "We use one model per GPU.",
+    ],
+)
+def test_a_remedy_a_question_or_no_swap_is_not_a_told_swap(sentence: str) -> None:
+    assert not told_swap(sentence)
+
+
+def test_an_oom_told_at_a_model_swap_beside_its_traceback_is_a_hot_swap(tmp_path: Path) -> None:
+    told = "The UI runs out of memory whenever I change checkpoints; a fresh start loads either one fine.\n"
+    assert pasted_causes(tmp_path, told + _OOM_LINE)[:1] == ["cuda_oom_hot_swap"]
+    assert pasted_causes(tmp_path, "I moved to a larger model and now it fails.\n" + _OOM_LINE)[:1] == [
+        "cuda_oom_capacity"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lines", "under"),
+    [
+        (["Loading the tokenizer takes a minute on the first start."], {"model_load_slow"}),
+        (["It takes 50 seconds to load the model. It is fine."], {"model_load_slow"}),
+        (["The step time slows after a while although the card holds 71 C."], {"thermal_throttling"}),
+        (["Loading the weights takes 25 minutes from the NFS share."], set()),
+        (["The draft model loads in 30 s.", "The big one takes 20 minutes to load."], set()),
+        (["The card throttles down once it reaches 87 C."], set()),
+        (["Requests are slow and the queue keeps growing."], set()),
+    ],
+)
+def test_told_figures_under_their_limits_are_found(lines: list[str], under: set[str]) -> None:
+    """The signatures whose own figure a text tells only under its limit: the prose tier does not name them
+    (a told load time under LOAD_SLOW_S, a slowdown told at a temperature under HOT_C)."""
+    assert told_under_limits(lines) == under
+
+
+def test_a_quick_load_told_in_words_keeps_the_prose_tier_from_naming_a_slow_load(tmp_path: Path) -> None:
+    """Words about loading lean to `model_load_slow`; a load time told under the limit decides against it,
+    and a long one does not."""
+    quick = "Loading the tokenizer and the weights takes a minute on the first start of the server.\n"
+    assert pasted_causes(tmp_path, quick) == []
+    slow = "Loading the tokenizer and the weights takes 40 minutes on the first start of the server.\n"
+    assert pasted_causes(tmp_path, slow) == ["model_load_slow"]
