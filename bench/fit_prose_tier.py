@@ -84,9 +84,10 @@ TRAIN_INCIDENT_LOGS = True
 # saw them; bench/rca.py): no agreement 52.8% top-1; floor 3.5 54.4%, 2.0 56.6%, 1.0 57.1%, 0.0 57.7%; 2 of 24
 # healthy given a cause at each (by other tiers). Without the lead (floor 0) the prose tier named causes for
 # three of the tests' healthy near misses ("generation takes 10 minutes", a TensorRT-LLM stage name), so the
-# lead stays and the floor is 1.0; prose_crossval (leave one repository out) in docs/BENCHMARKS.md.
+# lead stays; refitted on the 1470, floor 1.0 named NCCL for a segfault whose gdb frames are not NCCL's (score
+# 1.05), so the floor is 2.0. bench/rca_crossval.py --groups 10 in docs/BENCHMARKS.md.
 AGREE = True
-AGREE_FLOOR = 1.0
+AGREE_FLOOR = 2.0
 LOGIT_C = 1.0
 LOGIT_PRUNE = 0.05
 # `--check` reads a logistic weight as current when it is within this of the fitted one (a weight near

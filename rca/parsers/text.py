@@ -388,11 +388,20 @@ _NEGATION_REACH = 48
 _CLAUSE_RE = re.compile(r"[.;:!?,()\[\]\"]|\bbut\b|\bthen\b")
 
 
+# "to avoid your system being overloaded", "prevents the node from running out of memory": the clause wants
+# what follows not to happen, however far into it the phrase comes.
+_AVERTERS = ("avoid", "prevent")
+
+
 def negated(before: str, phrase: str = "") -> bool:
     """Whether the lowered text just before a phrase denies or only supposes it (a negator or an "if" among
-    its last three words)."""
+    its last three words, or "avoid"/"prevent" anywhere in its clause)."""
     if phrase.startswith("-") or "=" in phrase:
         return False
+    if ("avoid" in before or "prevent" in before) and any(
+        word.startswith(_AVERTERS) for word in _CLAUSE_RE.split(before)[-1].split()
+    ):
+        return True
     if (
         "no" not in before
         and "ne" not in before

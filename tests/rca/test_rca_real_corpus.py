@@ -79,18 +79,23 @@ TUNE = REAL / "tune"
 # sensor) is the host's, both refitted: 910/944, 913/944, the same 7 of 119. A host memory module told bad
 # (faulty / failed DIMM, faulty RAM), both refitted: 910/944, 914/944, the same 7 of 119.
 # Both merged with the prose tier's second reader (lr), both refitted on the 1063: 913/944, 917/944, 0/119.
+# tune10/tune11 (407 cases gathered for tuning, 373 prose, 45 healthy) added; fresh looks before the refit
+# (fits of the 1063): tune10 52.8% top-1 without the prose tier's second reader, 55.5% with it; tune11 47.8%
+# (48.3% before this session's rounds), 4 of 21 healthy given a cause. Both refitted on the 1470:
+# 1231/1306, 1237/1306, 0/164. "slow node" supports only (a boot-time near miss had become a cause) and
+# "to avoid X" denies X, both refitted: 1229/1306, 1235/1306, 0/164 (the same at agreement floor 2.0).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 913
-MEASURED_TOP3 = 917
+MEASURED_TOP1 = 1229
+MEASURED_TOP3 = 1235
 MEASURED_FALSE_CAUSES = 0
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 1063
+    assert len(cases) == 1470
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 944 and result.healthy_cases == 119
+    assert incidents == 1306 and result.healthy_cases == 164
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)

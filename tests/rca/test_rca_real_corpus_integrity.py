@@ -31,7 +31,7 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     assert "| signature | tune | heldout2 | heldout4 | heldout9 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [1063, 105, 90, 87]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [1470, 105, 90, 87]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -40,9 +40,9 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     """heldout3 (90 cases, 9 healthy) and heldout5 (94 cases, 10 healthy) were promoted into tune/ on
     2026-12-01, heldout6 and heldout7 (90 cases, 10 healthy each) in the next session, heldout8 (86 of its 87
     cases, 10 healthy) in the eighth: none has a column of its own and tune holds 179 + 90 + 94 + 90 + 90 + 86
-    cases, at least 18 + 9 + 10 + 10 + 10 + 10 healthy, plus the 120 + 113 + 100 + 101 cases (12 + 12 + 12 +
-    16 healthy) gathered straight into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A_README.md,
-    TUNE9B_README.md)."""
+    cases, at least 18 + 9 + 10 + 10 + 10 + 10 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 + 100
+    cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight into tune/ (TUNE7_README.md,
+    TUNE8_README.md, TUNE9A/9B, TUNE10A/10B and TUNE11A/11B_README.md)."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     rows = capsys.readouterr().out.splitlines()
     header = [c.strip() for c in rows[0].split("|")]
@@ -52,8 +52,8 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     def cell(label: str) -> int:
         return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
 
-    assert cell("**cases**") == 1063
-    assert cell("(healthy)") >= 119
+    assert cell("**cases**") == 1470
+    assert cell("(healthy)") >= 164
 
 
 def _column(rows: list[str], part: str) -> dict[str, int]:

@@ -17,6 +17,7 @@ import math
 import random
 from pathlib import Path
 
+from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.names import all_specs
 from gpuobs.rca import keys
@@ -157,5 +158,16 @@ def test_readers_and_text_tier_never_crash_on_10k_inputs() -> None:
         records += len(trend) + len(worded)
         if n % FULL_EVERY == 0:
             _check(parse_lines(clean, source="fuzz", year=2026, strict=True))
-            _check(parse_document("fuzz", "\n".join(lines)))
+            _check(_document_or_refusal("\n".join(lines)))
     assert records > 1000  # the mutations keep enough real structure to exercise the readers
+
+
+def _document_or_refusal(text: str) -> list[Evidence]:
+    """parse_document's records; a text that claims to be /metrics from its first line and gives no metric
+    is refused with InputError, the clear error the CLI prints (any other exception is a crash)."""
+    try:
+        return parse_document("fuzz", text)
+    except InputError as exc:
+        assert "not valid Prometheus exposition text" in str(exc)
+        assert text.lstrip().startswith(("# HELP ", "# TYPE "))
+        return []

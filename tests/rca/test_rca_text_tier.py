@@ -444,3 +444,20 @@ def test_a_field_read_off_in_a_record_of_several_names_nothing() -> None:
 )
 def test_a_design_question_or_the_documentation_tells_no_event(lines: list[str], expected: list[str]) -> None:
     assert [r.value for r in match_text(lines)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Keep the batch at 8 to avoid the server being overloaded at peak hours.\n", []),
+        ("The watchdog restarts the worker to prevent the node from running out of file handles.\n", []),
+        (
+            "We lowered the batch size to avoid OOM, but the server is overloaded and the queue grows.\n",
+            ["queue_saturation"],
+        ),
+    ],
+)
+def test_what_a_clause_means_to_avoid_is_not_told(tmp_path: Path, text: str, expected: list[str]) -> None:
+    """"to avoid X" / "prevents X" wants X not to happen (a tool's advice, a design note); a failure told in
+    the next clause still counts."""
+    assert pasted_causes(tmp_path, text)[:1] == expected
