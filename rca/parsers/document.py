@@ -38,7 +38,7 @@ from gpuobs.rca.parsers.told import oom_told_records, told_records, told_under_l
 from gpuobs.rca.parsers.traces import parse_otlp_text
 from gpuobs.rca.parsers.trend import memory_trend
 from gpuobs.rca.parsers.wrappers import unwrap
-from gpuobs.rca.prose import prose_record, prose_window
+from gpuobs.rca.prose import prose_record
 
 __all__ = [
     "TOOL_READERS",
@@ -186,7 +186,7 @@ def parse_log_text(name: str, text: str, phrasebook: Phrasebook | None = None) -
     if skip is not None and (told := told_records(view.lines, name, skip)):
         return [*view.records, *told]  # figures told in words: wordings, the bag of words not needed
     prose = prose_record(view.lines, name, skip) if skip is not None else None
-    if prose is not None and skip is not None and prose.value in told_under_limits(_read(view.lines, skip)):
+    if prose is not None and skip is not None and prose.value in told_under_limits(view.lines, skip):
         prose = None  # the text tells that signature's own figure, under its limit: the figure decides
     story = oom_told_records(view.lines, name) if _out_of_memory(view.records, worded) else []
     return [*view.records, *worded, *story, *([prose] if prose is not None else [])]
@@ -199,8 +199,3 @@ def _out_of_memory(records: Sequence[Evidence], worded: Sequence[Evidence]) -> b
     """Whether the exact tier read a CUDA out-of-memory, or the text tier its wording (what a run length
     or a model swap told beside it can explain)."""
     return any(ev.key == keys.CUDA_OOM for ev in records) or any(ev.value in _OOM_SIGS for ev in worded)
-
-
-def _read(lines: Sequence[str], skip: set[int]) -> list[str]:
-    """The lines the prose tier read (its window, less what a parser read)."""
-    return [line for _, line in prose_window(lines, skip)]

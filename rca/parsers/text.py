@@ -246,9 +246,7 @@ def phrase_hits(
         line = bisect.bisect_right(starts, start) - 1
         if line in skip:
             continue
-        if negated(text[max(starts[line], start - _NEGATION_REACH) : start], book.phrases[pi]) or _read_off(
-            text, end
-        ):
+        if _denied(text, starts[line], start, end, book.phrases[pi]):
             denied[line].append((start, end, pi))
             continue
         spans[line].append((start, end, pi))
@@ -262,12 +260,7 @@ def phrase_hits(
         # a line written in Markdown is read again without its emphasis and code marks, its phrases found
         # there (positions of the unmarked line: only their order and nesting on the line matter below)
         found_here = _scan(unmarked, book)
-        denied_here = [
-            span
-            for span in found_here
-            if negated(unmarked[max(0, span[0] - _NEGATION_REACH) : span[0]], book.phrases[span[2]])
-            or _read_off(unmarked, span[1])
-        ]
+        denied_here = [span for span in found_here if _denied(unmarked, 0, *span[:2], book.phrases[span[2]])]
         spans[line] = _undenied([span for span in found_here if span not in denied_here], denied_here)
         if supposed := _supposed(unmarked):
             spans[line] = _outside(spans[line], supposed, 0)
@@ -291,6 +284,12 @@ def phrase_hits(
 _OFF_READING_RE = re.compile(
     r"\s*[:=]\s*(?:false|no|none|off|disabled|inactive|not active|0+(?:\.0+)?)(?![\w.])"
 )
+
+
+def _denied(text: str, line_start: int, start: int, end: int, phrase: str) -> bool:
+    """Whether the phrase at text[start:end] (on a line beginning at `line_start`) is denied or supposed by
+    the words before it on its line, or is a key read off right after it."""
+    return negated(text[max(line_start, start - _NEGATION_REACH) : start], phrase) or _read_off(text, end)
 
 
 def _read_off(text: str, end: int) -> bool:

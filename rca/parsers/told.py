@@ -14,7 +14,7 @@ text tier's are, under any structured fact.
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterator, Sequence
 
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
@@ -161,19 +161,26 @@ def told_load_seconds(sentence: str) -> float | None:
     return max(found) if found else None
 
 
-def told_under_limits(lines: Sequence[str]) -> frozenset[str]:
-    """The signatures whose own figure the text tells, and tells under its limit wherever it tells one: a load
-    time under LOAD_SLOW_S (`model_load_slow`), a slowdown at a temperature under HOT_C
-    (`thermal_throttling`). The prose tier does not name them: a figure read exactly outranks a bag of words
-    ("loading the tokenizer takes a minute" is about loading, and says it is quick)."""
+def _prose_sentences(lines: Sequence[str], skip: Container[int] = ()) -> Iterator[tuple[int, str, str]]:
+    """(0-based line, line, sentence) for each sentence of the prose lines the readers take
+    (`prose_window`)."""
+    for n, line in prose_window(lines, skip):
+        for sentence in _SENTENCE_SPLIT_RE.split(line):
+            yield n, line, sentence
+
+
+def told_under_limits(lines: Sequence[str], skip: Container[int] = ()) -> frozenset[str]:
+    """The signatures whose own figure the prose lines (outside `skip`) tell, and tell under its limit
+    wherever they tell one: a load time under LOAD_SLOW_S (`model_load_slow`), a slowdown at a temperature
+    under HOT_C (`thermal_throttling`). The prose tier does not name them: a figure read exactly outranks a
+    bag of words ("loading the tokenizer takes a minute" is about loading, and says it is quick)."""
     loads: list[float] = []
     temps: list[float] = []
-    for line in lines:
-        for sentence in _SENTENCE_SPLIT_RE.split(line):
-            if (seconds := told_load_seconds(sentence)) is not None:
-                loads.append(seconds)
-            if (celsius := told_hot_celsius(sentence)) is not None:
-                temps.append(celsius)
+    for _, _, sentence in _prose_sentences(lines, skip):
+        if (seconds := told_load_seconds(sentence)) is not None:
+            loads.append(seconds)
+        if (celsius := told_hot_celsius(sentence)) is not None:
+            temps.append(celsius)
     under = {_LOAD_SLOW} if loads and max(loads) < LOAD_SLOW_S else set()
     if temps and max(temps) < HOT_C:
         under.add(_THERMAL)
@@ -420,12 +427,11 @@ def oom_told_records(lines: Sequence[str], source: str) -> list[Evidence]:
     after a long run, else a `cuda_oom_hot_swap` one for the first telling a model swapped in. Empty when
     no line tells either."""
     swap: list[Evidence] = []
-    for n, line in prose_window(lines):
-        for sentence in _SENTENCE_SPLIT_RE.split(line):
-            if told_late_oom(sentence):
-                return [_told(_LEAK, "an out-of-memory told after a long run", {}, n, line, source)]
-            if not swap and told_swap(sentence):
-                swap.append(_told(_SWAP, "an out-of-memory told at a model swap", {}, n, line, source))
+    for n, line, sentence in _prose_sentences(lines):
+        if told_late_oom(sentence):
+            return [_told(_LEAK, "an out-of-memory told after a long run", {}, n, line, source)]
+        if not swap and told_swap(sentence):
+            swap.append(_told(_SWAP, "an out-of-memory told at a model swap", {}, n, line, source))
     return swap
 
 
@@ -445,38 +451,37 @@ def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -
         if sig not in out:
             out[sig] = _told(sig, phrase, figure, n, line, source)
 
-    for n, line in prose_window(lines, skip):
-        for sentence in _SENTENCE_SPLIT_RE.split(line):
-            if _LOAD_SLOW not in out:
-                if (seconds := told_load_seconds(sentence)) and seconds >= LOAD_SLOW_S:
-                    put(_LOAD_SLOW, "a load time told in prose", {"told_seconds": seconds}, n, line)
-                elif told_slow_load(sentence):
-                    put(_LOAD_SLOW, "a load told slow in prose", {}, n, line)
-                elif (rate := told_load_rate(sentence)) is not None and rate < LOAD_RATE_SLOW:
-                    put(_LOAD_SLOW, "a slow read rate told for a load", {"told_bytes_per_s": rate}, n, line)
-                elif (waited := _waited_seconds(sentence)) and waited >= LOAD_SLOW_S:
-                    if not loading_last:
-                        loading_last.append(_ends_loading(lines))
-                    if loading_last[0]:
-                        put(
-                            _LOAD_SLOW,
-                            "a long wait told at a loading step",
-                            {"told_seconds": waited},
-                            n,
-                            line,
-                        )
-            if _QUEUED not in out and (queued := told_queue_seconds(sentence)) and queued >= QUEUED_S:
-                put(_QUEUED, "a queue time told in prose", {"told_seconds": queued}, n, line)
-            if _THERMAL not in out and (celsius := told_hot_celsius(sentence)) and celsius >= HOT_C:
-                put(_THERMAL, "a slowdown told at a hot temperature", {"told_celsius": celsius}, n, line)
-            if _STRAGGLER not in out and told_straggler(sentence):
-                put(_STRAGGLER, "a few GPUs told slower than the rest", {}, n, line)
-            if _REGRESSION not in out and told_version_regression(sentence):
-                put(_REGRESSION, "a throughput told lost with a version", {}, n, line)
-            if _HOL not in out and told_prefill_wait(sentence):
-                put(_HOL, "requests told waiting for a prefill", {}, n, line)
-            if _LEAK not in out and told_late_oom(sentence):
-                put(_LEAK, "an out-of-memory told after a long run", {}, n, line)
+    for n, line, sentence in _prose_sentences(lines, skip):
+        if _LOAD_SLOW not in out:
+            if (seconds := told_load_seconds(sentence)) and seconds >= LOAD_SLOW_S:
+                put(_LOAD_SLOW, "a load time told in prose", {"told_seconds": seconds}, n, line)
+            elif told_slow_load(sentence):
+                put(_LOAD_SLOW, "a load told slow in prose", {}, n, line)
+            elif (rate := told_load_rate(sentence)) is not None and rate < LOAD_RATE_SLOW:
+                put(_LOAD_SLOW, "a slow read rate told for a load", {"told_bytes_per_s": rate}, n, line)
+            elif (waited := _waited_seconds(sentence)) and waited >= LOAD_SLOW_S:
+                if not loading_last:
+                    loading_last.append(_ends_loading(lines))
+                if loading_last[0]:
+                    put(
+                        _LOAD_SLOW,
+                        "a long wait told at a loading step",
+                        {"told_seconds": waited},
+                        n,
+                        line,
+                    )
+        if _QUEUED not in out and (queued := told_queue_seconds(sentence)) and queued >= QUEUED_S:
+            put(_QUEUED, "a queue time told in prose", {"told_seconds": queued}, n, line)
+        if _THERMAL not in out and (celsius := told_hot_celsius(sentence)) and celsius >= HOT_C:
+            put(_THERMAL, "a slowdown told at a hot temperature", {"told_celsius": celsius}, n, line)
+        if _STRAGGLER not in out and told_straggler(sentence):
+            put(_STRAGGLER, "a few GPUs told slower than the rest", {}, n, line)
+        if _REGRESSION not in out and told_version_regression(sentence):
+            put(_REGRESSION, "a throughput told lost with a version", {}, n, line)
+        if _HOL not in out and told_prefill_wait(sentence):
+            put(_HOL, "requests told waiting for a prefill", {}, n, line)
+        if _LEAK not in out and told_late_oom(sentence):
+            put(_LEAK, "an out-of-memory told after a long run", {}, n, line)
     return list(out.values())
 
 
