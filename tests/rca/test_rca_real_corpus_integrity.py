@@ -1,7 +1,7 @@
 """Integrity of the real-text corpus (tests/rca/real_corpus): format, labels, no reused thread.
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
-non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`) are
+non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`, `heldout10/`) are
 not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch,
 `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
 `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
@@ -29,9 +29,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 | heldout9 |" in table
+    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout10 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [1470, 105, 90, 87]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [1470, 105, 90, 87, 88]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -84,6 +84,17 @@ def test_heldout9_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str])
     assert cells["**cases**"] == 87
     assert cells["(healthy)"] == 10
     assert cells["**distinct signatures**"] >= 40
+
+
+def test_heldout10_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout10 (tenth held-out batch, gathered 2026-12-01 in the ninth session by two helpers that never ran
+    the engine): 88 cases, 11 healthy, at least 30 signatures, two READMEs (one per gatherer)."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    cells = _column(capsys.readouterr().out.splitlines(), "heldout10")
+    assert cells["**cases**"] == 88
+    assert cells["(healthy)"] == 11
+    assert cells["**distinct signatures**"] >= 30
+    assert (REAL / "heldout10" / "README_A.md").is_file() and (REAL / "heldout10" / "README_B.md").is_file()
 
 
 def test_heldout8_was_promoted_whole_but_for_its_dropped_case(capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,14 +160,14 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4 and heldout9, each on
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9 and heldout10, each on
     its own row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT
     points at tmp_path, so no real held-out file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     promoted = ("heldout5", "heldout6", "heldout7", "heldout8")  # in tune/ now: such a folder is not scored
-    for part in ("tune", "heldout2", "heldout4", "heldout9", *promoted):
+    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout10", *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -171,12 +182,13 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
             "real text: heldout2",
             "real text: heldout4",
             "real text: heldout9",
+            "real text: heldout10",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
         assert "secret_tune_case" in out
-        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7, 8, 9))
+        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7, 8, 9, 10))
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "3"  # cases: one fake case from each of the three batches
+        assert pooled[len(label) :].split()[0] == "4"  # cases: one fake case from each of the four batches
         assert not any(f"real text: heldout{n}" in out for n in (3, 5, 6, 7, 8))
