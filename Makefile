@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 
 $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install "$(TORCH_PIN)"
-	$(PIP) install -e '.[dev,serving,kernels]'
+	$(PIP) install -e '.[dev,serving,kernels,semantic]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -14,12 +14,15 @@ of those;
 `--priors` scores with the catalog's prior weights alone (no fit at all) as a second reference.
 
 `--no-prose` turns the prose tier off (the figure before it existed); `--no-agree` fits the prose tier
-without its second reader's agreement. `--groups N` leaves out N groups of repositories in turn (round-robin
+without its second reader's agreement. The semantic tier is off unless `--semantic` is given; then it is
+fitted per fold too (`bench/fit_semantic_tier.py`, on the cached vectors of the fold's training cases).
+`--groups N` leaves out N groups of repositories in turn (round-robin
 over the sorted repositories) instead of one repository at a time: each fold still holds out whole
 repositories, and the run takes N fits instead of one per repository (since the prose tier's second reader,
 a fit costs ~10 s, and the tune split holds 500+ repositories).
 
-    python bench/rca_crossval.py [--priors] [--no-prose] [--no-agree] [--groups N] [--json] [--failures]
+    python bench/rca_crossval.py [--priors] [--no-prose] [--no-agree] [--semantic] [--groups N] [--json]
+                                 [--failures]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 import fit_prose_tier
+import fit_semantic_tier
 from fit_prose_tier import corpus_docs, prior_docs
 from fit_prose_tier import fit as fit_prose
 from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, labelled_hits, prior_weights, wording_hits
@@ -41,6 +45,7 @@ from gpuobs.rca.catalog import CATALOG_DIR, Catalog, load_catalog
 from gpuobs.rca.corpus import Case, CaseResult, score
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.prose import use_prose_model
+from gpuobs.rca.semantic import use_semantic_model
 
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 SYNTHETIC = ROOT / "tests" / "rca" / "incidents"
@@ -75,11 +80,16 @@ def _run(case: Case, catalog: Catalog) -> CaseResult:
 
 
 def crossval(
-    priors_only: bool = False, strict: bool = False, prose: bool = True, groups: int = 0
+    priors_only: bool = False,
+    strict: bool = False,
+    prose: bool = True,
+    groups: int = 0,
+    semantic: bool = False,
 ) -> tuple[list[CaseResult], int]:
     """Every tune case diagnosed by a catalog and prose model fitted without its repository; and the
-    number of folds. `prose=False` diagnoses with the prose tier off; `groups` > 0 holds out that many
-    groups of repositories in turn instead of one repository at a time.
+    number of folds. `prose=False` diagnoses with the prose tier off; `semantic=True` with the semantic
+    tier fitted per fold (off otherwise); `groups` > 0 holds out that many groups of repositories in turn
+    instead of one repository at a time.
 
     `strict` also drops, in each fold, the phrases found in the held-out repository's cases and in no
     other case of either corpus: a phrase only that thread uses was most likely written from it.
@@ -97,6 +107,8 @@ def crossval(
     folds: dict[int, list[Case]] = defaultdict(list)
     for case, _ in tune:
         folds[fold_of[_repo(case)]].append(case)
+    sem_docs = fit_semantic_tier.tune_docs(TUNE) if semantic else []
+    sem_vectors = fit_semantic_tier.vectors(sem_docs) if semantic else None
     results: list[CaseResult] = []
     for fold in sorted(folds):
         held_out = {_repo(c) for c in folds[fold]}
@@ -108,7 +120,11 @@ def crossval(
             drop = frozenset(held - elsewhere)
         catalog = _catalog(None if priors_only else fit_hits(train, priors)[0], drop)
         model = fit_prose([d for d in docs if d.group not in held_out]) if prose else None
-        with use_prose_model(model):
+        sem_model = None
+        if sem_vectors is not None:
+            rows = [i for i, d in enumerate(sem_docs) if d.group not in held_out]
+            sem_model = fit_semantic_tier.fit(sem_vectors[rows], [sem_docs[i].label for i in rows])
+        with use_prose_model(model), use_semantic_model(sem_model):
             results += [_run(case, catalog) for case in folds[fold]]
     return results, len(folds)
 
@@ -128,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--groups", type=int, default=0, help="hold out N groups of repositories (0: one each)"
     )
+    parser.add_argument("--semantic", action="store_true", help="fit and use the semantic tier per fold")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--failures", action="store_true", help="list the tune cases missed")
     args = parser.parse_args(argv)
@@ -137,7 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     fit_prose_tier.AGREE = not args.no_agree
     t0 = time.perf_counter()
     results, folds = crossval(
-        priors_only=args.priors, strict=args.strict, prose=not args.no_prose, groups=args.groups
+        priors_only=args.priors,
+        strict=args.strict,
+        prose=not args.no_prose,
+        groups=args.groups,
+        semantic=args.semantic,
     )
     s = score(results)
     row = {
@@ -150,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         + (", strict" if args.strict else "")
         + (", prose tier off" if args.no_prose else "")
-        + (", no second prose reader" if args.no_agree else ""),
+        + (", no second prose reader" if args.no_agree else "")
+        + (", semantic tier" if args.semantic else ""),
         "folds": folds,
         "cases": s.cases,
         "incidents": s.incident_cases,

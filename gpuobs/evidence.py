@@ -28,11 +28,14 @@ class EvidenceTier(enum.StrEnum):
     PROSE: the prose tier's bag-of-words model named a failure in text where neither tier recognised a
     line (a user's own description); it is heard only when nothing else found a cause, at the lowest
     confidence.
+    SEMANTIC: the semantic tier's sentence encoder read the whole text as a known failure's description
+    where no other tier named a cause; a guess by meaning, at the lowest confidence of all.
     """
 
     EXACT = "exact"
     TEXT = "text"
     PROSE = "prose"
+    SEMANTIC = "semantic"
 
 
 @dataclass(frozen=True)

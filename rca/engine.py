@@ -13,27 +13,31 @@ evidence chain and remediation (`findings`). With no candidate the report says "
 signature" and lists the strongest anomalies; it never invents a cause. Deterministic: same
 evidence, same report. Only when no signature holds does the prose tier get a say: its `prose_match`
 records (a document's words likelier under one signature than under any other text, `rca.prose`)
-become causes at the lowest confidence (`prose_candidates`).
+become causes at a low confidence (`prose_candidates`). Only when that names nothing either is the
+`fallback` asked (the pipeline's semantic tier, `rca.semantic`): its `semantic_match` records become causes
+at the lowest confidence of all (`semantic_candidates`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gpuobs.evidence import Entity, Evidence, EvidenceTier
 from gpuobs.rca.anomalies import detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
+from gpuobs.rca.embedding import SemanticUnavailable
 from gpuobs.rca.entities import EntityIndex
 from gpuobs.rca.findings import build_cause, strongest_anomalies
-from gpuobs.rca.keys import PROSE_MATCH
+from gpuobs.rca.keys import PROSE_MATCH, SEMANTIC_MATCH
 from gpuobs.rca.prose import PROSE_CONFIDENCE_LOW, PROSE_VARIANT
 from gpuobs.rca.ranking import Candidate, evaluate, resolve
 from gpuobs.rca.report import Report
+from gpuobs.rca.semantic import SEMANTIC_CONFIDENCE_LOW, SEMANTIC_VARIANT
 from gpuobs.rca.signature import Match, clear_text_cache
 
-__all__ = ["MAX_CAUSES", "diagnose_evidence", "prose_candidates"]
+__all__ = ["MAX_CAUSES", "diagnose_evidence", "prose_candidates", "semantic_candidates"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +52,13 @@ def diagnose_evidence(
     notes: Sequence[str] = (),
     window: tuple[float | None, float | None] = (None, None),
     max_causes: int = MAX_CAUSES,
+    fallback: Callable[[], list[Evidence]] | None = None,
 ) -> Report:
     """Diagnose evidence records already collected against the catalog (default: the bundled one).
 
-    The pipeline's second stage: `gpuobs.rca.diagnose` collects the inputs and calls this.
+    The pipeline's second stage: `gpuobs.rca.diagnose` collects the inputs and calls this. `fallback`
+    gives the last-resort tier's records; it is called only when no other tier named a cause, and a
+    SemanticUnavailable it raises is listed under problems.
     """
     catalog = catalog if catalog is not None else load_catalog()
     issues = [*problems, *catalog.problems]
@@ -74,6 +81,13 @@ def diagnose_evidence(
     causes = resolve(candidates, index)[:max_causes]
     if not causes:
         causes = prose_candidates(records, catalog)[:max_causes]
+    if not causes and fallback is not None:
+        try:
+            records.extend(fallback())
+        except SemanticUnavailable as exc:
+            issues.append(f"[semantic] {exc}")
+    if not causes:
+        causes = semantic_candidates(records, catalog)[:max_causes]
     known = {k for s in catalog.signatures for k in s.evidence_keys()}
     sources: dict[str, int] = defaultdict(int)
     for ev in evidence:
@@ -99,13 +113,30 @@ def diagnose_evidence(
 def prose_candidates(records: Sequence[Evidence], catalog: Catalog) -> list[Candidate]:
     """The prose tier's calls as candidates, one per signature named (its most confident record), best
     first; heard only when no signature held, so it never overrides an exact or text-tier cause."""
+    return _tier_candidates(
+        records, catalog, PROSE_MATCH, EvidenceTier.PROSE, PROSE_VARIANT, PROSE_CONFIDENCE_LOW
+    )
+
+
+def semantic_candidates(records: Sequence[Evidence], catalog: Catalog) -> list[Candidate]:
+    """The semantic tier's calls as candidates, best first; heard only when no other tier named a cause."""
+    return _tier_candidates(
+        records, catalog, SEMANTIC_MATCH, EvidenceTier.SEMANTIC, SEMANTIC_VARIANT, SEMANTIC_CONFIDENCE_LOW
+    )
+
+
+def _tier_candidates(
+    records: Sequence[Evidence], catalog: Catalog, key: str, tier: EvidenceTier, variant: str, low: float
+) -> list[Candidate]:
+    """The records of a last-resort tier (`key`, `tier`) as candidates, one per signature named (its most
+    confident record), best first, each resting on that record alone under `variant`."""
     by_id = catalog.by_id()
     best: dict[str, tuple[float, int]] = {}
     for pos, ev in enumerate(records):
-        if ev.key != PROSE_MATCH or ev.tier is not EvidenceTier.PROSE or str(ev.value) not in by_id:
+        if ev.key != key or ev.tier is not tier or str(ev.value) not in by_id:
             continue
         raw = ev.attrs.get("confidence")
-        confidence = float(raw) if isinstance(raw, int | float) else PROSE_CONFIDENCE_LOW
+        confidence = float(raw) if isinstance(raw, int | float) else low
         sig = str(ev.value)
         if sig not in best or confidence > best[sig][0]:
             best[sig] = (confidence, pos)
@@ -115,7 +146,7 @@ def prose_candidates(records: Sequence[Evidence], catalog: Catalog) -> list[Cand
             signature=by_id[sig],
             confidence=confidence,
             anchors=((records[pos], pos),),
-            variant=PROSE_VARIANT,
+            variant=variant,
             supporting=(),
             matched_support=(),
         )

@@ -14,6 +14,7 @@ from gpuobs.rca.entities import EntityIndex, Item
 from gpuobs.rca.prose import PROSE_VARIANT
 from gpuobs.rca.ranking import CLOCK_SLACK_S, Candidate
 from gpuobs.rca.report import Anomaly, Cause, EvidenceItem, Symptom, evidence_line, format_time
+from gpuobs.rca.semantic import SEMANTIC_VARIANT
 from gpuobs.rca.signature import TEXT_VARIANT, precedes
 
 __all__ = ["MAX_EVIDENCE_ITEMS", "build_cause", "strongest_anomalies"]
@@ -133,7 +134,11 @@ def _series_item(samples: list[Evidence], role: str) -> EvidenceItem:
 
 
 # The tier a cause rests on, by the name of the variant that held (every other variant is exact).
-_TIERS = {TEXT_VARIANT: EvidenceTier.TEXT, PROSE_VARIANT: EvidenceTier.PROSE}
+_TIERS = {
+    TEXT_VARIANT: EvidenceTier.TEXT,
+    PROSE_VARIANT: EvidenceTier.PROSE,
+    SEMANTIC_VARIANT: EvidenceTier.SEMANTIC,
+}
 
 
 def build_cause(

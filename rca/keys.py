@@ -53,6 +53,7 @@ __all__ = [
     "RAY_OOM_KILL",
     "REQUEST_REJECTED",
     "RETIRED_PAGES",
+    "SEMANTIC_MATCH",
     "SOFT_LOCKUP",
     "SXID",
     "TENSORRT_ENGINE_INCOMPATIBLE",
@@ -222,6 +223,12 @@ PROSE_MATCH: Final = "prose_match"
 value = signature id; attrs: score (log-likelihood ratio against ordinary text), lead (over the runner-up),
 confidence, lines (line numbers relied on). Heard only when no signature holds."""
 
+SEMANTIC_MATCH: Final = "semantic_match"
+"""The semantic tier (tier SEMANTIC): a document read by a sentence encoder as a signature's failure; value =
+signature id; attrs: probability, incident (probability that the text tells of an incident), rank (1 for
+the tier's first choice), confidence, lines (line numbers that read most like it). Made only when no other
+tier named a cause."""
+
 LOG_LINE: Final = "log_line"
 """Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""
 
@@ -272,5 +279,6 @@ ALL_LOG_KEYS: Final = (
     ALLOCATOR_SNAPSHOT,
     TEXT_MATCH,
     PROSE_MATCH,
+    SEMANTIC_MATCH,
     LOG_LINE,
 )

@@ -7,29 +7,50 @@ days call `diagnose`; `gpuobs bundle` calls its first stage, `collect`, to archi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from gpuobs.errors import InputError
+from gpuobs.evidence import Evidence
 from gpuobs.rca.catalog import Catalog
 from gpuobs.rca.collect import collect
+from gpuobs.rca.embedding import SemanticUnavailable, encoder_installed
 from gpuobs.rca.engine import MAX_CAUSES, diagnose_evidence
 from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.report import Report
+from gpuobs.rca.semantic import default_semantic_model, semantic_records, semantic_switch
 
 __all__ = ["diagnose"]
 
 
 def diagnose(
-    inputs: DiagnoseInputs, *, catalog: Catalog | None = None, max_causes: int = MAX_CAUSES
+    inputs: DiagnoseInputs,
+    *,
+    catalog: Catalog | None = None,
+    max_causes: int = MAX_CAUSES,
+    semantic: bool | None = None,
 ) -> Report:
     """Read every input, then name the root causes with their evidence and remediation.
 
-    `catalog` defaults to the bundled signatures (`catalog_with_overrides` adds a site's own). Raises
-    InputError for a bad input the caller named (a missing, binary or malformed file, a damaged bundle)
-    and when every source asked for failed, so that nothing could be read: a healthy verdict would then
-    be a lie. A source that fails while others answer is listed in `Report.problems`.
+    `catalog` defaults to the bundled signatures (`catalog_with_overrides` adds a site's own). `semantic`
+    sets the last-resort semantic tier (`semantic_switch`: None = on when its extra is installed, unless
+    GPUOBS_SEMANTIC says otherwise). Raises InputError for a bad input the caller named (a missing, binary
+    or malformed file, a damaged bundle, the semantic tier asked for without its extra) and when every
+    source asked for failed, so that nothing could be read: a healthy verdict would then be a lie. A
+    source that fails while others answer is listed in `Report.problems`.
     """
     inputs = inputs.resolved()
+    try:
+        reader = _semantic_reader(inputs, semantic_switch(semantic))
+    except SemanticUnavailable as exc:
+        raise InputError(str(exc)) from exc
     collected = collect(inputs, catalog=catalog)
+    if not collected.evidence and reader is not None and (collected.unread or collected.problems):
+        # Nothing any other tier could read: the semantic tier may still read the words.
+        try:
+            collected.evidence.extend(reader())
+        except SemanticUnavailable as exc:
+            collected.problems.append(f"[semantic] {exc}")
+        reader = None
     if not collected.evidence and collected.unread and not inputs.live:
         # Nothing read at all: "no known failure signature" would hide that the inputs were not understood.
         raise InputError(f"no evidence could be read: {'; '.join(collected.unread + collected.problems)}")
@@ -44,4 +65,25 @@ def diagnose(
         notes=[*collected.notes, *(f"not read: {u}" for u in collected.unread)],
         window=inputs.window.as_tuple(),
         max_causes=max_causes,
+        fallback=reader,
     )
+
+
+def _semantic_reader(inputs: DiagnoseInputs, setting: bool | None) -> Callable[[], list[Evidence]] | None:
+    """The semantic tier over the log inputs' texts, to be called only when no other tier named a cause;
+    None when it is off, has no weights, is not installed (in auto mode) or there is no log text."""
+    if setting is False or not inputs.logs:
+        return None
+    if not encoder_installed():
+        if setting:
+            raise SemanticUnavailable("the semantic tier needs its extra: pip install 'gpuobs[semantic]'")
+        return None
+
+    def read() -> list[Evidence]:
+        from gpuobs.rca.readers.files import log_heads
+
+        if default_semantic_model() is None:  # no fitted weights: the tier has nothing to say
+            return []
+        return semantic_records(log_heads(list(inputs.logs), inputs.stdin))
+
+    return read

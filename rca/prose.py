@@ -23,12 +23,13 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Container, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Container, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
+from gpuobs.rca.fitted import FittedSlot
 from gpuobs.rca.keys import PROSE_MATCH
 from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
 from gpuobs.rca.parsers.text import unadvised
@@ -428,25 +429,17 @@ def load_prose_model(path: Path = PROSE_WEIGHTS_FILE) -> ProseModel | None:
     return ProseModel.from_json(json.loads(path.read_text(encoding="utf-8")))
 
 
-_DEFAULT: list[ProseModel | None] = []
+_SLOT: FittedSlot[ProseModel] = FittedSlot(load_prose_model)
 
 
 def default_prose_model() -> ProseModel | None:
     """The bundled model (loaded once), or the one `use_prose_model` put in place."""
-    if not _DEFAULT:
-        _DEFAULT.append(load_prose_model())
-    return _DEFAULT[0]
+    return _SLOT.get()
 
 
-@contextmanager
-def use_prose_model(model: ProseModel | None) -> Iterator[None]:
+def use_prose_model(model: ProseModel | None) -> AbstractContextManager[None]:
     """Diagnose with another model (a cross-validation fold's) or none (tier off) inside the block."""
-    previous = list(_DEFAULT)
-    _DEFAULT[:] = [model]
-    try:
-        yield
-    finally:
-        _DEFAULT[:] = previous
+    return _SLOT.use(model)
 
 
 def prose_confidence(score: float, threshold: float) -> float:

@@ -143,7 +143,13 @@ class Cause:
         if self.tier == EvidenceTier.PROSE.value:
             return (
                 "prose tier: no line was recognised; the words of the lines quoted are likeliest under "
-                "this failure (a learned guess); lowest confidence"
+                "this failure (a learned guess); low confidence"
+            )
+        if self.tier == EvidenceTier.SEMANTIC.value:
+            return (
+                "semantic tier: no other tier named a cause; a sentence encoder reads the whole text as "
+                "most like this failure, and the lines quoted read most like it (a guess by meaning); "
+                "lowest confidence"
             )
         return ""
 

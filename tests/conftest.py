@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,12 @@ import pytest
 from support.prometheus import PrometheusServer, free_port, prometheus_available
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# The semantic tier (rca/semantic.py) is off for the suite unless a test turns it on: its own tests
+# (tests/rca/test_rca_semantic.py, and the real corpus run with it) do, while every other test pins the
+# tiers it is about, and a `gpuobs diagnose` subprocess that ends with no cause would pay seconds of torch
+# import for nothing it checks. Set here, so that subprocesses inherit it.
+os.environ.setdefault("GPUOBS_SEMANTIC", "off")
 
 
 @pytest.fixture(scope="session")

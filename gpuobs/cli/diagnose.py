@@ -20,6 +20,8 @@ from gpuobs.errors import InputError
 __all__ = ["register"]
 
 _SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
+# Tiers whose causes are recognised by wording or guessed, not extracted as facts: the report says so.
+_GUESS_TIERS = ("text", "prose", "semantic")
 
 HELP = """Diagnose a GPU inference incident: correlate logs, metrics, traces and Kubernetes state and name the
 root cause with its evidence chain and remediation.
@@ -89,7 +91,7 @@ def _render(report: Any) -> None:
             (f"  [{top['id']}]", "dim"),
             (f"  confidence {top['confidence']:.2f}", "bold"),
             (f"  {top['severity']}", style),
-            *([(f"  [{top['tier']} tier]", "yellow")] if top.get("tier") in ("text", "prose") else []),
+            *([(f"  [{top['tier']} tier]", "yellow")] if top.get("tier") in _GUESS_TIERS else []),
         )
         parts: list[Any] = [
             title,
@@ -127,6 +129,18 @@ def _render(report: Any) -> None:
                 if top.get("tier") == "prose"
                 else []
             ),
+            *(
+                [
+                    Text(
+                        "Guessed by the semantic tier: no other tier named a cause; a sentence encoder "
+                        "reads the whole text as most like this failure (the lines below read most like "
+                        "it), hence the lowest confidence. Check it against the text.",
+                        style="yellow",
+                    )
+                ]
+                if top.get("tier") == "semantic"
+                else []
+            ),
         ]
         chain = Text("Evidence chain:\n", style="bold")
         for item in top["evidence"]:
@@ -135,7 +149,7 @@ def _render(report: Any) -> None:
             entity = _entity_text(item["entity"])
             if entity != "-":
                 chain.append(f"[{entity}]  ", style="dim")
-            if item.get("tier") in ("text", "prose"):
+            if item.get("tier") in _GUESS_TIERS:
                 chain.append(f"({item['tier']} tier) ", style="yellow")
             chain.append(f"{item['text']}\n", style="" if item["role"] == "anchor" else "dim")
         parts.append(chain)
@@ -203,6 +217,14 @@ def diagnose_cmd(
     list_signatures: bool = typer.Option(
         False, "--list-signatures", help="Print the signature catalog (id, severity, scope, title) and exit."
     ),
+    semantic: bool | None = typer.Option(
+        None,
+        "--semantic/--no-semantic",
+        help=(
+            "The semantic tier: a sentence encoder reads text no other tier understood (extra "
+            "gpuobs[semantic]). Default: on when installed, unless GPUOBS_SEMANTIC=off."
+        ),
+    ),
 ) -> None:
     from gpuobs.rca import DiagnoseInputs, TimeWindow, catalog_with_overrides, diagnose, load_catalog
 
@@ -226,7 +248,7 @@ def diagnose_cmd(
         bundle=bundle,
         window=TimeWindow.from_flags(since, start, end),
     )
-    report = diagnose(inputs, catalog=catalog)
+    report = diagnose(inputs, catalog=catalog, semantic=semantic)
     if markdown is not None:
         try:
             markdown.write_text(report.to_markdown(), encoding="utf-8")

@@ -29,6 +29,7 @@ __all__ = [
     "MAX_EXPANDED_BYTES",
     "LogInput",
     "iter_log_inputs",
+    "log_heads",
     "looks_binary",
     "read_input",
     "read_logs",
@@ -277,6 +278,30 @@ def _read_log_streamed(
         _too_much_evidence(name, notes)
         found = found[:MAX_EVIDENCE_PER_INPUT]
     return found
+
+
+def log_heads(paths: list[str], stdin: bytes | None, max_bytes: int = _HEAD_BYTES) -> list[tuple[str, str]]:
+    """(name, text) of each log input's first `max_bytes` (inflated), for a reader that needs the words
+    rather than the records (the semantic tier). An input that cannot be read or is binary is left out:
+    the main read has already reported it; `-` is read only from `stdin` bytes (never the terminal)."""
+    out: list[tuple[str, str]] = []
+    for path in _log_paths(paths):
+        if path == "-" and stdin is None:
+            continue
+        try:
+            name, stream, owned = _open_stream(path, io.BytesIO(stdin or b""))
+            try:
+                data = stream.read(max_bytes)
+            finally:
+                if owned is not None:
+                    stream.close()
+                    owned.close()
+        except (InputError, OSError, EOFError, zlib.error) as exc:
+            logger.info("semantic read of %s skipped: %s", path, exc)
+            continue
+        if not looks_binary(data):
+            out.append((name, data.decode("utf-8", errors="replace")))
+    return out
 
 
 def _log_paths(paths: list[str]) -> Iterator[str]:

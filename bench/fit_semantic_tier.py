@@ -1,0 +1,164 @@
+"""Fit the semantic tier's readers on the tune split; write rca/catalog/_semantic_weights.json.
+
+Training documents: every case of the real-text corpus's tune split (never a held-out batch), its whole
+excerpt read as the runtime reads a log (`rca.embedding.embed_document`: chunks of lines through
+all-MiniLM-L6-v2, mean of the chunk vectors), labelled with its root cause or `none` when healthy. Two
+logistic regressions (scikit-learn, fit time only) are fitted over the 384-dimensional vectors:
+
+- one over the classes (the signatures and `none`), C = CLASS_C;
+- one that tells an incident from healthy text, classes balanced, C = INCIDENT_C.
+
+A cause is named when the incident reader gives at least MIN_INCIDENT and the likeliest signature at least
+MIN_PROBABILITY. These four settings were chosen by 10-group cross-validation over the tune split's
+repositories, with the engine's other tiers fitted per fold (`bench/rca_crossval.py --groups 10
+--semantic`): the settings with the most incidents named right and no more healthy text given a cause
+than without this tier (docs/BENCHMARKS.md, ninth session).
+
+Embedding the 1470 documents takes ~6 minutes on 2 cores; the vectors are cached by the text's SHA-1 in
+bench/.cache/semantic_vectors.npz (not committed), so a refit or a cross-validation reuses them.
+
+    python bench/fit_semantic_tier.py [--check]
+
+`--check` refits and exits 1 when the file on disk differs by more than CHECK_TOLERANCE in any weight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpuobs.rca.embedding import MODEL_SHA256, embed_document
+from gpuobs.rca.semantic import HEALTHY, SEMANTIC_WEIGHTS_FILE, SemanticModel
+
+ROOT = Path(__file__).resolve().parents[1]
+TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
+CACHE = ROOT / "bench" / ".cache" / "semantic_vectors.npz"
+CLASS_C = 10.0
+INCIDENT_C = 3.0
+MIN_PROBABILITY = 0.2
+MIN_INCIDENT = 0.93
+CHECK_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One training document: its case, source repository, label and text."""
+
+    case: str
+    group: str
+    label: str
+    text: str
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha1(self.text.encode("utf-8")).hexdigest()
+
+
+def tune_docs(root: Path = TUNE) -> list[Doc]:
+    """The tune split's cases as documents (never a held-out batch)."""
+    if "heldout" in root.name:
+        raise SystemExit("the held-out split is never trained on")
+    docs = []
+    for folder in sorted(p for p in root.iterdir() if (p / "expected.json").is_file()):
+        expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+        text = (folder / "excerpt.log").read_text(encoding="utf-8", errors="replace")
+        label = expected.get("top") or HEALTHY
+        docs.append(Doc(folder.name, str(expected.get("repo") or folder.name), str(label), text))
+    return docs
+
+
+def vectors(docs: Sequence[Doc], cache: Path = CACHE) -> np.ndarray:
+    """Each document's vector (one row per document), embedded once and cached by its text's SHA-1."""
+    known: dict[str, np.ndarray] = {}
+    if cache.is_file():
+        with np.load(cache) as stored:
+            known = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
+    missing = [d for d in docs if d.key not in known]
+    for n, doc in enumerate(missing, start=1):
+        embedded = embed_document(doc.text.splitlines())
+        known[doc.key] = embedded.vector if embedded is not None else np.zeros(384, dtype=np.float32)
+        if n % 100 == 0:
+            print(f"  embedded {n}/{len(missing)}", file=sys.stderr)
+    if missing:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        keys = sorted(known)
+        np.savez(cache, keys=np.array(keys), vectors=np.stack([known[k] for k in keys]))
+    return np.stack([known[d.key] for d in docs]).astype(np.float64)
+
+
+def fit(matrix: np.ndarray, labels: Sequence[str]) -> SemanticModel:
+    """Both readers fitted on the rows of `matrix` with their labels."""
+    from sklearn.linear_model import LogisticRegression
+
+    y = np.array(labels)
+    classes_fit = LogisticRegression(C=CLASS_C, max_iter=5000).fit(matrix, y)
+    incident_fit = LogisticRegression(C=INCIDENT_C, max_iter=5000, class_weight="balanced").fit(
+        matrix, y != HEALTHY
+    )
+    return SemanticModel(
+        classes=tuple(str(c) for c in classes_fit.classes_),
+        weights=classes_fit.coef_.copy(),
+        bias=classes_fit.intercept_.copy(),
+        incident_weights=incident_fit.coef_[0].copy(),
+        incident_bias=float(incident_fit.intercept_[0]),
+        min_probability=MIN_PROBABILITY,
+        min_incident=MIN_INCIDENT,
+        model_sha256=MODEL_SHA256,
+    )
+
+
+def render(model: SemanticModel, docs: Sequence[Doc]) -> str:
+    data = {
+        "_about": (
+            "Fitted by bench/fit_semantic_tier.py on the tune split's "
+            f"{len(docs)} cases ({sum(d.label != HEALTHY for d in docs)} incidents); do not edit."
+        ),
+        **model.to_json(),
+    }
+    return json.dumps(data, indent=None, separators=(",", ":")) + "\n"
+
+
+def same_fit(current: SemanticModel, fitted: SemanticModel) -> bool:
+    """Whether two fits agree within CHECK_TOLERANCE (a refit on another machine differs in the last
+    digits of its solver)."""
+    return (
+        current.classes == fitted.classes
+        and (current.min_probability, current.min_incident) == (fitted.min_probability, fitted.min_incident)
+        and current.model_sha256 == fitted.model_sha256
+        and bool(np.allclose(current.weights, fitted.weights, atol=CHECK_TOLERANCE))
+        and bool(np.allclose(current.bias, fitted.bias, atol=CHECK_TOLERANCE))
+        and bool(np.allclose(current.incident_weights, fitted.incident_weights, atol=CHECK_TOLERANCE))
+        and abs(current.incident_bias - fitted.incident_bias) <= CHECK_TOLERANCE
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file on disk is not current")
+    args = parser.parse_args(argv)
+    docs = tune_docs()
+    model = fit(vectors(docs), [d.label for d in docs])
+    if args.check:
+        if not SEMANTIC_WEIGHTS_FILE.is_file():
+            print(f"{SEMANTIC_WEIGHTS_FILE}: missing", file=sys.stderr)
+            return 1
+        current = SemanticModel.from_json(json.loads(SEMANTIC_WEIGHTS_FILE.read_text(encoding="utf-8")))
+        if not same_fit(current, model):
+            print(f"{SEMANTIC_WEIGHTS_FILE} is not current: run bench/fit_semantic_tier.py", file=sys.stderr)
+            return 1
+        print(f"{SEMANTIC_WEIGHTS_FILE.name}: current ({len(docs)} documents)")
+        return 0
+    SEMANTIC_WEIGHTS_FILE.write_text(render(model, docs), encoding="utf-8")
+    print(f"wrote {SEMANTIC_WEIGHTS_FILE} ({len(docs)} documents, {len(model.classes)} classes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

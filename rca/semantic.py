@@ -1,0 +1,266 @@
+"""The semantic tier: a reader of meaning for incident text that no other tier understood.
+
+The prose tier counts words; a person's description of a failure rarely reuses the words of another
+person's ("the box froze and the card vanished from nvidia-smi" against "GPU fell off the bus"). This tier
+reads the text through a sentence encoder (all-MiniLM-L6-v2, `rca.embedding`, behind the `semantic` extra)
+and two logistic regressions over its 384-dimensional document vector, fitted by
+`bench/fit_semantic_tier.py` on the real-text corpus into `catalog/_semantic_weights.json`: one over the
+signature ids and healthy text (`none`), one that only tells an incident from healthy text.
+
+It is the last resort. The engine asks it only when no signature held and the prose tier named nothing
+(`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never overrides
+a fact, a known wording or the prose tier, and text the other tiers understand never pays for the encoder.
+It names a cause only when the document is likely an incident (`min_incident`) and one signature is
+likely enough (`min_probability`); it then lists up to ALTERNATIVES more signatures as lower causes. Its
+confidence is the lowest of all tiers, and each record quotes the lines that read most like the failure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from gpuobs.rca.embedding import DocumentEmbedding
+
+from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
+from gpuobs.rca.embedding import SemanticUnavailable
+from gpuobs.rca.fitted import FittedSlot
+from gpuobs.rca.keys import SEMANTIC_MATCH
+
+__all__ = [
+    "HEALTHY",
+    "SEMANTIC_CONFIDENCE_HIGH",
+    "SEMANTIC_CONFIDENCE_LOW",
+    "SEMANTIC_ENV",
+    "SEMANTIC_VARIANT",
+    "SEMANTIC_WEIGHTS_FILE",
+    "SemanticModel",
+    "SemanticUnavailable",
+    "default_semantic_model",
+    "load_semantic_model",
+    "semantic_records",
+    "semantic_switch",
+    "use_semantic_model",
+]
+
+SEMANTIC_WEIGHTS_FILE = Path(__file__).resolve().parent / "catalog" / "_semantic_weights.json"
+SEMANTIC_VARIANT = "semantic"
+# GPUOBS_SEMANTIC=off turns the tier off (as `gpuobs diagnose --no-semantic`); on asks for it, and an
+# install without the extra is then an error rather than a note.
+SEMANTIC_ENV = "GPUOBS_SEMANTIC"
+HEALTHY = "none"
+# Under the prose tier's range (0.2-0.3): a meaning read off a whole text is the weakest evidence.
+SEMANTIC_CONFIDENCE_LOW = 0.1
+SEMANTIC_CONFIDENCE_HIGH = 0.2
+ALTERNATIVES = 2
+ALTERNATIVE_MIN_PROBABILITY = 0.05
+_QUOTED_LINES = 3
+_SCORED_LINES = 40
+_MAX_QUOTE_CHARS = 400
+
+
+@dataclass(frozen=True)
+class SemanticVerdict:
+    """The signatures named (best first) with their probabilities, and the document's incident
+    probability."""
+
+    named: tuple[tuple[str, float], ...]
+    incident: float
+
+
+@dataclass(frozen=True)
+class SemanticModel:
+    """Per-class logistic weights over a document vector, and an incident-or-healthy logistic reader."""
+
+    classes: tuple[str, ...]
+    weights: np.ndarray  # (classes, dimensions)
+    bias: np.ndarray  # (classes,)
+    incident_weights: np.ndarray  # (dimensions,)
+    incident_bias: float
+    min_probability: float
+    min_incident: float
+    model_sha256: str
+
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        """Class probabilities (softmax) for each row of `vectors`."""
+        logits = vectors @ self.weights.T + self.bias
+        import numpy as np
+
+        logits -= logits.max(axis=-1, keepdims=True)
+        odds = np.exp(logits)
+        return np.asarray(odds / odds.sum(axis=-1, keepdims=True))
+
+    def incident(self, vector: np.ndarray) -> float:
+        """The probability that the document tells of an incident, not healthy operation."""
+        z = float(vector @ self.incident_weights + self.incident_bias)
+        return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
+
+    def judge(self, vector: np.ndarray) -> SemanticVerdict:
+        """The signatures this document vector names: none unless it reads as an incident and its likeliest
+        signature passes `min_probability`; then that one and up to ALTERNATIVES runners-up."""
+        incident = self.incident(vector)
+        probs = self.probabilities(vector[None, :])[0]
+        ranked = sorted(
+            ((c, float(p)) for c, p in zip(self.classes, probs, strict=True) if c != HEALTHY),
+            key=lambda it: (-it[1], it[0]),
+        )
+        if incident < self.min_incident or not ranked or ranked[0][1] < self.min_probability:
+            return SemanticVerdict((), incident)
+        alternatives = [r for r in ranked[1 : 1 + ALTERNATIVES] if r[1] >= ALTERNATIVE_MIN_PROBABILITY]
+        return SemanticVerdict((ranked[0], *alternatives), incident)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "encoder": {"model_sha256": self.model_sha256},
+            "classes": list(self.classes),
+            "min_probability": self.min_probability,
+            "min_incident": self.min_incident,
+            "bias": [round(float(b), 6) for b in self.bias],
+            "weights": [[round(float(w), 6) for w in row] for row in self.weights],
+            "incident_bias": round(self.incident_bias, 6),
+            "incident_weights": [round(float(w), 6) for w in self.incident_weights],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> SemanticModel:
+        import numpy as np
+
+        try:
+            classes = tuple(str(c) for c in data["classes"])  # type: ignore[attr-defined]
+            weights = np.asarray(data["weights"], dtype=np.float64)
+            bias = np.asarray(data["bias"], dtype=np.float64)
+            incident_weights = np.asarray(data["incident_weights"], dtype=np.float64)
+            incident_bias = float(data["incident_bias"])  # type: ignore[arg-type]
+            min_probability = float(data["min_probability"])  # type: ignore[arg-type]
+            min_incident = float(data["min_incident"])  # type: ignore[arg-type]
+            sha = str(data["encoder"]["model_sha256"])  # type: ignore[index]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"semantic weights: missing or malformed field: {exc!r}") from exc
+        if weights.ndim != 2 or weights.shape[0] != len(classes) or bias.shape != (len(classes),):
+            raise ValueError("semantic weights: 'weights' and 'bias' must have one row per class")
+        if incident_weights.shape != (weights.shape[1],):
+            raise ValueError("semantic weights: 'incident_weights' must match the vector size")
+        if HEALTHY not in classes:
+            raise ValueError("semantic weights: the healthy class 'none' is missing")
+        return cls(
+            classes, weights, bias, incident_weights, incident_bias, min_probability, min_incident, sha
+        )
+
+
+def load_semantic_model(path: Path = SEMANTIC_WEIGHTS_FILE) -> SemanticModel | None:
+    """The fitted model, or None when the file is absent (the tier is then off)."""
+    if not path.exists():
+        return None
+    return SemanticModel.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+_SLOT: FittedSlot[SemanticModel] = FittedSlot(load_semantic_model)
+
+
+def default_semantic_model() -> SemanticModel | None:
+    """The bundled model (loaded once), or the one `use_semantic_model` put in place."""
+    return _SLOT.get()
+
+
+def use_semantic_model(model: SemanticModel | None) -> AbstractContextManager[None]:
+    """Diagnose with another model (a cross-validation fold's) or none (tier off) inside the block."""
+    return _SLOT.use(model)
+
+
+def semantic_switch(asked: bool | None = None) -> bool | None:
+    """The tier's setting: True (asked for: a missing extra is an error), False (off), None (on when the
+    extra is installed). `asked` is the CLI's flag; without one, GPUOBS_SEMANTIC decides."""
+    if asked is not None:
+        return asked
+    value = os.environ.get(SEMANTIC_ENV, "").strip().lower()
+    if value in ("0", "off", "false", "no"):
+        return False
+    if value in ("1", "on", "true", "yes"):
+        return True
+    if value not in ("", "auto"):
+        raise SemanticUnavailable(f"{SEMANTIC_ENV}={value!r}: use on, off or auto")
+    return None
+
+
+def semantic_confidence(probability: float) -> float:
+    """A cause's confidence from the semantic tier: the lowest range, rising with the probability."""
+    share = min(1.0, max(0.0, probability))
+    return round(SEMANTIC_CONFIDENCE_LOW + (SEMANTIC_CONFIDENCE_HIGH - SEMANTIC_CONFIDENCE_LOW) * share, 4)
+
+
+def semantic_records(texts: Sequence[tuple[str, str]], model: SemanticModel | None = None) -> list[Evidence]:
+    """`semantic_match` records (tier SEMANTIC) for the one document, of `texts` ((name, text) pairs), that
+    the model reads most clearly as a known failure; [] when it reads none so. Raises SemanticUnavailable
+    when the encoder cannot run."""
+    from gpuobs.rca.embedding import MODEL_SHA256
+
+    model = default_semantic_model() if model is None else model
+    if model is None or not texts:
+        return []
+    if model.model_sha256 != MODEL_SHA256:
+        raise SemanticUnavailable("semantic weights were fitted on another encoder; refit them")
+    best = _clearest_document(texts, model)
+    if best is None:
+        return []
+    name, verdict, doc = best
+    lines = [line for chunk in doc.chunks for line in chunk][:_SCORED_LINES]
+    per_line = model.probabilities(_line_vectors(lines))
+    records = []
+    for rank, (signature, probability) in enumerate(verdict.named, start=1):
+        ci = model.classes.index(signature)
+        order = sorted(range(len(lines)), key=lambda i: (-per_line[i, ci], i))[:_QUOTED_LINES]
+        quoted = sorted(lines[i] for i in order)
+        records.append(
+            Evidence(
+                kind=EvidenceKind.LOG,
+                key=SEMANTIC_MATCH,
+                value=signature,
+                source=name,
+                raw="\n".join(text[:_MAX_QUOTE_CHARS] for _, text in quoted),
+                attrs={
+                    "probability": round(probability, 4),
+                    "incident": round(verdict.incident, 4),
+                    "rank": rank,
+                    "confidence": semantic_confidence(probability),
+                    "line": quoted[0][0] if quoted else 1,
+                    "lines": [n for n, _ in quoted],
+                },
+                tier=EvidenceTier.SEMANTIC,
+            )
+        )
+    return records
+
+
+def _clearest_document(
+    texts: Sequence[tuple[str, str]], model: SemanticModel
+) -> tuple[str, SemanticVerdict, DocumentEmbedding] | None:
+    """The (name, verdict, embedding) of the document whose first signature is likeliest, of those that
+    name one."""
+    from gpuobs.rca.embedding import embed_document
+
+    best: tuple[str, SemanticVerdict, DocumentEmbedding] | None = None
+    for name, text in texts:
+        doc = embed_document(text.splitlines())
+        if doc is None:
+            continue
+        verdict = model.judge(doc.vector)
+        if verdict.named and (best is None or verdict.named[0][1] > best[1].named[0][1]):
+            best = (name, verdict, doc)
+    return best
+
+
+def _line_vectors(lines: Sequence[tuple[int, str]]) -> np.ndarray:
+    """Each line's own vector: which lines, read alone, read most like the signature named is what the
+    report quotes."""
+    from gpuobs.rca.embedding import embed_lines
+
+    return embed_lines([text for _, text in lines])
