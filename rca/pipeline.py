@@ -7,7 +7,9 @@ days call `diagnose`; `gpuobs bundle` calls its first stage, `collect`, to archi
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
+from dataclasses import replace
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
@@ -16,6 +18,7 @@ from gpuobs.rca.collect import collect
 from gpuobs.rca.embedding import SemanticUnavailable, encoder_installed
 from gpuobs.rca.engine import MAX_CAUSES, diagnose_evidence
 from gpuobs.rca.inputs import DiagnoseInputs
+from gpuobs.rca.readers.files import MAX_EXPANDED_BYTES
 from gpuobs.rca.report import Report
 from gpuobs.rca.semantic import default_semantic_model, semantic_records, semantic_switch
 
@@ -43,6 +46,10 @@ def diagnose(
         reader = _semantic_reader(inputs, semantic_switch(semantic))
     except SemanticUnavailable as exc:
         raise InputError(str(exc)) from exc
+    if reader is not None and "-" in inputs.logs and inputs.stdin is None:
+        # Standard input reads once: keep its bytes, so that the semantic tier can read a pasted text too.
+        inputs = replace(inputs, stdin=sys.stdin.buffer.read(MAX_EXPANDED_BYTES + 1))
+        reader = _semantic_reader(inputs, semantic_switch(semantic))
     collected = collect(inputs, catalog=catalog)
     if not collected.evidence and reader is not None and (collected.unread or collected.problems):
         # Nothing any other tier could read: the semantic tier may still read the words.

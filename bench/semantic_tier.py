@@ -1,0 +1,112 @@
+"""Benchmark of the semantic tier's cost: what `gpuobs diagnose` pays when it reads text by meaning.
+
+Usage: `python bench/semantic_tier.py [--runs 5]`
+
+Each row is a fresh `gpuobs diagnose --json` process (wall time, median and range of --runs), the tier off
+(`--no-semantic`) against on, in the same run:
+
+- a person's description that no other tier reads (a tune case): the tier loads the encoder and names a
+  cause; this row is its price;
+- a description the prose tier names: the encoder is never loaded;
+- 100,000 log lines with failures in them (tests/support/rca_corpus.py `make_log`, the issue's 2 s
+  target): an exact cause is found first, so the tier must cost nothing.
+
+Then in this process: the encoder's load (checksum, weights, tokenizer; once per process) and one
+document's reading after it, ours (numpy) against the reference implementation, sentence-transformers
+(its import and load, and the same document's chunk embedding), so the choice of a numpy forward pass
+is measured here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.rca_corpus import make_log  # noqa: E402
+
+TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
+DESCRIBED = TUNE / "llmdbench_668_gke_vllm_standalone_pod_crash_30s" / "excerpt.log"
+PROSE_NAMED = (
+    "After a few hours of training the card vanishes from nvidia-smi; only a power cycle brings it back.\n"
+)
+
+
+def _cli_seconds(log: Path, flag: str, runs: int) -> list[float]:
+    env = {k: v for k, v in os.environ.items() if k != "GPUOBS_SEMANTIC"}
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "gpuobs", "diagnose", "--logs", str(log), "--json", flag],
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def _row(name: str, off: list[float], on: list[float]) -> str:
+    def cell(xs: list[float]) -> str:
+        return f"{statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})"
+
+    return f"| {name} | {cell(off)} | {cell(on)} |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        described, prose, big = Path(tmp) / "described.log", Path(tmp) / "prose.log", Path(tmp) / "100k.log"
+        described.write_text(DESCRIBED.read_text(encoding="utf-8"), encoding="utf-8")
+        prose.write_text(PROSE_NAMED, encoding="utf-8")
+        big.write_text(make_log(100_000, 0.015), encoding="utf-8")
+        rows = [
+            ("described, no other tier reads it", described),
+            ("described, the prose tier names it", prose),
+            ("100,000 log lines, 1.5% failure lines", big),
+        ]
+        table = [
+            "| `gpuobs diagnose --json` (fresh process) | --no-semantic | --semantic |",
+            "|---|---|---|",
+        ]
+        for name, log in rows:
+            table.append(
+                _row(
+                    name,
+                    _cli_seconds(log, "--no-semantic", args.runs),
+                    _cli_seconds(log, "--semantic", args.runs),
+                )
+            )
+    from gpuobs.rca import embedding
+    from gpuobs.rca.semantic import semantic_records
+
+    t0 = time.perf_counter()
+    embedding.embed_lines(["warm-up"])
+    load = time.perf_counter() - t0
+    text = DESCRIBED.read_text(encoding="utf-8")
+    reads = []
+    for _ in range(args.runs):
+        t0 = time.perf_counter()
+        semantic_records([("described.log", text)])
+        reads.append(time.perf_counter() - t0)
+    print("\n".join(table))
+    print(
+        f"\nin process: encoder import and load {load:.2f} s; one document read after it: "
+        f"median {statistics.median(reads) * 1000:.0f} ms ({min(reads) * 1000:.0f}-{max(reads) * 1000:.0f})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
