@@ -77,9 +77,10 @@ def diagnose(
 
 
 def _semantic_reader(inputs: DiagnoseInputs, setting: bool | None) -> Callable[[], list[Evidence]] | None:
-    """The semantic tier over the log inputs' texts, to be called only when no other tier named a cause;
-    None when it is off, has no weights, is not installed (in auto mode) or there is no log text."""
-    if setting is False or not inputs.logs:
+    """The semantic tier over the log inputs' texts (a bundle's archived logs included), to be called only
+    when no other tier named a cause; None when it is off, not installed (in auto mode) or there is no log
+    text."""
+    if setting is False or not (inputs.logs or inputs.bundle):
         return None
     if not encoder_installed():
         if setting:
@@ -87,10 +88,14 @@ def _semantic_reader(inputs: DiagnoseInputs, setting: bool | None) -> Callable[[
         return None
 
     def read() -> list[Evidence]:
+        from gpuobs.rca.readers.bundle import bundle_log_texts
         from gpuobs.rca.readers.files import log_heads
 
         if default_semantic_model() is None:  # no fitted weights: the tier has nothing to say
             return []
-        return semantic_records(log_heads(list(inputs.logs), inputs.stdin))
+        texts = log_heads(list(inputs.logs), inputs.stdin)
+        if inputs.bundle:
+            texts += bundle_log_texts(inputs.bundle)
+        return semantic_records(texts)
 
     return read

@@ -98,6 +98,18 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     return manifest
 
 
+def bundle_log_texts(path: str | Path) -> list[tuple[str, str]]:
+    """The archived (redacted) log inputs as (original name, text), for a reader that needs the words
+    rather than the stored records (the semantic tier), so that a replay reads what the diagnosis read."""
+    manifest = read_manifest(path)
+    with _open(path) as tar:
+        return [
+            (str(entry.get("original", name)), _member(tar, name, path).decode("utf-8", errors="replace"))
+            for entry in manifest.get("files", [])
+            if (name := str(entry.get("path", ""))).startswith("inputs/logs/")
+        ]
+
+
 def load_bundle(path: str | Path, reparse: bool = False) -> CollectResult:
     """The CollectResult stored in a bundle; with `reparse`, logs and traces are parsed again from
     the archived (redacted) inputs with this version's parsers, metrics/Kubernetes kept as stored."""

@@ -71,12 +71,19 @@ def semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
 def _cli(
     *args: str, env_value: str | None = "on", stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """`gpuobs diagnose ARGS` in a fresh process, the tier set by GPUOBS_SEMANTIC=`env_value`."""
+    return _cli_verb("diagnose", *args, env_value=env_value, stdin=stdin)
+
+
+def _cli_verb(
+    verb: str, *args: str, env_value: str | None = "on", stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop(SEMANTIC_ENV, None)
     if env_value is not None:
         env[SEMANTIC_ENV] = env_value
     return subprocess.run(
-        [sys.executable, "-m", "gpuobs", "diagnose", *args],
+        [sys.executable, "-m", "gpuobs", verb, *args],
         capture_output=True,
         text=True,
         env=env,
@@ -162,6 +169,12 @@ def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(t
     assert all(c["tier"] == "semantic" and c["confidence"] <= top["confidence"] for c in report["causes"])
     human = _cli("--logs", str(log))
     assert "semantic tier" in human.stdout
+    bundle = tmp_path / "incident.tar.gz"  # a replay reads the archived text as the diagnosis did
+    made = _cli_verb("bundle", "--logs", str(log), "-o", str(bundle))
+    assert made.returncode == 0, made.stderr
+    replayed = _cli("--bundle", str(bundle), "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert [c["id"] for c in json.loads(replayed.stdout)["causes"]] == [c["id"] for c in report["causes"]]
     pasted = _cli("--logs", "-", "--json", stdin=text)  # pasted into standard input, which reads once
     assert pasted.returncode == 0, pasted.stderr
     assert json.loads(pasted.stdout)["causes"][0]["id"] == "crash_loop"
