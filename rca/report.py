@@ -66,8 +66,9 @@ def evidence_line(ev: Evidence) -> str:
 @dataclass(frozen=True)
 class EvidenceItem:
     """One quoted record in a cause's evidence chain; `role` is anchor, support or symptom; `tier` says
-    whether an exact parser extracted it (`exact`), the text tier recognised its wording (`text`) or the
-    prose tier's model read it as a description of the failure (`prose`)."""
+    whether an exact parser extracted it (`exact`), the text tier recognised its wording (`text`), the
+    prose tier's model read it as a description of the failure (`prose`) or the semantic tier's encoder
+    read the text as most like it (`semantic`)."""
 
     time: float | None
     source: str

@@ -167,8 +167,11 @@ def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(t
     text = log.read_text(encoding="utf-8")
     assert all(line.strip() in text for item in quoted for line in item["text"].splitlines())
     assert all(c["tier"] == "semantic" and c["confidence"] <= top["confidence"] for c in report["causes"])
-    human = _cli("--logs", str(log))
+    markdown = tmp_path / "report.md"
+    human = _cli("--logs", str(log), "--markdown", str(markdown))
     assert "semantic tier" in human.stdout
+    assert "tier: semantic" in markdown.read_text(encoding="utf-8")
+    assert "- semantic tier: no other tier named a cause" in markdown.read_text(encoding="utf-8")
     bundle = tmp_path / "incident.tar.gz"  # a replay reads the archived text as the diagnosis did
     made = _cli_verb("bundle", "--logs", str(log), "-o", str(bundle))
     assert made.returncode == 0, made.stderr
