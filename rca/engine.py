@@ -57,8 +57,8 @@ def diagnose_evidence(
     """Diagnose evidence records already collected against the catalog (default: the bundled one).
 
     The pipeline's second stage: `gpuobs.rca.diagnose` collects the inputs and calls this. `fallback`
-    gives the last-resort tier's records; it is called only when no other tier named a cause, and a
-    SemanticUnavailable it raises is listed under problems.
+    gives the last-resort tier's records; it is called only when no other tier named a cause, and what it
+    raises is listed under problems.
     """
     catalog = catalog if catalog is not None else load_catalog()
     issues = [*problems, *catalog.problems]
@@ -86,6 +86,9 @@ def diagnose_evidence(
             records.extend(fallback())
         except SemanticUnavailable as exc:
             issues.append(f"[semantic] {exc}")
+        except Exception as exc:  # a bug in the last-resort tier must not cost the report; it is listed
+            logger.exception("semantic tier crashed")
+            issues.append(f"[semantic] unexpected {type(exc).__name__}: {exc}")
     if not causes:
         causes = semantic_candidates(records, catalog)[:max_causes]
     known = {k for s in catalog.signatures for k in s.evidence_keys()}

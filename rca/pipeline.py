@@ -6,6 +6,7 @@ days call `diagnose`; `gpuobs bundle` calls its first stage, `collect`, to archi
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from gpuobs.rca.report import Report
 from gpuobs.rca.semantic import default_semantic_model, semantic_records, semantic_switch
 
 __all__ = ["diagnose"]
+
+logger = logging.getLogger(__name__)
 
 
 def diagnose(
@@ -57,6 +60,9 @@ def diagnose(
             collected.evidence.extend(reader())
         except SemanticUnavailable as exc:
             collected.problems.append(f"[semantic] {exc}")
+        except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on
+            logger.exception("semantic tier crashed")
+            collected.problems.append(f"[semantic] unexpected {type(exc).__name__}: {exc}")
         reader = None
     if not collected.evidence and collected.unread and not inputs.live:
         # Nothing read at all: "no known failure signature" would hide that the inputs were not understood.

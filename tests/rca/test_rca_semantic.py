@@ -348,3 +348,24 @@ def test_ten_thousand_mutated_texts_never_crash_the_chunking_and_40_never_crash_
             assert record.key == SEMANTIC_MATCH and record.tier is EvidenceTier.SEMANTIC
             assert record.kind is EvidenceKind.LOG and record.attrs["rank"] == rank
             assert 0.0 <= record.attrs["probability"] <= 1.0
+
+
+def test_a_crash_inside_the_tier_is_listed_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, semantic_on: None
+) -> None:
+    """A bug in the last resort must not cost the report (the crash is simulated: none is known)."""
+    import gpuobs.rca.pipeline as pipeline
+
+    def crash(texts: object) -> list[Evidence]:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(pipeline, "semantic_records", crash)
+    log = tmp_path / "kern.log"
+    log.write_text("INFO 11-30 10:00:15 api_server.py:200] Started server process\n", encoding="utf-8")
+    report = diagnose(DiagnoseInputs(logs=[str(log)]))
+    assert report.causes == ()
+    assert "[semantic] unexpected RuntimeError: simulated bug" in report.problems
+    described = tmp_path / "described.log"
+    shutil.copy(DESCRIBED, described)
+    with pytest.raises(InputError, match=r"\[semantic\] unexpected RuntimeError: simulated bug"):
+        diagnose(DiagnoseInputs(logs=[str(described)]))  # nothing else read: said so, with the crash
