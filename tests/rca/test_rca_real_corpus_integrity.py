@@ -2,11 +2,11 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout10/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch,
-`heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
-`heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
-session after three looks each; the eighth, `heldout8/`, in the eighth session after three looks and a label
-review that dropped one of its 87 cases.)
+`heldout10/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`,
+and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored
+twice; the fifth, `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and
+`heldout7/`, in the next session after three looks each; the eighth, `heldout8/`, in the eighth session
+after three looks and a label review that dropped one of its 87 cases.)
 """
 
 from __future__ import annotations
@@ -161,8 +161,8 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9 and
-    heldout10, each on its own row and pooled, and never prints a held-out case's name (a fake corpus here: ROOT
-    points at tmp_path, so no real held-out file is read). The tune part's misses are printed."""
+    heldout10, each on its own row and pooled, and never prints a held-out case's name (a fake corpus here:
+    ROOT points at tmp_path, so no real held-out file is read). The tune part's misses are printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
