@@ -57,7 +57,15 @@ def diagnose(
     if not collected.evidence and reader is not None and (collected.unread or collected.problems):
         # Nothing any other tier could read: the semantic tier may still read the words.
         try:
-            collected.evidence.extend(reader())
+            found = reader()
+            collected.evidence.extend(found)
+            if found:  # read after all, by meaning: "not read" would now be wrong
+                collected.notes.extend(
+                    f"read by the semantic tier only: {u.split(': ', 1)[0]} (no parser or known wording "
+                    "recognised a line of it)"
+                    for u in collected.unread
+                )
+                collected.unread.clear()
         except SemanticUnavailable as exc:
             collected.problems.append(f"[semantic] {exc}")
         except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on

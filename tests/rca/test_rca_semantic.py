@@ -167,6 +167,8 @@ def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(t
     text = log.read_text(encoding="utf-8")
     assert all(line.strip() in text for item in quoted for line in item["text"].splitlines())
     assert all(c["tier"] == "semantic" and c["confidence"] <= top["confidence"] for c in report["causes"])
+    assert any(n.startswith("read by the semantic tier only: ") for n in report["notes"])
+    assert not any(n.startswith("not read:") for n in report["notes"])  # it was read, by meaning
     markdown = tmp_path / "report.md"
     human = _cli("--logs", str(log), "--markdown", str(markdown))
     assert "semantic tier" in human.stdout
