@@ -35,6 +35,7 @@ from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca.embedding import SemanticUnavailable
 from gpuobs.rca.fitted import FittedSlot
 from gpuobs.rca.keys import SEMANTIC_MATCH
+from gpuobs.rca.prose import HEALTHY
 
 __all__ = [
     "HEALTHY",
@@ -55,9 +56,8 @@ __all__ = [
 SEMANTIC_WEIGHTS_FILE = Path(__file__).resolve().parent / "catalog" / "_semantic_weights.json"
 SEMANTIC_VARIANT = "semantic"
 # GPUOBS_SEMANTIC=off turns the tier off (as `gpuobs diagnose --no-semantic`); on asks for it, and an
-# install without the extra is then an error rather than a note.
+# install without the extra is then an error rather than a silent skip; auto (or unset) uses it if installed.
 SEMANTIC_ENV = "GPUOBS_SEMANTIC"
-HEALTHY = "none"
 # Under the prose tier's range (0.2-0.3): a meaning read off a whole text is the weakest evidence.
 SEMANTIC_CONFIDENCE_LOW = 0.1
 SEMANTIC_CONFIDENCE_HIGH = 0.2
