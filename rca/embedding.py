@@ -67,10 +67,9 @@ class SemanticUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class DocumentEmbedding:
-    """A document's vector (mean of its chunks'), and each chunk's vector with its (line number, text)s."""
+    """A document's vector (mean of its chunks' vectors), and its chunks as (line number, text)s."""
 
     vector: np.ndarray
-    chunk_vectors: np.ndarray
     chunks: tuple[tuple[tuple[int, str], ...], ...]
 
 
@@ -248,6 +247,4 @@ def embed_document(lines: Sequence[str]) -> DocumentEmbedding | None:
     if not chunks:
         return None
     vectors = embed_lines(["\n".join(text for _, text in chunk) for chunk in chunks])
-    return DocumentEmbedding(
-        vector=vectors.mean(axis=0), chunk_vectors=vectors, chunks=tuple(tuple(c) for c in chunks)
-    )
+    return DocumentEmbedding(vector=vectors.mean(axis=0), chunks=tuple(tuple(c) for c in chunks))

@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from gpuobs.evidence import Entity, Evidence, EvidenceTier
 from gpuobs.rca.anomalies import detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
-from gpuobs.rca.embedding import SemanticUnavailable
 from gpuobs.rca.entities import EntityIndex
 from gpuobs.rca.findings import build_cause, strongest_anomalies
 from gpuobs.rca.keys import PROSE_MATCH, SEMANTIC_MATCH
@@ -52,13 +51,13 @@ def diagnose_evidence(
     notes: Sequence[str] = (),
     window: tuple[float | None, float | None] = (None, None),
     max_causes: int = MAX_CAUSES,
-    fallback: Callable[[], list[Evidence]] | None = None,
+    fallback: Callable[[], tuple[list[Evidence], list[str]]] | None = None,
 ) -> Report:
     """Diagnose evidence records already collected against the catalog (default: the bundled one).
 
     The pipeline's second stage: `gpuobs.rca.diagnose` collects the inputs and calls this. `fallback`
-    gives the last-resort tier's records; it is called only when no other tier named a cause, and what it
-    raises is listed under problems.
+    gives the last-resort tier's records and the problems it met; it is called only when no other tier
+    named a cause.
     """
     catalog = catalog if catalog is not None else load_catalog()
     issues = [*problems, *catalog.problems]
@@ -82,13 +81,9 @@ def diagnose_evidence(
     if not causes:
         causes = prose_candidates(records, catalog)[:max_causes]
     if not causes and fallback is not None:
-        try:
-            records.extend(fallback())
-        except SemanticUnavailable as exc:
-            issues.append(f"[semantic] {exc}")
-        except Exception as exc:  # a bug in the last-resort tier must not cost the report; it is listed
-            logger.exception("semantic tier crashed")
-            issues.append(f"[semantic] unexpected {type(exc).__name__}: {exc}")
+        found, met = fallback()
+        records.extend(found)
+        issues.extend(met)
     if not causes:
         causes = semantic_candidates(records, catalog)[:max_causes]
     known = {k for s in catalog.signatures for k in s.evidence_keys()}

@@ -1,4 +1,4 @@
-"""A fitted model's slot: loaded once from its weights file, swappable for another model or for none.
+"""A fitted model's weights file and slot: loaded once, swappable for another model or for none.
 
 The prose and semantic tiers each read a weights file that a bench script fits; cross-validation folds and
 tests diagnose with a fold's model, or with the tier off, inside a `use` block.
@@ -6,13 +6,23 @@ tests diagnose with a fold's model, or with the tier off, inside a `use` block.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
-__all__ = ["FittedSlot"]
+__all__ = ["FittedSlot", "read_weights"]
 
 M = TypeVar("M")
+
+
+def read_weights(path: Path, parse: Callable[[dict[str, Any]], M]) -> M | None:
+    """The model a bench script fitted into `path` (a JSON table), or None when the file is absent (the
+    tier is then off). `parse` raises ValueError for a malformed table."""
+    if not path.exists():
+        return None
+    return parse(json.loads(path.read_text(encoding="utf-8")))
 
 
 class FittedSlot(Generic[M]):

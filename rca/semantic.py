@@ -17,7 +17,6 @@ confidence is the lowest of all tiers, and each record quotes the lines that rea
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Sequence
@@ -29,11 +28,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-    from gpuobs.rca.embedding import DocumentEmbedding
-
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
-from gpuobs.rca.embedding import SemanticUnavailable
-from gpuobs.rca.fitted import FittedSlot
+from gpuobs.rca.embedding import (
+    MODEL_SHA256,
+    DocumentEmbedding,
+    SemanticUnavailable,
+    embed_document,
+    embed_lines,
+)
+from gpuobs.rca.fitted import FittedSlot, read_weights
 from gpuobs.rca.keys import SEMANTIC_MATCH
 from gpuobs.rca.prose import HEALTHY
 
@@ -92,9 +95,9 @@ class SemanticModel:
 
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
         """Class probabilities (softmax) for each row of `vectors`."""
-        logits = vectors @ self.weights.T + self.bias
         import numpy as np
 
+        logits = vectors @ self.weights.T + self.bias
         logits -= logits.max(axis=-1, keepdims=True)
         odds = np.exp(logits)
         return np.asarray(odds / odds.sum(axis=-1, keepdims=True))
@@ -158,9 +161,7 @@ class SemanticModel:
 
 def load_semantic_model(path: Path = SEMANTIC_WEIGHTS_FILE) -> SemanticModel | None:
     """The fitted model, or None when the file is absent (the tier is then off)."""
-    if not path.exists():
-        return None
-    return SemanticModel.from_json(json.loads(path.read_text(encoding="utf-8")))
+    return read_weights(path, SemanticModel.from_json)
 
 
 _SLOT: FittedSlot[SemanticModel] = FittedSlot(load_semantic_model)
@@ -201,8 +202,6 @@ def semantic_records(texts: Sequence[tuple[str, str]], model: SemanticModel | No
     """`semantic_match` records (tier SEMANTIC) for the one document, of `texts` ((name, text) pairs), that
     the model reads most clearly as a known failure; [] when it reads none so. Raises SemanticUnavailable
     when the encoder cannot run."""
-    from gpuobs.rca.embedding import MODEL_SHA256
-
     model = default_semantic_model() if model is None else model
     if model is None or not texts:
         return []
@@ -245,8 +244,6 @@ def _clearest_document(
 ) -> tuple[str, SemanticVerdict, DocumentEmbedding] | None:
     """The (name, verdict, embedding) of the document whose first signature is likeliest, of those that
     name one."""
-    from gpuobs.rca.embedding import embed_document
-
     best: tuple[str, SemanticVerdict, DocumentEmbedding] | None = None
     for name, text in texts:
         doc = embed_document(text.splitlines())
@@ -261,6 +258,4 @@ def _clearest_document(
 def _line_vectors(lines: Sequence[tuple[int, str]]) -> np.ndarray:
     """Each line's own vector: which lines, read alone, read most like the signature named is what the
     report quotes."""
-    from gpuobs.rca.embedding import embed_lines
-
     return embed_lines([text for _, text in lines])

@@ -93,6 +93,23 @@ def _cli_verb(
     )
 
 
+def _diagnosis_in_a_fresh_process(log: Path) -> tuple[str, set[str]]:
+    """The top cause's tier of `diagnose(log, semantic=True)` in a fresh interpreter, and which of the heavy
+    modules (torch, sentence-transformers, transformers, numpy) that diagnosis imported."""
+    code = (
+        "import json, sys; from gpuobs.rca import DiagnoseInputs; from gpuobs.rca.pipeline import diagnose; "
+        f"r = diagnose(DiagnoseInputs(logs=[{str(log)!r}]), semantic=True); "
+        "heavy = ('torch', 'sentence_transformers', 'transformers', 'numpy'); "
+        "print(json.dumps([r.causes[0].tier, [m for m in heavy if m in sys.modules]]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    tier, heavy = json.loads(done.stdout)
+    return str(tier), set(heavy)
+
+
 def test_the_weights_name_catalog_signatures_and_were_fitted_on_this_encoder() -> None:
     model = load_semantic_model()
     assert model is not None
@@ -184,16 +201,9 @@ def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(t
     assert pasted.returncode == 0, pasted.stderr
     assert json.loads(pasted.stdout)["causes"][0]["id"] == "crash_loop"
     # the tier reads it without torch: only numpy, tokenizers and safetensors
-    code = (
-        "import sys; from gpuobs.rca import DiagnoseInputs; from gpuobs.rca.pipeline import diagnose; "
-        f"r = diagnose(DiagnoseInputs(logs=[{str(log)!r}]), semantic=True); "
-        "assert r.causes[0].tier == 'semantic'; "
-        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
+    tier, heavy = _diagnosis_in_a_fresh_process(log)
+    assert tier == "semantic"
+    assert not heavy & {"torch", "sentence_transformers", "transformers"}, heavy
 
 
 @pytest.mark.parametrize("name", sorted(HEALTHY_TEXTS))
@@ -217,9 +227,9 @@ def test_the_tier_never_speaks_when_another_tier_named_a_cause(tmp_path: Path, s
 
     asked: list[bool] = []
 
-    def fallback() -> list[Evidence]:
+    def fallback() -> tuple[list[Evidence], list[str]]:
         asked.append(True)
-        return []
+        return [], []
 
     report = diagnose_evidence(parse_document("kern.log", XID79, None), fallback=fallback)
     assert report.causes[0].id == "xid_79_fallen_off_bus" and report.causes[0].tier == "exact"
@@ -227,17 +237,9 @@ def test_the_tier_never_speaks_when_another_tier_named_a_cause(tmp_path: Path, s
     # and the pipeline's diagnosis of such a text never loads torch
     log = tmp_path / "kern.log"
     log.write_text(XID79, encoding="utf-8")
-    code = (
-        "import sys; from gpuobs.rca import DiagnoseInputs; from gpuobs.rca.pipeline import diagnose; "
-        f"r = diagnose(DiagnoseInputs(logs=[{str(log)!r}]), semantic=True); "
-        "assert r.causes[0].id == 'xid_79_fallen_off_bus'; "
-        "print(sorted(m for m in ('torch', 'sentence_transformers', 'numpy') if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    tier, heavy = _diagnosis_in_a_fresh_process(log)
+    assert tier == "exact"
+    assert heavy == set(), heavy  # not even numpy
 
 
 def test_asking_for_the_tier_without_its_extra_is_a_clear_error(
