@@ -31,8 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # only. The first split (tune/heldout, disjoint by repository) is merged into tune, and so are heldout3
 # (gathered 2026-12-01, scored twice) and heldout5 (scored once), each promoted the same day, heldout6
 # and heldout7 (scored three times each), promoted in the next session, and heldout8 (scored three
-# times; 86 of its 87 cases after a label review), promoted in the eighth session.
-SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout10")
+# times; 86 of its 87 cases after a label review), promoted in the eighth session, and heldout10 (scored
+# twice), promoted in the tenth session.
+SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout11")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 
