@@ -131,6 +131,7 @@ NVML_ERROR_CLASSES: Final = (
     "init_failed",
     "gpu_lost",
     "library_not_found",
+    "library_not_loaded_in_container",
     "unknown",
 )
 

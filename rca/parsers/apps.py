@@ -639,6 +639,26 @@ def _slurm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs)
 
 
+# kubelet's OOM watcher (pkg/kubelet/oom): an OOM kill whose victim is not in a pod's cgroup is recorded on
+# the node as a SystemOOM event, "System OOM encountered, victim process: X, pid: N": the node ran out of
+# memory, not a container's limit (whose kill shows as OOMKilled on the pod).
+_SYSTEM_OOM_RE = re.compile(
+    r"System OOM encountered(?:, victim process: (?P<proc>[^,\s]+)(?:, pid: (?P<pid>\d+))?)?"
+)
+
+
+def _system_oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _SYSTEM_OOM_RE.search(msg)
+    if m is None or ctx.emitted_here(keys.HOST_OOM_KILL):
+        return
+    attrs: dict[str, object] = {"reporter": "kubelet", "message": msg.strip()[:500]}
+    if m["proc"]:
+        attrs["process"] = m["proc"]
+    if m["pid"]:
+        attrs["pid"] = int(m["pid"])
+    ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs)
+
+
 # DCGM health / diag: "Detected clocks event due to thermal violation in GPU 2" (older: "clocks throttling");
 # the diagnostic's time the clocks spent held back by temperature (dcgm_errors.h DCGM_FR_THERMAL_VIOLATIONS
 # "There were thermal violations totaling %.1f seconds for GPU %u", DCGM_FR_THERMAL_VIOLATIONS_TS "Thermal
@@ -776,6 +796,7 @@ PARSERS: list[Trigger] = [
         _killed,
     ),
     (("srun: error", "oom-kill event", "oom_kill event"), _slurm),
+    (("System OOM encountered",), _system_oom),
     (("due to thermal", "due to power", "violations totaling"), _dcgm_health),
     (
         (

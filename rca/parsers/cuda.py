@@ -362,10 +362,15 @@ def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 _NVML_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)Driver/library version mismatch"), "driver_library_mismatch"),
     (re.compile(r"(?i)GPU is lost|GpuIsLost|GPU_IS_LOST"), "gpu_lost"),
+    # go-nvml's wording, which the containerised fleet agents print (device plugin, dcgm-exporter, GPU
+    # feature discovery): inside a container the library is missing because the runtime did not inject the
+    # driver's files (not the nvidia runtime, no GPU request), so the GPU is not visible there; the device
+    # plugin's own next line asks "did you set the docker default runtime to `nvidia`?".
+    (re.compile(r"(?i)could not load NVML library"), "library_not_loaded_in_container"),
     (
         re.compile(
             r"(?i)NVML Shared Library Not Found|libnvidia-ml\.so(?:\.1)?: cannot open|LibraryNotFound|"
-            r"ERROR_LIBRARY_NOT_FOUND|could not load NVML library"
+            r"ERROR_LIBRARY_NOT_FOUND"
         ),
         "library_not_found",
     ),

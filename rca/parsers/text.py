@@ -546,11 +546,11 @@ def match_text(
 
 # A reply that settles what the text around it describes: the maintainer's dismissal ("You can ignore this
 # warning", "this warning can safely be ignored", "this is the usual behavior of PyTorch", "working as
-# intended", "a false alarm", "TensorRT spuriously detects ...") or a check's clean verdict ("ECC verified
-# clean", "its GPU is now healthy"). The wording near it describes something that was looked at and found
-# to be no failure. Not a question ("Is this expected behavior?"), not denied ("this is not a false
-# alarm", "should not be ignored"), and not the bug template's "Expected behavior" heading (the verdict
-# needs its verb: "is the expected behavior").
+# intended", "a false alarm", "TensorRT spuriously detects ...", "well within spec", "nothing to worry
+# about") or a check's clean verdict ("ECC verified clean", "its GPU is now healthy"). The wording near it
+# describes something that was looked at and found to be no failure. Not a question ("Is this expected
+# behavior?"), not denied ("this is not a false alarm", "should not be ignored"), and not the bug
+# template's "Expected behavior" heading (the verdict needs its verb: "is the expected behavior").
 _SETTLED_RE = re.compile(
     r"\b(?:can|could|may|should)(?: safely| just)? (?:(?:safely |just )?be (?:safely )?ignored|ignore)\b"
     r"|\b(?:is|are|was|it's|that's) (?:the |an? |all |just |simply )?(?:expected|usual|normal|intended) "
@@ -559,9 +559,12 @@ _SETTLED_RE = re.compile(
     r"|\bfalse (?:alarm|positive)s?\b"
     r"|\bspuriously\b|\b(?:is|are|was|were) spurious\b|\bspurious (?:warning|error|message|alarm|report)s?\b"
     r"|\b(?:verified|tested|checked|confirmed|came back) (?:as )?clean\b|\b(?:is|are) now healthy\b"
+    r"|\bwithin (?:the |its )?(?:specs?|specifications?)\b"
+    r"|\bnothing to worry about\b"
+    r"|\b(?:shouldn't|should not|don't|do not|needn't|need not) (?:need to )?worry\b"
 )
 # Substrings one of which each settling wording above holds (the regex runs only on a line holding one).
-_SETTLED_CUES = ("ignore", "behavio", " as ", "false ", "spurious", "clean", "healthy")
+_SETTLED_CUES = ("ignore", "behavio", " as ", "false ", "spurious", "clean", "healthy", "within", "worry")
 # What a dismissal of a warning dismisses: a group that quotes a warning.
 _WARNING_WORDS_RE = re.compile(r"warn|\bmessages?\b")
 # A failure reported as an error ("RuntimeError: ...", "error: ...", a traceback) is never settled by a

@@ -527,7 +527,7 @@ FATA[0000] Failed to watch metrics: Error watching fields: Host engine is runnin
         (keys.EXPORTER_ERROR, "exporter"),
         (keys.NVML_ERROR, "init_failed"),
         (keys.EXPORTER_ERROR, "dcgm"),
-        (keys.NVML_ERROR, "library_not_found"),
+        (keys.NVML_ERROR, "library_not_loaded_in_container"),
         (keys.NVML_ERROR, "unknown"),
     ]
     assert evs[0].time == calendar.timegm((2021, 5, 12, 17, 31, 12)) and evs[0].attrs["repeats"] == 2

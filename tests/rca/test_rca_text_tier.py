@@ -402,6 +402,16 @@ def test_denial_reaches_only_its_own_clause_and_never_a_missing_flag() -> None:
           "You can ignore that warning, it has nothing to do with the crash."], ["xid_48_double_bit_ecc"]),
         (["RuntimeError: CUDA error: an illegal memory access was encountered",
           "This is a false alarm of compute-sanitizer, you can ignore it."], ["illegal_memory_access"]),
+        # a reading told within spec, a worry dismissed (tenth session); a reading past it is read, and a
+        # part told in its normal range does not settle the failure beside it
+        (["Our H100 runs at 84C under full load and the clocks drop, is it thermal throttling?",
+          "84C is well within the spec for this card, nothing to worry about."], []),
+        (["Our H100 runs at 84C under full load and the clocks drop, is it thermal throttling?",
+          "You should not worry, the card is designed to run that hot."], []),
+        (["nvidia-smi shows HW Thermal Slowdown: Active on GPU 2 and the SM clock halves.",
+          "The inlet temperature is within the normal range, so look at the fans."], ["thermal_throttling"]),
+        (["Our H100 runs at 95C under full load and the clocks drop: thermal throttling.",
+          "95C is not within spec for this card, check the fans."], ["thermal_throttling"]),
         # a check's clean verdict
         (["The node was drained for uncorrectable ECC errors last month.",
           "After the RMA the board came back clean and is now healthy."], []),
