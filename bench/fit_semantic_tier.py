@@ -2,19 +2,22 @@
 
 Training documents: every case of the real-text corpus's tune split (never a held-out batch), its whole
 excerpt read as the runtime reads a log (`rca.embedding.embed_document`: chunks of lines through
-all-MiniLM-L6-v2, mean of the chunk vectors), labelled with its root cause or `none` when healthy. Two
-logistic regressions (scikit-learn, fit time only) are fitted over the 384-dimensional vectors:
+all-MiniLM-L6-v2, mean of the chunk vectors), labelled with its root cause or `none` when healthy. Beside
+the 384-dimensional vector, each document's lines give TF-IDF terms (`rca.terms`: words, word pairs, CJK
+characters and their pairs; the MAX_TERMS most frequent found in at least MIN_DF documents; scikit-learn's
+TfidfVectorizer fits the vocabulary and idf). Two logistic regressions (scikit-learn, fit time only) are
+fitted over both:
 
 - one over the classes (the signatures and `none`), C = CLASS_C;
 - one that tells an incident from healthy text, classes balanced, C = INCIDENT_C.
 
 A cause is named when the incident reader gives at least MIN_INCIDENT and the likeliest signature at least
-MIN_PROBABILITY. These four settings were chosen by 10-group cross-validation over the tune split's
+MIN_PROBABILITY. These settings were chosen by 10-group cross-validation over the tune split's
 repositories, with the engine's other tiers fitted per fold (`bench/rca_crossval.py --groups 10
 --semantic`): the settings with the most incidents named right and no more healthy text given a cause
-than without this tier (docs/BENCHMARKS.md, ninth session).
+than without this tier (docs/BENCHMARKS.md, ninth and tenth sessions).
 
-Embedding the 1470 documents takes ~6 minutes on 2 cores; the vectors are cached by the text's SHA-1 in
+Embedding the 1558 documents takes ~7 minutes on 2 cores; the vectors are cached by the text's SHA-1 in
 bench/.cache/semantic_vectors.npz (not committed), so a refit or a cross-validation reuses them.
 
     python bench/fit_semantic_tier.py [--check]
@@ -34,14 +37,17 @@ from pathlib import Path
 
 import numpy as np
 
-from gpuobs.rca.embedding import MODEL_SHA256, embed_document
+from gpuobs.rca.embedding import ENCODER_WIDTH, MODEL_SHA256, chunk_lines, embed_document
 from gpuobs.rca.semantic import HEALTHY, SEMANTIC_WEIGHTS_FILE, SemanticModel
+from gpuobs.rca.terms import NGRAMS, TOKEN_PATTERN, TermWeights
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 CACHE = ROOT / "bench" / ".cache" / "semantic_vectors.npz"
-CLASS_C = 10.0
+CLASS_C = 30.0
 INCIDENT_C = 3.0
+MAX_TERMS = 5000
+MIN_DF = 2
 MIN_PROBABILITY = 0.2
 MIN_INCIDENT = 0.93
 CHECK_TOLERANCE = 1e-3
@@ -59,6 +65,11 @@ class Doc:
     @property
     def key(self) -> str:
         return hashlib.sha1(self.text.encode("utf-8")).hexdigest()
+
+    @property
+    def read_text(self) -> str:
+        """The lines the runtime reads of this text (its chunks'), one per line: what the terms see."""
+        return "\n".join(line for chunk in chunk_lines(self.text.splitlines()) for _, line in chunk)
 
 
 def tune_docs(root: Path = TUNE) -> list[Doc]:
@@ -83,7 +94,8 @@ def vectors(docs: Sequence[Doc], cache: Path = CACHE) -> np.ndarray:
     missing = [d for d in docs if d.key not in known]
     for n, doc in enumerate(missing, start=1):
         embedded = embed_document(doc.text.splitlines())
-        known[doc.key] = embedded.vector if embedded is not None else np.zeros(384, dtype=np.float32)
+        empty = np.zeros(ENCODER_WIDTH, dtype=np.float32)
+        known[doc.key] = embedded.vector if embedded is not None else empty
         if n % 100 == 0:
             print(f"  embedded {n}/{len(missing)}", file=sys.stderr)
     if missing:
@@ -93,14 +105,32 @@ def vectors(docs: Sequence[Doc], cache: Path = CACHE) -> np.ndarray:
     return np.stack([known[d.key] for d in docs]).astype(np.float64)
 
 
-def fit(matrix: np.ndarray, labels: Sequence[str]) -> SemanticModel:
-    """Both readers fitted on the rows of `matrix` with their labels."""
+def fit_terms(texts: Sequence[str]) -> TermWeights:
+    """The term vocabulary and idf, fitted by scikit-learn on the training texts."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    fitted = TfidfVectorizer(
+        token_pattern=TOKEN_PATTERN,
+        ngram_range=(1, NGRAMS),
+        sublinear_tf=True,
+        min_df=MIN_DF,
+        max_features=MAX_TERMS,
+    ).fit(texts)
+    vocabulary = {str(term): int(column) for term, column in fitted.vocabulary_.items()}
+    return TermWeights(vocabulary, np.asarray(fitted.idf_, dtype=np.float64))
+
+
+def fit(matrix: np.ndarray, texts: Sequence[str], labels: Sequence[str]) -> SemanticModel:
+    """Both readers fitted on the rows of `matrix` (encoder vectors) beside the terms of `texts` (the
+    lines each document was read from), with their labels."""
     from sklearn.linear_model import LogisticRegression
 
+    terms = fit_terms(texts)
+    features = np.hstack([matrix, terms.features(texts)])
     y = np.array(labels)
-    classes_fit = LogisticRegression(C=CLASS_C, max_iter=5000).fit(matrix, y)
+    classes_fit = LogisticRegression(C=CLASS_C, max_iter=5000).fit(features, y)
     incident_fit = LogisticRegression(C=INCIDENT_C, max_iter=5000, class_weight="balanced").fit(
-        matrix, y != HEALTHY
+        features, y != HEALTHY
     )
     return SemanticModel(
         classes=tuple(str(c) for c in classes_fit.classes_),
@@ -111,6 +141,7 @@ def fit(matrix: np.ndarray, labels: Sequence[str]) -> SemanticModel:
         min_probability=MIN_PROBABILITY,
         min_incident=MIN_INCIDENT,
         model_sha256=MODEL_SHA256,
+        terms=terms,
     )
 
 
@@ -132,6 +163,8 @@ def same_fit(current: SemanticModel, fitted: SemanticModel) -> bool:
         current.classes == fitted.classes
         and (current.min_probability, current.min_incident) == (fitted.min_probability, fitted.min_incident)
         and current.model_sha256 == fitted.model_sha256
+        and dict(current.terms.vocabulary) == dict(fitted.terms.vocabulary)
+        and bool(np.allclose(current.terms.idf, fitted.terms.idf, atol=CHECK_TOLERANCE))
         and bool(np.allclose(current.weights, fitted.weights, atol=CHECK_TOLERANCE))
         and bool(np.allclose(current.bias, fitted.bias, atol=CHECK_TOLERANCE))
         and bool(np.allclose(current.incident_weights, fitted.incident_weights, atol=CHECK_TOLERANCE))
@@ -144,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when the file on disk is not current")
     args = parser.parse_args(argv)
     docs = tune_docs()
-    model = fit(vectors(docs), [d.label for d in docs])
+    model = fit(vectors(docs), [d.read_text for d in docs], [d.label for d in docs])
     if args.check:
         if not SEMANTIC_WEIGHTS_FILE.is_file():
             print(f"{SEMANTIC_WEIGHTS_FILE}: missing", file=sys.stderr)

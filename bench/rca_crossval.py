@@ -109,6 +109,7 @@ def crossval(
         folds[fold_of[_repo(case)]].append(case)
     sem_docs = fit_semantic_tier.tune_docs(TUNE) if semantic else []
     sem_vectors = fit_semantic_tier.vectors(sem_docs) if semantic else None
+    sem_texts = [d.read_text for d in sem_docs]
     results: list[CaseResult] = []
     for fold in sorted(folds):
         held_out = {_repo(c) for c in folds[fold]}
@@ -123,7 +124,9 @@ def crossval(
         sem_model = None
         if sem_vectors is not None:
             rows = [i for i, d in enumerate(sem_docs) if d.group not in held_out]
-            sem_model = fit_semantic_tier.fit(sem_vectors[rows], [sem_docs[i].label for i in rows])
+            sem_model = fit_semantic_tier.fit(
+                sem_vectors[rows], [sem_texts[i] for i in rows], [sem_docs[i].label for i in rows]
+            )
         with use_prose_model(model), use_semantic_model(sem_model):
             results += [_run(case, catalog) for case in folds[fold]]
     return results, len(folds)

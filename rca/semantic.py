@@ -3,9 +3,11 @@
 The prose tier counts words; a person's description of a failure rarely reuses the words of another
 person's ("the box froze and the card vanished from nvidia-smi" against "GPU fell off the bus"). This tier
 reads the text through a sentence encoder (all-MiniLM-L6-v2, `rca.embedding`, behind the `semantic` extra)
-and two logistic regressions over its 384-dimensional document vector, fitted by
-`bench/fit_semantic_tier.py` on the real-text corpus into `catalog/_semantic_weights.json`: one over the
-signature ids and healthy text (`none`), one that only tells an incident from healthy text.
+and, beside its 384-dimensional document vector, the words the text uses weighed by their rarity
+(`rca.terms`: the encoder blurs exact names and cannot read CJK text). Two logistic regressions over both,
+fitted by `bench/fit_semantic_tier.py` on the real-text corpus into `catalog/_semantic_weights.json`, read
+them: one over the signature ids and healthy text (`none`), one that only tells an incident from healthy
+text.
 
 It is the last resort. The engine asks it only when no signature held and the prose tier named nothing
 (`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never overrides
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca.embedding import (
+    ENCODER_WIDTH,
     MODEL_SHA256,
     DocumentEmbedding,
     SemanticUnavailable,
@@ -39,6 +42,7 @@ from gpuobs.rca.embedding import (
 from gpuobs.rca.fitted import FittedSlot, read_weights
 from gpuobs.rca.keys import SEMANTIC_MATCH
 from gpuobs.rca.prose import HEALTHY
+from gpuobs.rca.terms import TermWeights
 
 __all__ = [
     "HEALTHY",
@@ -82,36 +86,45 @@ class SemanticVerdict:
 
 @dataclass(frozen=True)
 class SemanticModel:
-    """Per-class logistic weights over a document vector, and an incident-or-healthy logistic reader."""
+    """Per-class logistic weights over a document's features (its encoder vector, then its TF-IDF terms),
+    and an incident-or-healthy logistic reader over the same."""
 
     classes: tuple[str, ...]
-    weights: np.ndarray  # (classes, dimensions)
+    weights: np.ndarray  # (classes, features)
     bias: np.ndarray  # (classes,)
-    incident_weights: np.ndarray  # (dimensions,)
+    incident_weights: np.ndarray  # (features,)
     incident_bias: float
     min_probability: float
     min_incident: float
     model_sha256: str
+    terms: TermWeights
 
-    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        """Class probabilities (softmax) for each row of `vectors`."""
+    def features(self, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+        """One row per text: its encoder vector (a row of `vectors`) beside its TF-IDF terms."""
         import numpy as np
 
-        logits = vectors @ self.weights.T + self.bias
+        return np.hstack([np.asarray(vectors, dtype=np.float64), self.terms.features(texts)])
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """Class probabilities (softmax) for each row of `features`."""
+        import numpy as np
+
+        logits = features @ self.weights.T + self.bias
         logits -= logits.max(axis=-1, keepdims=True)
         odds = np.exp(logits)
         return np.asarray(odds / odds.sum(axis=-1, keepdims=True))
 
-    def incident(self, vector: np.ndarray) -> float:
-        """The probability that the document tells of an incident, not healthy operation."""
-        z = float(vector @ self.incident_weights + self.incident_bias)
+    def incident(self, features: np.ndarray) -> float:
+        """The probability that the document (one row of features) tells of an incident, not healthy
+        operation."""
+        z = float(features @ self.incident_weights + self.incident_bias)
         return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
 
-    def judge(self, vector: np.ndarray) -> SemanticVerdict:
-        """The signatures this document vector names: none unless it reads as an incident and its likeliest
-        signature passes `min_probability`; then that one and up to ALTERNATIVES runners-up."""
-        incident = self.incident(vector)
-        probs = self.probabilities(vector[None, :])[0]
+    def judge(self, features: np.ndarray) -> SemanticVerdict:
+        """The signatures one document's features name: none unless it reads as an incident and its
+        likeliest signature passes `min_probability`; then that one and up to ALTERNATIVES runners-up."""
+        incident = self.incident(features)
+        probs = self.probabilities(features[None, :])[0]
         ranked = sorted(
             ((c, float(p)) for c, p in zip(self.classes, probs, strict=True) if c != HEALTHY),
             key=lambda it: (-it[1], it[0]),
@@ -127,10 +140,11 @@ class SemanticModel:
             "classes": list(self.classes),
             "min_probability": self.min_probability,
             "min_incident": self.min_incident,
-            "bias": [round(float(b), 6) for b in self.bias],
-            "weights": [[round(float(w), 6) for w in row] for row in self.weights],
-            "incident_bias": round(self.incident_bias, 6),
-            "incident_weights": [round(float(w), 6) for w in self.incident_weights],
+            "terms": self.terms.to_json(),
+            "bias": [round(float(b), 5) for b in self.bias],
+            "weights": [[round(float(w), 5) for w in row] for row in self.weights],
+            "incident_bias": round(self.incident_bias, 5),
+            "incident_weights": [round(float(w), 5) for w in self.incident_weights],
         }
 
     @classmethod
@@ -146,16 +160,19 @@ class SemanticModel:
             min_probability = float(data["min_probability"])  # type: ignore[arg-type]
             min_incident = float(data["min_incident"])  # type: ignore[arg-type]
             sha = str(data["encoder"]["model_sha256"])  # type: ignore[index]
+            terms = TermWeights.from_json(data["terms"])  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"semantic weights: missing or malformed field: {exc!r}") from exc
         if weights.ndim != 2 or weights.shape[0] != len(classes) or bias.shape != (len(classes),):
             raise ValueError("semantic weights: 'weights' and 'bias' must have one row per class")
+        if weights.shape[1] != ENCODER_WIDTH + terms.size:
+            raise ValueError("semantic weights: each row of 'weights' must cover the vector and the terms")
         if incident_weights.shape != (weights.shape[1],):
-            raise ValueError("semantic weights: 'incident_weights' must match the vector size")
+            raise ValueError("semantic weights: 'incident_weights' must match the features' size")
         if HEALTHY not in classes:
             raise ValueError("semantic weights: the healthy class 'none' is missing")
         return cls(
-            classes, weights, bias, incident_weights, incident_bias, min_probability, min_incident, sha
+            classes, weights, bias, incident_weights, incident_bias, min_probability, min_incident, sha, terms
         )
 
 
@@ -212,7 +229,7 @@ def semantic_records(texts: Sequence[tuple[str, str]], model: SemanticModel | No
         return []
     name, verdict, doc = best
     lines = [line for chunk in doc.chunks for line in chunk][:_SCORED_LINES]
-    per_line = model.probabilities(_line_vectors(lines))
+    per_line = model.probabilities(model.features(_line_vectors(lines), [text for _, text in lines]))
     records = []
     for rank, (signature, probability) in enumerate(verdict.named, start=1):
         ci = model.classes.index(signature)
@@ -249,7 +266,7 @@ def _clearest_document(
         doc = embed_document(text.splitlines())
         if doc is None:
             continue
-        verdict = model.judge(doc.vector)
+        verdict = model.judge(model.features(doc.vector[None, :], [doc.text])[0])
         if verdict.named and (best is None or verdict.named[0][1] > best[1].named[0][1]):
             best = (name, verdict, doc)
     return best

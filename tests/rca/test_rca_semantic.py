@@ -119,7 +119,7 @@ def test_the_weights_name_catalog_signatures_and_were_fitted_on_this_encoder() -
     assert model.model_sha256 == emb.MODEL_SHA256
     fit = load_bench_script("fit_semantic_tier")
     assert (model.min_probability, model.min_incident) == (fit.MIN_PROBABILITY, fit.MIN_INCIDENT)
-    assert model.weights.shape == (len(model.classes), 384)
+    assert model.weights.shape == (len(model.classes), emb.ENCODER_WIDTH + model.terms.size)
 
 
 def test_the_installed_encoder_is_the_published_model_and_gives_unit_vectors() -> None:
@@ -294,6 +294,8 @@ def test_the_weights_round_trip_and_malformed_files_are_refused() -> None:
         {k: v for k, v in data.items() if k != "weights"},
         {**data, "classes": [c for c in model.classes if c != "none"]},
         {**data, "incident_weights": [0.0, 1.0]},
+        {k: v for k, v in data.items() if k != "terms"},
+        {**data, "weights": [row[: emb.ENCODER_WIDTH] for row in data["weights"]]},  # no term columns
         {**data, "classes": [c for c in model.classes if c != "none"], "weights": data["weights"][1:]},
     ):
         with pytest.raises(ValueError, match="semantic weights"):
