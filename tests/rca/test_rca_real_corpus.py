@@ -84,24 +84,29 @@ TUNE = REAL / "tune"
 # (48.3% before this session's rounds), 4 of 21 healthy given a cause. Both refitted on the 1470:
 # 1231/1306, 1237/1306, 0/164. "slow node" supports only (a boot-time near miss had become a cause) and
 # "to avoid X" denies X, both refitted: 1229/1306, 1235/1306, 0/164 (the same at agreement floor 2.0).
+# Tenth session: heldout10 promoted (88 cases, 11 healthy); go-nvml's "could not load NVML library" is a
+# container without the driver's files (gpu_not_visible), kubelet's SystemOOM the node's OOM killer, "well
+# within spec" / "nothing to worry about" settle what they answer; all three files refitted on the 1558:
+# 1292/1383, 1298/1383, 0/175.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1229
-MEASURED_TOP3 = 1235
+MEASURED_TOP1 = 1292
+MEASURED_TOP3 = 1298
 MEASURED_FALSE_CAUSES = 0
-# With the semantic tier on (ninth session; fitted on these 1470, so this is in-sample: a pin against
+# With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
-# `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164.
-MEASURED_SEMANTIC_TOP1 = 1240
-MEASURED_SEMANTIC_TOP3 = 1246
+# `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
+# reading TF-IDF terms beside the encoder's vector, on the 1558: 1313/1383, 1319/1383, 0/175.
+MEASURED_SEMANTIC_TOP1 = 1313
+MEASURED_SEMANTIC_TOP3 = 1319
 MEASURED_SEMANTIC_FALSE_CAUSES = 0
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 1470
+    assert len(cases) == 1558
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 1306 and result.healthy_cases == 164
+    assert incidents == 1383 and result.healthy_cases == 175
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
