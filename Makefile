@@ -58,8 +58,9 @@ typecheck: install-test
 dashboards: install
 	$(VENV)/bin/gpuobs dashboards build build/dashboards --k8s deploy/monitoring
 
+# --durations: the slowest tests close the log, so a CI run shows where its time went (the 2-core budget).
 pytest: install-test system-deps
-	TRITON_INTERPRET=1 $(VENV)/bin/pytest -q $(PYTEST_ARGS)
+	TRITON_INTERPRET=1 $(VENV)/bin/pytest -q --durations=25 $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 
