@@ -34,10 +34,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from gpuobs.rca.embedding import ENCODER_WIDTH, MODEL_SHA256, chunk_lines, embed_document
+from gpuobs.rca.embedding import ENCODER_WIDTH, MODEL_SHA256, chunk_lines, chunks_text, embed_document
 from gpuobs.rca.semantic import HEALTHY, SEMANTIC_WEIGHTS_FILE, SemanticModel
 from gpuobs.rca.terms import NGRAMS, TOKEN_PATTERN, TermWeights
 
@@ -69,7 +70,7 @@ class Doc:
     @property
     def read_text(self) -> str:
         """The lines the runtime reads of this text (its chunks'), one per line: what the terms see."""
-        return "\n".join(line for chunk in chunk_lines(self.text.splitlines()) for _, line in chunk)
+        return chunks_text(chunk_lines(self.text.splitlines()))
 
 
 def tune_docs(root: Path = TUNE) -> list[Doc]:
@@ -105,17 +106,23 @@ def vectors(docs: Sequence[Doc], cache: Path = CACHE) -> np.ndarray:
     return np.stack([known[d.key] for d in docs]).astype(np.float64)
 
 
-def fit_terms(texts: Sequence[str]) -> TermWeights:
-    """The term vocabulary and idf, fitted by scikit-learn on the training texts."""
+def term_vectorizer() -> Any:
+    """scikit-learn's TfidfVectorizer with the settings `rca.terms` applies at run time (its test fits this
+    very one, so a setting changed here that the runtime does not follow fails there)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    fitted = TfidfVectorizer(
+    return TfidfVectorizer(
         token_pattern=TOKEN_PATTERN,
         ngram_range=(1, NGRAMS),
         sublinear_tf=True,
         min_df=MIN_DF,
         max_features=MAX_TERMS,
-    ).fit(texts)
+    )
+
+
+def fit_terms(texts: Sequence[str]) -> TermWeights:
+    """The term vocabulary and idf, fitted by scikit-learn on the training texts."""
+    fitted = term_vectorizer().fit(texts)
     vocabulary = {str(term): int(column) for term, column in fitted.vocabulary_.items()}
     return TermWeights(vocabulary, np.asarray(fitted.idf_, dtype=np.float64))
 

@@ -37,6 +37,7 @@ __all__ = [
     "DocumentEmbedding",
     "SemanticUnavailable",
     "chunk_lines",
+    "chunks_text",
     "embed_document",
     "embed_lines",
     "encoder_installed",
@@ -76,8 +77,14 @@ class DocumentEmbedding:
 
     @property
     def text(self) -> str:
-        """The lines the vector was read from, one per line (what the semantic tier's terms read too)."""
-        return "\n".join(text for chunk in self.chunks for _, text in chunk)
+        """The lines the vector was read from (what the semantic tier's terms read too)."""
+        return chunks_text(self.chunks)
+
+
+def chunks_text(chunks: Sequence[Sequence[tuple[int, str]]]) -> str:
+    """The lines of a document's chunks, one per line: the text the semantic tier reads, at fit time and at
+    run time alike."""
+    return "\n".join(text for chunk in chunks for _, text in chunk)
 
 
 def encoder_installed() -> bool:

@@ -12,25 +12,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.feature_extraction.text import TfidfVectorizer
+from support.bench import load_bench_script
 
 from gpuobs.rca.semantic import SEMANTIC_WEIGHTS_FILE
-from gpuobs.rca.terms import NGRAMS, TOKEN_PATTERN, TermWeights, terms
+from gpuobs.rca.terms import TermWeights, terms
 
 TUNE = Path(__file__).resolve().parent / "real_corpus" / "tune"
 
 
-def _fitted(texts: list[str], max_features: int | None = None) -> tuple[TfidfVectorizer, TermWeights]:
-    vectorizer = TfidfVectorizer(
-        token_pattern=TOKEN_PATTERN, ngram_range=(1, NGRAMS), sublinear_tf=True, max_features=max_features
-    ).fit(texts)
-    vocabulary = {str(t): int(c) for t, c in vectorizer.vocabulary_.items()}
-    return vectorizer, TermWeights(vocabulary, np.asarray(vectorizer.idf_))
-
-
 def test_the_terms_are_scikit_learns_own() -> None:
+    """The fit script's own vectorizer (its settings, as fitted) against the runtime's transform."""
+    fit = load_bench_script("fit_semantic_tier")
     texts = [p.read_text(encoding="utf-8") for p in sorted(TUNE.glob("*/excerpt.log"))[::7]]
-    vectorizer, weights = _fitted(texts[:150], max_features=3000)
+    vectorizer = fit.term_vectorizer().fit(texts[:150])
+    weights = fit.fit_terms(texts[:150])
+    assert dict(weights.vocabulary) == {str(t): int(c) for t, c in vectorizer.vocabulary_.items()}
     unseen = [*texts[150:], "", "no known word here: zzzz qqqq", "显存不足 CUDA out of memory 메모리"]
     ours = weights.features(unseen)
     theirs = vectorizer.transform(unseen).toarray()
