@@ -157,8 +157,15 @@ def told_load_seconds(sentence: str) -> float | None:
     low = sentence.lower()
     if "load" not in low or _NEGATED_RE.search(low):
         return None
-    found = [_dur(m) for pattern in _TOLD_RES for m in pattern.finditer(low)]
+    found = [
+        _dur(m) for pattern in _TOLD_RES for m in pattern.finditer(low) if not _SETTING_RE.match(low, m.end())
+    ]
     return max(found) if found else None
+
+
+# A duration followed by "timeout" or "limit" is a setting asked for or set ("need a barrier with a 30
+# minute timeout"), not the time the load took.
+_SETTING_RE = re.compile(r"\s*(?:-\s*)?(?:time[- ]?outs?|time limits?|deadlines?|limits?)\b")
 
 
 def _prose_sentences(lines: Sequence[str], skip: Container[int] = ()) -> Iterator[tuple[int, str, str]]:

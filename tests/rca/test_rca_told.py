@@ -61,6 +61,9 @@ def test_told_load_times_are_read(sentence: str, seconds: float) -> None:
         # denied or retired: a fix told, not a failure
         "Since the cache fix it no longer takes 20 minutes to load.",
         "Now the model loads in 10 s instead of 20 minutes.",
+        # a timeout set or asked for, not a time taken
+        "Some data loading and need a barrier with a 30 minute timeout.",
+        "Loading the weights needs a 20-minute time limit on the probe.",
     ],
 )
 def test_times_of_something_else_are_not_load_times(sentence: str) -> None:
