@@ -17,7 +17,7 @@ repositories, with the engine's other tiers fitted per fold (`bench/rca_crossval
 --semantic`): the settings with the most incidents named right and no more healthy text given a cause
 than without this tier (docs/BENCHMARKS.md, ninth and tenth sessions).
 
-Embedding the 1558 documents takes ~7 minutes on 2 cores; the vectors are cached by the text's SHA-1 in
+Embedding the 1771 documents takes ~9 minutes on 2 cores; the vectors are cached by the text's SHA-1 in
 bench/.cache/semantic_vectors.npz (not committed), so a refit or a cross-validation reuses them.
 
     python bench/fit_semantic_tier.py [--check]
