@@ -150,7 +150,7 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
             g = _GET_ROW_RE.match(line)
             if g:
                 used.add(i)
-                if g["status"] in _BAD_STATUS:
+                if _bad_status(g["status"]):
                     _get_record(out, g, i, source)
                 continue
             in_get = False
@@ -289,15 +289,25 @@ def _alert_record(out: list[Evidence], a: re.Match[str], index: int, source: str
     )
 
 
+def _bad_status(status: str) -> bool:
+    """Whether a STATUS cell is a finding; an init container's is told "Init:<reason>" ("Init:0/1" is
+    progress, "Init:CrashLoopBackOff" a finding)."""
+    return status.removeprefix("Init:") in _BAD_STATUS
+
+
 def _get_record(out: list[Evidence], g: re.Match[str], index: int, source: str) -> None:
+    status = g["status"]
+    attrs: dict[str, object] = {"state": "status", "restarts": int(g["restarts"]), "line": index + 1}
+    if status.startswith("Init:"):
+        attrs["init_container"] = True
     out.append(
         Evidence(
             kind=EvidenceKind.EVENT,
             key=keys.K8S_POD_STATUS,
-            value=g["status"],
+            value=status.removeprefix("Init:"),
             source=source,
             entity=Entity(pod=g["pod"], namespace=g["ns"]),
-            raw=f"{g['pod']} {g['ready']} {g['status']} restarts {g['restarts']}",
-            attrs={"state": "status", "restarts": int(g["restarts"]), "line": index + 1},
+            raw=f"{g['pod']} {g['ready']} {status} restarts {g['restarts']}",
+            attrs=attrs,
         )
     )

@@ -850,6 +850,17 @@ UNSEEN_BY_FIT: list[tuple[str | None, str]] = [
     ("telemetry_exporter_failure", "[FIRING:1] KubePodCrashLooping monitoring\nPod monitoring/dcgm-exporter-7xk2p (dcgm-exporter) is in waiting state (reason: \"CrashLoopBackOff\").\n"),
     ("crash_loop", "[FIRING:1] KubePodCrashLooping serving\nPod serving/vllm-0 (vllm) is in waiting state (reason: \"CrashLoopBackOff\").\n"),
     ("oom_killed_container", "[1/1] currentAttempt done. Last Error: USER::Pod failed. No message received from kubernetes.\n[a1b2c3d4e5f6-n0-0] terminated with exit code (137). Reason [Error]. Message: \n.\n"),
+    # --- round 11: the GPU stack's own pods crash-looping (kubectl get pods). The NVIDIA device plugin's: the
+    # node advertises no nvidia.com/gpu; the driver installer's (GKE's nvidia-driver-installer, the GPU
+    # operator's nvidia-driver-daemonset; an init container's loop is told "Init:CrashLoopBackOff"): the driver
+    # was never installed. Near misses: a workload pod's loop beside a running plugin is a plain crash loop; a
+    # driver that failed to initialise (NVRM) beside the plugin's loop is the driver's failure, the loop its
+    # symptom.
+    ("gpu_not_visible", "NAME                                   READY   STATUS             RESTARTS   AGE\nnvidia-device-plugin-daemonset-csjxw   0/1     CrashLoopBackOff   12         39m\nvllm-7d9f8c-abcde                      0/1     Pending            0          39m\n"),
+    ("gpu_driver_failure", "NAMESPACE     NAME                            READY   STATUS                  RESTARTS   AGE\nkube-system   nvidia-driver-installer-x7k2p   0/1     Init:CrashLoopBackOff   6          12m\n"),
+    ("gpu_driver_failure", "NAMESPACE      NAME                                  READY   STATUS             RESTARTS   AGE\ngpu-operator   nvidia-driver-daemonset-5m2xq         0/1     CrashLoopBackOff   9          30m\ngpu-operator   nvidia-device-plugin-daemonset-8kq2w  0/1     Init:0/1           0          30m\n"),
+    ("crash_loop", "NAME                                   READY   STATUS             RESTARTS   AGE\nnvidia-device-plugin-daemonset-csjxw   1/1     Running            0          3d\nvllm-7d9f8c-abcde                      0/1     CrashLoopBackOff   5          12m\n"),
+    ("gpu_driver_failure", "NVRM: RmInitAdapter failed! (0x26:0xffff:1436)\nNVRM: rm_init_adapter failed for device bearing minor number 0\nNAME                                   READY   STATUS             RESTARTS   AGE\nnvidia-device-plugin-daemonset-csjxw   0/1     CrashLoopBackOff   12         39m\n"),
 ]
 # fmt: on
 
