@@ -98,9 +98,10 @@ MEASURED_FALSE_CAUSES = 0
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
 # reading TF-IDF terms beside the encoder's vector, on the 1558: 1313/1383, 1319/1383, 0/175. Eleventh
-# session, refitted on the 1771: 1391/1465, 1398/1465, 0/306.
-MEASURED_SEMANTIC_TOP1 = 1391
-MEASURED_SEMANTIC_TOP3 = 1398
+# session, refitted on the 1771: 1391/1465, 1398/1465, 0/306; its incident gate refitted (C 10, >= 0.96):
+# 1393/1465, 1400/1465, 0/306.
+MEASURED_SEMANTIC_TOP1 = 1393
+MEASURED_SEMANTIC_TOP3 = 1400
 MEASURED_SEMANTIC_FALSE_CAUSES = 0
 
 
@@ -117,6 +118,10 @@ def test_tune_split_keeps_its_score() -> None:
     assert result.false_cause_rate <= MEASURED_FALSE_CAUSES / result.healthy_cases, "\n".join(result.failures)
 
 
+# The encoder reads every tune text no other tier names (~400 of 1771, ~0.3 s each on 2 cores): ~2 min
+# here, more on a slower CI machine, hence a wider guard than the suite's 300 s (a hang guard, not a timing
+# assertion).
+@pytest.mark.timeout(900)
 def test_tune_split_with_the_semantic_tier_keeps_its_score(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shipped behaviour (the semantic tier is on where its extra is installed): the real pipeline with
     the real encoder over every tune case."""
