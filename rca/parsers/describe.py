@@ -296,10 +296,7 @@ def _bad_status(status: str) -> bool:
 
 
 def _get_record(out: list[Evidence], g: re.Match[str], index: int, source: str) -> None:
-    status = g["status"]
-    attrs: dict[str, object] = {"state": "status", "restarts": int(g["restarts"]), "line": index + 1}
-    if status.startswith("Init:"):
-        attrs["init_container"] = True
+    status = g["status"]  # the raw line keeps an init container's "Init:" prefix; the value is the reason
     out.append(
         Evidence(
             kind=EvidenceKind.EVENT,
@@ -308,6 +305,6 @@ def _get_record(out: list[Evidence], g: re.Match[str], index: int, source: str) 
             source=source,
             entity=Entity(pod=g["pod"], namespace=g["ns"]),
             raw=f"{g['pod']} {g['ready']} {status} restarts {g['restarts']}",
-            attrs=attrs,
+            attrs={"state": "status", "restarts": int(g["restarts"]), "line": index + 1},
         )
     )

@@ -152,6 +152,11 @@ def told_hot_celsius(sentence: str) -> float | None:
     return max(temps) if temps else None
 
 
+# A duration followed by "timeout" or "limit" is a setting asked for or set ("need a barrier with a 30
+# minute timeout"), not the time the load took.
+_SETTING_RE = re.compile(r"\s*(?:-\s*)?(?:time[- ]?outs?|time limits?|deadlines?|limits?)\b")
+
+
 def told_load_seconds(sentence: str) -> float | None:
     """The longest load time a sentence tells (seconds), or None when it tells none."""
     low = sentence.lower()
@@ -161,11 +166,6 @@ def told_load_seconds(sentence: str) -> float | None:
         _dur(m) for pattern in _TOLD_RES for m in pattern.finditer(low) if not _SETTING_RE.match(low, m.end())
     ]
     return max(found) if found else None
-
-
-# A duration followed by "timeout" or "limit" is a setting asked for or set ("need a barrier with a 30
-# minute timeout"), not the time the load took.
-_SETTING_RE = re.compile(r"\s*(?:-\s*)?(?:time[- ]?outs?|time limits?|deadlines?|limits?)\b")
 
 
 def _prose_sentences(lines: Sequence[str], skip: Container[int] = ()) -> Iterator[tuple[int, str, str]]:

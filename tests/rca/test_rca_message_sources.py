@@ -860,6 +860,7 @@ UNSEEN_BY_FIT: list[tuple[str | None, str]] = [
     ("gpu_driver_failure", "NAMESPACE     NAME                            READY   STATUS                  RESTARTS   AGE\nkube-system   nvidia-driver-installer-x7k2p   0/1     Init:CrashLoopBackOff   6          12m\n"),
     ("gpu_driver_failure", "NAMESPACE      NAME                                  READY   STATUS             RESTARTS   AGE\ngpu-operator   nvidia-driver-daemonset-5m2xq         0/1     CrashLoopBackOff   9          30m\ngpu-operator   nvidia-device-plugin-daemonset-8kq2w  0/1     Init:0/1           0          30m\n"),
     ("crash_loop", "NAME                                   READY   STATUS             RESTARTS   AGE\nnvidia-device-plugin-daemonset-csjxw   1/1     Running            0          3d\nvllm-7d9f8c-abcde                      0/1     CrashLoopBackOff   5          12m\n"),
+    ("gpu_not_visible", "Name:             nvidia-device-plugin-daemonset-csjxw\nNamespace:        kube-system\nContainers:\n  nvidia-device-plugin-ctr:\n    State:          Waiting\n      Reason:       CrashLoopBackOff\n    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    1\n"),
     ("gpu_driver_failure", "NVRM: RmInitAdapter failed! (0x26:0xffff:1436)\nNVRM: rm_init_adapter failed for device bearing minor number 0\nNAME                                   READY   STATUS             RESTARTS   AGE\nnvidia-device-plugin-daemonset-csjxw   0/1     CrashLoopBackOff   12         39m\n"),
 ]
 # fmt: on
