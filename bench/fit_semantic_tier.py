@@ -97,8 +97,10 @@ def vectors(docs: Sequence[Doc], cache: Path = CACHE) -> np.ndarray:
     missing = [d for d in docs if d.key not in known]
     for n, doc in enumerate(missing, start=1):
         embedded = embed_document(doc.text.splitlines())
-        empty = np.zeros(ENCODER_WIDTH, dtype=np.float32)
-        known[doc.key] = embedded.vector if embedded is not None else empty
+        if embedded is None:  # a text with no words: a zero vector, as the runtime reads nothing in it
+            known[doc.key] = np.zeros(ENCODER_WIDTH, dtype=np.float32)
+        else:
+            known[doc.key] = embedded.vector
         if n % 100 == 0:
             print(f"  embedded {n}/{len(missing)}", file=sys.stderr)
     if missing:
