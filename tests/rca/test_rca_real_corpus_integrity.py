@@ -2,12 +2,12 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout12/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`,
-and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored
-twice; the fifth, `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and
-`heldout7/`, in the next session after three looks each; the eighth, `heldout8/`, in the eighth session
-after three looks and a label review that dropped one of its 87 cases; the tenth and eleventh,
-`heldout10/` and `heldout11/`, in the tenth and eleventh sessions after two looks each.)
+`heldout12/`, `heldout13/`) are not scored here and nothing can be tuned to them. (The first held-out split,
+`heldout/`, and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been
+scored twice; the fifth, `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and
+`heldout7/`, in the next session after three looks each; the eighth, `heldout8/`, in the eighth session after
+three looks and a label review that dropped one of its 87 cases; the tenth and eleventh, `heldout10/` and
+`heldout11/`, in the tenth and eleventh sessions after two looks each.)
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout12 |" in table
+    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout12 | heldout13 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [1771, 105, 90, 87, 99]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [1771, 105, 90, 87, 99, 99]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -114,6 +114,17 @@ def test_heldout12_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]
     assert (REAL / "heldout12" / "README_A.md").is_file() and (REAL / "heldout12" / "README_B.md").is_file()
 
 
+def test_heldout13_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout13 (thirteenth held-out batch, gathered 2026-12-02 at the start of the twelfth session by two
+    helpers that never ran the engine): 99 cases, 16 healthy, at least 35 signatures, two READMEs."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    cells = _column(capsys.readouterr().out.splitlines(), "heldout13")
+    assert cells["**cases**"] == 99
+    assert cells["(healthy)"] == 16
+    assert cells["**distinct signatures**"] >= 35
+    assert (REAL / "heldout13" / "README_A.md").is_file() and (REAL / "heldout13" / "README_B.md").is_file()
+
+
 def test_heldout8_was_promoted_whole_but_for_its_dropped_case(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout8 (eighth batch) was promoted into tune/ in the eighth session: no folder or column of its own
     is left, its README moved to tune/, and its case whose thread reached no
@@ -177,15 +188,16 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9 and
-    heldout12, each on its own row and pooled, and never prints a held-out case's name (a fake corpus
-    here: ROOT points at tmp_path, so no real held-out file is read). The tune part's misses are printed."""
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9,
+    heldout12 and heldout13, each on its own row and pooled, and never prints a held-out case's name (a fake
+    corpus here: ROOT points at tmp_path, so no real held-out file is read). The tune part's misses are
+    printed."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
     promoted = ("heldout5", "heldout6", "heldout7", "heldout8", "heldout10", "heldout11")
-    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout12", *promoted):
+    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout12", "heldout13", *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -201,12 +213,13 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
             "real text: heldout4",
             "real text: heldout9",
             "real text: heldout12",
+            "real text: heldout13",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
         assert "secret_tune_case" in out
-        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7, 8, 9, 10, 11, 12))
+        assert not any(f"secret_heldout{n}_case" in out for n in (2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13))
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "4"  # cases: one fake case from each of the four batches
+        assert pooled[len(label) :].split()[0] == "5"  # cases: one fake case from each of the five batches
         assert not any(f"real text: heldout{n}" in out for n in (3, 5, 6, 7, 8, 10, 11))
