@@ -20,7 +20,19 @@ from typing import Any
 
 from gpuobs.errors import RcaError
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
-from gpuobs.rca.keys import TEXT_MATCH
+from gpuobs.rca.keys import (
+    GPU_FALLEN_OFF_BUS,
+    GPU_RESET_REQUIRED,
+    HOST_OOM_KILL,
+    HUNG_TASK,
+    KERNEL_PANIC,
+    MACHINE_CHECK,
+    PCIE_AER,
+    SOFT_LOCKUP,
+    SXID,
+    TEXT_MATCH,
+    XID,
+)
 
 __all__ = [
     "TEXT_MIN_SCORE",
@@ -267,20 +279,39 @@ class Clause:
 
 
 _STATE_KINDS = (EvidenceKind.METRIC, EvidenceKind.STATE)
+# Records only the kernel's log (dmesg, journalctl -k) writes. Pasted into one excerpt without timestamps
+# beside a program's output, they keep a clock of their own: a person pastes the error they saw, then
+# "dmesg shows ...", so the paste's order across the two logs says what was shown first, not what happened.
+_KERNEL_LOG_KEYS = frozenset(
+    {
+        XID,
+        SXID,
+        GPU_FALLEN_OFF_BUS,
+        GPU_RESET_REQUIRED,
+        PCIE_AER,
+        MACHINE_CHECK,
+        KERNEL_PANIC,
+        HUNG_TASK,
+        SOFT_LOCKUP,
+        HOST_OOM_KILL,
+    }
+)
 
 
 def precedes(a: tuple[Evidence, int], b: tuple[Evidence, int], slack_s: float = 1.0) -> bool | None:
-    """Whether a comes no later than b: by time, else by line (or position) in one source; None if unknown.
+    """Whether a comes no later than b: by time, else by line (or position) in one log of one source;
+    None if unknown.
 
     Metric and state readings say what held when they were read (a snapshot, a window summary), not
-    when it began: they are never ordered against other records.
+    when it began: they are never ordered against other records. Nor are untimed kernel-log records
+    against a program's records of the same paste (two logs, two clocks).
     """
     (ea, ia), (eb, ib) = a, b
     if ea.kind in _STATE_KINDS or eb.kind in _STATE_KINDS:
         return None
     if ea.time is not None and eb.time is not None:
         return ea.time <= eb.time + slack_s
-    if ea.source == eb.source:
+    if ea.source == eb.source and (ea.key in _KERNEL_LOG_KEYS) == (eb.key in _KERNEL_LOG_KEYS):
         la, lb = ea.attrs.get("line"), eb.attrs.get("line")
         if isinstance(la, int) and isinstance(lb, int):
             return la <= lb

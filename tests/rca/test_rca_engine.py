@@ -132,7 +132,43 @@ def test_cuda_error_before_xid_31_makes_the_application_the_cause(catalog: Catal
     assert [c.id for c in report.causes] == ["xid_31_mmu_fault"]
 
 
-def test_untimed_excerpt_uses_line_order_within_one_source(catalog: Catalog) -> None:
+def test_untimed_paste_keeps_line_order_within_one_log(catalog: Catalog) -> None:
+    """With no timestamps, a program's lines keep their order, and so do the kernel's: a collective timeout
+    printed before the illegal access is not explained by it; a fatal AER error before Xid 79 is the cause,
+    after it a consequence."""
+    ima = log(
+        "cuda_error", "cudaErrorIllegalAddress", None, "CUDA error: an illegal memory access", source="paste"
+    )
+    timeout = log(
+        "nccl_timeout",
+        None,
+        None,
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600001ms",
+        source="paste",
+    )
+    assert [c.id for c in diagnose_evidence([ima, timeout], catalog).causes] == ["illegal_memory_access"]
+    assert [c.id for c in diagnose_evidence([timeout, ima], catalog).causes] == [
+        "illegal_memory_access",
+        "nccl_timeout",
+    ]
+    aer = log(
+        "pcie_aer",
+        "fatal",
+        None,
+        "pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received",
+        source="paste",
+        severity="fatal",
+    )
+    xid79 = log(
+        "xid", 79, None, "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.", source="paste"
+    )
+    assert diagnose_evidence([aer, xid79], catalog).top.id == "pcie_link_degraded"  # type: ignore[union-attr]
+    assert diagnose_evidence([xid79, aer], catalog).top.id == "xid_79_fallen_off_bus"  # type: ignore[union-attr]
+
+
+def test_untimed_paste_does_not_order_the_kernel_log_against_a_program(catalog: Catalog) -> None:
+    """A person pastes the error they saw, then what dmesg showed: across the two logs the paste's order is
+    not time, so the driver's report of the fault (Xid 13) is the cause in either order."""
     evidence = [
         log("xid", 13, None, "NVRM: Xid (PCI:0000:01:00): 13, Graphics SM Warp Exception", source="paste"),
         log(
@@ -143,9 +179,10 @@ def test_untimed_excerpt_uses_line_order_within_one_source(catalog: Catalog) -> 
             source="paste",
         ),
     ]
-    assert diagnose_evidence(evidence, catalog).top.id == "xid_13_graphics_exception"  # type: ignore[union-attr]
-    evidence.reverse()
-    assert diagnose_evidence(evidence, catalog).top.id == "illegal_memory_access"  # type: ignore[union-attr]
+    for order in (evidence, evidence[::-1]):
+        report = diagnose_evidence(order, catalog)
+        assert [c.id for c in report.causes] == ["xid_13_graphics_exception"]
+        assert "illegal_memory_access" in {s.id for s in report.causes[0].explained_symptoms}
 
 
 def test_desktop_xid_31_is_not_paged(catalog: Catalog) -> None:

@@ -864,6 +864,13 @@ UNSEEN_BY_FIT: list[tuple[str | None, str]] = [
     # the same loop as `kubectl get pods -o json` gives it
     ("gpu_not_visible", "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{\"kind\":\"Pod\",\"metadata\":{\"name\":\"nvidia-device-plugin-daemonset-csjxw\",\"namespace\":\"kube-system\"},\"spec\":{\"nodeName\":\"gpu-1\"},\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"nvidia-device-plugin-ctr\",\"restartCount\":12,\"ready\":false,\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":\"back-off 5m0s restarting failed container\"}}}]}}]}\n"),
     ("gpu_driver_failure", "NVRM: RmInitAdapter failed! (0x26:0xffff:1436)\nNVRM: rm_init_adapter failed for device bearing minor number 0\nNAME                                   READY   STATUS             RESTARTS   AGE\nnvidia-device-plugin-daemonset-csjxw   0/1     CrashLoopBackOff   12         39m\n"),
+    # --- round 12: a person pastes the CUDA error they saw (PyTorch's cudaErrorIllegalAddress text), then what
+    # dmesg showed (NVRM's MMU fault line): the driver's report of the same fault is the cause although it is
+    # pasted second; the paste's order across two logs is not time. Within the program's own lines the order
+    # still counts (the near miss: a collective timeout printed before the illegal access stays a cause of its
+    # own, as test_rca_engine shows on records).
+    ("xid_31_mmu_fault", "RuntimeError: CUDA error: an illegal memory access was encountered\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n$ sudo dmesg | tail -n 2\nNVRM: Xid (PCI:0000:41:00): 31, pid=2211, name=python, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_2 faulted @ 0x7f3a_1c000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n"),
+    ("xid_13_graphics_exception", "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: an illegal memory access was encountered\nand in the kernel log:\n[ 8812.301245] NVRM: Xid (PCI:0000:17:00): 13, pid=40211, name=python3, Graphics SM Warp Exception on (GPC 2, TPC 1, SM 0): Out Of Range Address\n"),
 ]
 # fmt: on
 
