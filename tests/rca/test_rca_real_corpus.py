@@ -89,28 +89,33 @@ TUNE = REAL / "tune"
 # within spec" / "nothing to worry about" settle what they answer; all three files refitted on the 1558:
 # 1292/1383, 1298/1383, 0/175. Eleventh session: heldout11 promoted (94 cases, 12 healthy) and 119 healthy
 # texts gathered straight into tune/ (TUNE12A/12B_README.md); a duration followed by "timeout" or "limit" is
-# a setting, not a load time; all three files refitted on the 1771: 1366/1465, 1373/1465, 0/306.
+# a setting, not a load time; all three files refitted on the 1771: 1366/1465, 1373/1465, 0/306. Twelfth
+# session: an untimed kernel-log record is not ordered against a program's (1368/1465); heldout12 promoted (99
+# cases, 16 healthy) and 107 mostly-prose cases gathered straight into tune/ (TUNE13A/13B_README.md, 36
+# healthy: feature requests, design questions); all three files refitted on the 1977: 1507/1619, 1514/1619,
+# 6/358 (the six are words-only causes in healthy prose: five text-tier phrases, one request-rejection line).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1366
-MEASURED_TOP3 = 1373
-MEASURED_FALSE_CAUSES = 0
+MEASURED_TOP1 = 1507
+MEASURED_TOP3 = 1514
+MEASURED_FALSE_CAUSES = 6
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
 # reading TF-IDF terms beside the encoder's vector, on the 1558: 1313/1383, 1319/1383, 0/175. Eleventh
 # session, refitted on the 1771: 1391/1465, 1398/1465, 0/306; its incident gate refitted (C 10, >= 0.96):
-# 1393/1465, 1400/1465, 0/306.
-MEASURED_SEMANTIC_TOP1 = 1393
-MEASURED_SEMANTIC_TOP3 = 1400
-MEASURED_SEMANTIC_FALSE_CAUSES = 0
+# 1393/1465, 1400/1465, 0/306. Twelfth session, refitted on the 1977: 1539/1619, 1546/1619, 6/358 (the same
+# six as with the tier off).
+MEASURED_SEMANTIC_TOP1 = 1539
+MEASURED_SEMANTIC_TOP3 = 1546
+MEASURED_SEMANTIC_FALSE_CAUSES = 6
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 1771
+    assert len(cases) == 1977
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 1465 and result.healthy_cases == 306
+    assert incidents == 1619 and result.healthy_cases == 358
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
@@ -118,7 +123,7 @@ def test_tune_split_keeps_its_score() -> None:
     assert result.false_cause_rate <= MEASURED_FALSE_CAUSES / result.healthy_cases, "\n".join(result.failures)
 
 
-# The encoder reads every tune text no other tier names (~400 of 1771, ~0.3 s each on 2 cores): ~2 min
+# The encoder reads every tune text no other tier names (~450 of 1977, ~0.3 s each on 2 cores): ~2 min
 # here, more on a slower CI machine, hence a wider guard than the suite's 300 s (a hang guard, not a timing
 # assertion).
 @pytest.mark.timeout(900)
