@@ -1,15 +1,17 @@
 """Fit the text tier's phrase weights on labelled corpora; write rca/catalog/_text_weights.toml.
 
 Each signature lists general phrases of its failure with a prior weight (`[text.phrases]` in its catalog
-file). This script reads every case of the given corpora (default: the tune split of the real-text
-corpus and the hand-written corpus; never a held-out batch), finds where each signature's phrases
-occur the way the text tier reads them (after the exact tier, outside tool output, not on lines whose
-fact the signature already judged), and sets each phrase's weight to its smoothed precision:
+file). This script reads every case of the given corpora (default: the tune split of the real-text corpus and
+the hand-written corpus; never a held-out batch), finds where each signature's phrases occur the way the text
+tier reads them (after the exact tier, outside tool output, not on lines whose fact the signature already
+judged, not in a group a nearby sentence settles), and sets each phrase's weight to its smoothed precision:
 
     weight = (k + ALPHA * prior) / (n + ALPHA)
 
 where n is the number of cases in which the phrase speaks for the signature and k how many of them are
-labelled with it (`top` or `also`; healthy cases count against every phrase). A phrase never seen keeps
+labelled with it (`top` or `also`, or a signature the catalog states `top` causes: a phrase of the capacity
+OOM in a model swap's text tells a failure that did happen; healthy cases count against every phrase). A
+phrase never seen keeps
 its prior; a supporting word (prior under TEXT_ANCHOR_MIN: "dkms", "nvswitch") is never fitted up to it,
 since the corpora hold GPU incidents only and cannot show how often it appears in healthy text elsewhere;
 the message tests' wordings (tools' own messages from their sources, bench/message_wordings.py) count as
@@ -35,7 +37,7 @@ from message_wordings import message_wordings
 from gpuobs.rca.catalog import TEXT_WEIGHTS_FILE, load_catalog, parse_signature
 from gpuobs.rca.corpus import Case, load_cases
 from gpuobs.rca.parsers.document import exact_tier, is_log_text
-from gpuobs.rca.parsers.text import TEXT_ANCHOR_MIN, Phrasebook, signature_hits
+from gpuobs.rca.parsers.text import TEXT_ANCHOR_MIN, Phrasebook, read_groups, signature_hits
 from gpuobs.rca.readers.files import read_input
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,8 +80,9 @@ def text_hits(name: str, text: str, book: Phrasebook) -> dict[str, set[str]]:
     if not is_log_text(text):
         return out
     view = exact_tier(name, text)
-    for sig, hits in signature_hits(view.lines, book, view.tool_lines, view.by_line, view.low).items():
-        out[sig].update(phrase for _, phrase, _ in hits)
+    hits = signature_hits(view.lines, book, view.tool_lines, view.by_line, view.low)
+    for sig, groups in read_groups(view.lines, hits).items():
+        out[sig].update(phrase for group in groups for _, phrase, _ in group)
     return out
 
 
@@ -116,14 +119,21 @@ def prior_weights(book: Phrasebook | None = None) -> dict[tuple[str, str], float
     }
 
 
+def caused_by() -> dict[str, set[str]]:
+    """Each signature's declared symptoms: the signatures the catalog states it causes."""
+    signatures = load_catalog().signatures
+    return {a.id: {b.id for b in signatures if a is not b and a.declares_explaining(b)} for a in signatures}
+
+
 def fit_hits(
     cases: list[tuple[Case, dict[str, set[str]]]], priors: dict[tuple[str, str], float]
 ) -> tuple[dict[str, dict[str, float]], dict[tuple[str, str], tuple[int, int]]]:
     """Fitted weights {signature: {phrase: weight}} and the (n, k) counts behind each, from cases' hits."""
     seen: dict[tuple[str, str], int] = defaultdict(int)
     right: dict[tuple[str, str], int] = defaultdict(int)
+    symptoms = caused_by()
     for case, hits in cases:
-        labels = set() if case.healthy else {case.top, *case.also}
+        labels = set() if case.healthy else {case.top, *case.also, *symptoms.get(str(case.top), ())}
         for sig, phrases in hits.items():
             for phrase in phrases:
                 seen[(sig, phrase)] += 1

@@ -36,6 +36,7 @@ __all__ = [
     "match_text",
     "noisy_or",
     "phrase_hits",
+    "read_groups",
     "signature_hits",
     "unadvised",
 ]
@@ -527,28 +528,38 @@ def match_text(
     `skip` are lines read as tool output; `judged` the exact tier's records by line (`phrase_hits`).
     """
     book = default_phrasebook() if book is None else book
-    by_sig = signature_hits(lines, book, skip, judged, low)
     out: list[Evidence] = []
-    for sig in sorted(by_sig):
-        for group in _groups(sorted(by_sig[sig])):
+    for sig, groups in read_groups(lines, signature_hits(lines, book, skip, judged, low)).items():
+        for group in groups:
             weights: dict[str, float] = {}
             for _, phrase, weight in group:
                 weights[phrase] = max(weight, weights.get(phrase, 0.0))
             score = noisy_or(weights.values())
             if score < TEXT_MIN_SCORE or max(weights.values()) < TEXT_ANCHOR_MIN:
                 continue
-            if _dismissed(group, lines):
-                continue
             out.append(_record(sig, group, weights, score, lines, source, year))
     out.sort(key=lambda ev: int(ev.attrs["line"]))
     return out
 
 
+def read_groups(
+    lines: Sequence[str], by_sig: Mapping[str, Sequence[tuple[int, str, float]]]
+) -> dict[str, list[list[tuple[int, str, float]]]]:
+    """Each signature's groups of nearby hits that no sentence within reach settles: what the tier scores,
+    and what `bench/fit_text_tier.py` counts (a phrase in a dismissed group speaks for nothing)."""
+    return {
+        sig: kept
+        for sig in sorted(by_sig)
+        if (kept := [g for g in _groups(sorted(by_sig[sig])) if not _dismissed(g, lines)])
+    }
+
+
 # A reply that settles what the text around it describes: the maintainer's dismissal ("You can ignore this
 # warning", "this warning can safely be ignored", "this is the usual behavior of PyTorch", "working as
 # intended", "a false alarm", "TensorRT spuriously detects ...", "well within spec", "nothing to worry
-# about") or a check's clean verdict ("ECC verified clean", "its GPU is now healthy"). The wording near it
-# describes something that was looked at and found to be no failure. Not a question ("Is this expected
+# about") or a check's clean verdict ("ECC verified clean", "its GPU is now healthy", a build's "Successfully
+# built": an image built without GPUs, as `docker build` runs, prints that it found no CUDA). The wording near
+# it describes something that was looked at and found to be no failure. Not a question ("Is this expected
 # behavior?"), not denied ("this is not a false alarm", "should not be ignored"), and not the bug
 # template's "Expected behavior" heading (the verdict needs its verb: "is the expected behavior").
 _SETTLED_RE = re.compile(
@@ -561,10 +572,13 @@ _SETTLED_RE = re.compile(
     r"|\b(?:verified|tested|checked|confirmed|came back) (?:as )?clean\b|\b(?:is|are) now healthy\b"
     r"|\bwithin (?:the |its )?(?:specs?|specifications?)\b"
     r"|\bnothing to worry about\b"
+    r"|\bsuccessfully built\b"
     r"|\b(?:shouldn't|should not|don't|do not|needn't|need not) (?:need to )?worry\b"
 )
 # Substrings one of which each settling wording above holds (the regex runs only on a line holding one).
-_SETTLED_CUES = ("ignore", "behavio", " as ", "false ", "spurious", "clean", "healthy", "within", "worry")
+_SETTLED_CUES = (
+    "ignore", "behavio", " as ", "false ", "spurious", "clean", "healthy", "within", "worry", "built"
+)
 # What a dismissal of a warning dismisses: a group that quotes a warning.
 _WARNING_WORDS_RE = re.compile(r"warn|\bmessages?\b")
 # A failure reported as an error ("RuntimeError: ...", "error: ...", a traceback) is never settled by a

@@ -23,7 +23,7 @@ from types import ModuleType
 import pytest
 from support.bench import load_bench_script
 
-from gpuobs.rca.corpus import load_cases, run_in_process, score
+from gpuobs.rca.corpus import Case, load_cases, run_in_process, score
 
 REAL = Path(__file__).resolve().parent / "real_corpus"
 TUNE = REAL / "tune"
@@ -94,9 +94,12 @@ TUNE = REAL / "tune"
 # cases, 16 healthy) and 107 mostly-prose cases gathered straight into tune/ (TUNE13A/13B_README.md, 36
 # healthy: feature requests, design questions); all three files refitted on the 1977: 1507/1619, 1514/1619,
 # 6/358 (the six are words-only causes in healthy prose: five text-tier phrases, one request-rejection line).
+# The text tier's fit counts a phrase where the runtime reads it (not in a settled group) and as right in the
+# text of a cause the catalog says produces its signature; "docker update" supports only; a build's
+# "Successfully built" settles what it printed; refitted: 1506/1619, 1513/1619, 6/358.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1507
-MEASURED_TOP3 = 1514
+MEASURED_TOP1 = 1506
+MEASURED_TOP3 = 1513
 MEASURED_FALSE_CAUSES = 6
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -104,9 +107,9 @@ MEASURED_FALSE_CAUSES = 6
 # reading TF-IDF terms beside the encoder's vector, on the 1558: 1313/1383, 1319/1383, 0/175. Eleventh
 # session, refitted on the 1771: 1391/1465, 1398/1465, 0/306; its incident gate refitted (C 10, >= 0.96):
 # 1393/1465, 1400/1465, 0/306. Twelfth session, refitted on the 1977: 1539/1619, 1546/1619, 6/358 (the same
-# six as with the tier off).
-MEASURED_SEMANTIC_TOP1 = 1539
-MEASURED_SEMANTIC_TOP3 = 1546
+# six as with the tier off); with the text tier's fit above: 1536/1619, 1543/1619, 6/358.
+MEASURED_SEMANTIC_TOP1 = 1536
+MEASURED_SEMANTIC_TOP3 = 1543
 MEASURED_SEMANTIC_FALSE_CAUSES = 6
 
 
@@ -146,6 +149,39 @@ def test_the_fitted_weights_are_up_to_date(capsys: pytest.CaptureFixture[str]) -
     """Phrases edited in a signature file without re-running bench/fit_text_tier.py fail here."""
     assert _fit_script().main(["--check"]) == 0
     assert "[nccl_network_error]" in capsys.readouterr().out
+
+
+def test_the_fit_counts_a_declared_symptom_as_a_failure_that_happened() -> None:
+    """A model swap's text (cuda_oom_hot_swap, which the catalog says causes cuda_oom_capacity) holding a
+    capacity phrase tells an OOM that did happen: the phrase is right there, not a false alarm; in healthy
+    text it is wrong, and in an unrelated incident too."""
+    fit = _fit_script()
+    phrase = "failed to allocate memory for requested buffer of size"
+    priors = {("cuda_oom_capacity", phrase): 0.7}
+    hits = {"cuda_oom_capacity": {phrase}}
+
+    def case(top: str | None) -> Case:
+        return Case(name=str(top), path=Path("x"), top=top)
+
+    weights, counts = fit.fit_hits([(case("cuda_oom_hot_swap"), hits)], priors)
+    assert counts[("cuda_oom_capacity", phrase)] == (1, 1)
+    assert weights["cuda_oom_capacity"][phrase] > 0.7
+    for other in (None, "nccl_timeout"):
+        weights, counts = fit.fit_hits([(case(other), hits)], priors)
+        assert counts[("cuda_oom_capacity", phrase)] == (1, 0)
+        assert weights["cuda_oom_capacity"][phrase] < 0.7
+
+
+def test_the_fit_does_not_count_a_phrase_a_nearby_sentence_settles() -> None:
+    """The runtime drops a group of phrases that a sentence within reach settles ("on any GPU system without
+    NvLink"); the fit counts the phrases where the runtime would read them, so such a group speaks for nothing
+    there either, while the same wording unsettled does."""
+    fit = _fit_script()
+    book = fit._priors()
+    down = "GPU 0's NvLink link 0 is currently down Run a field diagnostic on the GPU.\n"
+    assert "nvlink_error" in fit.text_hits("dcgm.txt", down, book)
+    settled = down + "This is on any GPU system without NvLink. I have tried several.\n"
+    assert "nvlink_error" not in fit.text_hits("dcgm.txt", settled, book)
 
 
 def test_the_fit_script_refuses_the_held_out_split() -> None:

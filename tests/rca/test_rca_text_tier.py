@@ -471,3 +471,37 @@ def test_what_a_clause_means_to_avoid_is_not_told(tmp_path: Path, text: str, exp
     """"to avoid X" / "prevents X" wants X not to happen (a tool's advice, a design note); a failure told in
     the next clause still counts."""
     assert pasted_causes(tmp_path, text)[:1] == expected
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # `docker build` runs without GPUs: the framework saying so while the image builds is expected
+        (
+            [
+                "Step 7/12 : RUN pip install -e .",
+                "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+                "Successfully built 3f2a1b0c9d8e",
+            ],
+            [],
+        ),
+        # the same line when the container runs, and a build that asks whether it succeeded
+        (
+            [
+                "$ docker run --rm my-image python -c 'import flash_ext'",
+                "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+            ],
+            ["gpu_not_visible"],
+        ),
+        (
+            [
+                "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+                "Checking whether the extension was successfully built",
+            ],
+            ["gpu_not_visible"],
+        ),
+    ],
+)
+def test_a_successful_build_settles_what_it_printed(lines: list[str], expected: list[str]) -> None:
+    """A build's "Successfully built" is a clean verdict on what the build printed, not a question about it."""
+    assert [r.value for r in match_text(lines)] == expected
