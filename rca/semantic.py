@@ -4,10 +4,11 @@ The prose tier counts words; a person's description of a failure rarely reuses t
 person's ("the box froze and the card vanished from nvidia-smi" against "GPU fell off the bus"). This tier
 reads the text through a sentence encoder (all-MiniLM-L6-v2, `rca.embedding`, behind the `semantic` extra)
 and, beside its 384-dimensional document vector, the words the text uses weighed by their rarity
-(`rca.terms`: the encoder blurs exact names and cannot read CJK text). Two logistic regressions over both,
-fitted by `bench/fit_semantic_tier.py` on the real-text corpus into `catalog/_semantic_weights.json`, read
-them: one over the signature ids and healthy text (`none`), one that only tells an incident from healthy
-text.
+(`rca.terms`: the encoder blurs exact names and cannot read CJK text). Logistic regressions fitted by
+`bench/fit_semantic_tier.py` on the real-text corpus into `catalog/_semantic_weights.json` read them: one over
+the signature ids and healthy text (`none`), and two that only tell an incident from healthy text, one over
+both views and one over the words alone, whose mean is the incident reading (the pair names more incidents
+than either alone at the same count of healthy texts named, out of fold).
 
 It is the last resort. The engine asks it only when no signature held and the prose tier named nothing
 (`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never overrides
@@ -87,13 +88,15 @@ class SemanticVerdict:
 @dataclass(frozen=True)
 class SemanticModel:
     """Per-class logistic weights over a document's features (its encoder vector, then its TF-IDF terms),
-    and an incident-or-healthy logistic reader over the same."""
+    and two incident-or-healthy logistic readers: one over the same features, one over the terms alone."""
 
     classes: tuple[str, ...]
     weights: np.ndarray  # (classes, features)
     bias: np.ndarray  # (classes,)
     incident_weights: np.ndarray  # (features,)
     incident_bias: float
+    incident_term_weights: np.ndarray  # (terms,)
+    incident_term_bias: float
     min_probability: float
     min_incident: float
     model_sha256: str
@@ -116,9 +119,10 @@ class SemanticModel:
 
     def incident(self, features: np.ndarray) -> float:
         """The probability that the document (one row of features) tells of an incident, not healthy
-        operation."""
-        z = float(features @ self.incident_weights + self.incident_bias)
-        return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
+        operation: the mean of the two readers'."""
+        whole = float(features @ self.incident_weights + self.incident_bias)
+        words = float(features[ENCODER_WIDTH:] @ self.incident_term_weights + self.incident_term_bias)
+        return (_sigmoid(whole) + _sigmoid(words)) / 2.0
 
     def judge(self, features: np.ndarray) -> SemanticVerdict:
         """The signatures one document's features name: none unless it reads as an incident and its
@@ -145,6 +149,8 @@ class SemanticModel:
             "weights": [[round(float(w), 5) for w in row] for row in self.weights],
             "incident_bias": round(self.incident_bias, 5),
             "incident_weights": [round(float(w), 5) for w in self.incident_weights],
+            "incident_term_bias": round(self.incident_term_bias, 5),
+            "incident_term_weights": [round(float(w), 5) for w in self.incident_term_weights],
         }
 
     @classmethod
@@ -157,6 +163,8 @@ class SemanticModel:
             bias = np.asarray(data["bias"], dtype=np.float64)
             incident_weights = np.asarray(data["incident_weights"], dtype=np.float64)
             incident_bias = float(data["incident_bias"])  # type: ignore[arg-type]
+            incident_term_weights = np.asarray(data["incident_term_weights"], dtype=np.float64)
+            incident_term_bias = float(data["incident_term_bias"])  # type: ignore[arg-type]
             min_probability = float(data["min_probability"])  # type: ignore[arg-type]
             min_incident = float(data["min_incident"])  # type: ignore[arg-type]
             sha = str(data["encoder"]["model_sha256"])  # type: ignore[index]
@@ -169,11 +177,27 @@ class SemanticModel:
             raise ValueError("semantic weights: each row of 'weights' must cover the vector and the terms")
         if incident_weights.shape != (weights.shape[1],):
             raise ValueError("semantic weights: 'incident_weights' must match the features' size")
+        if incident_term_weights.shape != (terms.size,):
+            raise ValueError("semantic weights: 'incident_term_weights' must match the terms' size")
         if HEALTHY not in classes:
             raise ValueError("semantic weights: the healthy class 'none' is missing")
         return cls(
-            classes, weights, bias, incident_weights, incident_bias, min_probability, min_incident, sha, terms
+            classes,
+            weights,
+            bias,
+            incident_weights,
+            incident_bias,
+            incident_term_weights,
+            incident_term_bias,
+            min_probability,
+            min_incident,
+            sha,
+            terms,
         )
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
 
 
 def load_semantic_model(path: Path = SEMANTIC_WEIGHTS_FILE) -> SemanticModel | None:

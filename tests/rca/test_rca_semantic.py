@@ -283,6 +283,20 @@ def test_a_bad_setting_is_a_clear_error(tmp_path: Path) -> None:
     assert semantic_switch(False) is False and semantic_switch(True) is True
 
 
+def test_the_incident_reading_is_the_mean_of_both_readers() -> None:
+    """The reader over both views and the reader over the words alone each count: moving either moves the
+    reading by half its own change."""
+    model = load_semantic_model()
+    assert model is not None
+    text = "the GPU fell off the bus during training"
+    features = model.features(emb.embed_lines([text]), [text])[0]
+    both = model.incident(features)
+    sure = replace(model, incident_term_bias=model.incident_term_bias + 1000.0).incident(features)
+    doubtful = replace(model, incident_term_bias=model.incident_term_bias - 1000.0).incident(features)
+    assert sure - doubtful == pytest.approx(0.5, abs=1e-9)
+    assert doubtful <= both <= sure
+
+
 def test_the_weights_round_trip_and_malformed_files_are_refused() -> None:
     model = load_semantic_model()
     assert model is not None
@@ -294,6 +308,8 @@ def test_the_weights_round_trip_and_malformed_files_are_refused() -> None:
         {k: v for k, v in data.items() if k != "weights"},
         {**data, "classes": [c for c in model.classes if c != "none"]},
         {**data, "incident_weights": [0.0, 1.0]},
+        {**data, "incident_term_weights": [0.0, 1.0]},
+        {k: v for k, v in data.items() if k != "incident_term_bias"},
         {k: v for k, v in data.items() if k != "terms"},
         {**data, "weights": [row[: emb.ENCODER_WIDTH] for row in data["weights"]]},  # no term columns
         {**data, "classes": [c for c in model.classes if c != "none"], "weights": data["weights"][1:]},
