@@ -817,6 +817,17 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("host_machine_check", "SEL | 04/11/2024 02:13:55 | Memory | Uncorrectable ECC / other uncorrectable memory error @DIMM_A1(CPU1) - Asserted\n"),
     ("host_machine_check", "12 | 2024-04-11 02:13:55 | Memory ECC | Uncorrectable ECC/other uncorrectable memory error | Asserted\n"),
     (None, "SEL | 04/11/2024 02:13:55 | Memory | Correctable ECC / other correctable memory error @DIMM_A1(CPU1) - Asserted\n"),
+    # --- round 12: tools that say they found or were built without the GPU, and hashcat's temperature monitor.
+    # Slurm's controller (src/common/gres.c) drains a node whose slurmd found fewer GPUs than gres.conf declares;
+    # llama.cpp (common/arg.cpp) built without a GPU backend ignores the offload flag; hashcat (src/monitor.c)
+    # reports the driver's slowdown temperature. Near misses: a node's healthy gres line, a llama.cpp start-up
+    # that offloads its layers, hashcat's hardware-monitor line and its abort trigger setting.
+    ("gpu_not_visible", "$ scontrol show node gpu-07\n   State=IDLE+DRAIN ThreadsPerCore=2\n   Reason=gres/gpu count reported lower than configured (0 < 8) [slurm@2024-05-02T10:11:12]\n"),
+    (None, "NodeName=gpu-07 Arch=x86_64 CoresPerSocket=32\n   Gres=gpu:h100:8(S:0-1)\n   State=IDLE ThreadsPerCore=2\n"),
+    ("gpu_not_visible", "warning: not compiled with GPU offload support, --gpu-layers option will be ignored\nwarning: see main README.md for information on enabling GPU BLAS support\n"),
+    (None, "llm_load_tensors: offloading 32 repeating layers to GPU\nllm_load_tensors: offloaded 33/33 layers to GPU\nllm_load_tensors:      CUDA0 buffer size =  3820.94 MiB\n"),
+    ("thermal_throttling", "Driver temperature threshold met on GPU #1. Expect reduced performance.\n"),
+    (None, "Watchdog: Temperature abort trigger set to 90c\nHardware.Mon.#1..: Temp: 64c Fan: 33% Util:100% Core:1890MHz Mem:9501MHz Bus:16\n"),
 ]
 # fmt: on
 

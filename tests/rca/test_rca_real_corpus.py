@@ -96,10 +96,12 @@ TUNE = REAL / "tune"
 # 6/358 (the six are words-only causes in healthy prose: five text-tier phrases, one request-rejection line).
 # The text tier's fit counts a phrase where the runtime reads it (not in a settled group) and as right in the
 # text of a cause the catalog says produces its signature; "docker update" supports only; a build's
-# "Successfully built" settles what it printed; refitted: 1506/1619, 1513/1619, 6/358.
+# "Successfully built" settles what it printed; refitted: 1506/1619, 1513/1619, 6/358. Three tools' own
+# wordings (Slurm's gres count lower than configured, llama.cpp built without GPU offload, hashcat's driver
+# temperature threshold), refitted: 1505/1619, 1512/1619, 6/358 (out of fold: +7 incidents named right).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1506
-MEASURED_TOP3 = 1513
+MEASURED_TOP1 = 1505
+MEASURED_TOP3 = 1512
 MEASURED_FALSE_CAUSES = 6
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -108,7 +110,8 @@ MEASURED_FALSE_CAUSES = 6
 # session, refitted on the 1771: 1391/1465, 1398/1465, 0/306; its incident gate refitted (C 10, >= 0.96):
 # 1393/1465, 1400/1465, 0/306. Twelfth session, refitted on the 1977: 1539/1619, 1546/1619, 6/358 (the same
 # six as with the tier off); with the text tier's fit above: 1536/1619, 1543/1619, 6/358; the incident reading
-# the mean of two readers (both views, words alone), gate >= 0.90: 1548/1619, 1555/1619, 6/358.
+# the mean of two readers (both views, words alone), gate >= 0.90: 1548/1619, 1555/1619, 6/358 (the same with
+# the three tools' wordings).
 MEASURED_SEMANTIC_TOP1 = 1548
 MEASURED_SEMANTIC_TOP3 = 1555
 MEASURED_SEMANTIC_FALSE_CAUSES = 6
