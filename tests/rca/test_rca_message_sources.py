@@ -828,6 +828,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "llm_load_tensors: offloading 32 repeating layers to GPU\nllm_load_tensors: offloaded 33/33 layers to GPU\nllm_load_tensors:      CUDA0 buffer size =  3820.94 MiB\n"),
     ("thermal_throttling", "Driver temperature threshold met on GPU #1. Expect reduced performance.\n"),
     (None, "Watchdog: Temperature abort trigger set to 90c\nHardware.Mon.#1..: Temp: 64c Fan: 33% Util:100% Core:1890MHz Mem:9501MHz Bus:16\n"),
+    # llama.cpp's vocabulary loader on a GGUF with no pre-tokenizer (src/llama-vocab.cpp), and nvidia-smi's refused
+    # reset; near misses: a vocabulary that loads, a reset that succeeds.
+    ("tokenizer_mismatch", "llm_load_vocab: missing pre-tokenizer type, using: 'default'\nllm_load_vocab:\nllm_load_vocab: ************************************\nllm_load_vocab: GENERATION QUALITY WILL BE DEGRADED!\nllm_load_vocab: CONSIDER REGENERATING THE MODEL\n"),
+    (None, "llm_load_vocab: special tokens cache size = 256\nllm_load_vocab: token to piece cache size = 0.8000 MB\nllm_load_print_meta: vocab type       = BPE\n"),
+    ("gpu_reset_required", "$ sudo nvidia-smi --gpu-reset -i 0\nThe following GPUs could not be reset:\n  GPU 00000000:3B:00.0: In use by another client\n\n1 device is currently being used by one or more other processes (e.g., Fabric Manager, CUDA application, graphics application such as an X server, or a monitoring application such as another instance of nvidia-smi).\n"),
+    (None, "$ sudo nvidia-smi --gpu-reset -i 0\nGPU 00000000:3B:00.0 was successfully reset.\nAll done.\n"),
 ]
 # fmt: on
 
