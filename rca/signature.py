@@ -23,7 +23,6 @@ from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca.keys import (
     GPU_FALLEN_OFF_BUS,
     GPU_RESET_REQUIRED,
-    HOST_OOM_KILL,
     HUNG_TASK,
     KERNEL_PANIC,
     MACHINE_CHECK,
@@ -279,9 +278,11 @@ class Clause:
 
 
 _STATE_KINDS = (EvidenceKind.METRIC, EvidenceKind.STATE)
-# Records only the kernel's log (dmesg, journalctl -k) writes. Pasted into one excerpt without timestamps
-# beside a program's output, they keep a clock of their own: a person pastes the error they saw, then
-# "dmesg shows ...", so the paste's order across the two logs says what was shown first, not what happened.
+# Records of the kernel's log (dmesg, journalctl -k): the driver's Xid and SXid reports, AER, MCE, panics,
+# lockups. Pasted into one excerpt without timestamps beside a program's output, they keep a clock of their
+# own: a person pastes the error they saw, then "dmesg shows ...", so the paste's order across the two logs
+# says what was shown first, not what happened. (An OOM kill is left out: Slurm and the kubelet report it in
+# their own logs too, on the program's clock.)
 _KERNEL_LOG_KEYS = frozenset(
     {
         XID,
@@ -293,7 +294,6 @@ _KERNEL_LOG_KEYS = frozenset(
         KERNEL_PANIC,
         HUNG_TASK,
         SOFT_LOCKUP,
-        HOST_OOM_KILL,
     }
 )
 
