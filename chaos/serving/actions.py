@@ -198,18 +198,28 @@ def flood(
     max_tokens: int = 64,
     base_url: str = DEFAULT_URL,
     model: str = "gpuobs-tiny-llama",
+    ignore_eos: bool = False,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> dict[str, int]:
     """Send a burst of `requests` completions, `concurrency` at a time, in the background.
 
     The burst is a load spike: queueing grows and latency climbs while it lasts. The undo stops it.
+    `ignore_eos` makes every completion run to `max_tokens`: the tiny model otherwise stops after a few
+    tokens, and a fast machine then drains the queue before any request waits long.
     """
     base = check_url(base_url, configuration)
     if is_dry_run(configuration):
         return {"requests": requests, "dry_run": True}
     per_thread = max(1, requests // max(1, concurrency))
-    gen = LoadGenerator(base, model=model, concurrency=concurrency, max_tokens=max_tokens, interval_s=0.0)
+    gen = LoadGenerator(
+        base,
+        model=model,
+        concurrency=concurrency,
+        max_tokens=max_tokens,
+        interval_s=0.0,
+        ignore_eos=ignore_eos,
+    )
     _LOADS["flood"] = gen
 
     def stop_after_quota() -> None:
@@ -249,8 +259,13 @@ def start_load(
     if old is not None:
         old.stop(timeout_s=5)
     gen = LoadGenerator(
-        base, model=model, concurrency=concurrency, max_tokens=max_tokens, interval_s=interval_s,
-        ignore_eos=ignore_eos, prompt=prompt * max(1, int(prompt_repeat)),
+        base,
+        model=model,
+        concurrency=concurrency,
+        max_tokens=max_tokens,
+        interval_s=interval_s,
+        ignore_eos=ignore_eos,
+        prompt=prompt * max(1, int(prompt_repeat)),
     )
     _LOADS[name] = gen.start()
     current().add_undo(f"serving.load.{name}", lambda: gen.stop(timeout_s=5))
