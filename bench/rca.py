@@ -8,7 +8,7 @@ error does. Prints a table and the failing cases.
 
     python bench/rca.py [--corpus tests/rca/incidents] [--json]
     python bench/rca.py --real                 # + the tune split of the real-text corpus
-    python bench/rca.py --real --real-heldout  # + the held-out batches heldout2/4: aggregates only
+    python bench/rca.py --real --real-heldout  # + the held-out batches (REAL_HELDOUT): aggregates only
 
 Targets (RCA issue): top-1 >= 95%, top-3 = 100%, no cause on any healthy baseline. Real-text corpus (issue 11,
 tests/rca/real_corpus): top-1 >= 90%, top-3 >= 97%, no cause on healthy text, on the held-out batches

@@ -289,10 +289,15 @@ def _alert_record(out: list[Evidence], a: re.Match[str], index: int, source: str
     )
 
 
+def _reason(status: str) -> str:
+    """A STATUS cell's reason: an init container's is told "Init:<reason>" ("Init:0/1" is progress,
+    "Init:CrashLoopBackOff" the reason CrashLoopBackOff)."""
+    return status.removeprefix("Init:")
+
+
 def _bad_status(status: str) -> bool:
-    """Whether a STATUS cell is a finding; an init container's is told "Init:<reason>" ("Init:0/1" is
-    progress, "Init:CrashLoopBackOff" a finding)."""
-    return status.removeprefix("Init:") in _BAD_STATUS
+    """Whether a STATUS cell is a finding."""
+    return _reason(status) in _BAD_STATUS
 
 
 def _get_record(out: list[Evidence], g: re.Match[str], index: int, source: str) -> None:
@@ -301,7 +306,7 @@ def _get_record(out: list[Evidence], g: re.Match[str], index: int, source: str) 
         Evidence(
             kind=EvidenceKind.EVENT,
             key=keys.K8S_POD_STATUS,
-            value=status.removeprefix("Init:"),
+            value=_reason(status),
             source=source,
             entity=Entity(pod=g["pod"], namespace=g["ns"]),
             raw=f"{g['pod']} {g['ready']} {status} restarts {g['restarts']}",

@@ -60,6 +60,11 @@ def _dur(m: re.Match[str]) -> float:
     return _seconds(m["n"], m["u"])
 
 
+def _dur_end(m: re.Match[str]) -> int:
+    """Where the duration of a `_DUR` match ends in the sentence (what follows it may make it a setting)."""
+    return m.end("word") if m["word"] else m.end("u")
+
+
 def _seconds(n: str, unit: str) -> float:
     if unit == "ms" or unit.startswith("milli"):
         return float(n) / 1000.0
@@ -163,7 +168,10 @@ def told_load_seconds(sentence: str) -> float | None:
     if "load" not in low or _NEGATED_RE.search(low):
         return None
     found = [
-        _dur(m) for pattern in _TOLD_RES for m in pattern.finditer(low) if not _SETTING_RE.match(low, m.end())
+        _dur(m)
+        for pattern in _TOLD_RES
+        for m in pattern.finditer(low)
+        if not _SETTING_RE.match(low, _dur_end(m))
     ]
     return max(found) if found else None
 
