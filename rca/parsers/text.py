@@ -211,10 +211,34 @@ def noisy_or(weights: Iterable[float]) -> float:
 
 
 def _bounded(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] stands on word boundaries (where the phrase itself starts/ends a word)."""
-    if start > 0 and text[start].isalnum() and (text[start - 1].isalnum() or text[start - 1] == "_"):
+    """Whether text[start:end] stands on word boundaries (where the phrase itself starts/ends a word).
+
+    Chinese, Japanese and Korean text puts no space between words, so a character of one of those scripts
+    ends a word by itself: "显存不足" inside "出现显存不足了", "out of memory" in "会显示out of memory"."""
+    if start > 0 and _one_word(text[start - 1], text[start], text[start].isalnum()):
         return False
-    return not (end < len(text) and text[end - 1].isalnum() and (text[end].isalnum() or text[end] == "_"))
+    return not (end < len(text) and _one_word(text[end - 1], text[end], text[end - 1].isalnum()))
+
+
+def _one_word(left: str, right: str, inner_is_word: bool) -> bool:
+    """Whether two neighbouring characters, where the phrase's own edge character is a word character
+    (`inner_is_word`), run on as one word: both word characters, neither of a script without spaces."""
+    return (
+        inner_is_word
+        and (left.isalnum() or left == "_")
+        and (right.isalnum() or right == "_")
+        and not (_unspaced(left) or _unspaced(right))
+    )
+
+
+def _unspaced(char: str) -> bool:
+    """Whether a character belongs to a script written without spaces between words (CJK ideographs,
+    kana, hangul)."""
+    return any(low <= ord(char) <= high for low, high in _UNSPACED_RANGES)
+
+
+# Kana, CJK ideographs (with extension A), hangul syllables, CJK compatibility ideographs.
+_UNSPACED_RANGES = ((0x3040, 0x30FF), (0x3400, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
 
 
 def phrase_hits(

@@ -505,3 +505,24 @@ def test_what_a_clause_means_to_avoid_is_not_told(tmp_path: Path, text: str, exp
 def test_a_successful_build_settles_what_it_printed(lines: list[str], expected: list[str]) -> None:
     """A build's "Successfully built" is a clean verdict on what the build printed, not a question about it."""
     assert [r.value for r in match_text(lines)] == expected
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # Chinese writes words without spaces: the phrase is found inside the sentence that holds it
+        (["当token达到6k时，提示词比较长的时候还是会爆显存"], ["cuda_oom_capacity"]),
+        (["我也显存不够运行不了，不知道有没有量化方法"], ["cuda_oom_capacity"]),
+        # a Latin phrase written straight after Chinese characters
+        (["为什么之前正常使用都没有问题，现在使用会显示CUDA out of memory?"], ["cuda_oom_capacity"]),
+        # near misses: enough GPU memory, and the host's memory (内存) rather than the GPU's (显存)
+        (["显存充足，24G显存跑7B模型没有问题"], []),
+        (["系统内存不足会killed程序"], []),
+    ],
+)
+def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(lines: list[str], expected: list[str]) -> None:
+    """CJK text has no word boundaries: a phrase in one of those scripts needs no space around it, while a
+    Latin phrase still does ("out of memoryless" is no OOM)."""
+    assert [r.value for r in match_text(lines)] == expected
+    assert match_text(["the allocator is out of memoryless mode"]) == []
+
