@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # and heldout7 (scored three times each), promoted in the next session, and heldout8 (scored three
 # times; 86 of its 87 cases after a label review), promoted in the eighth session, and heldout10 (scored
 # twice), promoted in the tenth session, heldout11 (scored twice), promoted in the eleventh, and heldout12
-# (scored twice), promoted in the twelfth. heldout13 (gathered at the start of the twelfth) is held out.
-SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout13")
+# (scored twice), promoted in the twelfth, and heldout13 (scored three times), promoted in the thirteenth.
+# heldout14 (gathered at the start of the thirteenth) is held out.
+SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout14")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 
