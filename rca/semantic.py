@@ -14,7 +14,9 @@ It is the last resort. The engine asks it only when no signature held and the pr
 (`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never overrides
 a fact, a known wording or the prose tier, and text the other tiers understand never pays for the encoder.
 It names a cause only when the document is likely an incident (`min_incident`) and one signature is
-likely enough (`min_probability`); it then lists up to ALTERNATIVES more signatures as lower causes. Its
+likely enough (`min_probability`), or when one signature is likely by far (`confident_probability`) and the
+document reads as an incident less surely (`confident_min_incident`): a reading that points at one failure
+needs less proof that something failed. It then lists up to ALTERNATIVES more signatures as lower causes. Its
 confidence is the lowest of all tiers, and each record quotes the lines that read most like the failure.
 """
 
@@ -99,6 +101,8 @@ class SemanticModel:
     incident_term_bias: float
     min_probability: float
     min_incident: float
+    confident_probability: float
+    confident_min_incident: float
     model_sha256: str
     terms: TermWeights
 
@@ -125,18 +129,27 @@ class SemanticModel:
         return (_sigmoid(whole) + _sigmoid(words)) / 2.0
 
     def judge(self, features: np.ndarray) -> SemanticVerdict:
-        """The signatures one document's features name: none unless it reads as an incident and its
-        likeliest signature passes `min_probability`; then that one and up to ALTERNATIVES runners-up."""
+        """The signatures one document's features name: none unless its likeliest signature passes
+        `min_probability` and it reads as an incident (`min_incident`, or `confident_min_incident` when that
+        signature passes `confident_probability`); then that one and up to ALTERNATIVES runners-up."""
         incident = self.incident(features)
         probs = self.probabilities(features[None, :])[0]
         ranked = sorted(
             ((c, float(p)) for c, p in zip(self.classes, probs, strict=True) if c != HEALTHY),
             key=lambda it: (-it[1], it[0]),
         )
-        if incident < self.min_incident or not ranked or ranked[0][1] < self.min_probability:
+        if not ranked or not self.passes(incident, ranked[0][1]):
             return SemanticVerdict((), incident)
         alternatives = [r for r in ranked[1 : 1 + ALTERNATIVES] if r[1] >= ALTERNATIVE_MIN_PROBABILITY]
         return SemanticVerdict((ranked[0], *alternatives), incident)
+
+    def passes(self, incident: float, probability: float) -> bool:
+        """Whether a document with this incident reading and likeliest-signature probability is named."""
+        if probability < self.min_probability:
+            return False
+        if incident >= self.min_incident:
+            return True
+        return probability >= self.confident_probability and incident >= self.confident_min_incident
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -144,6 +157,8 @@ class SemanticModel:
             "classes": list(self.classes),
             "min_probability": self.min_probability,
             "min_incident": self.min_incident,
+            "confident_probability": self.confident_probability,
+            "confident_min_incident": self.confident_min_incident,
             "terms": self.terms.to_json(),
             "bias": [round(float(b), 5) for b in self.bias],
             "weights": [[round(float(w), 5) for w in row] for row in self.weights],
@@ -167,6 +182,8 @@ class SemanticModel:
             incident_term_bias = float(data["incident_term_bias"])  # type: ignore[arg-type]
             min_probability = float(data["min_probability"])  # type: ignore[arg-type]
             min_incident = float(data["min_incident"])  # type: ignore[arg-type]
+            confident_probability = float(data["confident_probability"])  # type: ignore[arg-type]
+            confident_min_incident = float(data["confident_min_incident"])  # type: ignore[arg-type]
             sha = str(data["encoder"]["model_sha256"])  # type: ignore[index]
             terms = TermWeights.from_json(data["terms"])  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError) as exc:
@@ -191,6 +208,8 @@ class SemanticModel:
             incident_term_bias,
             min_probability,
             min_incident,
+            confident_probability,
+            confident_min_incident,
             sha,
             terms,
         )

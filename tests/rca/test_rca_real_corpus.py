@@ -99,10 +99,15 @@ TUNE = REAL / "tune"
 # "Successfully built" settles what it printed; refitted: 1506/1619, 1513/1619, 6/358. Three tools' own
 # wordings (Slurm's gres count lower than configured, llama.cpp built without GPU offload, hashcat's driver
 # temperature threshold), refitted: 1505/1619, 1512/1619, 6/358 (out of fold: +7 incidents named right).
+# Thirteenth session: a phrase in Chinese, Japanese or Korean stands on its own edges, GPU memory running out
+# told in Chinese, plain wordings of a missing GPU and slurmd's missing device file; heldout13 promoted (99
+# cases, 16 healthy) and 100 cases gathered straight into tune/ (TUNE14A/14B_README.md, 22 healthy); all
+# three files refitted on the 2176: 1646/1780, 1655/1780, 8/396 (the six above, a DCGM injection question
+# and a straggler detector's clean report).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1505
-MEASURED_TOP3 = 1512
-MEASURED_FALSE_CAUSES = 6
+MEASURED_TOP1 = 1646
+MEASURED_TOP3 = 1655
+MEASURED_FALSE_CAUSES = 8
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -111,18 +116,19 @@ MEASURED_FALSE_CAUSES = 6
 # 1393/1465, 1400/1465, 0/306. Twelfth session, refitted on the 1977: 1539/1619, 1546/1619, 6/358 (the same
 # six as with the tier off); with the text tier's fit above: 1536/1619, 1543/1619, 6/358; the incident reading
 # the mean of two readers (both views, words alone), gate >= 0.90: 1548/1619, 1555/1619, 6/358 (the same with
-# the three tools' wordings).
-MEASURED_SEMANTIC_TOP1 = 1548
-MEASURED_SEMANTIC_TOP3 = 1555
-MEASURED_SEMANTIC_FALSE_CAUSES = 6
+# the three tools' wordings). Thirteenth session, refitted on the 2176, gate >= 0.88, or >= 0.85 when one
+# signature reads >= 0.80: 1702/1780, 1711/1780, 8/396 (the same eight as with the tier off).
+MEASURED_SEMANTIC_TOP1 = 1702
+MEASURED_SEMANTIC_TOP3 = 1711
+MEASURED_SEMANTIC_FALSE_CAUSES = 8
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 1977
+    assert len(cases) == 2176
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 1619 and result.healthy_cases == 358
+    assert incidents == 1780 and result.healthy_cases == 396
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
@@ -130,7 +136,7 @@ def test_tune_split_keeps_its_score() -> None:
     assert result.false_cause_rate <= MEASURED_FALSE_CAUSES / result.healthy_cases, "\n".join(result.failures)
 
 
-# The encoder reads every tune text no other tier names (~450 of 1977, ~0.3 s each on 2 cores): ~2 min
+# The encoder reads every tune text no other tier names (~500 of 2176, ~0.3 s each on 2 cores): ~2 min
 # here, more on a slower CI machine, hence a wider guard than the suite's 300 s (a hang guard, not a timing
 # assertion).
 @pytest.mark.timeout(900)

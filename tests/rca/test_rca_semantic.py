@@ -118,7 +118,12 @@ def test_the_weights_name_catalog_signatures_and_were_fitted_on_this_encoder() -
     assert "none" in model.classes and len(model.classes) >= 40
     assert model.model_sha256 == emb.MODEL_SHA256
     fit = load_bench_script("fit_semantic_tier")
-    assert (model.min_probability, model.min_incident) == (fit.MIN_PROBABILITY, fit.MIN_INCIDENT)
+    assert fit.gate(model) == (
+        fit.MIN_PROBABILITY,
+        fit.MIN_INCIDENT,
+        fit.CONFIDENT_PROBABILITY,
+        fit.CONFIDENT_MIN_INCIDENT,
+    )
     assert model.weights.shape == (len(model.classes), emb.ENCODER_WIDTH + model.terms.size)
 
 
@@ -297,6 +302,35 @@ def test_the_incident_reading_is_the_mean_of_both_readers() -> None:
     assert doubtful <= both <= sure
 
 
+def test_a_reading_sure_of_one_signature_needs_less_proof_of_an_incident() -> None:
+    """Under `min_incident` a cause is named only when its signature passes `confident_probability` and the
+    reading still passes `confident_min_incident`; at or over `min_incident` `min_probability` suffices."""
+    model = replace(
+        load_semantic_model() or pytest.fail("no semantic weights"),
+        min_probability=0.2,
+        min_incident=0.9,
+        confident_probability=0.8,
+        confident_min_incident=0.85,
+    )
+    assert model.passes(0.9, 0.2) and model.passes(0.99, 0.5)
+    assert not model.passes(0.99, 0.19)
+    assert model.passes(0.87, 0.8)
+    assert not model.passes(0.87, 0.79)
+    assert not model.passes(0.84, 0.99)
+    text = "the GPU fell off the bus during training"
+    features = model.features(emb.embed_lines([text]), [text])[0]
+    incident = model.incident(features)
+    probabilities = model.probabilities(features[None, :])[0]
+    likeliest = float(np.max(np.delete(probabilities, model.classes.index("none"))))
+    doubtful = replace(model, min_incident=incident + 0.01, confident_min_incident=incident + 0.01)
+    assert doubtful.judge(features).named == ()
+    lower = incident - 0.01
+    named = replace(doubtful, confident_min_incident=lower, confident_probability=likeliest)
+    refused = replace(doubtful, confident_min_incident=lower, confident_probability=likeliest + 0.01)
+    assert named.judge(features).named and named.judge(features).named[0][1] == pytest.approx(likeliest)
+    assert refused.judge(features).named == ()
+
+
 def test_the_weights_round_trip_and_malformed_files_are_refused() -> None:
     model = load_semantic_model()
     assert model is not None
@@ -327,6 +361,7 @@ def test_the_fit_refuses_the_held_out_split_and_tolerates_solver_noise() -> None
     assert fit.same_fit(model, replace(model, weights=model.weights + fit.CHECK_TOLERANCE / 2))
     assert not fit.same_fit(model, replace(model, weights=model.weights + 0.01))
     assert not fit.same_fit(model, replace(model, min_incident=0.5))
+    assert not fit.same_fit(model, replace(model, confident_min_incident=0.5))
 
 
 def _mutated(rng: random.Random, seeds: list[str], n: int) -> str:

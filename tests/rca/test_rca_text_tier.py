@@ -526,3 +526,23 @@ def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(lines: list
     assert [r.value for r in match_text(lines)] == expected
     assert match_text(["the allocator is out of memoryless mode"]) == []
 
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # slurmd when the device file gres.conf names is missing (src/plugins/gres/common/gres_common.c)
+        (
+            [
+                "Feb 02 09:51:48 worker slurmd[12912]: slurmd: error: Waiting for gres.conf file /dev/nvidia0",
+                "Feb 02 09:52:07 worker slurmd[12912]: slurmd: fatal: can't stat gres.conf file /dev/nvidia0: No such file or directory",
+            ],
+            ["gpu_not_visible"],
+        ),
+        (["the worker nodes report 0 GPUs to Slurm and get drained as invalid"], ["gpu_not_visible"]),
+        # near misses: slurmd reading its gres.conf as it should, and a GPU in use
+        (["slurmd: gres/gpu: state for node01: gres_cnt found:8 configured:8 avail:8 alloc:0"], []),
+        (["nvidia-smi shows the process using the GPU at 98% utilisation"], []),
+    ],
+)
+def test_round13_wordings_of_a_missing_gpu_and_their_near_misses(lines: list[str], expected: list[str]) -> None:
+    assert [r.value for r in match_text(lines)] == expected
