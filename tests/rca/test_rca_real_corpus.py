@@ -103,10 +103,12 @@ TUNE = REAL / "tune"
 # told in Chinese, plain wordings of a missing GPU and slurmd's missing device file; heldout13 promoted (99
 # cases, 16 healthy) and 100 cases gathered straight into tune/ (TUNE14A/14B_README.md, 22 healthy); all
 # three files refitted on the 2176: 1646/1780, 1655/1780, 8/396 (the six above, a DCGM injection question
-# and a straggler detector's clean report).
+# and a straggler detector's clean report). A slower release and a long queue told in plain words (a
+# performance drop, a speed that dropped, the queue time), refitted: 1645/1780, 1654/1780, 8/396 (out of fold
+# +4 incidents named right by the other tiers, +3 with the semantic tier, the same healthy).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1646
-MEASURED_TOP3 = 1655
+MEASURED_TOP1 = 1645
+MEASURED_TOP3 = 1654
 MEASURED_FALSE_CAUSES = 8
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -117,9 +119,10 @@ MEASURED_FALSE_CAUSES = 8
 # six as with the tier off); with the text tier's fit above: 1536/1619, 1543/1619, 6/358; the incident reading
 # the mean of two readers (both views, words alone), gate >= 0.90: 1548/1619, 1555/1619, 6/358 (the same with
 # the three tools' wordings). Thirteenth session, refitted on the 2176, gate >= 0.88, or >= 0.85 when one
-# signature reads >= 0.80: 1702/1780, 1711/1780, 8/396 (the same eight as with the tier off).
-MEASURED_SEMANTIC_TOP1 = 1702
-MEASURED_SEMANTIC_TOP3 = 1711
+# signature reads >= 0.80: 1702/1780, 1711/1780, 8/396 (the same eight as with the tier off); with the
+# slower-release and queue-time wordings: 1701/1780, 1710/1780, 8/396.
+MEASURED_SEMANTIC_TOP1 = 1701
+MEASURED_SEMANTIC_TOP3 = 1710
 MEASURED_SEMANTIC_FALSE_CAUSES = 8
 
 

@@ -546,3 +546,23 @@ def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(lines: list
 )
 def test_round13_wordings_of_a_missing_gpu_and_their_near_misses(lines: list[str], expected: list[str]) -> None:
     assert [r.value for r in match_text(lines)] == expected
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # the same work slower after a release, in a person's words
+        (["# Huge performance drop after update"], ["kernel_slowdown"]),
+        (
+            ["Inference speed dropped from 150 tokens per second to 20 tokens per second after the driver update."],
+            ["kernel_slowdown"],
+        ),
+        (["We saw no performance drop compared with the previous release."], []),
+        # the time requests spend queued (Triton's perf_analyzer and its users), a queue refusing more
+        (["perf_analyzer shows the compute time is a few milliseconds, yet the queue time is 300ms."], ["queue_saturation"]),
+        (["Maximum queue size reached, try again later"], ["queue_saturation"]),
+        (["Queue time: 0 usec"], []),
+    ],
+)
+def test_round13_wordings_of_a_slower_release_and_a_long_queue(lines: list[str], expected: list[str]) -> None:
+    assert [r.value for r in match_text(lines)] == expected
