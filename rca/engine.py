@@ -15,7 +15,9 @@ evidence, same report. Only when no signature holds does the prose tier get a sa
 records (a document's words likelier under one signature than under any other text, `rca.prose`)
 become causes at a low confidence (`prose_candidates`). Only when that names nothing either is the
 `fallback` asked (the pipeline's semantic tier, `rca.semantic`): its `semantic_match` records become causes
-at the lowest confidence of all (`semantic_candidates`).
+at the lowest confidence of all (`semantic_candidates`). When the causes named rest on words alone (the text
+or prose tier) and are fewer than TOP_SLOTS, `runners_up` (the same tier, ungated: the words already told an
+incident) fills the remaining slots with the signatures it finds likeliest, after them and at its confidence.
 """
 
 from __future__ import annotations
@@ -34,13 +36,16 @@ from gpuobs.rca.prose import PROSE_CONFIDENCE_LOW, PROSE_VARIANT
 from gpuobs.rca.ranking import Candidate, evaluate, resolve
 from gpuobs.rca.report import Report
 from gpuobs.rca.semantic import SEMANTIC_CONFIDENCE_LOW, SEMANTIC_VARIANT
-from gpuobs.rca.signature import Match, clear_text_cache
+from gpuobs.rca.signature import TEXT_VARIANT, Match, clear_text_cache
 
-__all__ = ["MAX_CAUSES", "diagnose_evidence", "prose_candidates", "semantic_candidates"]
+__all__ = ["MAX_CAUSES", "TOP_SLOTS", "diagnose_evidence", "prose_candidates", "semantic_candidates"]
 
 logger = logging.getLogger(__name__)
 
 MAX_CAUSES = 5
+# The first causes a reader weighs (top-3): a cause named from words alone gets alternatives up to this many.
+TOP_SLOTS = 3
+_WORDED = frozenset({TEXT_VARIANT, PROSE_VARIANT})
 
 
 def diagnose_evidence(
@@ -52,12 +57,14 @@ def diagnose_evidence(
     window: tuple[float | None, float | None] = (None, None),
     max_causes: int = MAX_CAUSES,
     fallback: Callable[[], tuple[list[Evidence], list[str]]] | None = None,
+    runners_up: Callable[[frozenset[str], int], tuple[list[Evidence], list[str]]] | None = None,
 ) -> Report:
     """Diagnose evidence records already collected against the catalog (default: the bundled one).
 
     The pipeline's second stage: `gpuobs.rca.diagnose` collects the inputs and calls this. `fallback`
     gives the last-resort tier's records and the problems it met; it is called only when no other tier
-    named a cause.
+    named a cause. `runners_up(named, count)` gives that tier's records for up to `count` other signatures;
+    it is called only when every cause named rests on words alone and fewer than TOP_SLOTS were named.
     """
     catalog = catalog if catalog is not None else load_catalog()
     issues = [*problems, *catalog.problems]
@@ -80,6 +87,14 @@ def diagnose_evidence(
     causes = resolve(candidates, index)[:max_causes]
     if not causes:
         causes = prose_candidates(records, catalog)[:max_causes]
+    slots = min(TOP_SLOTS, max_causes)
+    if runners_up is not None and 0 < len(causes) < slots and all(c.match.variant in _WORDED for c in causes):
+        named = frozenset(c.signature.id for c in causes)
+        found, met = runners_up(named, slots - len(causes))
+        records.extend(found)
+        issues.extend(met)
+        others = [c for c in semantic_candidates(records, catalog) if c.signature.id not in named]
+        causes = [*causes, *others][:slots]
     if not causes and fallback is not None:
         found, met = fallback()
         records.extend(found)

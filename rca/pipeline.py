@@ -21,7 +21,7 @@ from gpuobs.rca.engine import MAX_CAUSES, diagnose_evidence
 from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.readers.files import MAX_EXPANDED_BYTES
 from gpuobs.rca.report import Report
-from gpuobs.rca.semantic import default_semantic_model, semantic_records, semantic_switch
+from gpuobs.rca.semantic import default_semantic_model, semantic_records, semantic_runners_up, semantic_switch
 
 __all__ = ["diagnose"]
 
@@ -83,6 +83,7 @@ def diagnose(
         window=inputs.window.as_tuple(),
         max_causes=max_causes,
         fallback=reader,
+        runners_up=_semantic_runners_up(inputs) if wanted else None,
     )
 
 
@@ -105,20 +106,40 @@ def _semantic_reader(inputs: DiagnoseInputs) -> Callable[[], tuple[list[Evidence
     failed source is, never raised)."""
 
     def read() -> tuple[list[Evidence], list[str]]:
-        from gpuobs.rca.readers.bundle import bundle_log_texts
-        from gpuobs.rca.readers.files import log_heads
-
-        try:
-            if default_semantic_model() is None:  # no fitted weights: the tier has nothing to say
-                return [], []
-            texts = log_heads(list(inputs.logs), inputs.stdin)
-            if inputs.bundle:
-                texts += bundle_log_texts(inputs.bundle)
-            return semantic_records(texts), []
-        except SemanticUnavailable as exc:
-            return [], [f"[semantic] {exc}"]
-        except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on
-            logger.exception("semantic tier crashed")
-            return [], [f"[semantic] unexpected {type(exc).__name__}: {exc}"]
+        return _guarded(semantic_records, inputs)
 
     return read
+
+
+def _semantic_runners_up(
+    inputs: DiagnoseInputs,
+) -> Callable[[frozenset[str], int], tuple[list[Evidence], list[str]]]:
+    """The semantic tier's likeliest other signatures over the log inputs' texts, to be called only when
+    the causes named rest on words alone: its records, and what went wrong as problems (never raised)."""
+
+    def read(named: frozenset[str], count: int) -> tuple[list[Evidence], list[str]]:
+        return _guarded(lambda texts: semantic_runners_up(texts, named, count), inputs)
+
+    return read
+
+
+def _guarded(
+    read: Callable[[list[tuple[str, str]]], list[Evidence]], inputs: DiagnoseInputs
+) -> tuple[list[Evidence], list[str]]:
+    """`read` over the log inputs' texts (a bundle's archived logs included), its failure or crash listed
+    as a problem, as a failed source is."""
+    from gpuobs.rca.readers.bundle import bundle_log_texts
+    from gpuobs.rca.readers.files import log_heads
+
+    try:
+        if default_semantic_model() is None:  # no fitted weights: the tier has nothing to say
+            return [], []
+        texts = log_heads(list(inputs.logs), inputs.stdin)
+        if inputs.bundle:
+            texts += bundle_log_texts(inputs.bundle)
+        return read(texts), []
+    except SemanticUnavailable as exc:
+        return [], [f"[semantic] {exc}"]
+    except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on
+        logger.exception("semantic tier crashed")
+        return [], [f"[semantic] unexpected {type(exc).__name__}: {exc}"]

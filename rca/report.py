@@ -148,9 +148,9 @@ class Cause:
             )
         if self.tier == EvidenceTier.SEMANTIC.value:
             return (
-                "semantic tier: no other tier named a cause; a sentence encoder reads the whole text as "
-                "most like this failure, and the lines quoted read most like it (a guess by meaning); "
-                "lowest confidence"
+                "semantic tier: a sentence encoder reads the whole text as most like this failure, and the "
+                "lines quoted read most like it (a guess by meaning, asked when no other tier named a cause "
+                "or for alternatives to causes named from words alone); lowest confidence"
             )
         return ""
 

@@ -10,10 +10,12 @@ the signature ids and healthy text (`none`), and two that only tell an incident 
 both views and one over the words alone, whose mean is the incident reading (the pair names more incidents
 than either alone at the same count of healthy texts named, out of fold).
 
-It is the last resort. The engine asks it only when no signature held and the prose tier named nothing
-(`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never overrides
-a fact, a known wording or the prose tier, and text the other tiers understand never pays for the encoder.
-It names a cause only when the document is likely an incident (`min_incident`) and one signature is
+It is the last resort. The engine asks it for a cause only when no signature held and the prose tier named
+nothing (`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never
+overrides a fact, a known wording or the prose tier. When causes were named from words alone (the text
+or prose tier) and fewer than three, it is asked for alternatives (`semantic_runners_up`): the signatures
+it finds likeliest after them, listed below them; a cause that rests on a parsed fact never pays for the
+encoder. It names a cause only when the document is likely an incident (`min_incident`) and one signature is
 likely enough (`min_probability`), or when one signature is likely by far (`confident_probability`) and the
 document reads as an incident less surely (`confident_min_incident`): a reading that points at one failure
 needs less proof that something failed. It then lists up to ALTERNATIVES more signatures as lower causes. Its
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +61,7 @@ __all__ = [
     "default_semantic_model",
     "load_semantic_model",
     "semantic_records",
+    "semantic_runners_up",
     "semantic_switch",
     "use_semantic_model",
 ]
@@ -262,15 +265,64 @@ def semantic_records(texts: Sequence[tuple[str, str]], model: SemanticModel | No
     """`semantic_match` records (tier SEMANTIC) for the one document, of `texts` ((name, text) pairs), that
     the model reads most clearly as a known failure; [] when it reads none so. Raises SemanticUnavailable
     when the encoder cannot run."""
-    model = default_semantic_model() if model is None else model
+    model = _usable_model(model)
     if model is None or not texts:
         return []
-    if model.model_sha256 != MODEL_SHA256:
-        raise SemanticUnavailable("semantic weights were fitted on another encoder; refit them")
     best = _clearest_document(texts, model)
     if best is None:
         return []
     name, verdict, doc = best
+    return _records(name, verdict, doc, model)
+
+
+def semantic_runners_up(
+    texts: Sequence[tuple[str, str]], named: Collection[str], count: int, model: SemanticModel | None = None
+) -> list[Evidence]:
+    """`semantic_match` records for up to `count` signatures other than `named` that the model finds likeliest
+    (each at least ALTERNATIVE_MIN_PROBABILITY) in the document of `texts` where one of them is likeliest.
+
+    Asked only when the other tiers named causes from words alone: the text already reads as an incident, so
+    no incident gate applies; these are lower alternatives to what the words named, never a first cause.
+    Raises SemanticUnavailable when the encoder cannot run."""
+    model = _usable_model(model)
+    if model is None or not texts or count <= 0:
+        return []
+    best: tuple[str, SemanticVerdict, DocumentEmbedding] | None = None
+    for name, text in texts:
+        doc = embed_document(text.splitlines())
+        if doc is None:
+            continue
+        features = model.features(doc.vector[None, :], [doc.text])
+        probs = model.probabilities(features)[0]
+        ranked = sorted(
+            (
+                (c, float(p))
+                for c, p in zip(model.classes, probs, strict=True)
+                if c != HEALTHY and c not in named and p >= ALTERNATIVE_MIN_PROBABILITY
+            ),
+            key=lambda it: (-it[1], it[0]),
+        )[:count]
+        if ranked and (best is None or ranked[0][1] > best[1].named[0][1]):
+            best = (name, SemanticVerdict(tuple(ranked), model.incident(features[0])), doc)
+    if best is None:
+        return []
+    return _records(*best, model)
+
+
+def _usable_model(model: SemanticModel | None) -> SemanticModel | None:
+    """The model to read with (the default when none is given); SemanticUnavailable when it was fitted on
+    another encoder than the installed one."""
+    model = default_semantic_model() if model is None else model
+    if model is not None and model.model_sha256 != MODEL_SHA256:
+        raise SemanticUnavailable("semantic weights were fitted on another encoder; refit them")
+    return model
+
+
+def _records(
+    name: str, verdict: SemanticVerdict, doc: DocumentEmbedding, model: SemanticModel
+) -> list[Evidence]:
+    """One record per signature the verdict names, best first, quoting the document's lines that read most
+    like it."""
     lines = [line for chunk in doc.chunks for line in chunk][:_SCORED_LINES]
     per_line = model.probabilities(model.features(_line_vectors(lines), [text for _, text in lines]))
     records = []

@@ -215,19 +215,18 @@ def _bounded(text: str, start: int, end: int) -> bool:
 
     Chinese, Japanese and Korean text puts no space between words, so a character of one of those scripts
     ends a word by itself: "显存不足" inside "出现显存不足了", "out of memory" in "会显示out of memory"."""
-    if start > 0 and _one_word(text[start - 1], text[start], text[start].isalnum()):
+    if start > 0 and _joined(text[start - 1], text[start]):
         return False
-    return not (end < len(text) and _one_word(text[end - 1], text[end], text[end - 1].isalnum()))
+    return not (end < len(text) and _joined(text[end], text[end - 1]))
 
 
-def _one_word(left: str, right: str, inner_is_word: bool) -> bool:
-    """Whether two neighbouring characters, where the phrase's own edge character is a word character
-    (`inner_is_word`), run on as one word: both word characters, neither of a script without spaces."""
+def _joined(outside: str, edge: str) -> bool:
+    """Whether the phrase's edge character and its neighbour outside it run on as one word: the edge a
+    letter or digit, the neighbour one too (or "_"), neither of a script written without spaces."""
     return (
-        inner_is_word
-        and (left.isalnum() or left == "_")
-        and (right.isalnum() or right == "_")
-        and not (_unspaced(left) or _unspaced(right))
+        edge.isalnum()
+        and (outside.isalnum() or outside == "_")
+        and not (_unspaced(edge) or _unspaced(outside))
     )
 
 

@@ -105,10 +105,11 @@ TUNE = REAL / "tune"
 # three files refitted on the 2176: 1646/1780, 1655/1780, 8/396 (the six above, a DCGM injection question
 # and a straggler detector's clean report). A slower release and a long queue told in plain words (a
 # performance drop, a speed that dropped, the queue time), refitted: 1645/1780, 1654/1780, 8/396 (out of fold
-# +4 incidents named right by the other tiers, +3 with the semantic tier, the same healthy).
+# +4 incidents named right by the other tiers, +3 with the semantic tier, the same healthy); the prose tier
+# refitted after them: 1646/1780, 1655/1780, 8/396.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1645
-MEASURED_TOP3 = 1654
+MEASURED_TOP1 = 1646
+MEASURED_TOP3 = 1655
 MEASURED_FALSE_CAUSES = 8
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -120,9 +121,10 @@ MEASURED_FALSE_CAUSES = 8
 # the mean of two readers (both views, words alone), gate >= 0.90: 1548/1619, 1555/1619, 6/358 (the same with
 # the three tools' wordings). Thirteenth session, refitted on the 2176, gate >= 0.88, or >= 0.85 when one
 # signature reads >= 0.80: 1702/1780, 1711/1780, 8/396 (the same eight as with the tier off); with the
-# slower-release and queue-time wordings: 1701/1780, 1710/1780, 8/396.
+# slower-release and queue-time wordings: 1701/1780, 1710/1780, 8/396; the tier's likeliest other signatures
+# after causes named from words alone (up to three causes): 1701/1780, 1724/1780, 8/396.
 MEASURED_SEMANTIC_TOP1 = 1701
-MEASURED_SEMANTIC_TOP3 = 1710
+MEASURED_SEMANTIC_TOP3 = 1724
 MEASURED_SEMANTIC_FALSE_CAUSES = 8
 
 
@@ -139,9 +141,9 @@ def test_tune_split_keeps_its_score() -> None:
     assert result.false_cause_rate <= MEASURED_FALSE_CAUSES / result.healthy_cases, "\n".join(result.failures)
 
 
-# The encoder reads every tune text no other tier names (~500 of 2176, ~0.3 s each on 2 cores): ~2 min
-# here, more on a slower CI machine, hence a wider guard than the suite's 300 s (a hang guard, not a timing
-# assertion).
+# The encoder reads every tune text no other tier names and every one whose causes rest on words alone (~1100
+# of 2176, ~0.1-0.3 s each on 2 cores): ~3 min here, more on a slower CI machine, hence a wider guard than the
+# suite's 300 s (a hang guard, not a timing assertion).
 @pytest.mark.timeout(900)
 def test_tune_split_with_the_semantic_tier_keeps_its_score(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shipped behaviour (the semantic tier is on where its extra is installed): the real pipeline with

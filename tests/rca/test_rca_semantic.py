@@ -28,7 +28,7 @@ from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import DiagnoseInputs, load_catalog
 from gpuobs.rca import embedding as emb
-from gpuobs.rca.engine import diagnose_evidence
+from gpuobs.rca.engine import TOP_SLOTS, diagnose_evidence
 from gpuobs.rca.keys import SEMANTIC_MATCH
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.semantic import (
@@ -195,7 +195,7 @@ def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(t
     human = _cli("--logs", str(log), "--markdown", str(markdown))
     assert "semantic tier" in human.stdout
     assert "tier: semantic" in markdown.read_text(encoding="utf-8")
-    assert "- semantic tier: no other tier named a cause" in markdown.read_text(encoding="utf-8")
+    assert "- semantic tier: a sentence encoder reads the whole text" in markdown.read_text(encoding="utf-8")
     bundle = tmp_path / "incident.tar.gz"  # a replay reads the archived text as the diagnosis did
     made = _cli_verb("bundle", "--logs", str(log), "-o", str(bundle))
     assert made.returncode == 0, made.stderr
@@ -245,6 +245,75 @@ def test_the_tier_never_speaks_when_another_tier_named_a_cause(tmp_path: Path, s
     tier, heavy = _diagnosis_in_a_fresh_process(log)
     assert tier == "exact"
     assert heavy == set(), heavy  # not even numpy
+
+
+GROWTH_TO_OOM = (
+    "Training crashes with CUDA out of memory after a few hundred steps.\n"
+    "The GPU memory keeps growing every iteration until it runs out.\n"
+)
+
+
+def test_a_cause_told_in_words_alone_gets_the_tiers_likeliest_alternatives(
+    tmp_path: Path, semantic_on: None
+) -> None:
+    """Words alone (the text tier here) named one cause: the tier fills the next slots, up to three causes,
+    with the other signatures it finds likeliest, after the words' cause and at its own lowest confidence;
+    with the tier off the words' cause stands alone."""
+    log = tmp_path / "described.log"
+    log.write_text(GROWTH_TO_OOM, encoding="utf-8")
+    on = diagnose(DiagnoseInputs(logs=[str(log)]))
+    first, *others = on.causes
+    assert first.tier == "text" and others, [(c.id, c.tier) for c in on.causes]
+    assert len(on.causes) <= TOP_SLOTS
+    assert all(c.tier == "semantic" for c in others)
+    assert all(c.confidence <= SEMANTIC_CONFIDENCE_HIGH < first.confidence for c in others)
+    assert len({c.id for c in on.causes}) == len(on.causes)
+    off = diagnose(DiagnoseInputs(logs=[str(log)]), semantic=False)
+    assert [(c.id, c.tier) for c in off.causes] == [(first.id, "text")]
+
+
+def test_alternatives_are_asked_only_for_causes_named_from_words(tmp_path: Path) -> None:
+    """The engine's contract: `runners_up` is asked (with the causes named and the free slots) only when every
+    cause rests on words; an exact fact is never second-guessed by meaning."""
+    from gpuobs.rca.parsers.document import parse_document
+
+    asked: list[tuple[frozenset[str], int]] = []
+
+    def runners_up(named: frozenset[str], count: int) -> tuple[list[Evidence], list[str]]:
+        asked.append((named, count))
+        record = Evidence(
+            kind=EvidenceKind.LOG,
+            key=SEMANTIC_MATCH,
+            value="nccl_timeout",
+            source="described.log",
+            raw="The GPU memory keeps growing",
+            attrs={"confidence": 0.15, "rank": 1},
+            tier=EvidenceTier.SEMANTIC,
+        )
+        return [record], []
+
+    exact = diagnose_evidence(parse_document("kern.log", XID79, None), runners_up=runners_up)
+    assert [c.id for c in exact.causes] == ["xid_79_fallen_off_bus"] and asked == []
+    worded = diagnose_evidence(parse_document("described.log", GROWTH_TO_OOM, None), runners_up=runners_up)
+    assert asked == [(frozenset({worded.causes[0].id}), TOP_SLOTS - 1)]
+    assert [(c.id, c.tier) for c in worded.causes][1:] == [("nccl_timeout", "semantic")]
+
+
+def test_a_crash_of_the_alternatives_keeps_the_words_cause_and_is_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, semantic_on: None
+) -> None:
+    """A bug there must not cost the report (simulated: none is known)."""
+    import gpuobs.rca.pipeline as pipeline
+
+    def crash(texts: object, named: object, count: object) -> list[Evidence]:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(pipeline, "semantic_runners_up", crash)
+    log = tmp_path / "described.log"
+    log.write_text(GROWTH_TO_OOM, encoding="utf-8")
+    report = diagnose(DiagnoseInputs(logs=[str(log)]))
+    assert [c.tier for c in report.causes] == ["text"]
+    assert "[semantic] unexpected RuntimeError: simulated bug" in report.problems
 
 
 def test_asking_for_the_tier_without_its_extra_is_a_clear_error(
