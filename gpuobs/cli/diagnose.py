@@ -221,8 +221,9 @@ def diagnose_cmd(
         None,
         "--semantic/--no-semantic",
         help=(
-            "The semantic tier: a sentence encoder reads text no other tier understood (extra "
-            "gpuobs[semantic]). Default: on when installed, unless GPUOBS_SEMANTIC=off."
+            "The semantic tier: a sentence encoder reads text no other tier understood, and lists "
+            "alternatives to causes named from words alone (extra gpuobs[semantic]). Default: on when "
+            "installed, unless GPUOBS_SEMANTIC=off."
         ),
     ),
 ) -> None:
