@@ -106,10 +106,11 @@ TUNE = REAL / "tune"
 # and a straggler detector's clean report). A slower release and a long queue told in plain words (a
 # performance drop, a speed that dropped, the queue time), refitted: 1645/1780, 1654/1780, 8/396 (out of fold
 # +4 incidents named right by the other tiers, +3 with the semantic tier, the same healthy); the prose tier
-# refitted after them: 1646/1780, 1655/1780, 8/396.
+# refitted after them: 1646/1780, 1655/1780, 8/396; with a short queue wait among its healthy sentences:
+# 1647/1780, 1656/1780, 8/396.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1646
-MEASURED_TOP3 = 1655
+MEASURED_TOP1 = 1647
+MEASURED_TOP3 = 1656
 MEASURED_FALSE_CAUSES = 8
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and

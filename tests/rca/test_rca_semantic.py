@@ -272,7 +272,7 @@ def test_a_cause_told_in_words_alone_gets_the_tiers_likeliest_alternatives(
     assert [(c.id, c.tier) for c in off.causes] == [(first.id, "text")]
 
 
-def test_alternatives_are_asked_only_for_causes_named_from_words(tmp_path: Path) -> None:
+def test_alternatives_are_asked_only_for_causes_named_from_words() -> None:
     """The engine's contract: `runners_up` is asked (with the causes named and the free slots) only when every
     cause rests on words; an exact fact is never second-guessed by meaning."""
     from gpuobs.rca.parsers.document import parse_document
