@@ -520,7 +520,9 @@ def test_a_successful_build_settles_what_it_printed(lines: list[str], expected: 
         (["系统内存不足会killed程序"], []),
     ],
 )
-def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(lines: list[str], expected: list[str]) -> None:
+def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(
+    lines: list[str], expected: list[str]
+) -> None:
     """CJK text has no word boundaries: a phrase in one of those scripts needs no space around it, while a
     Latin phrase still does ("out of memoryless" is no OOM)."""
     assert [r.value for r in match_text(lines)] == expected
@@ -544,7 +546,9 @@ def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(lines: list
         (["nvidia-smi shows the process using the GPU at 98% utilisation"], []),
     ],
 )
-def test_round13_wordings_of_a_missing_gpu_and_their_near_misses(lines: list[str], expected: list[str]) -> None:
+def test_round13_wordings_of_a_missing_gpu_and_their_near_misses(
+    lines: list[str], expected: list[str]
+) -> None:
     assert [r.value for r in match_text(lines)] == expected
 
 
@@ -554,12 +558,15 @@ def test_round13_wordings_of_a_missing_gpu_and_their_near_misses(lines: list[str
         # the same work slower after a release, in a person's words
         (["# Huge performance drop after update"], ["kernel_slowdown"]),
         (
-            ["Inference speed dropped from 150 tokens per second to 20 tokens per second after the driver update."],
+            ["Inference speed dropped from 150 to 20 tokens per second after the driver update."],
             ["kernel_slowdown"],
         ),
         (["We saw no performance drop compared with the previous release."], []),
         # the time requests spend queued (Triton's perf_analyzer and its users), a queue refusing more
-        (["perf_analyzer shows the compute time is a few milliseconds, yet the queue time is 300ms."], ["queue_saturation"]),
+        (
+            ["perf_analyzer shows the compute time is a few milliseconds, yet the queue time is 300ms."],
+            ["queue_saturation"],
+        ),
         (["Maximum queue size reached, try again later"], ["queue_saturation"]),
         (["Queue time: 0 usec"], []),
     ],
