@@ -136,15 +136,24 @@ class SemanticModel:
         `min_probability` and it reads as an incident (`min_incident`, or `confident_min_incident` when that
         signature passes `confident_probability`); then that one and up to ALTERNATIVES runners-up."""
         incident = self.incident(features)
-        probs = self.probabilities(features[None, :])[0]
-        ranked = sorted(
-            ((c, float(p)) for c, p in zip(self.classes, probs, strict=True) if c != HEALTHY),
-            key=lambda it: (-it[1], it[0]),
-        )
+        ranked = self.signatures(features)
         if not ranked or not self.passes(incident, ranked[0][1]):
             return SemanticVerdict((), incident)
         alternatives = [r for r in ranked[1 : 1 + ALTERNATIVES] if r[1] >= ALTERNATIVE_MIN_PROBABILITY]
         return SemanticVerdict((ranked[0], *alternatives), incident)
+
+    def signatures(self, features: np.ndarray, leave_out: Collection[str] = ()) -> list[tuple[str, float]]:
+        """The signatures (not `none`, none of `leave_out`) with their probabilities for one document's
+        features, likeliest first."""
+        probs = self.probabilities(features[None, :])[0]
+        return sorted(
+            (
+                (c, float(p))
+                for c, p in zip(self.classes, probs, strict=True)
+                if c != HEALTHY and c not in leave_out
+            ),
+            key=lambda it: (-it[1], it[0]),
+        )
 
     def passes(self, incident: float, probability: float) -> bool:
         """Whether a document with this incident reading and likeliest-signature probability is named."""
@@ -292,18 +301,10 @@ def semantic_runners_up(
         doc = embed_document(text.splitlines())
         if doc is None:
             continue
-        features = model.features(doc.vector[None, :], [doc.text])
-        probs = model.probabilities(features)[0]
-        ranked = sorted(
-            (
-                (c, float(p))
-                for c, p in zip(model.classes, probs, strict=True)
-                if c != HEALTHY and c not in named and p >= ALTERNATIVE_MIN_PROBABILITY
-            ),
-            key=lambda it: (-it[1], it[0]),
-        )[:count]
+        features = model.features(doc.vector[None, :], [doc.text])[0]
+        ranked = [r for r in model.signatures(features, named) if r[1] >= ALTERNATIVE_MIN_PROBABILITY][:count]
         if ranked and (best is None or ranked[0][1] > best[1].named[0][1]):
-            best = (name, SemanticVerdict(tuple(ranked), model.incident(features[0])), doc)
+            best = (name, SemanticVerdict(tuple(ranked), model.incident(features)), doc)
     if best is None:
         return []
     return _records(*best, model)
