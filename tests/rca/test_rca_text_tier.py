@@ -532,7 +532,7 @@ def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(
 @pytest.mark.parametrize(
     ("lines", "expected"),
     [
-        # slurmd when the device file gres.conf names is missing (src/plugins/gres/common/gres_common.c)
+        # slurmd when the device file gres.conf names is missing (src/common/gres.c)
         (
             [
                 "Feb 02 09:51:48 worker slurmd[12912]: slurmd: error: Waiting for gres.conf file /dev/nvidia0",
@@ -544,17 +544,6 @@ def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(
         # near misses: slurmd reading its gres.conf as it should, and a GPU in use
         (["slurmd: gres/gpu: state for node01: gres_cnt found:8 configured:8 avail:8 alloc:0"], []),
         (["nvidia-smi shows the process using the GPU at 98% utilisation"], []),
-    ],
-)
-def test_round13_wordings_of_a_missing_gpu_and_their_near_misses(
-    lines: list[str], expected: list[str]
-) -> None:
-    assert [r.value for r in match_text(lines)] == expected
-
-
-@pytest.mark.parametrize(
-    ("lines", "expected"),
-    [
         # the same work slower after a release, in a person's words
         (["# Huge performance drop after update"], ["kernel_slowdown"]),
         (
@@ -571,5 +560,6 @@ def test_round13_wordings_of_a_missing_gpu_and_their_near_misses(
         (["Queue time: 0 usec"], []),
     ],
 )
-def test_round13_wordings_of_a_slower_release_and_a_long_queue(lines: list[str], expected: list[str]) -> None:
+def test_round13_wordings_and_their_near_misses(lines: list[str], expected: list[str]) -> None:
+    """A missing GPU (slurmd's own messages, plain wordings), a slower release, a long queue."""
     assert [r.value for r in match_text(lines)] == expected
