@@ -15,9 +15,10 @@ evidence, same report. Only when no signature holds does the prose tier get a sa
 records (a document's words likelier under one signature than under any other text, `rca.prose`)
 become causes at a low confidence (`prose_candidates`). Only when that names nothing either is the
 `fallback` asked (the pipeline's semantic tier, `rca.semantic`): its `semantic_match` records become causes
-at the lowest confidence of all (`semantic_candidates`). When the causes named rest on words alone (the text
-or prose tier) and are fewer than TOP_SLOTS, `runners_up` (the same tier, ungated: the words already told an
-incident) fills the remaining slots with the signatures it finds likeliest, after them and at its confidence.
+at the lowest confidence of all (`semantic_candidates`). When fewer than TOP_SLOTS causes were named,
+`runners_up` (the same tier, ungated: the other tiers already read an incident) fills the remaining slots with
+the signatures it finds likeliest, after them and at its confidence: on real text the loudest fact is often a
+consequence, and a reader weighs the first three causes.
 """
 
 from __future__ import annotations
@@ -36,16 +37,15 @@ from gpuobs.rca.prose import PROSE_CONFIDENCE_LOW, PROSE_VARIANT
 from gpuobs.rca.ranking import Candidate, evaluate, resolve
 from gpuobs.rca.report import Report
 from gpuobs.rca.semantic import SEMANTIC_CONFIDENCE_LOW, SEMANTIC_VARIANT
-from gpuobs.rca.signature import TEXT_VARIANT, Match, clear_text_cache
+from gpuobs.rca.signature import Match, clear_text_cache
 
 __all__ = ["MAX_CAUSES", "TOP_SLOTS", "diagnose_evidence", "prose_candidates", "semantic_candidates"]
 
 logger = logging.getLogger(__name__)
 
 MAX_CAUSES = 5
-# The first causes a reader weighs (top-3): a cause named from words alone gets alternatives up to this many.
+# The first causes a reader weighs (top-3): fewer causes named get alternatives up to this many.
 TOP_SLOTS = 3
-_WORDED = frozenset({TEXT_VARIANT, PROSE_VARIANT})
 
 
 def diagnose_evidence(
@@ -64,7 +64,7 @@ def diagnose_evidence(
     The pipeline's second stage: `gpuobs.rca.diagnose` collects the inputs and calls this. `fallback`
     gives the last-resort tier's records and the problems it met; it is called only when no other tier
     named a cause. `runners_up(named, count)` gives that tier's records for up to `count` other signatures;
-    it is called only when every cause named rests on words alone and fewer than TOP_SLOTS were named.
+    it is called only when some cause but fewer than TOP_SLOTS were named.
     """
     catalog = catalog if catalog is not None else load_catalog()
     issues = [*problems, *catalog.problems]
@@ -88,7 +88,7 @@ def diagnose_evidence(
     if not causes:
         causes = prose_candidates(records, catalog)[:max_causes]
     slots = min(TOP_SLOTS, max_causes)
-    if runners_up is not None and 0 < len(causes) < slots and all(c.match.variant in _WORDED for c in causes):
+    if runners_up is not None and 0 < len(causes) < slots:
         named = frozenset(c.signature.id for c in causes)
         found, met = runners_up(named, slots - len(causes))
         records.extend(found)

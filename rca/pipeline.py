@@ -115,7 +115,8 @@ def _semantic_runners_up(
     inputs: DiagnoseInputs,
 ) -> Callable[[frozenset[str], int], tuple[list[Evidence], list[str]]]:
     """The semantic tier's likeliest other signatures over the log inputs' texts, to be called only when
-    the causes named rest on words alone: its records, and what went wrong as problems (never raised)."""
+    other tiers named fewer causes than a reader weighs: its records, and what went wrong as problems (never
+    raised)."""
 
     def read(named: frozenset[str], count: int) -> tuple[list[Evidence], list[str]]:
         return _guarded(lambda texts: semantic_runners_up(texts, named, count), inputs)

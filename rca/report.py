@@ -150,7 +150,7 @@ class Cause:
             return (
                 "semantic tier: a sentence encoder reads the whole text as most like this failure, and the "
                 "lines quoted read most like it (a guess by meaning, asked when no other tier named a cause "
-                "or for alternatives to causes named from words alone); lowest confidence"
+                "or for alternatives when fewer than three causes were named); lowest confidence"
             )
         return ""
 

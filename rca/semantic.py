@@ -12,14 +12,14 @@ than either alone at the same count of healthy texts named, out of fold).
 
 It is the last resort. The engine asks it for a cause only when no signature held and the prose tier named
 nothing (`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never
-overrides a fact, a known wording or the prose tier. When causes were named from words alone (the text
-or prose tier) and fewer than three, it is asked for alternatives (`semantic_runners_up`): the signatures
-it finds likeliest after them, listed below them; a cause that rests on a parsed fact never pays for the
-encoder. It names a cause only when the document is likely an incident (`min_incident`) and one signature is
-likely enough (`min_probability`), or when one signature is likely by far (`confident_probability`) and the
-document reads as an incident less surely (`confident_min_incident`): a reading that points at one failure
-needs less proof that something failed. It then lists up to ALTERNATIVES more signatures as lower causes. Its
-confidence is the lowest of all tiers, and each record quotes the lines that read most like the failure.
+overrides a fact, a known wording or the prose tier. When the other tiers named fewer than three causes,
+it is asked for alternatives (`semantic_runners_up`): the signatures it finds likeliest after them, listed
+below them (on real text the loudest fact is often a consequence). It names a cause only when the document
+is likely an incident (`min_incident`) and one signature is likely enough (`min_probability`), or when one
+signature is likely by far (`confident_probability`) and the document reads as an incident less surely
+(`confident_min_incident`): a reading that points at one failure needs less proof that something failed. It
+then lists up to ALTERNATIVES more signatures as lower causes. Its confidence is the lowest of all tiers,
+and each record quotes the lines that read most like the failure.
 """
 
 from __future__ import annotations
@@ -290,8 +290,8 @@ def semantic_runners_up(
     """`semantic_match` records for up to `count` signatures other than `named` that the model finds likeliest
     (each at least ALTERNATIVE_MIN_PROBABILITY) in the document of `texts` where one of them is likeliest.
 
-    Asked only when the other tiers named causes from words alone: the text already reads as an incident, so
-    no incident gate applies; these are lower alternatives to what the words named, never a first cause.
+    Asked only when the other tiers named a cause: the text already reads as an incident, so no incident gate
+    applies; these are lower alternatives to what they named, never a first cause.
     Raises SemanticUnavailable when the encoder cannot run."""
     model = _usable_model(model)
     if model is None or not texts or count <= 0:

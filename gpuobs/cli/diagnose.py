@@ -222,7 +222,7 @@ def diagnose_cmd(
         "--semantic/--no-semantic",
         help=(
             "The semantic tier: a sentence encoder reads text no other tier understood, and lists "
-            "alternatives to causes named from words alone (extra gpuobs[semantic]). Default: on when "
+            "alternatives when fewer than three causes were named (extra gpuobs[semantic]). Default: on when "
             "installed, unless GPUOBS_SEMANTIC=off."
         ),
     ),
