@@ -33,9 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # and heldout7 (scored three times each), promoted in the next session, and heldout8 (scored three
 # times; 86 of its 87 cases after a label review), promoted in the eighth session, and heldout10 (scored
 # twice), promoted in the tenth session, heldout11 (scored twice), promoted in the eleventh, and heldout12
-# (scored twice), promoted in the twelfth, and heldout13 (scored three times), promoted in the thirteenth.
-# heldout14 (gathered at the start of the thirteenth) is held out.
-SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout14")
+# (scored twice), promoted in the twelfth, and heldout13 (scored three times), promoted in the thirteenth,
+# and heldout14 (scored five times), promoted in the fourteenth. heldout15 (gathered at the start of the
+# fourteenth) is held out.
+SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout15")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 

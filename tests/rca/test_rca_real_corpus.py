@@ -107,10 +107,13 @@ TUNE = REAL / "tune"
 # performance drop, a speed that dropped, the queue time), refitted: 1645/1780, 1654/1780, 8/396 (out of fold
 # +4 incidents named right by the other tiers, +3 with the semantic tier, the same healthy); the prose tier
 # refitted after them: 1646/1780, 1655/1780, 8/396; with a short queue wait among its healthy sentences:
-# 1647/1780, 1656/1780, 8/396.
+# 1647/1780, 1656/1780, 8/396. Fourteenth session: heldout14 promoted (99 cases, 18 healthy) and 100 cases
+# gathered straight into tune/ (TUNE15A/15B_README.md, 21 healthy); all three files refitted on the 2375:
+# 1787/1940, 1796/1940, 8/435; a Spring executor's TaskRejectedException read as a gRPC server's pool
+# refusing work, refitted: 1788/1940, 1797/1940, 8/435.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1647
-MEASURED_TOP3 = 1656
+MEASURED_TOP1 = 1788
+MEASURED_TOP3 = 1797
 MEASURED_FALSE_CAUSES = 8
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -123,18 +126,20 @@ MEASURED_FALSE_CAUSES = 8
 # the three tools' wordings). Thirteenth session, refitted on the 2176, gate >= 0.88, or >= 0.85 when one
 # signature reads >= 0.80: 1702/1780, 1711/1780, 8/396 (the same eight as with the tier off); with the
 # slower-release and queue-time wordings: 1701/1780, 1710/1780, 8/396; the tier's likeliest other signatures
-# after causes named from words alone (up to three causes): 1701/1780, 1724/1780, 8/396.
-MEASURED_SEMANTIC_TOP1 = 1701
-MEASURED_SEMANTIC_TOP3 = 1724
+# after causes named from words alone (up to three causes): 1701/1780, 1724/1780, 8/396. Fourteenth session,
+# the alternatives after any cause when fewer than three were named, all files refitted on the 2375 (with the
+# TaskRejectedException wording): 1847/1940, 1911/1940, 8/435.
+MEASURED_SEMANTIC_TOP1 = 1847
+MEASURED_SEMANTIC_TOP3 = 1911
 MEASURED_SEMANTIC_FALSE_CAUSES = 8
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 2176
+    assert len(cases) == 2375
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 1780 and result.healthy_cases == 396
+    assert incidents == 1940 and result.healthy_cases == 435
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
@@ -142,10 +147,10 @@ def test_tune_split_keeps_its_score() -> None:
     assert result.false_cause_rate <= MEASURED_FALSE_CAUSES / result.healthy_cases, "\n".join(result.failures)
 
 
-# The encoder reads every tune text no other tier names and every one whose causes rest on words alone (~1100
-# of 2176, ~0.1-0.3 s each on 2 cores): ~3 min here, more on a slower CI machine, hence a wider guard than the
-# suite's 300 s (a hang guard, not a timing assertion).
-@pytest.mark.timeout(900)
+# The encoder reads every tune text that gets fewer than three causes (nearly all of the 2375, ~0.05-0.3 s
+# each on 2 cores): ~5 min here, more on a slower CI machine, hence a wider guard than the suite's 300 s (a
+# hang guard, not a timing assertion).
+@pytest.mark.timeout(1800)
 def test_tune_split_with_the_semantic_tier_keeps_its_score(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shipped behaviour (the semantic tier is on where its extra is installed): the real pipeline with
     the real encoder over every tune case."""
