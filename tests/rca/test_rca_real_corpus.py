@@ -111,7 +111,8 @@ TUNE = REAL / "tune"
 # gathered straight into tune/ (TUNE15A/15B_README.md, 21 healthy); all three files refitted on the 2375:
 # 1787/1940, 1796/1940, 8/435; a Spring executor's TaskRejectedException read as a gRPC server's pool
 # refusing work, refitted: 1788/1940, 1797/1940, 8/435; CUDA's misaligned address (716) an exact fact of
-# illegal_memory_access (a tune thread's Xid 13 beside it is now second), refitted: 1787/1940, 1797/1940, 8/435.
+# illegal_memory_access (a tune thread's Xid 13 beside it is now second), refitted: 1787/1940, 1797/1940,
+# 8/435.
 MARGIN_CASES = 2
 MEASURED_TOP1 = 1787
 MEASURED_TOP3 = 1797
