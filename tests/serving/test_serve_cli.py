@@ -24,7 +24,6 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_startup_line_warning_and_fault_routes_that_say_why(tmp_path: Path) -> None:
     with ServeProcess(tmp_path, "--device", "cpu") as proc:
-        proc.start()
         lines = proc.logs().splitlines()
         assert lines[0] == (
             f"gpuobs serve: HTTP {proc.url}/v1, gRPC {proc.grpc_target}; model the embedded tiny Llama; "

@@ -98,6 +98,10 @@ class ServeProcess:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 120) -> ServeProcess:
+        if self.proc is not None and self.proc.poll() is None:
+            # a second server on the same ports would fail to bind while /ready still answered from the
+            # first, which stop() would then never stop
+            raise RuntimeError(f"gpuobs serve is already running (pid {self.proc.pid})")
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             self.argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir
