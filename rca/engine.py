@@ -15,10 +15,12 @@ evidence, same report. Only when no signature holds does the prose tier get a sa
 records (a document's words likelier under one signature than under any other text, `rca.prose`)
 become causes at a low confidence (`prose_candidates`). Only when that names nothing either is the
 `fallback` asked (the pipeline's semantic tier, `rca.semantic`): its `semantic_match` records become causes
-at the lowest confidence of all (`semantic_candidates`). When fewer than TOP_SLOTS causes were named,
-`runners_up` (the same tier, ungated: the other tiers already read an incident) fills the remaining slots with
-the signatures it finds likeliest, after them and at its confidence: on real text the loudest fact is often a
-consequence, and a reader weighs the first three causes.
+at the lowest confidence of all (`semantic_candidates`). It is not asked when the exact tier read the kernel's
+or driver's own hardware reports (`DEVICE_REPORT_KEYS`) and no signature held on them: the catalog judged
+them benign (a corrected AER, a non-fatal SXid), and the report's notes say so. When fewer than TOP_SLOTS
+causes were named, `runners_up` (the same tier, ungated: the other tiers already read an incident) fills the
+remaining slots with the signatures it finds likeliest, after them and at its confidence: on real text the
+loudest fact is often a consequence, and a reader weighs the first three causes.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from gpuobs.rca.anomalies import detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
 from gpuobs.rca.entities import EntityIndex
 from gpuobs.rca.findings import build_cause, strongest_anomalies
-from gpuobs.rca.keys import PROSE_MATCH, SEMANTIC_MATCH
+from gpuobs.rca.keys import DEVICE_REPORT_KEYS, PROSE_MATCH, SEMANTIC_MATCH
 from gpuobs.rca.prose import PROSE_CONFIDENCE_LOW, PROSE_VARIANT
 from gpuobs.rca.ranking import Candidate, evaluate, resolve
 from gpuobs.rca.report import Report
@@ -95,7 +97,14 @@ def diagnose_evidence(
         issues.extend(met)
         others = [c for c in semantic_candidates(records, catalog) if c.signature.id not in named]
         causes = [*causes, *others][:slots]
-    if not causes and fallback is not None:
+    notes = list(notes)
+    judged = _judged_device_reports(records) if not causes and fallback is not None else []
+    if judged:
+        notes.append(
+            "semantic tier not asked: the device's own reports were read and no signature holds on them "
+            f"({', '.join(judged)})"
+        )
+    elif not causes and fallback is not None:
         found, met = fallback()
         records.extend(found)
         issues.extend(met)
@@ -121,6 +130,17 @@ def diagnose_evidence(
         signatures_evaluated=len(catalog.signatures),
         notes=tuple(notes),
     )
+
+
+def _judged_device_reports(records: Sequence[Evidence]) -> list[str]:
+    """The kernel's and driver's own hardware reports the exact tier read (`DEVICE_REPORT_KEYS`), as
+    "key value" labels. No signature held on them, so the catalog judged them benign (a corrected AER, a
+    non-fatal SXid, an Xid 31 from a desktop process); a guess by meaning must not overrule that."""
+    seen: dict[str, None] = {}
+    for ev in records:
+        if ev.key in DEVICE_REPORT_KEYS and ev.tier is EvidenceTier.EXACT:
+            seen.setdefault(f"{ev.key} {ev.value}" if ev.value is not None else ev.key)
+    return list(seen)[:5]
 
 
 def prose_candidates(records: Sequence[Evidence], catalog: Catalog) -> list[Candidate]:

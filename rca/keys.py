@@ -16,6 +16,7 @@ __all__ = [
     "CONTAINER_WITHOUT_GPU",
     "CUDA_ERROR",
     "CUDA_OOM",
+    "DEVICE_REPORT_KEYS",
     "DRIVER_CLASSES",
     "DRIVER_ERROR",
     "EXPORTER_ERROR",
@@ -232,6 +233,23 @@ tier named a cause."""
 
 LOG_LINE: Final = "log_line"
 """Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""
+
+# The kernel's and the driver's own structured reports about the hardware. When the exact tier read one and
+# no signature holds on it, the catalog has judged it (a corrected AER, a non-fatal SXid, an Xid 31 from a
+# desktop process, fabric manager with nothing to do): the semantic tier's guess by meaning is not asked.
+DEVICE_REPORT_KEYS: Final = frozenset(
+    {
+        XID,
+        SXID,
+        PCIE_AER,
+        MACHINE_CHECK,
+        NVLINK_ERROR,
+        FABRIC_MANAGER_ERROR,
+        PEERMEM_ERROR,
+        INFINIBAND_ERROR,
+        LINK_FLAP,
+    }
+)
 
 ALL_LOG_KEYS: Final = (
     XID,

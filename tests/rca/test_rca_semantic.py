@@ -527,3 +527,50 @@ def test_a_crash_inside_the_tier_is_listed_not_raised(
     shutil.copy(DESCRIBED, described)
     with pytest.raises(InputError, match=r"\[semantic\] unexpected RuntimeError: simulated bug"):
         diagnose(DiagnoseInputs(logs=[str(described)]))  # nothing else read: said so, with the crash
+
+
+INCIDENTS = Path(__file__).resolve().parent / "incidents"
+# Hardware reports the exact tier reads and the catalog judges benign: a guess by meaning must not page.
+JUDGED_BASELINES = {
+    "healthy_corrected_aer": "pcie_aer corrected",
+    "healthy_desktop_xid31": "xid 31",
+    "healthy_nonfatal_sxid": "sxid 20034",
+}
+
+
+def test_the_last_resort_is_not_asked_when_the_catalog_judged_the_devices_own_reports() -> None:
+    """The engine's contract: a kernel or driver hardware report read as a fact that no signature holds on
+    (a corrected AER) means the catalog judged it; the fallback is not asked and the notes say why. A text
+    with no such report still gets the fallback (a stand-in here: the contract, not the weights)."""
+    from gpuobs.rca.parsers.document import parse_document
+
+    asked: list[bool] = []
+
+    def fallback() -> tuple[list[Evidence], list[str]]:
+        asked.append(True)
+        return [], []
+
+    aer = (INCIDENTS / "healthy_corrected_aer" / "dmesg.txt").read_text(encoding="utf-8")
+    judged = diagnose_evidence(parse_document("dmesg.txt", aer, None), fallback=fallback)
+    assert judged.causes == () and asked == []
+    assert any("not asked" in n and "pcie_aer corrected" in n for n in judged.notes), judged.notes
+    plain = diagnose_evidence(parse_document("boot.log", "nvidia-smi: all good\n", None), fallback=fallback)
+    assert plain.causes == () and asked == [True]
+    assert not any("semantic tier not asked" in n for n in plain.notes)
+    # an incident on the same kind of report still names its cause (the exact tier holds, nothing is asked)
+    asked.clear()
+    xid = diagnose_evidence(parse_document("kern.log", XID79, None), fallback=fallback)
+    assert xid.causes[0].id == "xid_79_fallen_off_bus" and asked == []
+
+
+@pytest.mark.parametrize("name", sorted(JUDGED_BASELINES))
+def test_benign_hardware_baselines_stay_healthy_with_the_tier_on(name: str, semantic_on: None) -> None:
+    """The synthetic baselines whose lines the catalog rules out (the suite scores that corpus with the tier
+    off): through the real CLI with the real encoder and weights, still no cause, and the report says why."""
+    case = INCIDENTS / name
+    logs = sorted(str(p) for p in case.iterdir() if p.name != "expected.json")
+    run = _cli(*(a for log in logs for a in ("--logs", log)), "--json")
+    assert run.returncode == 1, run.stderr
+    report = json.loads(run.stdout)
+    assert report["causes"] == []
+    assert any(JUDGED_BASELINES[name] in n for n in report["notes"]), report["notes"]
