@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # times; 86 of its 87 cases after a label review), promoted in the eighth session, and heldout10 (scored
 # twice), promoted in the tenth session, heldout11 (scored twice), promoted in the eleventh, and heldout12
 # (scored twice), promoted in the twelfth, and heldout13 (scored three times), promoted in the thirteenth,
-# and heldout14 (scored five times), promoted in the fourteenth. heldout15 (gathered at the start of the
-# fourteenth) is held out.
-SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout15")
+# and heldout14 (scored five times), promoted in the fourteenth, and heldout15 (scored twice), promoted in the
+# fifteenth. heldout16 (gathered at the start of the fifteenth) is held out.
+SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout16")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 
