@@ -112,11 +112,13 @@ TUNE = REAL / "tune"
 # 1787/1940, 1796/1940, 8/435; a Spring executor's TaskRejectedException read as a gRPC server's pool
 # refusing work, refitted: 1788/1940, 1797/1940, 8/435; CUDA's misaligned address (716) an exact fact of
 # illegal_memory_access (a tune thread's Xid 13 beside it is now second), refitted: 1787/1940, 1797/1940,
-# 8/435.
+# 8/435. Fifteenth session: heldout15 promoted (101 cases, 20 healthy) and 36 cases gathered straight into
+# tune/ (TUNE16A/16B_README.md, 15 healthy); all three files refitted on the 2512 (with the remediation of an
+# illegal memory access naming 716): 1878/2042, 1887/2042, 10/470.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 1787
-MEASURED_TOP3 = 1797
-MEASURED_FALSE_CAUSES = 8
+MEASURED_TOP1 = 1878
+MEASURED_TOP3 = 1887
+MEASURED_FALSE_CAUSES = 10
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -131,18 +133,20 @@ MEASURED_FALSE_CAUSES = 8
 # after causes named from words alone (up to three causes): 1701/1780, 1724/1780, 8/396. Fourteenth session,
 # the alternatives after any cause when fewer than three were named, all files refitted on the 2375 (with the
 # TaskRejectedException wording): 1847/1940, 1911/1940, 8/435; with CUDA's misaligned address read as an
-# illegal memory access, refitted: 1846/1940, 1911/1940, 8/435.
-MEASURED_SEMANTIC_TOP1 = 1846
-MEASURED_SEMANTIC_TOP3 = 1911
-MEASURED_SEMANTIC_FALSE_CAUSES = 8
+# illegal memory access, refitted: 1846/1940, 1911/1940, 8/435. Fifteenth session, the last resort not asked
+# after the kernel's or driver's own hardware reports that no signature held on, all files refitted on the
+# 2512: 1937/2042, 2006/2042, 10/470.
+MEASURED_SEMANTIC_TOP1 = 1937
+MEASURED_SEMANTIC_TOP3 = 2006
+MEASURED_SEMANTIC_FALSE_CAUSES = 10
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 2375
+    assert len(cases) == 2512
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 1940 and result.healthy_cases == 435
+    assert incidents == 2042 and result.healthy_cases == 470
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
@@ -150,7 +154,7 @@ def test_tune_split_keeps_its_score() -> None:
     assert result.false_cause_rate <= MEASURED_FALSE_CAUSES / result.healthy_cases, "\n".join(result.failures)
 
 
-# The encoder reads every tune text that gets fewer than three causes (nearly all of the 2375, ~0.05-0.3 s
+# The encoder reads every tune text that gets fewer than three causes (nearly all of the 2512, ~0.05-0.3 s
 # each on 2 cores): ~5 min here, more on a slower CI machine, hence a wider guard than the suite's 300 s (a
 # hang guard, not a timing assertion).
 @pytest.mark.timeout(1800)

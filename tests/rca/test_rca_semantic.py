@@ -254,6 +254,11 @@ GROWTH_TO_OOM = (
     "Training crashes with CUDA out of memory after a few hundred steps.\n"
     "The GPU memory keeps growing every iteration until it runs out.\n"
 )
+# Words that name a leak, with a reading the tier also finds likely (the host's OOM killer took the process).
+# A text that names one failure plainly gets no alternative: a refit moved the line above to that side.
+SLOW_GROWTH_THEN_KILLED = (
+    "After a few hours the server becomes slow and memory usage grows until the process is killed.\n"
+)
 
 
 def test_a_cause_told_in_words_alone_gets_the_tiers_likeliest_alternatives(
@@ -263,7 +268,7 @@ def test_a_cause_told_in_words_alone_gets_the_tiers_likeliest_alternatives(
     with the other signatures it finds likeliest, after the words' cause and at its own lowest confidence;
     with the tier off the words' cause stands alone."""
     log = tmp_path / "described.log"
-    log.write_text(GROWTH_TO_OOM, encoding="utf-8")
+    log.write_text(SLOW_GROWTH_THEN_KILLED, encoding="utf-8")
     on = diagnose(DiagnoseInputs(logs=[str(log)]))
     first, *others = on.causes
     assert first.tier == "text" and others, [(c.id, c.tier) for c in on.causes]
