@@ -35,6 +35,14 @@ def test_startup_line_warning_and_fault_routes_that_say_why(tmp_path: Path) -> N
             status, body = http_json(method, proc.url + path, body={} if method == "POST" else None)
             assert status == 404, (status, body)
             assert "--enable-fault-injection" in body["error"]["message"], body
+        # the harness refuses a second start while its server runs: a second process could not bind, /ready
+        # would still answer from the first, and stop() would stop only the second (a server leaked so once)
+        first = proc.proc
+        assert first is not None
+        with pytest.raises(RuntimeError, match=f"already running \\(pid {first.pid}\\)"):
+            proc.start()
+        assert proc.proc is first and first.poll() is None
+    assert first.poll() is not None, "the one server stopped with the context"
 
 
 @pytest.mark.parametrize("which", ["--port", "--grpc-port"])
