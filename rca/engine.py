@@ -34,7 +34,7 @@ from gpuobs.rca.anomalies import detect_anomalies
 from gpuobs.rca.catalog import Catalog, load_catalog
 from gpuobs.rca.entities import EntityIndex
 from gpuobs.rca.findings import build_cause, strongest_anomalies
-from gpuobs.rca.keys import DEVICE_REPORT_KEYS, PROSE_MATCH, SEMANTIC_MATCH
+from gpuobs.rca.keys import DEVICE_REPORT_KEYS, PROSE_MATCH, SEMANTIC_MATCH, XID
 from gpuobs.rca.prose import PROSE_CONFIDENCE_LOW, PROSE_VARIANT
 from gpuobs.rca.ranking import Candidate, evaluate, resolve
 from gpuobs.rca.report import Report
@@ -98,7 +98,7 @@ def diagnose_evidence(
         others = [c for c in semantic_candidates(records, catalog) if c.signature.id not in named]
         causes = [*causes, *others][:slots]
     notes = list(notes)
-    judged = _judged_device_reports(records) if not causes and fallback is not None else []
+    judged = _judged_device_reports(records, catalog) if not causes and fallback is not None else []
     if judged:
         notes.append(
             "semantic tier not asked: the device's own reports were read and no signature holds on them "
@@ -132,14 +132,21 @@ def diagnose_evidence(
     )
 
 
-def _judged_device_reports(records: Sequence[Evidence]) -> list[str]:
+def _judged_device_reports(records: Sequence[Evidence], catalog: Catalog) -> list[str]:
     """The kernel's and driver's own hardware reports the exact tier read (`DEVICE_REPORT_KEYS`), as
     "key value" labels. No signature held on them, so the catalog judged them benign (a corrected AER, a
-    non-fatal SXid, an Xid 31 from a desktop process); a guess by meaning must not overrule that."""
+    non-fatal SXid, an Xid 31 from a desktop process); a guess by meaning must not overrule that. An Xid
+    code no signature mentions was never judged: it does not count."""
+    known_xids = {
+        v for s in catalog.signatures for m in (*s.matchers(), *s.explains) if XID in m.keys for v in m.values
+    }
     seen: dict[str, None] = {}
     for ev in records:
-        if ev.key in DEVICE_REPORT_KEYS and ev.tier is EvidenceTier.EXACT:
-            seen.setdefault(f"{ev.key} {ev.value}" if ev.value is not None else ev.key)
+        if ev.key not in DEVICE_REPORT_KEYS or ev.tier is not EvidenceTier.EXACT:
+            continue
+        if ev.key == XID and str(ev.value) not in known_xids:
+            continue
+        seen.setdefault(f"{ev.key} {ev.value}" if ev.value is not None else ev.key)
     return list(seen)[:5]
 
 

@@ -236,7 +236,8 @@ LOG_LINE: Final = "log_line"
 
 # The kernel's and the driver's own structured reports about the hardware. When the exact tier read one and
 # no signature holds on it, the catalog has judged it (a corrected AER, a non-fatal SXid, an Xid 31 from a
-# desktop process, fabric manager with nothing to do): the semantic tier's guess by meaning is not asked.
+# desktop process, fabric manager with nothing to do): the semantic tier's guess by meaning is not asked. An
+# Xid counts only when its code is one the catalog reads (rca.engine).
 DEVICE_REPORT_KEYS: Final = frozenset(
     {
         XID,

@@ -562,6 +562,10 @@ def test_the_last_resort_is_not_asked_when_the_catalog_judged_the_devices_own_re
     plain = diagnose_evidence(parse_document("boot.log", "nvidia-smi: all good\n", None), fallback=fallback)
     assert plain.causes == () and asked == [True]
     assert not any("semantic tier not asked" in n for n in plain.notes)
+    # an Xid code no signature reads (62 here) was never judged: the last resort may read the text
+    unknown = "NVRM: Xid (PCI:0000:3b:00): 62, pid=1234, name=python3, Ch 00000008\n"
+    unjudged = diagnose_evidence(parse_document("kern.log", unknown, None), fallback=fallback)
+    assert asked == [True, True] and not any("not asked" in n for n in unjudged.notes)
     # an incident on the same kind of report still names its cause (the exact tier holds, nothing is asked)
     asked.clear()
     xid = diagnose_evidence(parse_document("kern.log", XID79, None), fallback=fallback)
