@@ -278,4 +278,8 @@ class Report:
             lines.append("## Problems")
             lines.extend(f"- {p}" for p in self.problems)
             lines.append("")
+        if self.notes:  # what was not read, and why a tier was not asked: a post-mortem needs it too
+            lines.append("## Notes")
+            lines.extend(f"- {n}" for n in self.notes)
+            lines.append("")
         return "\n".join(lines)

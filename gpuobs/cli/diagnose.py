@@ -209,7 +209,9 @@ def diagnose_cmd(
     end: str | None = typer.Option(None, "--end", help="Window end: same forms as --start, e.g. now."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
     markdown: Path | None = typer.Option(
-        None, "--markdown", help="Also write the report as Markdown to FILE."
+        None,
+        "--markdown",
+        help="Also write the report as Markdown to FILE ('-': to stdout, in place of the table).",
     ),
     catalog_dir: Path | None = typer.Option(
         None, "--catalog", help="Folder of extra signature TOML files (same id replaces the bundled one)."
@@ -229,6 +231,9 @@ def diagnose_cmd(
 ) -> None:
     from gpuobs.rca import DiagnoseInputs, TimeWindow, catalog_with_overrides, diagnose, load_catalog
 
+    markdown_to_stdout = markdown is not None and str(markdown) == "-"
+    if markdown_to_stdout and as_json:
+        raise InputError("--markdown - and --json both write to stdout: give --markdown a file, or drop one")
     catalog = catalog_with_overrides(catalog_dir) if catalog_dir is not None else load_catalog()
     if list_signatures:
         rows = [
@@ -250,13 +255,15 @@ def diagnose_cmd(
         window=TimeWindow.from_flags(since, start, end),
     )
     report = diagnose(inputs, catalog=catalog, semantic=semantic)
-    if markdown is not None:
+    if markdown is not None and not markdown_to_stdout:
         try:
             markdown.write_text(report.to_markdown(), encoding="utf-8")
         except OSError as exc:
             raise InputError(f"--markdown {markdown}: cannot write: {exc}") from exc
     if as_json:
         emit_json(report.to_dict())
+    elif markdown_to_stdout:
+        typer.echo(report.to_markdown(), nl=False)
     else:
         _render(report)
     raise typer.Exit(0 if report.causes else 1)

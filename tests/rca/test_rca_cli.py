@@ -108,6 +108,22 @@ def test_markdown_file(tmp_path: Path) -> None:
     assert text.startswith("# gpuobs diagnose") and "`nccl_shm_unavailable`" in text and "Remediation" in text
 
 
+def test_markdown_to_stdout_with_notes_as_a_real_process(tmp_path: Path) -> None:
+    """`--markdown -` prints the Markdown report in place of the table (exit code as ever); its notes say what
+    was not read. With --json both would write to stdout: one line, exit 2, nothing written."""
+    unread = tmp_path / "notes.txt"
+    unread.write_text("lunch is at noon\nthe build is green\n", encoding="utf-8")
+    run = _cli("--markdown", "-", "--no-semantic", "--logs", str(XID79), "--logs", str(unread))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("# gpuobs diagnose") and "`xid_79_fallen_off_bus`" in run.stdout
+    assert "## Notes" in run.stdout and "notes.txt" in run.stdout.split("## Notes", 1)[1]
+    assert "╭" not in run.stdout  # not the terminal panel
+    both = _cli("--markdown", "-", "--json", "--logs", str(XID79))
+    assert both.returncode == 2 and both.stdout == ""
+    assert "--markdown - and --json both write to stdout" in both.stderr and "Traceback" not in both.stderr
+    assert not (ROOT / "-").exists()
+
+
 def test_extra_catalog_overrides_a_signature(tmp_path: Path) -> None:
     src = (ROOT / "rca" / "catalog" / "engine_dead.toml").read_text()
     (tmp_path / "engine_dead.toml").write_text(
