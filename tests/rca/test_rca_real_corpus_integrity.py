@@ -202,8 +202,8 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
 ) -> None:
     """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9 and
     heldout16, each on its own row and pooled, and never prints a held-out case's name (a fake
-    corpus here: ROOT points at tmp_path, so no real held-out file is read). The tune part's misses are
-    printed."""
+    corpus here: ROOT points at tmp_path, so no real held-out file is read). The tune part is scored, its
+    misses printed, only with --real."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
@@ -217,8 +217,8 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     synthetic = tmp_path / "synthetic"
     shutil.copytree(real / "tune", synthetic)
     monkeypatch.setattr(bench, "ROOT", tmp_path)
-    for flag in ("--real-heldout", "--real-heldout2"):
-        bench.main(["--corpus", str(synthetic), "--heldout", str(tmp_path / "none"), flag])
+    for flags in (["--real", "--real-heldout"], ["--real", "--real-heldout2"], ["--real-heldout"]):
+        bench.main(["--corpus", str(synthetic), "--heldout", str(tmp_path / "none"), *flags])
         out = capsys.readouterr().out
         for row in (
             "real text: heldout2",
@@ -228,7 +228,10 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
-        assert "secret_tune_case" in out
+        assert "secret_tune_case" in out  # the --corpus copy's misses are printed
+        # the tune split itself is scored (its misses printed) only with --real
+        assert ("engine, real text: tune" in out) == ("--real" in flags)
+        assert ("[engine, real text: tune] secret_tune_case" in out) == ("--real" in flags)
         every_batch = (2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
