@@ -197,6 +197,34 @@ def test_a_reused_thread_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "is used in both tune and heldout2" in err
 
 
+def test_a_thread_quoted_twice_in_one_part_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Within one part too, in another spelling of the same URL; the one documented old pair is allowed."""
+    sources = {
+        "tune": [
+            "https://github.com/Owner/Repo/issues/7",
+            "https://github.com/owner/repo/issues/7/",
+            "https://github.com/vllm-project/vllm/issues/5901",
+            "https://github.com/vllm-project/vllm/issues/5901",
+        ],
+        "heldout2": ["https://github.com/other/repo/issues/1"],
+        "heldout4": ["https://github.com/third/repo/issues/1"],
+    }
+    for part, urls in sources.items():
+        for n, url in enumerate(urls):
+            case = tmp_path / part / f"{part}_case_{n}"
+            case.mkdir(parents=True)
+            (case / "excerpt.log").write_text("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
+            expected = {"top": "xid_79_fallen_off_bus", "source": url, "repo": "r/r", "diagnosis": "x"}
+            (case / "expected.json").write_text(json.dumps(expected))
+    check = _check_script()
+    assert check.KNOWN_REPEATS == {"https://github.com/vllm-project/vllm/issues/5901": 2}
+    assert check.main(["--root", str(tmp_path)]) == 1
+    problems = [line for line in capsys.readouterr().err.splitlines() if line.startswith("problem: source")]
+    assert problems == ["problem: source https://github.com/owner/repo/issues/7 is quoted 2 times in tune"]
+
+
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
