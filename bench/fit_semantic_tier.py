@@ -22,8 +22,9 @@ of fold on the 2176, of the 472 incidents the other tiers leave silent, the gate
 >= 0.85) names 213 right and gives 4 of the 374 silent healthy texts a cause; the gate before it (>= 0.90
 alone) named 186 and gave the same 4.
 
-Embedding the 2176 documents takes ~5 to 10 minutes on 2 cores; the vectors are cached by the text's SHA-1 in
-bench/.cache/semantic_vectors.npz (not committed), so a refit or a cross-validation reuses them.
+Embedding the ~2500 documents takes ~5 to 10 minutes on 2 cores; the vectors are cached by the SHA-1 of the
+lines the encoder reads in bench/.cache/semantic_vectors.npz (not committed), so a refit or a
+cross-validation reuses them.
 
     python bench/fit_semantic_tier.py [--check]
 
@@ -38,6 +39,7 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +74,11 @@ class Doc:
 
     @property
     def key(self) -> str:
-        return hashlib.sha1(self.text.encode("utf-8")).hexdigest()
+        """The cache key of its vector: the SHA-1 of the lines the encoder reads, so that a change in which
+        lines are read (`rca.benign`) embeds the text again."""
+        return hashlib.sha1(self.read_text.encode("utf-8")).hexdigest()
 
-    @property
+    @cached_property
     def read_text(self) -> str:
         """The lines the runtime reads of this text (its chunks'), one per line: what the terms see."""
         return chunks_text(chunk_lines(self.text.splitlines()))
