@@ -74,8 +74,8 @@ class Doc:
 
     @property
     def key(self) -> str:
-        """The cache key of its vector: the SHA-1 of the lines the encoder reads, so that a change in which
-        lines are read (`rca.benign`) embeds the text again."""
+        """The cache key of its vector: the SHA-1 of the lines the encoder reads (`read_text`), so that a
+        change in how the runtime picks a document's lines embeds the text again."""
         return hashlib.sha1(self.read_text.encode("utf-8")).hexdigest()
 
     @cached_property

@@ -9,9 +9,9 @@ takes ~12 s on a 2-core machine, this ~0.3 s, and a 2 a.m. diagnosis should not 
 `tests/rca/test_rca_semantic.py` checks that its vectors are sentence-transformers' own (cosine > 0.9999).
 
 A document is read the same way at fit time (`bench/fit_semantic_tier.py`) and at run time: its non-blank
-lines, stripped, less the wordings known harmless (`rca.benign`), packed into chunks of at most
-CHUNK_TOKENS word pieces; each chunk is embedded (mean pooling over its first MAX_TOKENS word pieces, unit
-length) and the document's vector is the mean of its chunks' vectors.
+lines, stripped, packed into chunks of at most CHUNK_TOKENS word pieces; each chunk is embedded (mean
+pooling over its first MAX_TOKENS word pieces, unit length) and the document's vector is the mean of its
+chunks' vectors.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from gpuobs.rca.benign import is_benign
 
 if TYPE_CHECKING:
     import numpy as np
@@ -249,16 +247,15 @@ def _token_count(line: str) -> int:
 
 
 def chunk_lines(lines: Sequence[str]) -> list[list[tuple[int, str]]]:
-    """The document's non-blank lines (1-based number, stripped text), less those `rca.benign` knows
-    harmless, packed into chunks of at most CHUNK_TOKENS word pieces (a longer line is a chunk of its own,
-    cut by the encoder); a long document keeps its first HEAD_CHUNKS and last MAX_CHUNKS - HEAD_CHUNKS
-    chunks."""
+    """The document's non-blank lines (1-based number, stripped text) packed into chunks of at most
+    CHUNK_TOKENS word pieces (a longer line is a chunk of its own, cut by the encoder); a long document
+    keeps its first HEAD_CHUNKS and last MAX_CHUNKS - HEAD_CHUNKS chunks."""
     chunks: list[list[tuple[int, str]]] = []
     current: list[tuple[int, str]] = []
     size = 0
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()
-        if not line or is_benign(line):
+        if not line:
             continue
         tokens = _token_count(line)
         if current and size + tokens > CHUNK_TOKENS:
