@@ -3,8 +3,9 @@ quote one thread twice (tests/rca/real_corpus/GATHERING.md).
 
 A claim is a source URL, lowercased, without a trailing slash. `build` writes every `source` of every case's
 expected.json (all parts, tune and held-out); `claim` adds a URL unless it is there already, under an
-exclusive lock, and says CLAIMED (yours now) or TAKEN (skip it). Standard library only, so a gatherer runs
-it without installing anything:
+exclusive lock, and says CLAIMED (yours now, exit 0) or TAKEN (skip it, exit 1, so that `claim ... && write`
+never writes a taken thread's case). Standard library only, so a gatherer runs it without installing
+anything:
 
     python3 tools/corpus_claims.py build /tmp/claims.txt
     python3 tools/corpus_claims.py claim /tmp/claims.txt https://github.com/owner/repo/issues/123
@@ -68,19 +69,20 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     build_cmd = sub.add_parser("build", help="write the list from every case's source")
     build_cmd.add_argument("path", type=Path)
-    claim_cmd = sub.add_parser("claim", help="claim a source URL: prints CLAIMED or TAKEN")
+    claim_cmd = sub.add_parser("claim", help="claim a source URL: prints CLAIMED (exit 0) or TAKEN (exit 1)")
     claim_cmd.add_argument("path", type=Path)
     claim_cmd.add_argument("url")
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
             print(f"{build(args.path)} sources in {args.path}")
-        else:
-            print("CLAIMED" if claim(args.path, args.url) else "TAKEN")
+            return 0
+        won = claim(args.path, args.url)
     except (OSError, ValueError) as exc:
         print(f"corpus_claims: {exc}", file=sys.stderr)
         return 2
-    return 0
+    print("CLAIMED" if won else "TAKEN")
+    return 0 if won else 1
 
 
 if __name__ == "__main__":
