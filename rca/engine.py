@@ -20,7 +20,9 @@ or driver's own hardware reports (`DEVICE_REPORT_KEYS`) and no signature held on
 them benign (a corrected AER, a non-fatal SXid), and the report's notes say so. When fewer than TOP_SLOTS
 causes were named, `runners_up` (the same tier, ungated: the other tiers already read an incident) fills the
 remaining slots with the signatures it finds likeliest, after them and at its confidence: on real text the
-loudest fact is often a consequence, and a reader weighs the first three causes.
+loudest fact is often a consequence, and a reader weighs the first three causes. The one exception to "after
+them": the likeliest of those goes first when the catalog declares it the cause of the first cause named and
+the tier reads it confidently (`_declared_cause_first`: the OOM is a fact, the leak is told).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def diagnose_evidence(
         records.extend(found)
         issues.extend(met)
         others = [c for c in semantic_candidates(records, catalog) if c.signature.id not in named]
-        causes = [*causes, *others][:slots]
+        causes = _declared_cause_first(causes, others)[:slots]
     notes = list(notes)
     judged = _judged_device_reports(records, catalog) if not causes and fallback is not None else []
     if judged:
@@ -148,6 +150,37 @@ def _judged_device_reports(records: Sequence[Evidence], catalog: Catalog) -> lis
             continue
         seen.setdefault(f"{ev.key} {ev.value}" if ev.value is not None else ev.key)
     return list(seen)[:5]
+
+
+def _declared_cause_first(causes: list[Candidate], others: list[Candidate]) -> list[Candidate]:
+    """The named causes, then the meaning's alternatives; but the likeliest alternative goes first when the
+    catalog says it causes the first cause named (`explains_signatures` / `explained_by`), the semantic tier
+    reads it confidently (`confident`: its own fitted bar), and the exact tier has not already nested it under
+    that cause (an Xid 31 logged after the application's illegal access is its symptom, by the clock). An OOM
+    read as a fact in a story of memory growing epoch after epoch is a leak, not capacity."""
+    if not causes or not others:
+        return [*causes, *others]
+    first, best = causes[0], others[0]
+    record = best.match.anchors[0][0]
+    nested = {c.signature.id for c in _nested(first)}
+    if (
+        best.signature.declares_explaining(first.signature)
+        and record.attrs.get("confident") is True
+        and best.signature.id not in nested
+    ):
+        return [best, *causes, *others[1:]]
+    return [*causes, *others]
+
+
+def _nested(cand: Candidate) -> list[Candidate]:
+    """Every candidate nested under `cand` by the ranking, at any depth."""
+    out: list[Candidate] = []
+    stack = list(cand.explained)
+    while stack:
+        child = stack.pop()
+        out.append(child)
+        stack.extend(child.explained)
+    return out
 
 
 def prose_candidates(records: Sequence[Evidence], catalog: Catalog) -> list[Candidate]:

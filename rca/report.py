@@ -150,7 +150,8 @@ class Cause:
             return (
                 "semantic tier: a sentence encoder reads the whole text as most like this failure, and the "
                 "lines quoted read most like it (a guess by meaning, asked when no other tier named a cause "
-                "or for alternatives when fewer than three causes were named); lowest confidence"
+                "or for alternatives when fewer than three causes were named, put first when the catalog "
+                "declares it the cause of the first one named); lowest confidence"
             )
         return ""
 

@@ -14,12 +14,15 @@ It is the last resort. The engine asks it for a cause only when no signature hel
 nothing (`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never
 overrides a fact, a known wording or the prose tier. When the other tiers named fewer than three causes,
 it is asked for alternatives (`semantic_runners_up`): the signatures it finds likeliest after them, listed
-below them (on real text the loudest fact is often a consequence). It names a cause only when the document
-is likely an incident (`min_incident`) and one signature is likely enough (`min_probability`), or when one
-signature is likely by far (`confident_probability`) and the document reads as an incident less surely
-(`confident_min_incident`): a reading that points at one failure needs less proof that something failed. It
-then lists up to ALTERNATIVES more signatures as lower causes. Its confidence is the lowest of all tiers,
-and each record quotes the lines that read most like the failure.
+below them (on real text the loudest fact is often a consequence), unless its likeliest is one the catalog
+declares the cause of the first cause named and it reads that one `confident`ly: that one goes first, the
+fact it explains second (an OOM in a story of memory growing epoch after epoch: a leak; each record says
+whether its reading is `confident`). It names a cause only when the document is likely an incident
+(`min_incident`) and one signature is likely enough (`min_probability`), or when one signature is likely by
+far (`confident_probability`) and the document reads as an incident less surely (`confident_min_incident`): a
+reading that points at one failure needs less proof that something failed. It then lists up to ALTERNATIVES
+more signatures as lower causes. Its confidence is the lowest of all tiers, and each record quotes the lines
+that read most like the failure.
 """
 
 from __future__ import annotations
@@ -343,6 +346,7 @@ def _records(
                     "incident": round(verdict.incident, 4),
                     "rank": rank,
                     "confidence": semantic_confidence(probability),
+                    "confident": probability >= model.confident_probability,
                     "line": quoted[0][0] if quoted else 1,
                     "lines": [n for n, _ in quoted],
                 },

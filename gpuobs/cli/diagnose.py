@@ -63,6 +63,23 @@ def _short(source: str) -> str:
     return Path(source).name if "/" in source else source
 
 
+def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
+    """Why a guess by meaning is the top cause: nothing else was named, or (`engine._declared_cause_first`)
+    the catalog declares it the cause of what the text's facts named."""
+    named = [c["id"] for c in causes[1:] if c.get("tier") != "semantic"]
+    if named:
+        return (
+            f"Read by the semantic tier and put first: the text's facts name {named[0]}, which the catalog "
+            "says this failure causes, and a sentence encoder reads the whole text confidently as this "
+            "failure (the lines below read most like it). Check it against the text."
+        )
+    return (
+        "Guessed by the semantic tier: no other tier named a cause; a sentence encoder reads the whole text "
+        "as most like this failure (the lines below read most like it), hence the lowest confidence. Check "
+        "it against the text."
+    )
+
+
 def _render(report: Any) -> None:
     data = report.to_dict()
     sources = ", ".join(f"{_short(k)} ({v})" for k, v in data["sources"].items()) or "no source"
@@ -129,18 +146,7 @@ def _render(report: Any) -> None:
                 if top.get("tier") == "prose"
                 else []
             ),
-            *(
-                [
-                    Text(
-                        "Guessed by the semantic tier: no other tier named a cause; a sentence encoder "
-                        "reads the whole text as most like this failure (the lines below read most like "
-                        "it), hence the lowest confidence. Check it against the text.",
-                        style="yellow",
-                    )
-                ]
-                if top.get("tier") == "semantic"
-                else []
-            ),
+            *([Text(_semantic_top_note(causes), style="yellow")] if top.get("tier") == "semantic" else []),
         ]
         chain = Text("Evidence chain:\n", style="bold")
         for item in top["evidence"]:

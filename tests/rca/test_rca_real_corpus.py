@@ -139,8 +139,10 @@ MEASURED_FALSE_CAUSES = 12
 # illegal memory access, refitted: 1846/1940, 1911/1940, 8/435. Fifteenth session, the last resort not asked
 # after the kernel's or driver's own hardware reports that no signature held on, all files refitted on the
 # 2512: 1937/2042, 2006/2042, 10/470. Sixteenth session, all files refitted on the 2647 (heldout16 and tune17
-# in): 2027/2143, 2100/2143, 12/504 (the same twelve as with the tier off).
-MEASURED_SEMANTIC_TOP1 = 2027
+# in): 2027/2143, 2100/2143, 12/504 (the same twelve as with the tier off); a confident reading of a cause the
+# catalog declares for the first cause named goes first (a told leak before the OOM fact): 2042/2143,
+# 2100/2143, 12/504.
+MEASURED_SEMANTIC_TOP1 = 2042
 MEASURED_SEMANTIC_TOP3 = 2100
 MEASURED_SEMANTIC_FALSE_CAUSES = 12
 

@@ -17,6 +17,7 @@ import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -346,6 +347,75 @@ def test_alternatives_are_asked_after_every_tier_but_never_for_a_full_list() -> 
     assert healthy.causes == () and asked == []
     full = diagnose_evidence(parse_document("kern.log", XID79, None), runners_up=runners_up, max_causes=1)
     assert [c.id for c in full.causes] == ["xid_79_fallen_off_bus"] and asked == []
+
+
+OOM_CAPACITY = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+    "79.10 GiB of which 1.25 GiB is free.\n"
+)
+
+
+def _reading(
+    signature: str, confident: bool
+) -> Callable[[frozenset[str], int], tuple[list[Evidence], list[str]]]:
+    """A stand-in for the tier's alternatives: one reading of `signature` (the contract, not the weights)."""
+
+    def runners_up(named: frozenset[str], count: int) -> tuple[list[Evidence], list[str]]:
+        record = Evidence(
+            kind=EvidenceKind.LOG,
+            key=SEMANTIC_MATCH,
+            value=signature,
+            source="described.log",
+            raw="memory grew every epoch",
+            attrs={"confidence": 0.19, "rank": 1, "confident": confident},
+            tier=EvidenceTier.SEMANTIC,
+        )
+        return [record], []
+
+    return runners_up
+
+
+def test_a_confident_reading_of_the_declared_cause_goes_before_the_fact_it_explains() -> None:
+    """The engine's contract: an OOM read as a fact names capacity; when the tier reads, confidently, a
+    signature the catalog declares its cause (a leak), that one goes first and capacity second. A reading
+    under the tier's own bar stays an alternative, and so does a signature the exact tier already nested
+    under the first cause by the clock (the Xid 31 that followed an application's illegal access)."""
+    from gpuobs.rca.parsers.document import parse_document
+
+    oom = parse_document("train.log", OOM_CAPACITY, None)
+    promoted = diagnose_evidence(oom, runners_up=_reading("cuda_oom_leak", confident=True))
+    assert [(c.id, c.tier) for c in promoted.causes] == [
+        ("cuda_oom_leak", "semantic"),
+        ("cuda_oom_capacity", "exact"),
+    ]
+    unsure = diagnose_evidence(oom, runners_up=_reading("cuda_oom_leak", confident=False))
+    assert [c.id for c in unsure.causes] == ["cuda_oom_capacity", "cuda_oom_leak"]
+    unrelated = diagnose_evidence(oom, runners_up=_reading("nccl_timeout", confident=True))
+    assert [c.id for c in unrelated.causes] == ["cuda_oom_capacity", "nccl_timeout"]
+    case = INCIDENTS / "illegal_memory_access"
+    access = [
+        ev for f in ("dmesg.txt", "server.log") for ev in parse_document(f, (case / f).read_text(), None)
+    ]
+    ordered = diagnose_evidence(access, runners_up=_reading("xid_31_mmu_fault", confident=True))
+    assert [c.id for c in ordered.causes] == ["illegal_memory_access", "xid_31_mmu_fault"]
+
+
+def test_a_told_leak_goes_before_the_oom_it_explains_as_a_real_process() -> None:
+    """The real parsers, engine, encoder, weights and CLI on a tune text (fitted on: a pin of the path, not a
+    measure): an OOM read as a fact and memory told growing epoch after epoch. The leak comes first, capacity
+    second, and the report says why a guess by meaning leads."""
+    text = INCIDENTS.parent / "real_corpus" / "tune" / "yolov7_735_mem_grows_each_epoch_oom" / "excerpt.log"
+    run = _cli("--logs", str(text), "--json")
+    assert run.returncode == 0, run.stderr
+    causes = json.loads(run.stdout)["causes"]
+    assert [(c["id"], c["tier"]) for c in causes[:2]] == [
+        ("cuda_oom_leak", "semantic"),
+        ("cuda_oom_capacity", "exact"),
+    ]
+    table = _cli("--logs", str(text))
+    assert "the text's facts name cuda_oom_capacity" in " ".join(table.stdout.split()), table.stdout
+    markdown = _cli("--logs", str(text), "--markdown", "-")
+    assert "put first when the catalog declares it the cause" in " ".join(markdown.stdout.split())
 
 
 def test_a_crash_of_the_alternatives_keeps_the_words_cause_and_is_listed(
