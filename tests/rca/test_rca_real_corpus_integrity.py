@@ -47,8 +47,8 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     healthy) in the eleventh, heldout12 (99 cases, 16 healthy) in the twelfth, heldout13 (99 cases, 16
     healthy) in the thirteenth, heldout14 (99 cases, 18 healthy) in the fourteenth, heldout15 (101 cases, 20
     healthy) in the fifteenth, heldout16 (82 cases, 18 healthy) in the sixteenth: none has a column of its own
-    and tune holds 179 + 90 + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 cases, at least 18 + 9 + 10
-    + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 healthy,
+    and tune holds 179 + 90 + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 cases, at least 18 + 9 +
+    10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 healthy,
     plus the 120 + 113
     + 100 + 101 + 107 + 99 + 101 + 100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight
     into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B, TUNE10A/10B and TUNE11A/11B_README.md), plus the
