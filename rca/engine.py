@@ -162,7 +162,7 @@ def _declared_cause_first(causes: list[Candidate], others: list[Candidate]) -> l
         return [*causes, *others]
     first, best = causes[0], others[0]
     record = best.match.anchors[0][0]
-    nested = {c.signature.id for c in _nested(first)}
+    nested = {c.signature.id for c in first.explained}  # `resolve` puts every descendant under its root
     if (
         best.signature.declares_explaining(first.signature)
         and record.attrs.get("confident") is True
@@ -170,17 +170,6 @@ def _declared_cause_first(causes: list[Candidate], others: list[Candidate]) -> l
     ):
         return [best, *causes, *others[1:]]
     return [*causes, *others]
-
-
-def _nested(cand: Candidate) -> list[Candidate]:
-    """Every candidate nested under `cand` by the ranking, at any depth."""
-    out: list[Candidate] = []
-    stack = list(cand.explained)
-    while stack:
-        child = stack.pop()
-        out.append(child)
-        stack.extend(child.explained)
-    return out
 
 
 def prose_candidates(records: Sequence[Evidence], catalog: Catalog) -> list[Candidate]:

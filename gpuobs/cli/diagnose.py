@@ -65,11 +65,11 @@ def _short(source: str) -> str:
 
 def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
     """Why a guess by meaning is the top cause: nothing else was named, or (`engine._declared_cause_first`)
-    the catalog declares it the cause of what the text's facts named."""
+    the catalog declares it the cause of what the other tiers named."""
     named = [c["id"] for c in causes[1:] if c.get("tier") != "semantic"]
     if named:
         return (
-            f"Read by the semantic tier and put first: the text's facts name {named[0]}, which the catalog "
+            f"Read by the semantic tier and put first: the other tiers name {named[0]}, which the catalog "
             "says this failure causes, and a sentence encoder reads the whole text confidently as this "
             "failure (the lines below read most like it). Check it against the text."
         )

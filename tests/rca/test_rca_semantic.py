@@ -413,7 +413,7 @@ def test_a_told_leak_goes_before_the_oom_it_explains_as_a_real_process() -> None
         ("cuda_oom_capacity", "exact"),
     ]
     table = _cli("--logs", str(text))
-    assert "the text's facts name cuda_oom_capacity" in " ".join(table.stdout.split()), table.stdout
+    assert "the other tiers name cuda_oom_capacity" in " ".join(table.stdout.split()), table.stdout
     markdown = _cli("--logs", str(text), "--markdown", "-")
     assert "put first when the catalog declares it the cause" in " ".join(markdown.stdout.split())
 
