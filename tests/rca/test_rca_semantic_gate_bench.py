@@ -1,0 +1,66 @@
+"""`bench/semantic_gate.py`'s counting: what a healthy budget lets through, and the summary's tallies.
+
+The out-of-fold reading itself is a ~10 min run over the tune split (docs/BENCHMARKS.md, seventeenth
+session); here hand-made readings check the arithmetic its figures rest on.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+from support.bench import load_bench_script
+
+
+def _bench() -> ModuleType:
+    return load_bench_script("semantic_gate")
+
+
+def _reading(bench: ModuleType, label: str, top: str, incident: float, passes: bool = False) -> object:
+    return bench.Reading(
+        label=label,
+        ranked=(top, "other_a", "other_b"),
+        passes=passes,
+        incident=incident,
+        healthy_class=1.0 - incident,
+        neighbours_incident=incident,
+    )
+
+
+def test_a_budget_lets_exactly_that_many_healthy_texts_through() -> None:
+    bench = _bench()
+    readings = [
+        _reading(bench, "none", "xid_79_fallen_off_bus", 0.9),
+        _reading(bench, "none", "nccl_timeout", 0.5),
+        _reading(bench, "nccl_timeout", "nccl_timeout", 0.95),  # right, above every healthy text
+        _reading(bench, "nccl_timeout", "cuda_oom_capacity", 0.92),  # wrong, above every healthy text
+        _reading(bench, "gpu_not_visible", "gpu_not_visible", 0.7),  # right, between the two healthy texts
+        _reading(bench, "gpu_not_visible", "gpu_not_visible", 0.1),  # right, below both
+    ]
+    score = bench.SCORES["gate as fitted"]
+    assert bench.at_budget(readings, score, 0) == (1, 1)
+    assert bench.at_budget(readings, score, 1) == (2, 1)
+    assert bench.at_budget(readings, score, 2) == (3, 1)  # every text through
+    assert bench.at_budget(readings, score, 5) == (3, 1)
+
+
+def test_the_summary_counts_the_fitted_gate_and_the_top_three() -> None:
+    bench = _bench()
+    readings = [
+        _reading(bench, "none", "nccl_timeout", 0.9, passes=True),
+        _reading(bench, "nccl_timeout", "nccl_timeout", 0.95, passes=True),
+        _reading(bench, "nccl_timeout", "cuda_oom_capacity", 0.6, passes=True),
+        _reading(bench, "other_a", "gpu_not_visible", 0.3),  # its label second in the ranking
+    ]
+    figures = bench.summary(readings, [0])
+    assert (figures["silent_incidents"], figures["silent_healthy"]) == (3, 1)
+    assert (figures["likeliest_right"], figures["top3_right"]) == (1, 2)
+    assert (figures["gate_right"], figures["gate_wrong"], figures["gate_healthy"]) == (1, 1, 1)
+    assert "| gate as fitted | 1 / 0 |" in bench.render(figures, [0])
+
+
+def test_a_negative_budget_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        _bench().main(["--budgets", "-1"])
+    assert exit_info.value.code == 2
+    assert "--budgets must be zero or more" in capsys.readouterr().err
