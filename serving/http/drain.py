@@ -9,26 +9,34 @@ caught depends on how long the process waited for the CPU since the loop last re
 SIGTERM game-day lost one on a loaded 2-core machine.
 
 `DrainingServer.shutdown` runs two steps before uvicorn's:
-1. accept everything in the backlog and close the listeners, with no await between, so a connection is
-   either taken or refused by the kernel (connect fails: a client retries that safely), never reset;
+1. on each listener, drop new handshakes (`refuse_new_handshakes`: a socket filter that drops TCP SYNs),
+   accept everything in the backlog, then close it. A connection is either taken or never completed
+   (the client's SYN goes unanswered; its retry a second later meets the closed port and is refused,
+   which a client retries safely), never reset, however long the process waits for the CPU between the
+   last accept and the close (a CI game-day lost one request as that gap loses it: widened on purpose,
+   the gap resets a connection made in it, tests/serving/test_serving_drain.py);
 2. wait, at most FIRST_REQUEST_GRACE_S, until no connection uvicorn would close has a request on the way:
    unread bytes in its socket, or no first request yet (a client connects, then sends: a preempted one
    sends late).
 uvicorn's shutdown then lets the requests in flight finish; the drain timer (`drain_timeout_s`, started
-first) ends those still running with an error. What is left is the kernel's own window between the last
-accept and the close (two system calls), and a keep-alive client sending its next request as the idle
-connection closes (HTTP's own race: clients retry).
+first) ends those still running with an error. What is left: a handshake whose SYN the kernel answered
+before the filter and whose last ACK arrives after the last accept (on loopback both are handled in one
+pass of the network stack), a kernel without socket filters (not Linux: the old gap of two system calls),
+and a keep-alive client sending its next request as the idle connection closes (HTTP's own race: clients
+retry).
 """
 
 from __future__ import annotations
 
 import array
 import asyncio
+import ctypes
 import fcntl
 import logging
 import os
 import signal
 import socket
+import struct
 import termios
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +46,7 @@ import uvicorn
 from gpuobs.names import logs as lf
 from gpuobs.serving.http.runtime import ServingRuntime
 
-__all__ = ["FIRST_REQUEST_GRACE_S", "DrainingServer", "request_on_the_way"]
+__all__ = ["FIRST_REQUEST_GRACE_S", "DrainingServer", "refuse_new_handshakes", "request_on_the_way"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +55,16 @@ logger = logging.getLogger(__name__)
 FIRST_REQUEST_GRACE_S = 1.0
 _POLL_S = 0.005
 _NOT_HTTP = object()
+
+_SO_ATTACH_FILTER = getattr(socket, "SO_ATTACH_FILTER", 26)  # Linux <asm-generic/socket.h>
+# Classic BPF, run on each packet to the listener with the TCP header at offset 0 (as tcp_filter runs it):
+# load the flags byte, drop the packet (return 0) when SYN is set, keep it whole otherwise.
+_DROP_SYN = (
+    (0x30, 0, 0, 13),  # ldb [13]: TCP flags
+    (0x45, 0, 1, 0x02),  # jset #SYN: next, else skip one
+    (0x06, 0, 0, 0),  # ret #0: drop
+    (0x06, 0, 0, 0xFFFFFFFF),  # ret #-1: keep
+)
 
 
 def _unread_bytes(transport: asyncio.BaseTransport) -> int:
@@ -60,6 +78,24 @@ def _unread_bytes(transport: asyncio.BaseTransport) -> int:
     except OSError:
         return 0
     return int(buf[0])
+
+
+def refuse_new_handshakes(listener: socket.socket) -> bool:
+    """Make the kernel drop every TCP SYN sent to `listener`, so no new connection completes on it while
+    the drain empties its backlog; False where the kernel takes no socket filter (not Linux).
+
+    Every other packet passes, so a handshake already under way completes and is taken. Connections
+    accepted later inherit the filter, harmlessly: an established connection gets no SYN."""
+    code = (ctypes.c_ubyte * (8 * len(_DROP_SYN))).from_buffer_copy(
+        b"".join(struct.pack("HBBI", *insn) for insn in _DROP_SYN)
+    )
+    program = struct.pack("HP", len(_DROP_SYN), ctypes.addressof(code))  # struct sock_fprog
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, program)
+    except OSError as exc:
+        logger.debug("drain: no socket filter on the listener (%s); its backlog is taken without one", exc)
+        return False
+    return True
 
 
 def request_on_the_way(connection: Any) -> bool:
@@ -108,12 +144,14 @@ class DrainingServer(uvicorn.Server):
         return make
 
     def take_backlog_and_close(self) -> list[socket.socket]:
-        """Accept every connection the kernel has completed, then close the listeners; no await between."""
+        """Stop new handshakes, accept every connection the kernel has completed, then close the listeners;
+        no await between."""
         taken: list[socket.socket] = []
         for server in self.servers:
             for listener in server.sockets:
                 dup = socket.socket(fileno=os.dup(listener.fileno()))
                 try:
+                    refuse_new_handshakes(dup)  # the same socket as the listener: the filter is on both
                     dup.setblocking(False)
                     while True:
                         try:
