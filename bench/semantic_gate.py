@@ -48,6 +48,7 @@ class Reading:
     incident: float
     healthy_class: float
     neighbours_incident: float
+    case: str = ""
 
 
 def silent_cases() -> set[str]:
@@ -87,6 +88,7 @@ def read_out_of_fold(silent: set[str]) -> list[Reading]:
                     incident=incident,
                     healthy_class=float(probabilities[row, healthy]),
                     neighbours_incident=float(np.mean(labels[train][nearest[row]] != HEALTHY)),
+                    case=docs[case].case,
                 )
             )
     return readings
