@@ -102,7 +102,11 @@ def _refused_within(client: socket.socket, timeout_s: float) -> bool:
 @pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6], ids=["ipv4", "ipv6"])
 def test_refused_handshakes_leave_the_backlog_whole_and_end_refused(family: socket.AddressFamily) -> None:
     host = "127.0.0.1" if family == socket.AF_INET else "::1"
-    with socket.socket(family) as listener:
+    try:
+        listener = socket.socket(family)
+    except OSError:  # the kernel has no such family at all
+        pytest.skip(f"no {host} on this machine")
+    with listener:
         try:
             listener.bind((host, 0))
         except OSError:
