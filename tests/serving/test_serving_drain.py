@@ -35,6 +35,15 @@ async def _until(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -
     raise AssertionError(f"timed out waiting for {what}")
 
 
+async def _started(app: Any) -> tuple[DrainingServer, asyncio.Task[None]]:
+    """A DrainingServer for `app` on a free loopback port, started in the running loop, and its task."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="off", log_config=None)
+    server = DrainingServer(config, ServingRuntime(ServerConfig(drain_timeout_s=5)))
+    serving = asyncio.create_task(server.serve())
+    await _until(lambda: server.started, "the server to start")
+    return server, serving
+
+
 def test_request_on_the_way_follows_uvicorns_request_cycle() -> None:
     release = asyncio.Event()
 
@@ -45,10 +54,8 @@ def test_request_on_the_way_follows_uvicorns_request_cycle() -> None:
         await send({"type": "http.response.body", "body": b"ok"})
 
     async def main() -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="off", log_config=None)
-        server = DrainingServer(config, ServingRuntime(ServerConfig(drain_timeout_s=5)))
-        serving = asyncio.create_task(server.serve())
-        await _until(lambda: server.started, "the server to start")
+        server, serving = await _started(app)
+        config = server.config
         port = server.servers[0].sockets[0].getsockname()[1]
 
         # the protocols the drain makes for backlog connections are uvicorn's own, as its startup makes them
@@ -175,10 +182,7 @@ def test_a_connection_made_as_the_listener_closes_is_refused_not_reset(
         await send({"type": "http.response.body", "body": b"ok"})
 
     async def main() -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="off", log_config=None)
-        server = DrainingServer(config, ServingRuntime(ServerConfig(drain_timeout_s=5)))
-        serving = asyncio.create_task(server.serve())
-        await _until(lambda: server.started, "the server to start")
+        server, serving = await _started(app)
         server.should_exit = True  # the drain runs, as on SIGTERM
         await asyncio.wait_for(serving, 30)
 
