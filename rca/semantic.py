@@ -8,7 +8,10 @@ and, beside its 384-dimensional document vector, the words the text uses weighed
 `bench/fit_semantic_tier.py` on the real-text corpus into `catalog/_semantic_weights.json` read them: one over
 the signature ids and healthy text (`none`), and two that only tell an incident from healthy text, one over
 both views and one over the words alone, whose mean is the incident reading (the pair names more incidents
-than either alone at the same count of healthy texts named, out of fold).
+than either alone at the same count of healthy texts named, out of fold). The signatures of a text written
+in Chinese, Japanese or Korean (`rca.multilingual.written_in_cjk`) are named by a second class reader, fitted
+on the same texts, whose features hold a multilingual encoder's vector too (`SemanticModel.cjk`; MiniLM was
+trained on English); whether such a text tells of an incident stays the first readers' call.
 
 It is the last resort. The engine asks it for a cause only when no signature held and the prose tier named
 nothing (`engine.diagnose_evidence`'s fallback; `pipeline.diagnose` hands it the log texts), so it never
@@ -33,7 +36,7 @@ from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,6 +52,12 @@ from gpuobs.rca.embedding import (
 )
 from gpuobs.rca.fitted import FittedSlot, read_weights
 from gpuobs.rca.keys import SEMANTIC_MATCH
+from gpuobs.rca.multilingual import (
+    MULTILINGUAL_SHA256,
+    MULTILINGUAL_WIDTH,
+    embed_multilingual,
+    written_in_cjk,
+)
 from gpuobs.rca.prose import HEALTHY
 from gpuobs.rca.terms import TermWeights
 
@@ -59,6 +68,7 @@ __all__ = [
     "SEMANTIC_ENV",
     "SEMANTIC_VARIANT",
     "SEMANTIC_WEIGHTS_FILE",
+    "ClassReader",
     "SemanticModel",
     "SemanticUnavailable",
     "default_semantic_model",
@@ -79,6 +89,9 @@ SEMANTIC_CONFIDENCE_LOW = 0.1
 SEMANTIC_CONFIDENCE_HIGH = 0.2
 ALTERNATIVES = 2
 ALTERNATIVE_MIN_PROBABILITY = 0.05
+# Which readers read a document (each record's `reader`): the one for every text, or the one for CJK text.
+DEFAULT_READER = "default"
+CJK_READER = "cjk"
 _QUOTED_LINES = 3
 _SCORED_LINES = 40
 _MAX_QUOTE_CHARS = 400
@@ -93,24 +106,22 @@ class SemanticVerdict:
     incident: float
 
 
-@dataclass(frozen=True)
-class SemanticModel:
-    """Per-class logistic weights over a document's features (its encoder vector, then its TF-IDF terms),
-    and two incident-or-healthy logistic readers: one over the same features, one over the terms alone."""
+@dataclass(frozen=True, kw_only=True)
+class ClassReader:
+    """Per-class logistic weights over a document's features: its encoder vector (MiniLM's, followed by the
+    multilingual encoder's when `multilingual_sha256` is set), then its TF-IDF terms."""
 
     classes: tuple[str, ...]
     weights: np.ndarray  # (classes, features)
     bias: np.ndarray  # (classes,)
-    incident_weights: np.ndarray  # (features,)
-    incident_bias: float
-    incident_term_weights: np.ndarray  # (terms,)
-    incident_term_bias: float
-    min_probability: float
-    min_incident: float
-    confident_probability: float
-    confident_min_incident: float
     model_sha256: str
     terms: TermWeights
+    multilingual_sha256: str = ""
+
+    @property
+    def vector_width(self) -> int:
+        """How many of a row's features are the encoders' vector (the rest are its terms)."""
+        return int(self.weights.shape[1]) - self.terms.size
 
     def features(self, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
         """One row per text: its encoder vector (a row of `vectors`) beside its TF-IDF terms."""
@@ -127,24 +138,6 @@ class SemanticModel:
         odds = np.exp(logits)
         return np.asarray(odds / odds.sum(axis=-1, keepdims=True))
 
-    def incident(self, features: np.ndarray) -> float:
-        """The probability that the document (one row of features) tells of an incident, not healthy
-        operation: the mean of the two readers'."""
-        whole = float(features @ self.incident_weights + self.incident_bias)
-        words = float(features[ENCODER_WIDTH:] @ self.incident_term_weights + self.incident_term_bias)
-        return (_sigmoid(whole) + _sigmoid(words)) / 2.0
-
-    def judge(self, features: np.ndarray) -> SemanticVerdict:
-        """The signatures one document's features name: none unless its likeliest signature passes
-        `min_probability` and it reads as an incident (`min_incident`, or `confident_min_incident` when that
-        signature passes `confident_probability`); then that one and up to ALTERNATIVES runners-up."""
-        incident = self.incident(features)
-        ranked = self.signatures(features)
-        if not ranked or not self.passes(incident, ranked[0][1]):
-            return SemanticVerdict((), incident)
-        alternatives = [r for r in ranked[1 : 1 + ALTERNATIVES] if r[1] >= ALTERNATIVE_MIN_PROBABILITY]
-        return SemanticVerdict((ranked[0], *alternatives), incident)
-
     def signatures(self, features: np.ndarray, leave_out: Collection[str] = ()) -> list[tuple[str, float]]:
         """The signatures (not `none`, none of `leave_out`) with their probabilities for one document's
         features, likeliest first."""
@@ -158,6 +151,100 @@ class SemanticModel:
             key=lambda it: (-it[1], it[0]),
         )
 
+    def to_json(self) -> dict[str, object]:
+        encoder = {"model_sha256": self.model_sha256}
+        if self.multilingual_sha256:
+            encoder["multilingual_sha256"] = self.multilingual_sha256
+        return {
+            "encoder": encoder,
+            "classes": list(self.classes),
+            "terms": self.terms.to_json(),
+            "bias": [round(float(b), 5) for b in self.bias],
+            "weights": [[round(float(w), 5) for w in row] for row in self.weights],
+        }
+
+    @staticmethod
+    def fields_from_json(data: dict[str, object]) -> dict[str, Any]:
+        """The class reader's fields read from `data`, checked: ValueError names what is wrong."""
+        import numpy as np
+
+        try:
+            classes = tuple(str(c) for c in data["classes"])  # type: ignore[attr-defined]
+            weights = np.asarray(data["weights"], dtype=np.float64)
+            bias = np.asarray(data["bias"], dtype=np.float64)
+            sha = str(data["encoder"]["model_sha256"])  # type: ignore[index]
+            multilingual_sha = str(data["encoder"].get("multilingual_sha256", ""))  # type: ignore[attr-defined]
+            terms = TermWeights.from_json(data["terms"])  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"semantic weights: missing or malformed field: {exc!r}") from exc
+        if weights.ndim != 2 or weights.shape[0] != len(classes) or bias.shape != (len(classes),):
+            raise ValueError("semantic weights: 'weights' and 'bias' must have one row per class")
+        width = ENCODER_WIDTH + (MULTILINGUAL_WIDTH if multilingual_sha else 0)
+        if weights.shape[1] != width + terms.size:
+            raise ValueError("semantic weights: each row of 'weights' must cover the vector and the terms")
+        if HEALTHY not in classes:
+            raise ValueError("semantic weights: the healthy class 'none' is missing")
+        return {
+            "classes": classes,
+            "weights": weights,
+            "bias": bias,
+            "model_sha256": sha,
+            "terms": terms,
+            "multilingual_sha256": multilingual_sha,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> ClassReader:
+        return cls(**cls.fields_from_json(data))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SemanticModel(ClassReader):
+    """A class reader over MiniLM's vector and the terms, two incident-or-healthy logistic readers (one over
+    the same features, one over the terms alone) and the gate that decides when a reading names a cause.
+
+    `cjk`, when present, is a class reader over both encoders' vectors: it names the signatures of a text
+    written in Chinese, Japanese or Korean, while this model's incident readers and gate still decide whether
+    that text tells of an incident (they were chosen by cross-validation for these readers; out of fold, the
+    CJK readers' own incident reading let a healthy CJK text through that these keep quiet,
+    docs/BENCHMARKS.md, nineteenth session)."""
+
+    incident_weights: np.ndarray  # (features,)
+    incident_bias: float
+    incident_term_weights: np.ndarray  # (terms,)
+    incident_term_bias: float
+    min_probability: float
+    min_incident: float
+    confident_probability: float
+    confident_min_incident: float
+    cjk: ClassReader | None = None
+
+    def reader_for(self, text: str) -> ClassReader:
+        """The class reader that names this text's signatures: `cjk` for text written in Chinese, Japanese or
+        Korean (when the model has one), this model's own otherwise."""
+        return self.cjk if self.cjk is not None and written_in_cjk(text) else self
+
+    def incident(self, features: np.ndarray) -> float:
+        """The probability that the document (one row of features) tells of an incident, not healthy
+        operation: the mean of the two readers'."""
+        whole = float(features @ self.incident_weights + self.incident_bias)
+        words = float(features[self.vector_width :] @ self.incident_term_weights + self.incident_term_bias)
+        return (_sigmoid(whole) + _sigmoid(words)) / 2.0
+
+    def judge(self, features: np.ndarray) -> SemanticVerdict:
+        """The signatures one document's features name (see `verdict`)."""
+        return self.verdict(self.incident(features), self.signatures(features))
+
+    def verdict(self, incident: float, ranked: Sequence[tuple[str, float]]) -> SemanticVerdict:
+        """What a document with this incident reading and these signatures, likeliest first, names: none
+        unless its likeliest signature passes `min_probability` and it reads as an incident (`min_incident`,
+        or `confident_min_incident` when that signature passes `confident_probability`); then that one and up
+        to ALTERNATIVES runners-up."""
+        if not ranked or not self.passes(incident, ranked[0][1]):
+            return SemanticVerdict((), incident)
+        alternatives = [r for r in ranked[1 : 1 + ALTERNATIVES] if r[1] >= ALTERNATIVE_MIN_PROBABILITY]
+        return SemanticVerdict((ranked[0], *alternatives), incident)
+
     def passes(self, incident: float, probability: float) -> bool:
         """Whether a document with this incident reading and likeliest-signature probability is named."""
         if probability < self.min_probability:
@@ -168,66 +255,60 @@ class SemanticModel:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "encoder": {"model_sha256": self.model_sha256},
-            "classes": list(self.classes),
+            **super().to_json(),
             "min_probability": self.min_probability,
             "min_incident": self.min_incident,
             "confident_probability": self.confident_probability,
             "confident_min_incident": self.confident_min_incident,
-            "terms": self.terms.to_json(),
-            "bias": [round(float(b), 5) for b in self.bias],
-            "weights": [[round(float(w), 5) for w in row] for row in self.weights],
             "incident_bias": round(self.incident_bias, 5),
             "incident_weights": [round(float(w), 5) for w in self.incident_weights],
             "incident_term_bias": round(self.incident_term_bias, 5),
             "incident_term_weights": [round(float(w), 5) for w in self.incident_term_weights],
+            **({"cjk": self.cjk.to_json()} if self.cjk is not None else {}),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> SemanticModel:
         import numpy as np
 
+        fields = ClassReader.fields_from_json(data)
         try:
-            classes = tuple(str(c) for c in data["classes"])  # type: ignore[attr-defined]
-            weights = np.asarray(data["weights"], dtype=np.float64)
-            bias = np.asarray(data["bias"], dtype=np.float64)
             incident_weights = np.asarray(data["incident_weights"], dtype=np.float64)
-            incident_bias = float(data["incident_bias"])  # type: ignore[arg-type]
             incident_term_weights = np.asarray(data["incident_term_weights"], dtype=np.float64)
-            incident_term_bias = float(data["incident_term_bias"])  # type: ignore[arg-type]
-            min_probability = float(data["min_probability"])  # type: ignore[arg-type]
-            min_incident = float(data["min_incident"])  # type: ignore[arg-type]
-            confident_probability = float(data["confident_probability"])  # type: ignore[arg-type]
-            confident_min_incident = float(data["confident_min_incident"])  # type: ignore[arg-type]
-            sha = str(data["encoder"]["model_sha256"])  # type: ignore[index]
-            terms = TermWeights.from_json(data["terms"])  # type: ignore[arg-type]
-        except (KeyError, TypeError, ValueError) as exc:
+            gate: dict[str, Any] = {
+                name: float(data[name])  # type: ignore[arg-type]
+                for name in (
+                    "incident_bias",
+                    "incident_term_bias",
+                    "min_probability",
+                    "min_incident",
+                    "confident_probability",
+                    "confident_min_incident",
+                )
+            }
+            cjk_data = data.get("cjk")
+            cjk = None if cjk_data is None else ClassReader.from_json(cjk_data)  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"semantic weights: missing or malformed field: {exc!r}") from exc
-        if weights.ndim != 2 or weights.shape[0] != len(classes) or bias.shape != (len(classes),):
-            raise ValueError("semantic weights: 'weights' and 'bias' must have one row per class")
-        if weights.shape[1] != ENCODER_WIDTH + terms.size:
-            raise ValueError("semantic weights: each row of 'weights' must cover the vector and the terms")
-        if incident_weights.shape != (weights.shape[1],):
+        if fields["multilingual_sha256"]:
+            raise ValueError("semantic weights: the main readers read MiniLM's vector alone")
+        if cjk is not None and (not cjk.multilingual_sha256 or cjk.classes != fields["classes"]):
+            raise ValueError("semantic weights: 'cjk' must read the multilingual vector, same classes")
+        if incident_weights.shape != (fields["weights"].shape[1],):
             raise ValueError("semantic weights: 'incident_weights' must match the features' size")
-        if incident_term_weights.shape != (terms.size,):
+        if incident_term_weights.shape != (fields["terms"].size,):
             raise ValueError("semantic weights: 'incident_term_weights' must match the terms' size")
-        if HEALTHY not in classes:
-            raise ValueError("semantic weights: the healthy class 'none' is missing")
         return cls(
-            classes,
-            weights,
-            bias,
-            incident_weights,
-            incident_bias,
-            incident_term_weights,
-            incident_term_bias,
-            min_probability,
-            min_incident,
-            confident_probability,
-            confident_min_incident,
-            sha,
-            terms,
+            **fields,
+            incident_weights=incident_weights,
+            incident_term_weights=incident_term_weights,
+            cjk=cjk,
+            **gate,
         )
+
+
+# A document read: its name, the verdict, its embedding and the class reader that named its signatures.
+_Reading = tuple[str, SemanticVerdict, DocumentEmbedding, ClassReader]
 
 
 def _sigmoid(z: float) -> float:
@@ -281,10 +362,7 @@ def semantic_records(texts: Sequence[tuple[str, str]], model: SemanticModel | No
     if model is None or not texts:
         return []
     best = _clearest_document(texts, model)
-    if best is None:
-        return []
-    name, verdict, doc = best
-    return _records(name, verdict, doc, model)
+    return [] if best is None else _records(best, model)
 
 
 def semantic_runners_up(
@@ -299,39 +377,40 @@ def semantic_runners_up(
     model = _usable_model(model)
     if model is None or not texts or count <= 0:
         return []
-    best: tuple[str, SemanticVerdict, DocumentEmbedding] | None = None
+    best: _Reading | None = None
     for name, text in texts:
         doc = embed_document(text.splitlines())
         if doc is None:
             continue
-        features = model.features(doc.vector[None, :], [doc.text])[0]
-        ranked = [r for r in model.signatures(features, named) if r[1] >= ALTERNATIVE_MIN_PROBABILITY][:count]
+        reader, features, incident = _read(model, doc)
+        likely = [r for r in reader.signatures(features, named) if r[1] >= ALTERNATIVE_MIN_PROBABILITY]
+        ranked = likely[:count]
         if ranked and (best is None or ranked[0][1] > best[1].named[0][1]):
-            best = (name, SemanticVerdict(tuple(ranked), model.incident(features)), doc)
-    if best is None:
-        return []
-    return _records(*best, model)
+            best = (name, SemanticVerdict(tuple(ranked), incident), doc, reader)
+    return [] if best is None else _records(best, model)
 
 
 def _usable_model(model: SemanticModel | None) -> SemanticModel | None:
     """The model to read with (the default when none is given); SemanticUnavailable when it was fitted on
-    another encoder than the installed one."""
+    other encoders than the installed ones."""
     model = default_semantic_model() if model is None else model
-    if model is not None and model.model_sha256 != MODEL_SHA256:
-        raise SemanticUnavailable("semantic weights were fitted on another encoder; refit them")
+    readers = [] if model is None else [model] if model.cjk is None else [model, model.cjk]
+    for reader in readers:
+        if reader.model_sha256 != MODEL_SHA256 or reader.multilingual_sha256 not in ("", MULTILINGUAL_SHA256):
+            raise SemanticUnavailable("semantic weights were fitted on another encoder; refit them")
     return model
 
 
-def _records(
-    name: str, verdict: SemanticVerdict, doc: DocumentEmbedding, model: SemanticModel
-) -> list[Evidence]:
-    """One record per signature the verdict names, best first, quoting the document's lines that read most
-    like it."""
+def _records(reading: _Reading, model: SemanticModel) -> list[Evidence]:
+    """One record per signature the verdict names, best first, quoting the document's lines that its class
+    reader reads most like it."""
+    name, verdict, doc, reader = reading
     lines = [line for chunk in doc.chunks for line in chunk][:_SCORED_LINES]
-    per_line = model.probabilities(model.features(_line_vectors(lines), [text for _, text in lines]))
+    texts = [text for _, text in lines]
+    per_line = reader.probabilities(reader.features(_line_vectors(reader, lines), texts))
     records = []
     for rank, (signature, probability) in enumerate(verdict.named, start=1):
-        ci = model.classes.index(signature)
+        ci = reader.classes.index(signature)
         order = sorted(range(len(lines)), key=lambda i: (-per_line[i, ci], i))[:_QUOTED_LINES]
         quoted = sorted(lines[i] for i in order)
         records.append(
@@ -349,6 +428,7 @@ def _records(
                     "confident": probability >= model.confident_probability,
                     "line": quoted[0][0] if quoted else 1,
                     "lines": [n for n, _ in quoted],
+                    "reader": CJK_READER if reader.multilingual_sha256 else DEFAULT_READER,
                 },
                 tier=EvidenceTier.SEMANTIC,
             )
@@ -356,23 +436,48 @@ def _records(
     return records
 
 
-def _clearest_document(
-    texts: Sequence[tuple[str, str]], model: SemanticModel
-) -> tuple[str, SemanticVerdict, DocumentEmbedding] | None:
-    """The (name, verdict, embedding) of the document whose first signature is likeliest, of those that
-    name one."""
-    best: tuple[str, SemanticVerdict, DocumentEmbedding] | None = None
+def _clearest_document(texts: Sequence[tuple[str, str]], model: SemanticModel) -> _Reading | None:
+    """The (name, verdict, embedding, reader) of the document whose first signature is likeliest, of those
+    that name one."""
+    best: _Reading | None = None
     for name, text in texts:
         doc = embed_document(text.splitlines())
         if doc is None:
             continue
-        verdict = model.judge(model.features(doc.vector[None, :], [doc.text])[0])
+        reader, features, incident = _read(model, doc)
+        verdict = model.verdict(incident, reader.signatures(features))
         if verdict.named and (best is None or verdict.named[0][1] > best[1].named[0][1]):
-            best = (name, verdict, doc)
+            best = (name, verdict, doc, reader)
     return best
 
 
-def _line_vectors(lines: Sequence[tuple[int, str]]) -> np.ndarray:
-    """Each line's own vector: which lines, read alone, read most like the signature named is what the
-    report quotes."""
-    return embed_lines([text for _, text in lines])
+def _read(model: SemanticModel, doc: DocumentEmbedding) -> tuple[ClassReader, np.ndarray, float]:
+    """The class reader that names the document's signatures, the document's features as that reader reads
+    them, and its incident reading (always by the model's own readers)."""
+    features = _document_features(model, doc)
+    reader = model.reader_for(doc.text)
+    named_from = features if reader is model else _document_features(reader, doc)
+    return reader, named_from, model.incident(features)
+
+
+def _document_features(reader: ClassReader, doc: DocumentEmbedding) -> np.ndarray:
+    """The document's features as `reader` reads them: MiniLM's vector (and the multilingual encoder's mean
+    over the same chunks, for a reader fitted with it) beside its terms."""
+    import numpy as np
+
+    vector = doc.vector
+    if reader.multilingual_sha256:
+        chunks = ["\n".join(text for _, text in chunk) for chunk in doc.chunks]
+        vector = np.concatenate([vector, embed_multilingual(chunks).mean(axis=0)])
+    return reader.features(vector[None, :], [doc.text])[0]
+
+
+def _line_vectors(reader: ClassReader, lines: Sequence[tuple[int, str]]) -> np.ndarray:
+    """Each line's own vector as `reader` reads it: which lines, read alone, read most like the signature
+    named is what the report quotes."""
+    import numpy as np
+
+    texts = [text for _, text in lines]
+    if not reader.multilingual_sha256:
+        return embed_lines(texts)
+    return np.hstack([embed_lines(texts), embed_multilingual(texts)])

@@ -454,7 +454,7 @@ def test_weights_that_are_not_the_model_are_refused_and_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, semantic_on: None
 ) -> None:
     """A repackaged copy with other weights must not be used silently: the checksum is checked first."""
-    monkeypatch.setattr(emb, "_sha256", lambda path: "0" * 64)
+    monkeypatch.setattr(emb, "file_sha256", lambda path: "0" * 64)
     emb._encoder.cache_clear()
     try:
         log = tmp_path / "described.log"
