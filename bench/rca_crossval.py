@@ -15,7 +15,8 @@ of those;
 
 `--no-prose` turns the prose tier off (the figure before it existed); `--no-agree` fits the prose tier
 without its second reader's agreement. The semantic tier is off unless `--semantic` is given; then it is
-fitted per fold too (`bench/fit_semantic_tier.py`, on the cached vectors of the fold's training cases).
+fitted per fold too (`bench/fit_semantic_tier.py`, its CJK readers included, on the cached vectors of the
+fold's training cases).
 `--groups N` leaves out N groups of repositories in turn (round-robin
 over the sorted repositories) instead of one repository at a time: each fold still holds out whole
 repositories, and the run takes N fits instead of one per repository (since the prose tier's second reader,
@@ -109,6 +110,7 @@ def crossval(
         folds[fold_of[_repo(case)]].append(case)
     sem_docs = fit_semantic_tier.tune_docs(TUNE) if semantic else []
     sem_vectors = fit_semantic_tier.vectors(sem_docs) if semantic else None
+    sem_multilingual = fit_semantic_tier.multilingual_vectors(sem_docs) if semantic else None
     sem_texts = [d.read_text for d in sem_docs]
     results: list[CaseResult] = []
     for fold in sorted(folds):
@@ -125,7 +127,10 @@ def crossval(
         if sem_vectors is not None:
             rows = [i for i, d in enumerate(sem_docs) if d.group not in held_out]
             sem_model = fit_semantic_tier.fit(
-                sem_vectors[rows], [sem_texts[i] for i in rows], [sem_docs[i].label for i in rows]
+                sem_vectors[rows],
+                [sem_texts[i] for i in rows],
+                [sem_docs[i].label for i in rows],
+                None if sem_multilingual is None else sem_multilingual[rows],
             )
         with use_prose_model(model), use_semantic_model(sem_model):
             results += [_run(case, catalog) for case in folds[fold]]

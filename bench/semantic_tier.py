@@ -7,6 +7,8 @@ Each row is a fresh `gpuobs diagnose --json` process (wall time, median and rang
 
 - a person's description that no other tier reads (a tune case): the tier loads the encoder and names a
   cause; this row is its price;
+- a write-up in Chinese that no other tier reads (a tune case): the tier loads both encoders (MiniLM, and
+  the multilingual one that CJK text is named with, `rca/multilingual.py`);
 - a description the prose tier names: the encoder is never loaded;
 - 100,000 log lines with failures in them (tests/support/rca_corpus.py `make_log`, the issue's 2 s
   target): an exact cause is found first, so the tier must cost nothing.
@@ -35,6 +37,7 @@ from support.rca_corpus import make_log  # noqa: E402
 
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 DESCRIBED = TUNE / "llmdbench_668_gke_vllm_standalone_pod_crash_30s" / "excerpt.log"
+DESCRIBED_CJK = TUNE / "a_gitcode_1163cab8_trtexec_10_engine_python_trt84_none" / "excerpt.log"
 PROSE_NAMED = (
     "After a few hours of training the card vanishes from nvidia-smi; only a power cycle brings it back.\n"
 )
@@ -68,11 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         described, prose, big = Path(tmp) / "described.log", Path(tmp) / "prose.log", Path(tmp) / "100k.log"
+        described_cjk = Path(tmp) / "described_cjk.log"
         described.write_text(DESCRIBED.read_text(encoding="utf-8"), encoding="utf-8")
+        described_cjk.write_text(DESCRIBED_CJK.read_text(encoding="utf-8"), encoding="utf-8")
         prose.write_text(PROSE_NAMED, encoding="utf-8")
         big.write_text(make_log(100_000, 0.015), encoding="utf-8")
         rows = [
             ("described, no other tier reads it", described),
+            ("described in Chinese, no other tier reads it", described_cjk),
             ("described, the prose tier names it", prose),
             ("100,000 log lines, 1.5% failure lines", big),
         ]
