@@ -282,7 +282,9 @@ _STATE_KINDS = (EvidenceKind.METRIC, EvidenceKind.STATE)
 # lockups. Pasted into one excerpt without timestamps beside a program's output, they keep a clock of their
 # own: a person pastes the error they saw, then "dmesg shows ...", so the paste's order across the two logs
 # says what was shown first, not what happened. (An OOM kill is left out: Slurm and the kubelet report it in
-# their own logs too, on the program's clock.)
+# their own logs too, on the program's clock.) A record read off a line the NVIDIA kernel module printed
+# ("NVRM" in it: RmInitAdapter failed, a GSP boot timeout, an API mismatch) is the kernel's too, whatever its
+# key.
 _KERNEL_LOG_KEYS = frozenset(
     {
         XID,
@@ -311,12 +313,17 @@ def precedes(a: tuple[Evidence, int], b: tuple[Evidence, int], slack_s: float = 
         return None
     if ea.time is not None and eb.time is not None:
         return ea.time <= eb.time + slack_s
-    if ea.source == eb.source and (ea.key in _KERNEL_LOG_KEYS) == (eb.key in _KERNEL_LOG_KEYS):
+    if ea.source == eb.source and _from_kernel_log(ea) == _from_kernel_log(eb):
         la, lb = ea.attrs.get("line"), eb.attrs.get("line")
         if isinstance(la, int) and isinstance(lb, int):
             return la <= lb
         return ia <= ib
     return None
+
+
+def _from_kernel_log(ev: Evidence) -> bool:
+    """Whether the record was read off the kernel's log (its key, or a line of the NVIDIA kernel module)."""
+    return ev.key in _KERNEL_LOG_KEYS or "NVRM" in (ev.raw or "")
 
 
 # The text tier (parsers.text): a signature holds on its wording alone when the phrases found near each

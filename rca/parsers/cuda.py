@@ -264,7 +264,11 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (
         re.compile(
-            r"NVRM: (?:RmInitAdapter failed|The NVIDIA probe routine failed|GPU \S+: rm_init_adapter failed|"
+            r"NVRM: (?:RmInitAdapter failed|The NVIDIA probe routine failed|"
+            # older drivers' "rm_init_adapter failed for device bearing minor number 0" and
+            # "rm_init_adapter(0) failed"; current drivers print both under the GPU's PCI address
+            # ("GPU 0000:57:00.0: RmInitAdapter failed! (0x22:0x56:897)", "... rm_init_adapter failed, ...")
+            r"rm_init_adapter(?:\(\d+\))? failed|GPU \S+: (?:rm_init_adapter|RmInitAdapter) failed|"
             r"failed to allocate vendor device|No NVIDIA (?:graphics adapter|GPU) (?:probed|found)|"
             r"The NVIDIA probe routine was not called|"
             # nv-pci.c's probe refusals: a GPU this driver branch does not support ("The NVIDIA GPU %s
@@ -277,7 +281,11 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             # nv-pci.c: a 64-bit BAR the upstream bridge has no window for; nv.c's module init giving up
             r"This is a 64-bit BAR mapped above 4GB|NVIDIA init module failed)|"
             # nvidia-persistenced (nvpd_main.c) finds no /dev/nvidia* nodes: the module never came up
-            r"Failed to query NVIDIA devices\. Please ensure that the NVIDIA device files"
+            r"Failed to query NVIDIA devices\. Please ensure that the NVIDIA device files|"
+            # GSP-RM never booted, so the adapter cannot initialise (kernel_gsp*.c: "kgspBootstrap_GH100:
+            # GSP-FMC reported an error while attempting to boot GSP", "kgspBootstrapRiscvOSEarly_GH100:
+            # Timeout waiting for GSP target mask release"; the open modules print "NVRM" without a colon)
+            r"NVRM:? kgspBootstrap\w*: (?:.*\b(?:[Tt]imeout|failed|error)\b)"
         ),
         "nvrm_init",
     ),
@@ -436,6 +444,7 @@ PARSERS: list[Trigger] = [
             "capability sm_",
             "PTX",
             "NVRM: ",
+            "kgspBootstrap",
             "NVIDIA driver",
             "CUDA GPUs",
             "no GPUs found",

@@ -1363,3 +1363,35 @@ def test_tensorrt_llm_s_other_stages_are_not_the_kv_cache(tmp_path: Path) -> Non
             f"The following component could not be created: {stage}\n"
         )
         assert "kv_cache_exhausted" not in pasted_causes(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("expected", "text"),
+    [
+        (  # current drivers print RmInitAdapter's failure under the GPU's address; the paste puts dmesg last
+            "gpu_driver_failure",
+            "$ nvidia-smi\nNo devices were found\n$ sudo dmesg | grep NVRM\n"
+            "[   12.301] NVRM: GPU 0000:57:00.0: RmInitAdapter failed! (0x22:0x56:897)\n",
+        ),
+        (  # GSP-RM never booted (the open modules print "NVRM" without a colon)
+            "gpu_driver_failure",
+            "$ nvidia-smi conf-compute -f\nNo devices were found\nand dmesg says:\n"
+            "[   36.077473] NVRM kgspBootstrapRiscvOSEarly_GH100: Timeout waiting for GSP target mask release. "
+            "This error may be caused by several reasons: Bootrom may have failed\n",
+        ),
+        (  # the control: a container started without a GPU, whose nvidia-smi cannot reach the driver
+            "gpu_not_visible",
+            "$ docker run --rm nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n"
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
+            "latest NVIDIA driver is installed and running.\n",
+        ),
+    ],
+    ids=["rm-init-adapter-after-no-devices", "gsp-boot-timeout-after-no-devices", "container-without-gpu"],
+)
+def test_a_driver_that_never_brought_the_gpu_up_is_the_cause_of_no_devices_in_any_paste_order(
+    tmp_path: Path, expected: str, text: str
+) -> None:
+    """The kernel's NVRM lines keep their own clock: pasted after the `nvidia-smi` output they explain, they
+    are still its cause (the driver failed to initialise the adapter, so no device is found)."""
+    causes = pasted_causes(tmp_path, text)
+    assert causes[:1] == [expected], causes

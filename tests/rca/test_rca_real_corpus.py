@@ -118,10 +118,13 @@ TUNE = REAL / "tune"
 # illegal memory access naming 716): 1878/2042, 1887/2042, 10/470. Sixteenth session: heldout16 promoted (82
 # cases, 18 healthy) and 53 cases gathered straight into tune/ (TUNE17A/17B_README.md, 16 healthy); all three
 # files refitted on the 2647: 1967/2143, 1976/2143, 12/504. Seventeenth session: heldout17 promoted (97
-# cases, 21 healthy); all three files refitted on the 2744: 2028/2219, 2037/2219, 12/525.
+# cases, 21 healthy); all three files refitted on the 2744: 2028/2219, 2037/2219, 12/525. Nineteenth session:
+# RmInitAdapter's failure under the GPU's PCI address and a GSP that never booted read as exact driver facts,
+# the NVIDIA kernel module's lines keeping the kernel log's own clock in a paste, GPU memory that keeps
+# growing told in Chinese; the text tier refitted: 2033/2219, 2041/2219, 12/525.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2028
-MEASURED_TOP3 = 2037
+MEASURED_TOP1 = 2033
+MEASURED_TOP3 = 2041
 MEASURED_FALSE_CAUSES = 12
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -145,9 +148,10 @@ MEASURED_FALSE_CAUSES = 12
 # 2100/2143, 12/504. Seventeenth session, all files refitted on the 2744 (heldout17 in): 2113/2219,
 # 2176/2219, 12/525. Nineteenth session, the signatures of CJK text named by a class reader over MiniLM's and
 # the multilingual encoder's vectors (`SemanticModel.cjk`), refitted: 2113/2219, 2176/2219, 12/525 (in
-# sample both readers know these texts; out of fold it differs, docs/BENCHMARKS.md).
-MEASURED_SEMANTIC_TOP1 = 2113
-MEASURED_SEMANTIC_TOP3 = 2176
+# sample both readers know these texts; out of fold it differs, docs/BENCHMARKS.md); with the driver facts,
+# the kernel log's clock and the Chinese wordings above: 2117/2219, 2177/2219, 12/525.
+MEASURED_SEMANTIC_TOP1 = 2117
+MEASURED_SEMANTIC_TOP3 = 2177
 MEASURED_SEMANTIC_FALSE_CAUSES = 12
 
 

@@ -302,3 +302,29 @@ def test_one_oom_line_with_structured_code_is_one_record() -> None:
     (oom,) = _of(parse_text("\n".join(steps)), keys.CUDA_OOM)
     assert oom.attrs["framework"] == "pytorch" and oom.attrs["cuda_error_code"] == 2
     assert oom.attrs["repeats"] == 3
+
+
+def test_the_drivers_adapter_init_failure_is_a_fact_in_every_form_it_is_printed() -> None:
+    """Older drivers print RmInitAdapter's failure bare, current ones under the GPU's PCI address (RM's own
+    "RmInitAdapter failed!" and nv.c's "rm_init_adapter failed"), and a GSP that never booted fails it too;
+    each is the driver failing to bring the GPU up, read by the exact tier, a timestamp or not. Lines that
+    only mention the function are not."""
+    failed = [
+        "NVRM: RmInitAdapter failed! (0x30:0xffff:660)",
+        "NVRM: rm_init_adapter failed for device bearing minor number 0",
+        "kernel: [ 2108.026787] NVRM: rm_init_adapter(0) failed",
+        "NVRM: GPU 0000:57:00.0: RmInitAdapter failed! (0x22:0x56:897)",
+        "[  113.675130] NVRM: GPU 0000:00:06.0: rm_init_adapter failed, device minor number 0",
+        # GSP-RM never booted, so the adapter cannot come up
+        "NVRM: kgspBootstrap_GH100: GSP-FMC reported an error while attempting to boot GSP: 0xffffffff",
+        "[   36.077473] NVRM kgspBootstrapRiscvOSEarly_GH100: Timeout waiting for GSP target mask release.",
+    ]
+    for line in failed:
+        records = _of(parse_text(line + "\n", "kern.log"), keys.DRIVER_ERROR)
+        assert [r.value for r in records] == ["nvrm_init"], line
+    for line in (
+        "NVRM: GPU 0000:57:00.0: RmInitAdapter succeeded after retry",
+        "RmInitAdapter failed twice?",
+        "NVRM: kgspBootstrap_GH100: GSP-RM booted in 1203 ms",
+    ):
+        assert _of(parse_text(line + "\n", "notes.log"), keys.DRIVER_ERROR) == [], line
