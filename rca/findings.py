@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
@@ -121,16 +122,7 @@ def _series_item(samples: list[Evidence], role: str) -> EvidenceItem:
         values = f"{numbers[0]:g}"
     else:
         values = f"{min(numbers):g}..{max(numbers):g}"
-    text = f"{head} = {values} ({len(samples)} samples{span})"
-    return EvidenceItem(
-        time=item.time,
-        source=item.source,
-        text=text,
-        key=item.key,
-        role=role,
-        entity=item.entity,
-        tier=item.tier,
-    )
+    return replace(item, text=f"{head} = {values} ({len(samples)} samples{span})")
 
 
 # The tier a cause rests on, by the name of the variant that held (every other variant is exact).

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from gpuobs.evidence import Entity, Evidence, EvidenceTier
+from gpuobs.rca.keys import SEMANTIC_READER_CJK, SEMANTIC_READERS
 
 __all__ = [
     "Anomaly",
@@ -21,6 +22,7 @@ __all__ = [
     "clip_words",
     "entity_dict",
     "format_time",
+    "semantic_reader",
 ]
 
 NO_CAUSE = "no known failure signature"
@@ -63,12 +65,20 @@ def evidence_line(ev: Evidence) -> str:
     return " ".join(parts)
 
 
+def semantic_reader(ev: Evidence) -> str | None:
+    """Which semantic reader named a record (`SEMANTIC_READERS`), None for another tier's record."""
+    reader = ev.attrs.get("reader") if ev.tier is EvidenceTier.SEMANTIC else None
+    return reader if reader in SEMANTIC_READERS else None
+
+
 @dataclass(frozen=True)
 class EvidenceItem:
     """One quoted record in a cause's evidence chain; `role` is anchor, support or symptom; `tier` says
     whether an exact parser extracted it (`exact`), the text tier recognised its wording (`text`), the
     prose tier's model read it as a description of the failure (`prose`) or the semantic tier's encoder
-    read the text as most like it (`semantic`)."""
+    read the text as most like it (`semantic`). `reader` says which of the semantic tier's readers did
+    (`default`, or `cjk` for Chinese, Japanese or Korean text, read with a multilingual encoder too); None
+    for the other tiers."""
 
     time: float | None
     source: str
@@ -77,6 +87,7 @@ class EvidenceItem:
     role: str
     entity: dict[str, Any] = field(default_factory=dict)
     tier: str = EvidenceTier.EXACT.value
+    reader: str | None = None
 
     @property
     def time_iso(self) -> str | None:
@@ -92,7 +103,13 @@ class EvidenceItem:
             role=role,
             entity=entity_dict(ev.entity),
             tier=ev.tier.value,
+            reader=semantic_reader(ev),
         )
+
+    @property
+    def tier_label(self) -> str:
+        """The tier as a table cell shows it: `semantic (cjk)` when the CJK reader read the text."""
+        return f"{self.tier} ({self.reader})" if self.reader == SEMANTIC_READER_CJK else self.tier
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -151,7 +168,17 @@ class Cause:
                 "semantic tier: a sentence encoder reads the whole text as most like this failure, and the "
                 "lines quoted read most like it (a guess by meaning, asked when no other tier named a cause "
                 "or for alternatives when fewer than three causes were named, put first when the catalog "
-                "declares it the cause of the first one named); lowest confidence"
+                "declares it the cause of the first one named); lowest confidence" + self.reader_note
+            )
+        return ""
+
+    @property
+    def reader_note(self) -> str:
+        """Why a CJK text's guess by meaning may differ from an English one's (empty otherwise)."""
+        if any(item.reader == SEMANTIC_READER_CJK for item in self.evidence):
+            return (
+                "; the text is written in Chinese, Japanese or Korean, so a multilingual sentence encoder "
+                "read it beside the English one"
             )
         return ""
 
@@ -256,7 +283,7 @@ class Report:
             for item in cause.evidence:
                 text = item.text.replace("|", "\\|").replace("\n", " ")
                 lines.append(
-                    f"| {item.time_iso or '-'} | {item.source} | {item.role} | {item.tier} | `{text}` |"
+                    f"| {item.time_iso or '-'} | {item.source} | {item.role} | {item.tier_label} | `{text}` |"
                 )
             if cause.explained_symptoms:
                 lines.append("")

@@ -65,22 +65,32 @@ def _short(source: str) -> str:
 
 def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
     """Why a guess by meaning is the top cause: nothing else was named, or (`engine._declared_cause_first`)
-    the catalog declares it the cause of what the other tiers named."""
+    the catalog declares it the cause of what the other tiers named; and which reader read the text."""
+    from gpuobs.rca.keys import SEMANTIC_READER_CJK
+
     named = [c["id"] for c in causes[1:] if c.get("tier") != "semantic"]
     if named:
-        return (
+        why = (
             f"Read by the semantic tier and put first: the other tiers name {named[0]}, which the catalog "
             "says this failure causes, and a sentence encoder reads the whole text confidently as this "
-            "failure (the lines below read most like it). Check it against the text."
+            "failure (the lines below read most like it)."
         )
-    return (
-        "Guessed by the semantic tier: no other tier named a cause; a sentence encoder reads the whole text "
-        "as most like this failure (the lines below read most like it), hence the lowest confidence. Check "
-        "it against the text."
-    )
+    else:
+        why = (
+            "Guessed by the semantic tier: no other tier named a cause; a sentence encoder reads the whole "
+            "text as most like this failure (the lines below read most like it), hence the lowest confidence."
+        )
+    if any(item.get("reader") == SEMANTIC_READER_CJK for item in causes[0]["evidence"]):
+        why += (
+            " The text is written in Chinese, Japanese or Korean: a multilingual encoder read it beside the "
+            "English one."
+        )
+    return why + " Check it against the text."
 
 
 def _render(report: Any) -> None:
+    from gpuobs.rca.keys import SEMANTIC_READER_CJK
+
     data = report.to_dict()
     sources = ", ".join(f"{_short(k)} ({v})" for k, v in data["sources"].items()) or "no source"
     header = Text(
@@ -155,7 +165,9 @@ def _render(report: Any) -> None:
             entity = _entity_text(item["entity"])
             if entity != "-":
                 chain.append(f"[{entity}]  ", style="dim")
-            if item.get("tier") in _GUESS_TIERS:
+            if item.get("reader") == SEMANTIC_READER_CJK:
+                chain.append(f"({item['tier']} tier, CJK reader) ", style="yellow")
+            elif item.get("tier") in _GUESS_TIERS:
                 chain.append(f"({item['tier']} tier) ", style="yellow")
             chain.append(f"{item['text']}\n", style="" if item["role"] == "anchor" else "dim")
         parts.append(chain)

@@ -11,8 +11,11 @@ record works end to end.
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,10 +29,10 @@ from gpuobs.rca import DiagnoseInputs
 from gpuobs.rca import embedding as emb
 from gpuobs.rca import multilingual as ml
 from gpuobs.rca.keys import SEMANTIC_MATCH
+from gpuobs.rca.keys import SEMANTIC_READER_CJK as CJK_READER
+from gpuobs.rca.keys import SEMANTIC_READER_DEFAULT as DEFAULT_READER
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.semantic import (
-    CJK_READER,
-    DEFAULT_READER,
     SEMANTIC_ENV,
     SemanticModel,
     load_semantic_model,
@@ -126,6 +129,31 @@ def test_a_cjk_text_no_other_tier_reads_is_read_with_both_encoders(tmp_path: Pat
     assert [r.attrs["reader"] for r in english] == [DEFAULT_READER]
     report = diagnose(DiagnoseInputs(logs=[str(log)]))  # the whole pipeline reaches it without an error
     assert not any("[semantic]" in p for p in report.problems)
+
+
+def test_the_report_says_the_cjk_reader_read_it_in_json_markdown_and_terminal(tmp_path: Path) -> None:
+    """The reader on the evidence record reaches every report a user reads, through the real CLI process."""
+    log = tmp_path / "report.log"
+    shutil.copy(_silent_cjk_case(), log)
+    env = {**os.environ, SEMANTIC_ENV: "on", "COLUMNS": "400", "NO_COLOR": "1"}  # no line wraps a phrase
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "gpuobs", "diagnose", "--logs", str(log), *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, check=False)
+
+    run = cli("--json")
+    assert run.returncode == 0, run.stderr
+    top = json.loads(run.stdout)["causes"][0]
+    assert top["tier"] == "semantic"
+    quoted = [item for item in top["evidence"] if item["tier"] == "semantic"]
+    assert quoted and {item["reader"] for item in quoted} == {CJK_READER}
+    markdown = tmp_path / "report.md"
+    human = cli("--markdown", str(markdown))
+    assert human.returncode == 0, human.stderr
+    assert "semantic tier, CJK reader" in human.stdout
+    assert "written in Chinese, Japanese or Korean" in human.stdout
+    written = markdown.read_text(encoding="utf-8")
+    assert "| semantic (cjk) |" in written and "a multilingual sentence encoder" in written
 
 
 def test_the_cjk_readers_round_trip_and_must_read_the_multilingual_vector() -> None:

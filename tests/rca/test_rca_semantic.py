@@ -199,6 +199,8 @@ def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(t
     assert SEMANTIC_CONFIDENCE_LOW <= top["confidence"] <= SEMANTIC_CONFIDENCE_HIGH
     quoted = [item for item in top["evidence"] if item["tier"] == "semantic"]
     assert quoted, top["evidence"]
+    assert {item["reader"] for item in quoted} == {"default"}  # English text: the one reader, named
+    assert all(item["reader"] is None for item in top["evidence"] if item["tier"] != "semantic")
     text = log.read_text(encoding="utf-8")
     assert all(line.strip() in text for item in quoted for line in item["text"].splitlines())
     assert all(c["tier"] == "semantic" and c["confidence"] <= top["confidence"] for c in report["causes"])
