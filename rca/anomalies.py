@@ -246,7 +246,9 @@ def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
     is fragmentation when a large stranded pool covers the request; when it covers it with the device's
     free memory and dominates what is reserved (PyTorch's own hint: "If reserved memory is >> allocated
     memory ... to avoid fragmentation"); or when the device alone reported clearly more free memory than it
-    (the bytes exist, one block of that size could not be had). Not when a per-process limit ("allowed")
+    (the bytes exist, one block of that size could not be had). Each pool must beat the request by more
+    than the figures' slack (`_free_margin`): 20.23 GiB stranded against a 20.18 GiB request is a request
+    as large as what is left, not memory in the wrong pieces. Not when a per-process limit ("allowed")
     capped the allocator.
     """
     out = []
@@ -261,10 +263,11 @@ def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
             _number(ev.attrs.get(k)) for k in ("reserved_unallocated", "free", "allocated")
         )
         capped = " allowed" in str(ev.attrs.get("message", ""))
+        needed = tried + _free_margin(tried)  # the figures' slack holds for the stranded pool too
         stranded = spare_n >= floor and (
-            spare_n >= tried or (not capped and spare_n + free_n >= tried and spare_n >= allocated_n)
+            spare_n >= needed or (not capped and spare_n + free_n >= needed and spare_n >= allocated_n)
         )
-        device_free = not capped and free_n >= floor and free_n >= tried + _free_margin(tried)
+        device_free = not capped and free_n >= floor and free_n >= needed
         if not (stranded or device_free):
             continue
         why = (

@@ -237,6 +237,10 @@ def test_oom_fragmented_thresholds() -> None:
     assert len(oom_fragmented([oom(20 * 2**20, 5 * GIB)])) == 1
     assert oom_fragmented([oom(20 * 2**20, 100 * 2**20)]) == []  # a small spare pool is not fragmentation
     assert oom_fragmented([oom(8 * GIB, 5 * GIB)]) == []  # the request would not fit anyway
+    # a stranded pool within the figures' rounding of a huge request: the request is as large as what is
+    # left (a 32k-token prompt's attention), not memory in the wrong pieces
+    assert oom_fragmented([oom(20.18 * GIB, 20.23 * GIB)]) == []
+    assert len(oom_fragmented([oom(20.18 * GIB, 21.5 * GIB)])) == 1  # 1.3 GiB over: there
 
 
 def test_oom_fragmented_counts_the_device_free_memory() -> None:

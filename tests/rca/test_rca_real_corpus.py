@@ -121,10 +121,12 @@ TUNE = REAL / "tune"
 # cases, 21 healthy); all three files refitted on the 2744: 2028/2219, 2037/2219, 12/525. Nineteenth session:
 # RmInitAdapter's failure under the GPU's PCI address and a GSP that never booted read as exact driver facts,
 # the NVIDIA kernel module's lines keeping the kernel log's own clock in a paste, GPU memory that keeps
-# growing told in Chinese; the text tier refitted: 2033/2219, 2041/2219, 12/525.
+# growing told in Chinese; the text tier refitted: 2033/2219, 2041/2219, 12/525. Twentieth session: a
+# stranded allocator pool must beat the request by the figures' slack before an OOM reads as fragmentation:
+# 2034/2219, 2042/2219, 12/525.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2033
-MEASURED_TOP3 = 2041
+MEASURED_TOP1 = 2034
+MEASURED_TOP3 = 2042
 MEASURED_FALSE_CAUSES = 12
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -149,8 +151,9 @@ MEASURED_FALSE_CAUSES = 12
 # 2176/2219, 12/525. Nineteenth session, the signatures of CJK text named by a class reader over MiniLM's and
 # the multilingual encoder's vectors (`SemanticModel.cjk`), refitted: 2113/2219, 2176/2219, 12/525 (in
 # sample both readers know these texts; out of fold it differs, docs/BENCHMARKS.md); with the driver facts,
-# the kernel log's clock and the Chinese wordings above: 2117/2219, 2177/2219, 12/525.
-MEASURED_SEMANTIC_TOP1 = 2117
+# the kernel log's clock and the Chinese wordings above: 2117/2219, 2177/2219, 12/525. Twentieth session,
+# with the fragmentation slack above: 2118/2219, 2177/2219, 12/525.
+MEASURED_SEMANTIC_TOP1 = 2118
 MEASURED_SEMANTIC_TOP3 = 2177
 MEASURED_SEMANTIC_FALSE_CAUSES = 12
 
