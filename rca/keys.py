@@ -56,8 +56,6 @@ __all__ = [
     "RETIRED_PAGES",
     "SEMANTIC_MATCH",
     "SEMANTIC_READERS",
-    "SEMANTIC_READER_CJK",
-    "SEMANTIC_READER_DEFAULT",
     "SOFT_LOCKUP",
     "SXID",
     "TENSORRT_ENGINE_INCOMPATIBLE",
@@ -233,11 +231,10 @@ SEMANTIC_MATCH: Final = "semantic_match"
 signature id; attrs: probability, incident (probability that the text tells of an incident), rank (1 for
 the tier's first choice), confidence, lines (line numbers that read most like it), reader (one of
 SEMANTIC_READERS). Made only when no other tier named a cause."""
-SEMANTIC_READER_DEFAULT: Final = "default"
-"""The semantic tier's reader of every text: MiniLM's vector and the terms."""
-SEMANTIC_READER_CJK: Final = "cjk"
-"""The reader of Chinese, Japanese or Korean text: MiniLM's and the multilingual encoder's vectors."""
-SEMANTIC_READERS: Final = (SEMANTIC_READER_DEFAULT, SEMANTIC_READER_CJK)
+SEMANTIC_READERS: Final = ("default", "cjk")
+"""Which of the semantic tier's readers named a record (attr reader): `default` reads every text with MiniLM's
+vector and the terms; `cjk` reads Chinese, Japanese or Korean text with the multilingual encoder's vector
+too."""
 
 LOG_LINE: Final = "log_line"
 """Fallback for a line with level error/fatal that matched no parser; value=level; attrs: message."""

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from gpuobs.evidence import Entity, Evidence, EvidenceTier
-from gpuobs.rca.keys import SEMANTIC_READER_CJK, SEMANTIC_READERS
+from gpuobs.rca.keys import SEMANTIC_READERS
 
 __all__ = [
     "Anomaly",
@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 NO_CAUSE = "no known failure signature"
+_, CJK_READER = SEMANTIC_READERS
 
 
 def format_time(t: float | None) -> str | None:
@@ -109,7 +110,7 @@ class EvidenceItem:
     @property
     def tier_label(self) -> str:
         """The tier as a table cell shows it: `semantic (cjk)` when the CJK reader read the text."""
-        return f"{self.tier} ({self.reader})" if self.reader == SEMANTIC_READER_CJK else self.tier
+        return f"{self.tier} ({self.reader})" if self.reader == CJK_READER else self.tier
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -175,7 +176,7 @@ class Cause:
     @property
     def reader_note(self) -> str:
         """Why a CJK text's guess by meaning may differ from an English one's (empty otherwise)."""
-        if any(item.reader == SEMANTIC_READER_CJK for item in self.evidence):
+        if any(item.reader == CJK_READER for item in self.evidence):
             return (
                 "; the text is written in Chinese, Japanese or Korean, so a multilingual sentence encoder "
                 "read it beside the English one"

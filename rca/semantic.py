@@ -51,7 +51,7 @@ from gpuobs.rca.embedding import (
     embed_lines,
 )
 from gpuobs.rca.fitted import FittedSlot, read_weights
-from gpuobs.rca.keys import SEMANTIC_MATCH, SEMANTIC_READER_CJK, SEMANTIC_READER_DEFAULT
+from gpuobs.rca.keys import SEMANTIC_MATCH, SEMANTIC_READERS
 from gpuobs.rca.multilingual import (
     MULTILINGUAL_SHA256,
     MULTILINGUAL_WIDTH,
@@ -89,6 +89,8 @@ SEMANTIC_CONFIDENCE_LOW = 0.1
 SEMANTIC_CONFIDENCE_HIGH = 0.2
 ALTERNATIVES = 2
 ALTERNATIVE_MIN_PROBABILITY = 0.05
+# Which readers read a document (each record's `reader`): the one for every text, or the one for CJK text.
+DEFAULT_READER, CJK_READER = SEMANTIC_READERS
 _QUOTED_LINES = 3
 _SCORED_LINES = 40
 _MAX_QUOTE_CHARS = 400
@@ -425,7 +427,7 @@ def _records(reading: _Reading, model: SemanticModel) -> list[Evidence]:
                     "confident": probability >= model.confident_probability,
                     "line": quoted[0][0] if quoted else 1,
                     "lines": [n for n, _ in quoted],
-                    "reader": SEMANTIC_READER_CJK if reader.multilingual_sha256 else SEMANTIC_READER_DEFAULT,
+                    "reader": CJK_READER if reader.multilingual_sha256 else DEFAULT_READER,
                 },
                 tier=EvidenceTier.SEMANTIC,
             )

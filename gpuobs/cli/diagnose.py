@@ -63,10 +63,17 @@ def _short(source: str) -> str:
     return Path(source).name if "/" in source else source
 
 
+def _cjk_read(item: dict[str, Any]) -> bool:
+    """Whether the semantic tier's reader of Chinese, Japanese or Korean text named this evidence item."""
+    from gpuobs.rca.keys import SEMANTIC_READERS  # after a diagnosis: the rca package is loaded by then
+
+    _, cjk = SEMANTIC_READERS
+    return item.get("reader") == cjk
+
+
 def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
     """Why a guess by meaning is the top cause: nothing else was named, or (`engine._declared_cause_first`)
     the catalog declares it the cause of what the other tiers named; and which reader read the text."""
-    from gpuobs.rca.keys import SEMANTIC_READER_CJK
 
     named = [c["id"] for c in causes[1:] if c.get("tier") != "semantic"]
     if named:
@@ -80,7 +87,7 @@ def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
             "Guessed by the semantic tier: no other tier named a cause; a sentence encoder reads the whole "
             "text as most like this failure (the lines below read most like it), hence the lowest confidence."
         )
-    if any(item.get("reader") == SEMANTIC_READER_CJK for item in causes[0]["evidence"]):
+    if any(_cjk_read(item) for item in causes[0]["evidence"]):
         why += (
             " The text is written in Chinese, Japanese or Korean: a multilingual encoder read it beside the "
             "English one."
@@ -89,8 +96,6 @@ def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
 
 
 def _render(report: Any) -> None:
-    from gpuobs.rca.keys import SEMANTIC_READER_CJK
-
     data = report.to_dict()
     sources = ", ".join(f"{_short(k)} ({v})" for k, v in data["sources"].items()) or "no source"
     header = Text(
@@ -165,7 +170,7 @@ def _render(report: Any) -> None:
             entity = _entity_text(item["entity"])
             if entity != "-":
                 chain.append(f"[{entity}]  ", style="dim")
-            if item.get("reader") == SEMANTIC_READER_CJK:
+            if _cjk_read(item):
                 chain.append(f"({item['tier']} tier, CJK reader) ", style="yellow")
             elif item.get("tier") in _GUESS_TIERS:
                 chain.append(f"({item['tier']} tier) ", style="yellow")

@@ -29,10 +29,10 @@ from gpuobs.rca import DiagnoseInputs
 from gpuobs.rca import embedding as emb
 from gpuobs.rca import multilingual as ml
 from gpuobs.rca.keys import SEMANTIC_MATCH
-from gpuobs.rca.keys import SEMANTIC_READER_CJK as CJK_READER
-from gpuobs.rca.keys import SEMANTIC_READER_DEFAULT as DEFAULT_READER
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.semantic import (
+    CJK_READER,
+    DEFAULT_READER,
     SEMANTIC_ENV,
     SemanticModel,
     load_semantic_model,
