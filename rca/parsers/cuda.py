@@ -317,9 +317,17 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "no_cuda_gpus",
     ),
-    # libnvidia-container reaches the host driver through NVML and its RPC helper: "initialization error:
-    # nvml error: driver not loaded" and "driver rpc error: ..." say the host's driver is down, not that the
-    # container was given no GPU.
+    # libnvidia-container reaches the host driver through NVML: "nvml error: driver/library version mismatch"
+    # says the host's user-space libraries and its loaded module differ (a driver upgraded without a reboot),
+    # not that the container was given no GPU.
+    (
+        re.compile(
+            r"nvidia-container-cli: initialization error: nvml error: driver/library version mismatch"
+        ),
+        "driver_library_mismatch",
+    ),
+    # "initialization error: nvml error: driver not loaded" and "driver rpc error: ..." say the host's driver
+    # is down, not that the container was given no GPU.
     (
         re.compile(
             r"nvidia-container-cli: initialization error: (?:nvml error: driver not loaded|driver rpc error)"
@@ -361,9 +369,13 @@ def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         # DKMS names the module on the next line ("Consult /var/lib/dkms/nvidia/<ver>/build/make.log")
         ctx.emit(keys.DRIVER_ERROR, "module_build", pre, msg, {"message": msg.strip()[:500]})
         return
+    # The toolkit's long hook error wrapped by a terminal at a colon ("... nvidia-container-cli:
+    # initialization error:" / "nvml error: ..."): the cause is on the line that ends it.
+    wrapped = "nvidia-container-cli" in msg and msg.rstrip().endswith(":")
+    text = f"{msg.rstrip()} {ctx.lookahead(1)}" if wrapped else msg
     for regex, cls in _DRIVER_PATTERNS:
-        if regex.search(msg):
-            ctx.emit(keys.DRIVER_ERROR, cls, pre, msg, {"message": msg.strip()[:500]})
+        if regex.search(text):
+            ctx.emit(keys.DRIVER_ERROR, cls, pre, msg, {"message": text.strip()[:500]})
             return
 
 

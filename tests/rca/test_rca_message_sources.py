@@ -175,8 +175,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("crash_loop", "  Warning  BackOff  2m (x25 over 7m)  kubelet  Back-off restarting failed container trainer in pod trainer-0_default(0a1b2c3d)\n"),
     ("crash_loop", "NAME       READY   STATUS             RESTARTS      AGE\ntrainer-0  0/1     CrashLoopBackOff   5 (30s ago)   5m\n"),
     ("gpu_not_visible", "  Warning  UnexpectedAdmissionError  30s  kubelet  Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected\n"),
-    ("gpu_driver_failure", "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.\n"),
+    # the hook finds no NVML library where it runs (Docker Desktop's VM, WSL without passthrough): no GPU given
+    ("gpu_not_visible", "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.\n"),
     ("gpu_not_visible", "docker: Error response from daemon: unknown or invalid runtime name: nvidia.\n"),
+    # the same hook error wrapped by a terminal at a colon: the NVML answer on the next line is the cause
+    ("cuda_driver_mismatch", "ERROR: for api  Cannot start service api: failed to create shim: OCI runtime create\nfailed: runc create failed: unable to start container process: error during container init: error running\nhook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error:\nnvml error: driver/library version mismatch: unknown\n"),
+    ("gpu_driver_failure", "stderr: nvidia-container-cli: initialization error:\nnvml error: driver not loaded: unknown\n"),
     # kubelet's OOM watcher: a kill outside every pod's cgroup is the node's SystemOOM, not a container's limit
     ("host_oom_killer", "  Warning  SystemOOM  12m  kubelet  System OOM encountered, victim process: java, pid: 17173\n"),
     ("host_oom_killer", "Events:\n  Type     Reason     Age   From     Message\n  Warning  SystemOOM  3m    kubelet  System OOM encountered, victim process: python3, pid: 2211\n  Normal   NodeNotReady  1m  node-controller  Node gpu-7 status is now: NodeNotReady\n"),
@@ -739,7 +743,9 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("tensorrt_engine_incompatible", "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::32] Error Code 1: Serialization (Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match)\n[TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)\n"),
     ("tensorrt_engine_incompatible", "[TRT] [E] IRuntime::deserializeCudaEngine: Error Code 6: API Usage Error (The engine plan file is not compatible with this version of TensorRT, expecting library version 10.0.1.6 got 8.6.1.6, please rebuild.)\n"),
     ("cuda_oom_capacity", "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running MatMul node. Name:'/model/MatMul' Status Message: CUDA failure 2: out of memory ; GPU=0 ; hostname=node1 ; expr=cudaMalloc((void**)&p, size);\n"),
-    ("gpu_driver_failure", "nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n"),
+    ("gpu_not_visible", "nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n"),
+    # go-nvml's error name, as dcgm-exporter logs it when its pod runs without the NVIDIA runtime class
+    ("gpu_not_visible", 'time=2026-11-02T08:14:03.211Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"\n'),
     # --- frameworks that find no usable GPU: PyTorch's text for cudaErrorInitializationError, JAX's xla_bridge
     # falling back to the CPU, TensorFlow's dso_loader / gpu_device.cc ("Cannot dlopen some GPU libraries ...
     # Skipping registering GPU devices...") and its cuInit failure.

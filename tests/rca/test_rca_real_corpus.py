@@ -123,10 +123,12 @@ TUNE = REAL / "tune"
 # the NVIDIA kernel module's lines keeping the kernel log's own clock in a paste, GPU memory that keeps
 # growing told in Chinese; the text tier refitted: 2033/2219, 2041/2219, 12/525. Twentieth session: a
 # stranded allocator pool must beat the request by the figures' slack before an OOM reads as fragmentation:
-# 2034/2219, 2042/2219, 12/525.
+# 2034/2219, 2042/2219, 12/525; NVML's library missing where the process runs read as no GPU given to it,
+# not a failing driver, and the container toolkit's hook error wrapped at a colon read with its NVML answer:
+# 2038/2219, 2046/2219, 12/525.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2034
-MEASURED_TOP3 = 2042
+MEASURED_TOP1 = 2038
+MEASURED_TOP3 = 2046
 MEASURED_FALSE_CAUSES = 12
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
