@@ -154,8 +154,9 @@ MEASURED_FALSE_CAUSES = 12
 # the multilingual encoder's vectors (`SemanticModel.cjk`), refitted: 2113/2219, 2176/2219, 12/525 (in
 # sample both readers know these texts; out of fold it differs, docs/BENCHMARKS.md); with the driver facts,
 # the kernel log's clock and the Chinese wordings above: 2117/2219, 2177/2219, 12/525. Twentieth session,
-# with the fragmentation slack above: 2118/2219, 2177/2219, 12/525.
-MEASURED_SEMANTIC_TOP1 = 2118
+# with the fragmentation slack above: 2118/2219, 2177/2219, 12/525; with NVML's missing library and the
+# wrapped hook error above: 2122/2219, 2177/2219, 12/525.
+MEASURED_SEMANTIC_TOP1 = 2122
 MEASURED_SEMANTIC_TOP3 = 2177
 MEASURED_SEMANTIC_FALSE_CAUSES = 12
 
