@@ -74,7 +74,6 @@ def _cjk_read(item: dict[str, Any]) -> bool:
 def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
     """Why a guess by meaning is the top cause: nothing else was named, or (`engine._declared_cause_first`)
     the catalog declares it the cause of what the other tiers named; and which reader read the text."""
-
     named = [c["id"] for c in causes[1:] if c.get("tier") != "semantic"]
     if named:
         why = (
