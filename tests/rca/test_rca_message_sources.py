@@ -743,6 +743,7 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("tensorrt_engine_incompatible", "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::32] Error Code 1: Serialization (Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match)\n[TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)\n"),
     ("tensorrt_engine_incompatible", "[TRT] [E] IRuntime::deserializeCudaEngine: Error Code 6: API Usage Error (The engine plan file is not compatible with this version of TensorRT, expecting library version 10.0.1.6 got 8.6.1.6, please rebuild.)\n"),
     ("cuda_oom_capacity", "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running MatMul node. Name:'/model/MatMul' Status Message: CUDA failure 2: out of memory ; GPU=0 ; hostname=node1 ; expr=cudaMalloc((void**)&p, size);\n"),
+    # no NVML library where nvidia-smi runs: the driver's files were not given to it (not a failing driver)
     ("gpu_not_visible", "nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n"),
     # go-nvml's error name, as dcgm-exporter logs it when its pod runs without the NVIDIA runtime class
     ("gpu_not_visible", 'time=2026-11-02T08:14:03.211Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"\n'),
