@@ -14,6 +14,8 @@ from gpuobs.evidence import Entity, Evidence, EvidenceTier
 from gpuobs.rca.keys import SEMANTIC_READERS
 
 __all__ = [
+    "CJK_READER",
+    "CJK_READ_NOTE",
     "Anomaly",
     "Cause",
     "EvidenceItem",
@@ -27,6 +29,11 @@ __all__ = [
 
 NO_CAUSE = "no known failure signature"
 _, CJK_READER = SEMANTIC_READERS
+# Why a CJK text's guess by meaning may differ from an English one's: said by every report form.
+CJK_READ_NOTE = (
+    "the text is written in Chinese, Japanese or Korean, so a multilingual sentence encoder read it beside "
+    "the English one"
+)
 
 
 def format_time(t: float | None) -> str | None:
@@ -176,12 +183,7 @@ class Cause:
     @property
     def reader_note(self) -> str:
         """Why a CJK text's guess by meaning may differ from an English one's (empty otherwise)."""
-        if any(item.reader == CJK_READER for item in self.evidence):
-            return (
-                "; the text is written in Chinese, Japanese or Korean, so a multilingual sentence encoder "
-                "read it beside the English one"
-            )
-        return ""
+        return f"; {CJK_READ_NOTE}" if any(item.reader == CJK_READER for item in self.evidence) else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -65,10 +65,9 @@ def _short(source: str) -> str:
 
 def _cjk_read(item: dict[str, Any]) -> bool:
     """Whether the semantic tier's reader of Chinese, Japanese or Korean text named this evidence item."""
-    from gpuobs.rca.keys import SEMANTIC_READERS  # after a diagnosis: the rca package is loaded by then
+    from gpuobs.rca.report import CJK_READER  # after a diagnosis: the rca package is loaded by then
 
-    _, cjk = SEMANTIC_READERS
-    return item.get("reader") == cjk
+    return item.get("reader") == CJK_READER
 
 
 def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
@@ -87,10 +86,9 @@ def _semantic_top_note(causes: list[dict[str, Any]]) -> str:
             "text as most like this failure (the lines below read most like it), hence the lowest confidence."
         )
     if any(_cjk_read(item) for item in causes[0]["evidence"]):
-        why += (
-            " The text is written in Chinese, Japanese or Korean: a multilingual encoder read it beside the "
-            "English one."
-        )
+        from gpuobs.rca.report import CJK_READ_NOTE
+
+        why += f" {CJK_READ_NOTE[:1].upper()}{CJK_READ_NOTE[1:]}."
     return why + " Check it against the text."
 
 
