@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout18/) are
+heldout19/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -125,11 +125,12 @@ TUNE = REAL / "tune"
 # stranded allocator pool must beat the request by the figures' slack before an OOM reads as fragmentation:
 # 2034/2219, 2042/2219, 12/525; NVML's library missing where the process runs read as no GPU given to it,
 # not a failing driver, and the container toolkit's hook error wrapped at a colon read with its NVML answer:
-# 2038/2219, 2046/2219, 12/525.
+# 2038/2219, 2046/2219, 12/525. Twenty-first session: heldout18 promoted (69 cases, 19 healthy); all three
+# files refitted on the 2813: 2080/2269, 2090/2269, 14/544 (two of heldout18's healthy texts named).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2038
-MEASURED_TOP3 = 2046
-MEASURED_FALSE_CAUSES = 12
+MEASURED_TOP1 = 2080
+MEASURED_TOP3 = 2090
+MEASURED_FALSE_CAUSES = 14
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -163,10 +164,10 @@ MEASURED_SEMANTIC_FALSE_CAUSES = 12
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 2744
+    assert len(cases) == 2813
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2219 and result.healthy_cases == 525
+    assert incidents == 2269 and result.healthy_cases == 544
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
@@ -174,7 +175,7 @@ def test_tune_split_keeps_its_score() -> None:
     assert result.false_cause_rate <= MEASURED_FALSE_CAUSES / result.healthy_cases, "\n".join(result.failures)
 
 
-# The encoder reads every tune text that gets fewer than three causes (nearly all of the 2744, ~0.05-0.3 s
+# The encoder reads every tune text that gets fewer than three causes (nearly all of the 2813, ~0.05-0.3 s
 # each on 2 cores): ~5 min here, more on a slower CI machine, hence a wider guard than the suite's 300 s (a
 # hang guard, not a timing assertion).
 @pytest.mark.timeout(1800)
