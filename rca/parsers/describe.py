@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
 
-__all__ = ["KUBECTL_CUES", "looks_like_kubectl", "parse_kubectl_text"]
+__all__ = ["KUBECTL_CUES", "lists_node_gpus", "looks_like_kubectl", "parse_kubectl_text"]
 
 # A container's name heads its block, two spaces in, under "Containers:" ("  vllm:").
 _CONTAINER_RE = re.compile(r"^  (?P<name>[a-z0-9][a-z0-9.-]*):\s*$")
@@ -30,8 +30,11 @@ _EVENT_ROW_RE = re.compile(
 _AGE_RE = re.compile(r"^(?:\d+[smhd](?:\d+[smh])?|<unknown>)(?: \(x\d+ over \S+\))?$")
 _INSUFFICIENT_RE = re.compile(r"Insufficient ([\w./-]*\w)")
 # `kubectl describe node`: the GPU resource under Capacity / Allocatable; 0 (or absent) means the device
-# plugin registered no GPU on the node.
+# plugin registered no GPU on the node, unless it registered MIG slices instead: under the device plugin's
+# `mixed` MIG strategy a GPU split into MIG instances is offered as `nvidia.com/mig-<profile>`, and a node
+# whose GPUs are all split shows `nvidia.com/gpu: 0` by design.
 _NODE_GPU_RE = re.compile(r"^\s+nvidia\.com/gpu:\s*(?P<n>\d+)\s*$")
+_NODE_MIG_RE = re.compile(r"^\s+nvidia\.com/mig-[\w.-]+:\s*(?P<n>\d+)\s*$")
 _GET_HEADER_RE = re.compile(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE")
 _GET_ROW_RE = re.compile(
     r"^\s*(?:(?P<ns>[a-z0-9][\w.-]*)\s+)?(?P<pod>[a-z0-9][\w.-]*)\s+(?P<ready>\d+/\d+)\s+(?P<status>\S+)\s+"
@@ -87,6 +90,14 @@ def looks_like_kubectl(text: str) -> bool:
     )
 
 
+def lists_node_gpus(text: str) -> bool:
+    """True when the text lists a node's GPU resources under Capacity or Allocatable (`kubectl describe
+    node`)."""
+    if "Allocatable:" not in text and "Capacity:" not in text:
+        return False
+    return any(_NODE_GPU_RE.match(line) or _NODE_MIG_RE.match(line) for line in text.splitlines())
+
+
 def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[list[Evidence], set[int]]:
     """Records from describe/get output in the lines, and the indices of the lines read as such."""
     out: list[Evidence] = []
@@ -94,7 +105,8 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
     pod = namespace = node = container = None
     state: tuple[str, str, int] | None = None  # (which, state word, indent) of the open State block
     fields: dict[str, str] = {}
-    in_events = in_get = zero_gpus = False
+    in_events = in_get = mig_slices = False
+    zero_gpus: tuple[str, int, str | None] | None = None  # the first `nvidia.com/gpu: 0` line, index, node
     section = ""
 
     def close_state() -> None:
@@ -157,9 +169,13 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
         gpus = _NODE_GPU_RE.match(line)
         if gpus and section in ("Capacity", "Allocatable"):
             used.add(i)
-            if gpus["n"] == "0" and not zero_gpus:
-                zero_gpus = True
-                _no_gpu_record(out, line, i, source, pod)
+            if gpus["n"] == "0" and zero_gpus is None:
+                zero_gpus = (line, i, pod)
+            continue
+        mig = _NODE_MIG_RE.match(line)
+        if mig and section in ("Capacity", "Allocatable"):
+            used.add(i)
+            mig_slices = mig_slices or mig["n"] != "0"
             continue
         named = _CONTAINER_RE.match(line)
         if named:
@@ -193,6 +209,8 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
             fields[key] = value
             used.add(i)
     close_state()
+    if zero_gpus is not None and not mig_slices:
+        _no_gpu_record(out, *zero_gpus[:2], source, zero_gpus[2])
     return out, used
 
 

@@ -347,7 +347,7 @@ def read_logs(
                 _check_size(path)
             found = _read_log_streamed(path, stdin, notes, phrasebook)
             named = path in paths  # named on the command line, not found in a folder
-            if not found and unread is not None and named and not looks_like_a_log(_head_text(path)):
+            if not found and unread is not None and named and not understood(_head_text(path)):
                 unread.append(unread_reason("<stdin>" if path == "-" else path))
             out.extend(found)
         return out
@@ -361,7 +361,7 @@ def read_logs(
                 when = None
         found = parse_document(item.name, item.text, when, phrasebook)
         named = item.name == "<stdin>" or item.name in {str(Path(p)) for p in paths}
-        if not found and unread is not None and named and not looks_like_a_log(item.text):
+        if not found and unread is not None and named and not understood(item.text):
             unread.append(unread_reason(item.name, item.text))
         out.extend(found)
     return out
@@ -380,6 +380,15 @@ def _check_size(path: str) -> None:
             f"{path}: {size} bytes is larger than the {_MAX_FILE_BYTES >> 20} MiB limit; "
             "cut the incident window out first"
         )
+
+
+def understood(text: str) -> bool:
+    """Whether an input that gave no evidence was still read: a log whose lines carry known prefixes, or a
+    node's GPU resources as `kubectl describe node` lists them (GPUs or MIG slices registered: nothing
+    failed). Such an input is healthy (exit 1), not unreadable."""
+    from gpuobs.rca.parsers.describe import lists_node_gpus
+
+    return looks_like_a_log(text) or lists_node_gpus(text)
 
 
 def looks_like_a_log(text: str, sample: int = 50) -> bool:

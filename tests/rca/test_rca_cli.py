@@ -284,6 +284,21 @@ def test_an_input_nothing_was_read_from_is_named_with_a_hint(tmp_path: Path) -> 
     assert any(str(describe) in n and "not read" in n for n in notes), notes
 
 
+def test_a_healthy_node_description_is_read_and_healthy(tmp_path: Path) -> None:
+    """`kubectl describe node` listing the node's GPUs (or, under the device plugin's mixed MIG strategy, its
+    MIG slices beside `nvidia.com/gpu: 0`) was read: no cause, exit 1, not an unreadable input (exit 2). The
+    same node with no GPU and no slice registered names gpu_not_visible."""
+    gpu_line = "  nvidia.com/gpu:  {gpus}\n"
+    listing = "Capacity:\n  cpu:  64\n" + gpu_line + "{mig}Allocatable:\n" + gpu_line
+    for gpus, mig, code in (("8", "", 1), ("0", "  nvidia.com/mig-1g.10gb:  7\n", 1), ("0", "", 0)):
+        node = tmp_path / f"node_{gpus}_{bool(mig)}.txt"
+        node.write_text(listing.format(gpus=gpus, mig=mig))
+        done = _cli("--logs", str(node), "--json", "--no-semantic")
+        assert done.returncode == code, (node.read_text(), done.stdout, done.stderr)
+        causes = [c["id"] for c in json.loads(done.stdout)["causes"]]
+        assert causes == ([] if code else ["gpu_not_visible"]), causes
+
+
 def test_known_host_and_gpu_fill_the_remediation(tmp_path: Path) -> None:
     kern = tmp_path / "kern.log"
     kern.write_text(_KERNEL_XID79)

@@ -126,11 +126,13 @@ TUNE = REAL / "tune"
 # 2034/2219, 2042/2219, 12/525; NVML's library missing where the process runs read as no GPU given to it,
 # not a failing driver, and the container toolkit's hook error wrapped at a colon read with its NVML answer:
 # 2038/2219, 2046/2219, 12/525. Twenty-first session: heldout18 promoted (69 cases, 19 healthy); all three
-# files refitted on the 2813: 2080/2269, 2090/2269, 14/544 (two of heldout18's healthy texts named).
+# files refitted on the 2813: 2080/2269, 2090/2269, 14/544 (two of heldout18's healthy texts named); a node
+# that registers MIG slices beside `nvidia.com/gpu: 0` is no node without GPUs, the prose tier refitted:
+# 2078/2269, 2088/2269, 13/544.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2080
-MEASURED_TOP3 = 2090
-MEASURED_FALSE_CAUSES = 14
+MEASURED_TOP1 = 2078
+MEASURED_TOP3 = 2088
+MEASURED_FALSE_CAUSES = 13
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -156,10 +158,11 @@ MEASURED_FALSE_CAUSES = 14
 # sample both readers know these texts; out of fold it differs, docs/BENCHMARKS.md); with the driver facts,
 # the kernel log's clock and the Chinese wordings above: 2117/2219, 2177/2219, 12/525. Twentieth session,
 # with the fragmentation slack above: 2118/2219, 2177/2219, 12/525; with NVML's missing library and the
-# wrapped hook error above: 2122/2219, 2177/2219, 12/525.
-MEASURED_SEMANTIC_TOP1 = 2122
-MEASURED_SEMANTIC_TOP3 = 2177
-MEASURED_SEMANTIC_FALSE_CAUSES = 12
+# wrapped hook error above: 2122/2219, 2177/2219, 12/525. Twenty-first session, all files refitted on the
+# 2813 (heldout18 in): 2170/2269, 2226/2269, 14/544 (the same fourteen as with the tier off).
+MEASURED_SEMANTIC_TOP1 = 2170
+MEASURED_SEMANTIC_TOP3 = 2226
+MEASURED_SEMANTIC_FALSE_CAUSES = 14
 
 
 def test_tune_split_keeps_its_score() -> None:

@@ -81,6 +81,29 @@ def test_kubectl_describe_gives_the_records_of_the_json_objects() -> None:
     assert keys.K8S_POD_STATUS in _keys(report)
 
 
+NODE_RESOURCES = """Capacity:
+  cpu:                    256
+  nvidia.com/gpu:         0
+{mig}  pods:                   110
+Allocatable:
+  cpu:                    255
+  nvidia.com/gpu:         0
+{mig}"""
+MIG_SLICES = "  nvidia.com/mig-1g.10gb: 14\n  nvidia.com/mig-3g.40gb: 4\n"
+
+
+def test_a_node_without_gpus_is_no_gpu_but_one_split_into_mig_slices_is_not() -> None:
+    """`nvidia.com/gpu: 0` is the device plugin registering no GPU, unless the node offers MIG slices instead
+    (the `mixed` strategy lists a fully split GPU only as `nvidia.com/mig-<profile>`)."""
+    plain, used = parse_kubectl_text(NODE_RESOURCES.format(mig="").splitlines())
+    assert [(r.key, r.value, r.attrs["line"]) for r in plain] == [(keys.DRIVER_ERROR, "no_cuda_gpus", 3)]
+    split, used = parse_kubectl_text(NODE_RESOURCES.format(mig=MIG_SLICES).splitlines())
+    assert split == [] and {2, 3, 4} <= used
+    no_slices = MIG_SLICES.replace(": 14", ": 0").replace(": 4", ": 0")
+    emptied, _ = parse_kubectl_text(NODE_RESOURCES.format(mig=no_slices).splitlines())
+    assert [r.value for r in emptied] == ["no_cuda_gpus"]
+
+
 def test_kubectl_get_pods_status_column() -> None:
     text = "NAME      READY   STATUS             RESTARTS   AGE\nvllm-0    0/1     OOMKilled          3          5m\nweb-1     1/1     Running            0          9d\n"
     records, _ = parse_kubectl_text(text.splitlines())
