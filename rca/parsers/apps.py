@@ -558,9 +558,11 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # --- load shedding, killed processes, Slurm, DCGM health ------------------------------------------------
+# Ray Serve's refusal names its limit beside the queue's length ("num_queued_requests=1,
+# max_queued_requests=1"); the limit's name alone is a setting talked about (a feature request, the docs).
 _SHED_RE = re.compile(
     r"(?i)dropped due to backpressure|exceeds maximum queue size|model is overloaded|"
-    r"\b429 Too Many Requests\b|request queue is full|max_queued_requests"
+    r"\b429 Too Many Requests\b|request queue is full|num_queued_requests=\d+, max_queued_requests=\d+"
 )
 _QUEUED_RE = re.compile(r"num_queued_requests=(?P<q>\d+), max_queued_requests=(?P<m>\d+)")
 

@@ -104,6 +104,23 @@ def test_a_node_without_gpus_is_no_gpu_but_one_split_into_mig_slices_is_not() ->
     assert [r.value for r in emptied] == ["no_cuda_gpus"]
 
 
+def test_a_queue_limit_talked_about_is_no_request_refused() -> None:
+    """Ray Serve's refusal names its limit beside the queue's length; the limit's name in a feature request
+    or the docs ("Add a `max_queued_requests` parameter that will start dropping requests") refuses nothing."""
+    refused = (
+        "(ServeReplica:app pid=9) WARNING 2025-04-25 23:33:15,376 app -- Request dropped due to backpressure "
+        "(num_queued_requests=1, max_queued_requests=1).\n"
+    )
+    records = [r for r in parse_document("serve.log", refused, None) if r.key == keys.REQUEST_REJECTED]
+    assert [(r.value, r.attrs["queued"], r.attrs["max_queued"]) for r in records] == [("queue_full", 1, 1)]
+    asked = (
+        "# [serve] Add active load shedding via `max_queued_requests`\n"
+        "Add a `max_queued_requests` parameter that will start dropping requests when too many are queued.\n"
+        "Set max_queued_requests=16 in the deployment options.\n"
+    )
+    assert not [r for r in parse_document("issue.md", asked, None) if r.key == keys.REQUEST_REJECTED]
+
+
 def test_kubectl_get_pods_status_column() -> None:
     text = "NAME      READY   STATUS             RESTARTS   AGE\nvllm-0    0/1     OOMKilled          3          5m\nweb-1     1/1     Running            0          9d\n"
     records, _ = parse_kubectl_text(text.splitlines())

@@ -546,8 +546,10 @@ def test_a_phrase_in_a_script_without_spaces_stands_on_its_own_edges(
         # near misses: slurmd reading its gres.conf as it should, and a GPU in use
         (["slurmd: gres/gpu: state for node01: gres_cnt found:8 configured:8 avail:8 alloc:0"], []),
         (["nvidia-smi shows the process using the GPU at 98% utilisation"], []),
-        # the same work slower after a release, in a person's words
-        (["# Huge performance drop after update"], ["kernel_slowdown"]),
+        # the same work slower after a release, in a person's words; a bare "performance drop" names nothing
+        # alone (the tune corpus shows it beside heat and a saturated gRPC pool too: 3 of 5 since heldout18's
+        # promotion, fitted under the tier's 0.6)
+        (["# Huge performance drop after update"], []),
         (
             ["Inference speed dropped from 150 to 20 tokens per second after the driver update."],
             ["kernel_slowdown"],
