@@ -91,8 +91,8 @@ def looks_like_kubectl(text: str) -> bool:
 
 
 def lists_node_gpus(text: str) -> bool:
-    """True when the text lists a node's GPU resources under Capacity or Allocatable (`kubectl describe
-    node`)."""
+    """True when the text has a Capacity or Allocatable heading and an indented GPU or MIG-slice resource
+    line, as `kubectl describe node` prints them."""
     if "Allocatable:" not in text and "Capacity:" not in text:
         return False
     return any(_NODE_GPU_RE.match(line) or _NODE_MIG_RE.match(line) for line in text.splitlines())
@@ -121,6 +121,13 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
             )
         state = None
         fields.clear()
+
+    def close_node() -> None:
+        """The node described so far registered no GPU, unless it registered MIG slices instead."""
+        nonlocal zero_gpus, mig_slices
+        if zero_gpus is not None and not mig_slices:
+            _no_gpu_record(out, *zero_gpus[:2], source, zero_gpus[2])
+        zero_gpus, mig_slices = None, False
 
     for i, raw in enumerate(lines):
         line = raw.rstrip()
@@ -195,6 +202,7 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
         ):
             close_state()
         if key == "Name" and indent == 0:
+            close_node()  # another object described: each node's resources are its own
             pod = value or pod
         elif key == "Namespace" and indent == 0:
             namespace = value or namespace
@@ -209,8 +217,7 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
             fields[key] = value
             used.add(i)
     close_state()
-    if zero_gpus is not None and not mig_slices:
-        _no_gpu_record(out, *zero_gpus[:2], source, zero_gpus[2])
+    close_node()
     return out, used
 
 

@@ -102,6 +102,10 @@ def test_a_node_without_gpus_is_no_gpu_but_one_split_into_mig_slices_is_not() ->
     no_slices = MIG_SLICES.replace(": 14", ": 0").replace(": 4", ": 0")
     emptied, _ = parse_kubectl_text(NODE_RESOURCES.format(mig=no_slices).splitlines())
     assert [r.value for r in emptied] == ["no_cuda_gpus"]
+    # two nodes described one after the other: the split one's slices do not excuse the other's missing GPUs
+    two = "Name: dgx-1\n" + NODE_RESOURCES.format(mig=MIG_SLICES) + "Name: dgx-2\n" + NODE_RESOURCES.format(mig="")
+    both, _ = parse_kubectl_text(two.splitlines())
+    assert [(r.value, r.entity.host) for r in both] == [("no_cuda_gpus", "dgx-2")]
 
 
 def test_a_queue_limit_talked_about_is_no_request_refused() -> None:
