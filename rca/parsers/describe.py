@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
 
-__all__ = ["KUBECTL_CUES", "lists_node_gpus", "looks_like_kubectl", "parse_kubectl_text"]
+__all__ = ["KUBECTL_CUES", "looks_like_kubectl", "parse_kubectl_text"]
 
 # A container's name heads its block, two spaces in, under "Containers:" ("  vllm:").
 _CONTAINER_RE = re.compile(r"^  (?P<name>[a-z0-9][a-z0-9.-]*):\s*$")
@@ -90,14 +90,6 @@ def looks_like_kubectl(text: str) -> bool:
     )
 
 
-def lists_node_gpus(text: str) -> bool:
-    """True when the text has a Capacity or Allocatable heading and an indented GPU or MIG-slice resource
-    line, as `kubectl describe node` prints them."""
-    if "Allocatable:" not in text and "Capacity:" not in text:
-        return False
-    return any(_NODE_GPU_RE.match(line) or _NODE_MIG_RE.match(line) for line in text.splitlines())
-
-
 def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[list[Evidence], set[int]]:
     """Records from describe/get output in the lines, and the indices of the lines read as such."""
     out: list[Evidence] = []
@@ -126,7 +118,8 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
         """The node described so far registered no GPU, unless it registered MIG slices instead."""
         nonlocal zero_gpus, mig_slices
         if zero_gpus is not None and not mig_slices:
-            _no_gpu_record(out, *zero_gpus[:2], source, zero_gpus[2])
+            line, index, host = zero_gpus
+            _no_gpu_record(out, line, index, source, host)
         zero_gpus, mig_slices = None, False
 
     for i, raw in enumerate(lines):

@@ -48,6 +48,7 @@ __all__ = [
     "parse_document",
     "parse_log_text",
     "prose_lines",
+    "reads_tool_output",
 ]
 
 _JSON_SNIFF_CHARS = 200_000
@@ -151,17 +152,31 @@ def exact_tier(name: str, text: str) -> ExactView:
     """The exact tier over log text: unwrap, tool readers, line parsers and the memory trend."""
     lines = unwrap(text.splitlines()).lines
     view = ExactView(lines=lines, low=lower_text(lines))
-    present = {_TOOL_CUES.patterns[ci] for ci, _, _ in _TOOL_CUES.find_all(text)}
-    for cues, looks_like, reader in TOOL_READERS:
-        # cheap substring checks: the wrappers peeled off do not matter to them
-        if not present.isdisjoint(cues) and looks_like(text):
-            records, used = reader(view.lines, name)
-            view.records.extend(records)
-            view.tool_lines |= used
+    for records, used in _tool_reads(name, text, lines):
+        view.records.extend(records)
+        view.tool_lines |= used
     index_by_line(view.records, view.by_line)
     view.records.extend(parse_lines(view.lines, source=name, by_line=view.by_line, low=view.low))
     view.records.extend(memory_trend(view.lines, source=name, view=view.low))
     return view
+
+
+def _tool_reads(name: str, text: str, lines: Sequence[str]) -> list[tuple[list[Evidence], set[int]]]:
+    """Each tool reader's records and the lines it read as tool output, for the readers whose output the
+    text holds (cheap substring checks on the raw text: the wrappers peeled off do not matter to them)."""
+    present = {_TOOL_CUES.patterns[ci] for ci, _, _ in _TOOL_CUES.find_all(text)}
+    return [
+        reader(lines, name)
+        for cues, looks_like, reader in TOOL_READERS
+        if not present.isdisjoint(cues) and looks_like(text)
+    ]
+
+
+def reads_tool_output(text: str) -> bool:
+    """Whether a tool reader recognised lines of the text (a node's resources, a pod list, an nvidia-smi
+    table) even where they held no failure: such an input was read, and is healthy, not unreadable."""
+    lines = unwrap(text.splitlines()).lines
+    return any(used for _, used in _tool_reads("<check>", text, lines))
 
 
 def prose_lines(view: ExactView, worded: Sequence[Evidence] = ()) -> set[int] | None:

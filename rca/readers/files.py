@@ -384,11 +384,11 @@ def _check_size(path: str) -> None:
 
 def understood(text: str) -> bool:
     """Whether an input that gave no evidence was still read: a log whose lines carry known prefixes, or a
-    node's GPU resources as `kubectl describe node` lists them (GPUs or MIG slices registered: nothing
-    failed). Such an input is healthy (exit 1), not unreadable."""
-    from gpuobs.rca.parsers.describe import lists_node_gpus
+    tool's output a reader recognised (`kubectl describe node` listing its GPUs, a pod list of running pods).
+    Such an input is healthy (exit 1), not unreadable (exit 2). Asked only of inputs that gave no evidence."""
+    from gpuobs.rca.parsers.document import reads_tool_output
 
-    return looks_like_a_log(text) or lists_node_gpus(text)
+    return looks_like_a_log(text) or reads_tool_output(text)
 
 
 def looks_like_a_log(text: str, sample: int = 50) -> bool:

@@ -284,7 +284,7 @@ def test_an_input_nothing_was_read_from_is_named_with_a_hint(tmp_path: Path) -> 
     assert any(str(describe) in n and "not read" in n for n in notes), notes
 
 
-def test_a_healthy_node_description_is_read_and_healthy(tmp_path: Path) -> None:
+def test_a_healthy_tool_output_is_read_and_healthy(tmp_path: Path) -> None:
     """`kubectl describe node` listing the node's GPUs (or, under the device plugin's mixed MIG strategy, its
     MIG slices beside `nvidia.com/gpu: 0`) was read: no cause, exit 1, not an unreadable input (exit 2). The
     same node with no GPU and no slice registered names gpu_not_visible."""
@@ -297,6 +297,11 @@ def test_a_healthy_node_description_is_read_and_healthy(tmp_path: Path) -> None:
         assert done.returncode == code, (node.read_text(), done.stdout, done.stderr)
         causes = [c["id"] for c in json.loads(done.stdout)["causes"]]
         assert causes == ([] if code else ["gpu_not_visible"]), causes
+    # any tool output a reader recognised counts as read: a pod list of running pods is healthy too
+    pods = tmp_path / "pods.txt"
+    pods.write_text("NAME      READY   STATUS    RESTARTS   AGE\nvllm-0    1/1     Running   0          3d\n")
+    listed = _cli("--logs", str(pods), "--no-semantic")
+    assert listed.returncode == 1 and "No known failure signature" in listed.stdout, listed.stderr
 
 
 def test_known_host_and_gpu_fill_the_remediation(tmp_path: Path) -> None:
