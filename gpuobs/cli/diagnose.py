@@ -30,7 +30,7 @@ With no input flags it reads this node's live state (NVML, kernel log) over the 
 
 Examples:
 
-  gpuobs diagnose --logs dmesg.txt --logs vllm.log
+  gpuobs diagnose dmesg.txt vllm.log        (the same as --logs dmesg.txt --logs vllm.log)
 
   kubectl logs my-pod --previous | gpuobs diagnose --logs - --json
 
@@ -210,6 +210,12 @@ def _render(report: Any) -> None:
 
 
 def diagnose_cmd(
+    paths: list[str] | None = typer.Argument(
+        None,
+        metavar="[LOG]...",
+        help="Log files or folders to read, as with --logs (the way a pasted file is usually given).",
+        show_default=False,
+    ),
     logs: list[str] = typer.Option(
         [], "--logs", help="Log file or folder (.gz ok); '-' reads stdin. Repeatable.", show_default=False
     ),
@@ -266,7 +272,7 @@ def diagnose_cmd(
             emit_table(f"{len(rows)} failure signatures", ["id", "severity", "scope", "title"], rows)
         raise typer.Exit(0)
     inputs = DiagnoseInputs(
-        logs=logs,
+        logs=[*(paths or []), *logs],
         traces=traces,
         prometheus=prometheus,
         exporter=exporter,

@@ -151,6 +151,20 @@ def test_stdin_and_usage_errors_as_a_real_process(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "invalid duration" in bad.stderr
 
 
+def test_log_paths_given_without_a_flag_are_read_like_logs(tmp_path: Path) -> None:
+    """`gpuobs diagnose dmesg.txt -` is how a pasted file is given: bare paths join the --logs ones."""
+    pasted = (CASES / "xid_79_paste_no_timestamps" / "issue-comment.txt").read_text()
+    from_stdin = _cli("--json", "-", stdin=pasted)
+    assert from_stdin.returncode == 0, from_stdin.stderr
+    assert json.loads(from_stdin.stdout)["top_cause"] == "xid_79_fallen_off_bus"
+    mixed = _cli("--json", str(XID79 / "dmesg.txt"), "--logs", "-", stdin=pasted)
+    assert mixed.returncode == 0, mixed.stderr
+    sources = json.loads(mixed.stdout)["sources"]
+    assert any(name.endswith("dmesg.txt") for name in sources) and len(sources) == 2, sources
+    missing = _cli(str(tmp_path / "nope.log"))
+    assert missing.returncode == 2 and "nope.log" in missing.stderr and "Traceback" not in missing.stderr
+
+
 def test_binary_input_is_a_clear_error(tmp_path: Path) -> None:
     blob = tmp_path / "core.bin"
     blob.write_bytes(bytes(range(256)) * 64)
