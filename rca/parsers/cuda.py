@@ -310,6 +310,9 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             r"no CUDA-capable device is detected|"
             # c10d's ProcessGroupNCCL constructor when at::cuda::getNumGPUs() is 0
             r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|"
+            # the banner of NVIDIA's CUDA container images (nvidia_entrypoint.sh) when no driver was mounted
+            # in: the container was started without the NVIDIA runtime or a GPU request
+            r"The NVIDIA Driver was not detected\.\s+GPU functionality will not be available|"
             # PyTorch's text for cudaErrorInitializationError (c10/cuda/CUDAFunctions.cpp); JAX's xla_bridge
             # falling back to the CPU because its jaxlib has no CUDA
             r"CUDA driver initialization failed, you might not have a CUDA gpu|"
@@ -458,6 +461,7 @@ PARSERS: list[Trigger] = [
             "NVRM: ",
             "kgspBootstrap",
             "NVIDIA driver",
+            "NVIDIA Driver was not detected",
             "CUDA GPUs",
             "no GPUs found",
             "CUDA driver initialization failed",

@@ -737,6 +737,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nccl_p2p_hang", "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled cuda error, NCCL version 2.14.3\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'peer access is not supported between these two devices'\n"),
     ("gpu_not_visible", "ValueError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n"),
     ("gpu_not_visible", "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n"),
+    # --- the banner of NVIDIA's CUDA container images when no driver was mounted in (nvidia_entrypoint.sh),
+    # alone and after a `docker run` that asked for no GPU; the banner of a container that has its GPU (healthy).
+    ("gpu_not_visible", "==========\n== CUDA ==\n==========\nCUDA Version 11.4.3\nWARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n   Use the NVIDIA Container Toolkit to start this container with GPU support; see\n"),
+    ("gpu_not_visible", "$ docker run --rm -it -v $(pwd):/data nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n==========\n== PyTorch ==\n==========\nWARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"),
+    (None, "==========\n== CUDA ==\n==========\nCUDA Version 12.4.1\nContainer image Copyright (c) 2016-2023, NVIDIA CORPORATION & AFFILIATES. All rights reserved.\n"),
     # --- TensorRT stdArchiveReader's magic-tag assertion (a file that is not a plan of this TensorRT) and the 10.x
     # API-usage form of the version check; ONNX Runtime's CUDA EP (CudaCall "CUDA failure %d: %s ; GPU=%d ;
     # hostname=%s ; expr=%s") out of memory; nvidia-smi with no NVML library (ld.so's message).
