@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout19/) are
+heldout20/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -130,10 +130,13 @@ TUNE = REAL / "tune"
 # that registers MIG slices beside `nvidia.com/gpu: 0` is no node without GPUs, the prose tier refitted:
 # 2078/2269, 2088/2269, 13/544; a queue limit's name (`max_queued_requests`) no request refused, and it and
 # "load shedding" supporting words only, text and prose tiers refitted: 2078/2269, 2088/2269, 11/544.
+# Twenty-second session: heldout19 promoted (81 cases, 19 healthy), with the CUDA container banner "The NVIDIA
+# Driver was not detected" read as no GPU; all three files refitted on the 2894: 2136/2331, 2146/2331, 17/563
+# (six of heldout19's healthy texts named, by exact facts and wordings of a remedy or a feature).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2078
-MEASURED_TOP3 = 2088
-MEASURED_FALSE_CAUSES = 11
+MEASURED_TOP1 = 2136
+MEASURED_TOP3 = 2146
+MEASURED_FALSE_CAUSES = 17
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -161,18 +164,19 @@ MEASURED_FALSE_CAUSES = 11
 # with the fragmentation slack above: 2118/2219, 2177/2219, 12/525; with NVML's missing library and the
 # wrapped hook error above: 2122/2219, 2177/2219, 12/525. Twenty-first session, all files refitted on the
 # 2813 (heldout18 in): 2170/2269, 2226/2269, 14/544 (the same fourteen as with the tier off); with the MIG
-# node and the queue limit's name above: 2169/2269, 2225/2269, 11/544.
-MEASURED_SEMANTIC_TOP1 = 2169
-MEASURED_SEMANTIC_TOP3 = 2225
-MEASURED_SEMANTIC_FALSE_CAUSES = 11
+# node and the queue limit's name above: 2169/2269, 2225/2269, 11/544. Twenty-second session, all files
+# refitted on the 2894 (heldout19 in): 2226/2331, 2285/2331, 17/563 (the same seventeen as with the tier off).
+MEASURED_SEMANTIC_TOP1 = 2226
+MEASURED_SEMANTIC_TOP3 = 2285
+MEASURED_SEMANTIC_FALSE_CAUSES = 17
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 2813
+    assert len(cases) == 2894
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2269 and result.healthy_cases == 544
+    assert incidents == 2331 and result.healthy_cases == 563
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
