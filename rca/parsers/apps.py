@@ -481,10 +481,14 @@ _LOAD_RE = re.compile(
     r"Loading model weights took|load(?:ed|ing)? model .*? in) (?P<s>[\d.]+) ?(?:s|sec|seconds)\b",
     re.I,
 )
+# Telegraf's nvidia_smi input (also inside the CloudWatch agent) fails a whole gather with "E!
+# [inputs.nvidia_smi] Error in plugin: ..." (a value nvidia-smi printed as [N/A], a missing binary): the
+# collector is broken, so the node's GPU series stop.
 _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
     r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
-    r"Host engine (?:connection|is running)|Cannot initialize the hostengine"
+    r"Host engine (?:connection|is running)|Cannot initialize the hostengine|"
+    r"\[inputs\.nvidia_smi\] Error in plugin"
 )
 
 
@@ -810,6 +814,7 @@ PARSERS: list[Trigger] = [
             "watching fields",
             "collect metrics",
             "Host engine",
+            "[inputs.nvidia_smi]",
         ),
         _exporter,
     ),

@@ -737,6 +737,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nccl_p2p_hang", "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled cuda error, NCCL version 2.14.3\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'peer access is not supported between these two devices'\n"),
     ("gpu_not_visible", "ValueError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n"),
     ("gpu_not_visible", "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n"),
+    # --- Telegraf's nvidia_smi input failing a whole gather (its "E!" level; also inside the CloudWatch agent),
+    # and Telegraf's start-up line listing that input (healthy).
+    ("telemetry_exporter_failure", "Jun 09 17:04:40 gpuhost telegraf[96243]: 2020-06-09T21:04:40Z E! [inputs.nvidia_smi] Error in plugin: strconv.ParseInt: parsing \"[N/A]\": invalid syntax\n"),
+    ("telemetry_exporter_failure", "2023-05-25T12:36:38Z E! [inputs.nvidia_smi] Error in plugin: nvidia-smi binary not at path /usr/bin/nvidia-smi, cannot gather GPU data\n"),
+    (None, "2020-06-09T21:04:30Z I! Loaded inputs: cpu disk mem nvidia_smi\n2020-06-09T21:04:30Z I! [agent] Config: Interval:10s, Quiet:false, Hostname:\"gpuhost\", Flush Interval:10s\n"),
     # --- the banner of NVIDIA's CUDA container images when no driver was mounted in (nvidia_entrypoint.sh),
     # alone and after a `docker run` that asked for no GPU; the banner of a container that has its GPU (healthy).
     ("gpu_not_visible", "==========\n== CUDA ==\n==========\nCUDA Version 11.4.3\nWARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n   Use the NVIDIA Container Toolkit to start this container with GPU support; see\n"),
