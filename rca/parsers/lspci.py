@@ -3,7 +3,8 @@
 NCCL's troubleshooting starts with `lspci -vvv | grep ACSCtl`: a bridge with `SrcValid+` (or request /
 completion redirect on) sends GPU peer-to-peer traffic up through the root complex and IOMMU, which
 hangs or slows P2P. `LnkSta: Speed 8GT/s (downgraded), Width x8 (downgraded)` says a link trained
-below what both ends can do.
+below what both ends can do. An idle NVIDIA GPU drops its link to PCIe 1.0's 2.5GT/s to save power and
+raises it again under load, so `Speed 2.5GT/s (downgraded)` at full width is a link at rest, not a fault.
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ _LNKSTA_RE = re.compile(
     r"LnkSta:\s*Speed (?P<speed>[\d.]+GT/s)(?P<sd> \(downgraded\))?, "
     r"Width (?P<width>x\d+)(?P<wd> \(downgraded\))?"
 )
+
+
+# The lowest PCIe speed, which an idle GPU's link power management drops to.
+_REST_SPEED = "2.5GT/s"
+
+
+def _resting(speed: str) -> bool:
+    """Whether a speed-only downgrade is a link at rest (idle power saving) rather than one trained low."""
+    return speed == _REST_SPEED
 
 
 # Substrings one of which lspci -vvv capability lines hold.
@@ -65,7 +75,7 @@ def parse_lspci(lines: Sequence[str], source: str = "lspci") -> tuple[list[Evide
         elif "LnkSta:" in line:
             used.add(i)
             m = _LNKSTA_RE.search(line)
-            if m and (m["sd"] or m["wd"]):
+            if m and (m["wd"] or (m["sd"] and not _resting(m["speed"]))):
                 out.append(
                     Evidence(
                         kind=EvidenceKind.STATE,

@@ -167,6 +167,12 @@ def test_lspci_acs_and_downgraded_links() -> None:
         "42:00.0 3D controller: NVIDIA Corporation GA100\n"
         "\t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n"
         "\t\tLnkSta:\tSpeed 16GT/s, Width x16\n"
+        "43:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090]\n"
+        "\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16\n"  # idle: the link rests at PCIe 1.0 speed
+        "44:00.0 3D controller: NVIDIA Corporation GA100\n"
+        "\t\tLnkSta:\tSpeed 8GT/s (downgraded), Width x16\n"  # a Gen4 GPU held at Gen3 by its riser
+        "45:00.0 3D controller: NVIDIA Corporation GA100\n"
+        "\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x4 (downgraded)\n"
     )
     records, used = parse_lspci(text.splitlines())
     acs = [r for r in records if r.key == keys.PCIE_ACS_ENABLED]
@@ -174,8 +180,8 @@ def test_lspci_acs_and_downgraded_links() -> None:
         ("40:01.1", "SrcValid+ ReqRedir+ CmpltRedir+ UpstreamFwd+")
     ]
     link = [r for r in records if r.key == keys.PCIE_LINK_DEGRADED]
-    assert [(r.value, r.attrs["width"]) for r in link] == [("41:00.0", "x8")]
-    assert used == {1, 3, 5, 6}
+    assert [(r.value, r.attrs["width"]) for r in link] == [("41:00.0", "x8"), ("44:00.0", "x16"), ("45:00.0", "x4")]
+    assert used == {1, 3, 5, 6, 8, 10, 12}
 
 
 def test_pprint_allocator_snapshot_cut_off_mid_structure() -> None:
