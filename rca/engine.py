@@ -22,7 +22,10 @@ causes were named, `runners_up` (the same tier, ungated: the other tiers already
 remaining slots with the signatures it finds likeliest, after them and at its confidence: on real text the
 loudest fact is often a consequence, and a reader weighs the first three causes. The one exception to "after
 them": the likeliest of those goes first when the catalog declares it the cause of the first cause named and
-the tier reads it confidently (`_declared_cause_first`: the OOM is a fact, the leak is told).
+the tier reads it confidently (`_declared_cause_first`: the OOM is a fact, the leak is told). When every
+cause named rests on words alone (the text or prose tier) and `incident` (the same tier's incident reading)
+says the text tells of no incident (under GUESS_MIN_INCIDENT), those causes are withheld and the notes say
+which: a question or a feature request that uses a failure's words names no failure.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ from gpuobs.rca.keys import DEVICE_REPORT_KEYS, PROSE_MATCH, SEMANTIC_MATCH, XID
 from gpuobs.rca.prose import PROSE_CONFIDENCE_LOW, PROSE_VARIANT
 from gpuobs.rca.ranking import Candidate, evaluate, resolve
 from gpuobs.rca.report import Report
-from gpuobs.rca.semantic import SEMANTIC_CONFIDENCE_LOW, SEMANTIC_VARIANT
-from gpuobs.rca.signature import Match, clear_text_cache
+from gpuobs.rca.semantic import GUESS_MIN_INCIDENT, SEMANTIC_CONFIDENCE_LOW, SEMANTIC_VARIANT
+from gpuobs.rca.signature import TEXT_VARIANT, Match, clear_text_cache
 
 __all__ = ["MAX_CAUSES", "TOP_SLOTS", "diagnose_evidence", "prose_candidates", "semantic_candidates"]
 
@@ -62,13 +65,15 @@ def diagnose_evidence(
     max_causes: int = MAX_CAUSES,
     fallback: Callable[[], tuple[list[Evidence], list[str]]] | None = None,
     runners_up: Callable[[frozenset[str], int], tuple[list[Evidence], list[str]]] | None = None,
+    incident: Callable[[], tuple[float | None, list[str]]] | None = None,
 ) -> Report:
     """Diagnose evidence records already collected against the catalog (default: the bundled one).
 
     The pipeline's second stage: `gpuobs.rca.diagnose` collects the inputs and calls this. `fallback`
     gives the last-resort tier's records and the problems it met; it is called only when no other tier
     named a cause. `runners_up(named, count)` gives that tier's records for up to `count` other signatures;
-    it is called only when some cause but fewer than TOP_SLOTS were named.
+    it is called only when some cause but fewer than TOP_SLOTS were named. `incident()` gives that tier's
+    incident reading of the text; it is called only when the word tiers alone named the causes.
     """
     catalog = catalog if catalog is not None else load_catalog()
     issues = [*problems, *catalog.problems]
@@ -91,6 +96,14 @@ def diagnose_evidence(
     causes = resolve(candidates, index)[:max_causes]
     if not causes:
         causes = prose_candidates(records, catalog)[:max_causes]
+    notes = list(notes)
+    withheld = False
+    if incident is not None and causes and all(c.match.variant in _WORD_VARIANTS for c in causes):
+        reading, met = incident()
+        issues.extend(met)
+        if reading is not None and reading < GUESS_MIN_INCIDENT:
+            notes.append(_withheld_note(causes, reading))
+            causes, withheld = [], True
     slots = min(TOP_SLOTS, max_causes)
     if runners_up is not None and 0 < len(causes) < slots:
         named = frozenset(c.signature.id for c in causes)
@@ -99,14 +112,13 @@ def diagnose_evidence(
         issues.extend(met)
         others = [c for c in semantic_candidates(records, catalog) if c.signature.id not in named]
         causes = _declared_cause_first(causes, others)[:slots]
-    notes = list(notes)
     judged = _judged_device_reports(records, catalog) if not causes and fallback is not None else []
     if judged:
         notes.append(
             "semantic tier not asked: the device's own reports were read and no signature holds on them "
             f"({', '.join(judged)})"
         )
-    elif not causes and fallback is not None:
+    elif not causes and fallback is not None and not withheld:  # its gate is far above the reading
         found, met = fallback()
         records.extend(found)
         issues.extend(met)
@@ -131,6 +143,19 @@ def diagnose_evidence(
         window=(start, end),
         signatures_evaluated=len(catalog.signatures),
         notes=tuple(notes),
+    )
+
+
+# The variants of causes named from words alone, whose guesses the incident reading checks.
+_WORD_VARIANTS = (TEXT_VARIANT, PROSE_VARIANT)
+
+
+def _withheld_note(causes: Sequence[Candidate], reading: float) -> str:
+    """What was withheld and why, for the report's notes."""
+    named = ", ".join(f"{c.signature.id} ({c.match.variant} tier)" for c in causes)
+    return (
+        f"withheld: {named}; the text reads as no incident (semantic incident reading {reading:.2f}, under "
+        f"{GUESS_MIN_INCIDENT}): a question, a feature request or a healthy log that uses a failure's words"
     )
 
 

@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
@@ -22,11 +23,18 @@ from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.multilingual import multilingual_installed
 from gpuobs.rca.readers.files import MAX_EXPANDED_BYTES
 from gpuobs.rca.report import Report
-from gpuobs.rca.semantic import default_semantic_model, semantic_records, semantic_runners_up, semantic_switch
+from gpuobs.rca.semantic import (
+    default_semantic_model,
+    semantic_incident,
+    semantic_records,
+    semantic_runners_up,
+    semantic_switch,
+)
 
 __all__ = ["diagnose"]
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 
 def diagnose(
@@ -85,6 +93,7 @@ def diagnose(
         max_causes=max_causes,
         fallback=reader,
         runners_up=_semantic_runners_up(inputs) if wanted else None,
+        incident=_semantic_incident(inputs) if wanted else None,
     )
 
 
@@ -107,7 +116,7 @@ def _semantic_reader(inputs: DiagnoseInputs) -> Callable[[], tuple[list[Evidence
     failed source is, never raised)."""
 
     def read() -> tuple[list[Evidence], list[str]]:
-        return _guarded(semantic_records, inputs)
+        return _guarded(semantic_records, inputs, [])
 
     return read
 
@@ -120,28 +129,38 @@ def _semantic_runners_up(
     raised)."""
 
     def read(named: frozenset[str], count: int) -> tuple[list[Evidence], list[str]]:
-        return _guarded(lambda texts: semantic_runners_up(texts, named, count), inputs)
+        return _guarded(lambda texts: semantic_runners_up(texts, named, count), inputs, [])
+
+    return read
+
+
+def _semantic_incident(inputs: DiagnoseInputs) -> Callable[[], tuple[float | None, list[str]]]:
+    """The semantic tier's incident reading of the log inputs' texts, to be called only when the word tiers
+    alone named the causes: the reading (None when there is none), and what went wrong as problems."""
+
+    def read() -> tuple[float | None, list[str]]:
+        return _guarded(semantic_incident, inputs, None)
 
     return read
 
 
 def _guarded(
-    read: Callable[[list[tuple[str, str]]], list[Evidence]], inputs: DiagnoseInputs
-) -> tuple[list[Evidence], list[str]]:
+    read: Callable[[list[tuple[str, str]]], _T], inputs: DiagnoseInputs, nothing: _T
+) -> tuple[_T, list[str]]:
     """`read` over the log inputs' texts (a bundle's archived logs included), its failure or crash listed
-    as a problem, as a failed source is."""
+    as a problem, as a failed source is (`nothing` is then the answer)."""
     from gpuobs.rca.readers.bundle import bundle_log_texts
     from gpuobs.rca.readers.files import log_heads
 
     try:
         if default_semantic_model() is None:  # no fitted weights: the tier has nothing to say
-            return [], []
+            return nothing, []
         texts = log_heads(list(inputs.logs), inputs.stdin)
         if inputs.bundle:
             texts += bundle_log_texts(inputs.bundle)
         return read(texts), []
     except SemanticUnavailable as exc:
-        return [], [f"[semantic] {exc}"]
+        return nothing, [f"[semantic] {exc}"]
     except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on
         logger.exception("semantic tier crashed")
-        return [], [f"[semantic] unexpected {type(exc).__name__}: {exc}"]
+        return nothing, [f"[semantic] unexpected {type(exc).__name__}: {exc}"]

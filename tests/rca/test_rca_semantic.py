@@ -33,6 +33,7 @@ from gpuobs.rca.engine import TOP_SLOTS, diagnose_evidence
 from gpuobs.rca.keys import SEMANTIC_MATCH
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.semantic import (
+    GUESS_MIN_INCIDENT,
     SEMANTIC_CONFIDENCE_HIGH,
     SEMANTIC_CONFIDENCE_LOW,
     SEMANTIC_ENV,
@@ -349,6 +350,79 @@ def test_alternatives_are_asked_after_every_tier_but_never_for_a_full_list() -> 
     assert healthy.causes == () and asked == []
     full = diagnose_evidence(parse_document("kern.log", XID79, None), runners_up=runners_up, max_causes=1)
     assert [c.id for c in full.causes] == ["xid_79_fallen_off_bus"] and asked == []
+
+
+# A feature request in a failure's words (written here, not from the corpus): the text tier names the host's
+# OOM killer from them; the incident reading says nothing failed. Beside it, an account of that failure.
+FEATURE_REQUEST = (
+    "# [Feature] Export the number of processes killed by the OOM killer as a metric\n"
+    "Is there a way to count how many processes the OOM killer has killed? It would be nice to expose this "
+    "as a metric for monitoring purposes, so we can alert on it. Happy to open a PR if this sounds useful.\n"
+)
+TOLD_OOM_KILL = (
+    "Our training job died again last night. The node ran out of RAM and the kernel OOM killer killed the "
+    "python worker, dmesg shows it happened right after the dataloader started 16 workers.\n"
+)
+
+
+def test_word_causes_are_withheld_only_when_the_text_reads_as_no_incident() -> None:
+    """The engine's contract: `incident` is asked only when the word tiers alone named the causes; a reading
+    under GUESS_MIN_INCIDENT withholds them (the notes say which and why, and the last resort is not asked
+    then); a reading at the bar keeps them; a cause resting on a fact is never checked."""
+    from gpuobs.rca.parsers.document import parse_document
+
+    asked: list[str] = []
+
+    def incident(value: float | None) -> Callable[[], tuple[float | None, list[str]]]:
+        def read() -> tuple[float | None, list[str]]:
+            asked.append("incident")
+            return value, []
+
+        return read
+
+    def fallback() -> tuple[list[Evidence], list[str]]:
+        asked.append("fallback")
+        return [], []
+
+    worded = parse_document("described.log", GROWTH_TO_OOM, None)
+    kept = diagnose_evidence(worded, incident=incident(GUESS_MIN_INCIDENT), fallback=fallback)
+    assert [c.tier for c in kept.causes] == ["text"] and asked == ["incident"]
+    assert not any(n.startswith("withheld") for n in kept.notes)
+    asked.clear()
+    withheld = diagnose_evidence(worded, incident=incident(GUESS_MIN_INCIDENT - 0.01), fallback=fallback)
+    assert withheld.causes == () and asked == ["incident"]
+    (note,) = [n for n in withheld.notes if n.startswith("withheld")]
+    assert f"{kept.causes[0].id} (text tier)" in note and "no incident" in note
+    asked.clear()
+    unread = diagnose_evidence(worded, incident=incident(None), fallback=fallback)
+    assert [c.id for c in unread.causes] == [kept.causes[0].id] and asked == ["incident"]
+    asked.clear()
+    exact = diagnose_evidence(parse_document("kern.log", XID79, None), incident=incident(0.0))
+    assert [c.id for c in exact.causes] == ["xid_79_fallen_off_bus"] and asked == []
+
+
+def test_a_feature_request_in_a_failures_words_is_withheld_as_a_real_process(tmp_path: Path) -> None:
+    """The real parsers, engine, encoder and weights in a fresh CLI process: a feature request that the text
+    tier alone reads as the host's OOM killer exits 1 with the tier on, its note naming what was withheld;
+    with the tier off the words' cause stands; an account of that failure keeps its cause with the tier on."""
+    request = tmp_path / "request.md"
+    request.write_text(FEATURE_REQUEST, encoding="utf-8")
+    on = _cli("--logs", str(request), "--json")
+    assert on.returncode == 1, on.stderr
+    report = json.loads(on.stdout)
+    assert report["causes"] == []
+    notes = report["notes"]
+    assert any(n.startswith("withheld: host_oom_killer (text tier)") for n in notes), notes
+    table = _cli("--logs", str(request))
+    assert table.returncode == 1 and "withheld: host_oom_killer" in table.stdout, table.stdout
+    off = _cli("--logs", str(request), "--json", env_value="off")
+    assert off.returncode == 0, off.stderr
+    assert [(c["id"], c["tier"]) for c in json.loads(off.stdout)["causes"]] == [("host_oom_killer", "text")]
+    told = tmp_path / "told.txt"
+    told.write_text(TOLD_OOM_KILL, encoding="utf-8")
+    account = _cli("--logs", str(told), "--json")
+    assert account.returncode == 0, account.stderr
+    assert json.loads(account.stdout)["causes"][0]["id"] == "host_oom_killer"
 
 
 OOM_CAPACITY = (
