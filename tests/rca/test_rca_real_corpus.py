@@ -132,11 +132,13 @@ TUNE = REAL / "tune"
 # "load shedding" supporting words only, text and prose tiers refitted: 2078/2269, 2088/2269, 11/544.
 # Twenty-second session: heldout19 promoted (81 cases, 19 healthy), with the CUDA container banner "The NVIDIA
 # Driver was not detected" read as no GPU; all three files refitted on the 2894: 2136/2331, 2146/2331, 17/563
-# (six of heldout19's healthy texts named, by exact facts and wordings of a remedy or a feature).
+# (six of heldout19's healthy texts named, by exact facts and wordings of a remedy or a feature); a GPU's PCIe
+# link resting at 2.5GT/s no degraded link, Telegraf's nvidia_smi input an exporter, prose refitted:
+# 2136/2331, 2146/2331, 16/563.
 MARGIN_CASES = 2
 MEASURED_TOP1 = 2136
 MEASURED_TOP3 = 2146
-MEASURED_FALSE_CAUSES = 17
+MEASURED_FALSE_CAUSES = 16
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -165,10 +167,13 @@ MEASURED_FALSE_CAUSES = 17
 # wrapped hook error above: 2122/2219, 2177/2219, 12/525. Twenty-first session, all files refitted on the
 # 2813 (heldout18 in): 2170/2269, 2226/2269, 14/544 (the same fourteen as with the tier off); with the MIG
 # node and the queue limit's name above: 2169/2269, 2225/2269, 11/544. Twenty-second session, all files
-# refitted on the 2894 (heldout19 in): 2226/2331, 2285/2331, 17/563 (the same seventeen as with the tier off).
+# refitted on the 2894 (heldout19 in): 2226/2331, 2285/2331, 17/563 (the same seventeen as with the tier off);
+# with the link and Telegraf above and the word tiers' causes withheld in a text the incident readers read as
+# no incident (under GUESS_MIN_INCIDENT): 2226/2331, 2285/2331, 2/563 (in sample: out of fold 11 of the 45
+# healthy texts named and 2 of the incidents named right are withheld, docs/BENCHMARKS.md).
 MEASURED_SEMANTIC_TOP1 = 2226
 MEASURED_SEMANTIC_TOP3 = 2285
-MEASURED_SEMANTIC_FALSE_CAUSES = 17
+MEASURED_SEMANTIC_FALSE_CAUSES = 2
 
 
 def test_tune_split_keeps_its_score() -> None:
