@@ -39,6 +39,7 @@ from gpuobs.rca.semantic import (
     SEMANTIC_ENV,
     SemanticModel,
     load_semantic_model,
+    semantic_incident,
     semantic_records,
     semantic_switch,
 )
@@ -654,8 +655,8 @@ def test_ten_thousand_mutated_texts_never_crash_the_chunking_and_40_never_crash_
     semantic_on: None,
 ) -> None:
     """The issue's fuzz (10k inputs) over what reads the raw text (tokenizer, chunking, head-and-tail cut);
-    40 of them through the whole tier (forward pass, verdict, quoted lines): well-formed records or none,
-    never an exception."""
+    40 of them through the whole tier (forward pass, verdict, quoted lines) and its incident reading:
+    well-formed records or none and a probability, never an exception."""
     rng = random.Random(11)
     seeds = [p.read_text(encoding="utf-8") for p in sorted(TUNE.glob("*/excerpt.log"))[::50]]
     for n in range(10_000):
@@ -664,7 +665,10 @@ def test_ten_thousand_mutated_texts_never_crash_the_chunking_and_40_never_crash_
         assert all(chunk and all(text.strip() == text and text for _, text in chunk) for chunk in chunks)
     model = load_semantic_model()
     for n in range(40):
-        records = semantic_records([("fuzz.log", _mutated(rng, seeds, n))], model)
+        text = _mutated(rng, seeds, n)
+        records = semantic_records([("fuzz.log", text)], model)
+        reading = semantic_incident([("fuzz.log", text)], model)
+        assert reading is None or 0.0 <= reading <= 1.0
         for rank, record in enumerate(records, start=1):
             assert record.key == SEMANTIC_MATCH and record.tier is EvidenceTier.SEMANTIC
             assert record.kind is EvidenceKind.LOG and record.attrs["rank"] == rank
