@@ -17,13 +17,17 @@ of those;
 without its second reader's agreement. The semantic tier is off unless `--semantic` is given; then it is
 fitted per fold too (`bench/fit_semantic_tier.py`, its CJK readers included, on the cached vectors of the
 fold's training cases).
+`--incident-sweep` (with `--semantic`) measures the bar under which causes named by words alone are withheld
+(`rca.semantic.GUESS_MIN_INCIDENT`): it diagnoses with the bar at 0, records each case's incident reading by
+its fold's semantic model where no cause rests on a fact, and prints, per bar, the incidents named right first
+and the healthy texts named that the bar would withhold.
 `--groups N` leaves out N groups of repositories in turn (round-robin
 over the sorted repositories) instead of one repository at a time: each fold still holds out whole
 repositories, and the run takes N fits instead of one per repository (since the prose tier's second reader,
 a fit costs ~10 s, and the tune split holds 500+ repositories).
 
     python bench/rca_crossval.py [--priors] [--no-prose] [--no-agree] [--semantic] [--groups N] [--json]
-                                 [--failures]
+                                 [--failures] [--incident-sweep]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
+from unittest import mock
 
 import fit_prose_tier
 import fit_semantic_tier
@@ -42,14 +47,20 @@ from fit_prose_tier import fit as fit_prose
 from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, labelled_hits, prior_weights, wording_hits
 
 from gpuobs.errors import InputError
+from gpuobs.rca import engine
 from gpuobs.rca.catalog import CATALOG_DIR, Catalog, load_catalog
 from gpuobs.rca.corpus import Case, CaseResult, score
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.prose import use_prose_model
-from gpuobs.rca.semantic import use_semantic_model
+from gpuobs.rca.readers.files import log_heads
+from gpuobs.rca.semantic import semantic_incident, use_semantic_model
 
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 SYNTHETIC = ROOT / "tests" / "rca" / "incidents"
+# The bars `--incident-sweep` reports.
+SWEEP = (0.2, 0.25, 0.3, 0.4, 0.5, 0.6)
+# A case's causes (ids, best first), whether none rests on a fact, and its incident reading then (else None).
+Reading = tuple[tuple[str, ...], bool, float | None]
 
 
 def _repo(case: Case) -> str:
@@ -71,13 +82,41 @@ def _catalog(weights: dict[str, dict[str, float]] | None, drop: frozenset[str] =
     return Catalog(signatures=sigs, problems=base.problems)
 
 
-def _run(case: Case, catalog: Catalog) -> CaseResult:
+def _run(case: Case, catalog: Catalog, readings: dict[str, Reading] | None = None) -> CaseResult:
+    """The case diagnosed; with `readings`, with no cause withheld, its reading recorded there."""
     t0 = time.perf_counter()
     try:
-        report = diagnose(case.inputs(), catalog=catalog)
+        if readings is None:
+            report = diagnose(case.inputs(), catalog=catalog)
+        else:
+            with mock.patch.object(engine, "GUESS_MIN_INCIDENT", 0.0):
+                report = diagnose(case.inputs(), catalog=catalog)
     except InputError as exc:  # as `run_in_process`: nothing read is no cause (right only when healthy)
         return CaseResult(case, (), time.perf_counter() - t0, error=str(exc))
-    return CaseResult(case, tuple(c.id for c in report.causes), time.perf_counter() - t0)
+    ids = tuple(c.id for c in report.causes)
+    if readings is not None:
+        words = bool(ids) and all(c.tier != "exact" for c in report.causes)
+        reading = semantic_incident(log_heads(list(case.inputs().logs), None)) if words else None
+        readings[case.name] = (ids, words, reading)
+    return CaseResult(case, ids, time.perf_counter() - t0)
+
+
+def sweep(results: list[CaseResult], readings: dict[str, Reading]) -> list[dict[str, float | int]]:
+    """Per bar of SWEEP: the incidents named right first and the healthy texts named, all by words alone,
+    whose reading is under the bar (what the bar withholds)."""
+    rows = []
+    for bar in SWEEP:
+        lost = cleared = 0
+        for r in results:
+            ids, words, reading = readings.get(r.case.name, ((), False, None))
+            if not words or reading is None or reading >= bar:
+                continue
+            if r.case.healthy:
+                cleared += 1
+            elif ids[0] == r.case.top:
+                lost += 1
+        rows.append({"bar": bar, "incidents_lost": lost, "healthy_cleared": cleared})
+    return rows
 
 
 def crossval(
@@ -86,11 +125,14 @@ def crossval(
     prose: bool = True,
     groups: int = 0,
     semantic: bool = False,
+    readings: dict[str, Reading] | None = None,
 ) -> tuple[list[CaseResult], int]:
     """Every tune case diagnosed by a catalog and prose model fitted without its repository; and the
     number of folds. `prose=False` diagnoses with the prose tier off; `semantic=True` with the semantic
     tier fitted per fold (off otherwise); `groups` > 0 holds out that many groups of repositories in turn
     instead of one repository at a time.
+
+    `readings` (with `semantic`): diagnose with no cause withheld and record each case's reading there.
 
     `strict` also drops, in each fold, the phrases found in the held-out repository's cases and in no
     other case of either corpus: a phrase only that thread uses was most likely written from it.
@@ -133,7 +175,7 @@ def crossval(
                 None if sem_multilingual is None else sem_multilingual[rows],
             )
         with use_prose_model(model), use_semantic_model(sem_model):
-            results += [_run(case, catalog) for case in folds[fold]]
+            results += [_run(case, catalog, readings) for case in folds[fold]]
     return results, len(folds)
 
 
@@ -155,18 +197,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--semantic", action="store_true", help="fit and use the semantic tier per fold")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--failures", action="store_true", help="list the tune cases missed")
+    parser.add_argument(
+        "--incident-sweep",
+        action="store_true",
+        help="with --semantic: what each bar of the word causes' incident check would withhold",
+    )
     args = parser.parse_args(argv)
     if args.groups < 0:
         parser.error("--groups must be 0 (one repository per fold) or more")
+    if args.incident_sweep and not args.semantic:
+        parser.error("--incident-sweep needs --semantic (the incident reading is the semantic tier's)")
     assert DEFAULT_CORPORA[0] == TUNE
     fit_prose_tier.AGREE = not args.no_agree
     t0 = time.perf_counter()
+    readings: dict[str, Reading] | None = {} if args.incident_sweep else None
     results, folds = crossval(
         priors_only=args.priors,
         strict=args.strict,
         prose=not args.no_prose,
         groups=args.groups,
         semantic=args.semantic,
+        readings=readings,
     )
     s = score(results)
     row = {
@@ -180,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         + (", strict" if args.strict else "")
         + (", prose tier off" if args.no_prose else "")
         + (", no second prose reader" if args.no_agree else "")
-        + (", semantic tier" if args.semantic else ""),
+        + (", semantic tier" if args.semantic else "")
+        + (", no cause withheld" if args.incident_sweep else ""),
         "folds": folds,
         "cases": s.cases,
         "incidents": s.incident_cases,
@@ -190,8 +242,9 @@ def main(argv: list[str] | None = None) -> int:
         "healthy_false_cause": round(s.false_cause_rate, 4),
         "seconds": round(time.perf_counter() - t0, 1),
     }
+    swept = sweep(results, readings) if readings is not None else []
     if args.json:
-        print(json.dumps(row | {"failures": list(s.failures)}, indent=2))
+        print(json.dumps(row | {"incident_sweep": swept, "failures": list(s.failures)}, indent=2))
     else:
         print(
             f"{row['method']}: {folds} folds, {s.cases} cases ({s.incident_cases} incidents, "
@@ -201,6 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.failures:
             for failure in s.failures:
                 print(f"  {failure}")
+        for line in swept:
+            print(
+                f"  withheld under {line['bar']}: {line['incidents_lost']} incidents named right first, "
+                f"{line['healthy_cleared']} healthy texts named"
+            )
     return 0
 
 

@@ -64,3 +64,29 @@ def test_a_negative_budget_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
         _bench().main(["--budgets", "-1"])
     assert exit_info.value.code == 2
     assert "--budgets must be zero or more" in capsys.readouterr().err
+
+
+def test_the_incident_sweep_counts_what_each_bar_withholds() -> None:
+    """`bench/rca_crossval.py --incident-sweep`'s counting (the run itself is ~15 min over the tune split,
+    docs/BENCHMARKS.md, twenty-second session): only causes named by words alone count, an incident only when
+    named right first, a healthy text whenever named; a reading at the bar is kept."""
+    from pathlib import Path
+
+    from gpuobs.rca.corpus import Case, CaseResult
+
+    bench = load_bench_script("rca_crossval")
+
+    def result(name: str, top: str | None) -> CaseResult:
+        return CaseResult(Case(name, Path(name), top), (), 0.0)
+
+    results = [result(n, t) for n, t in (("right", "a"), ("wrong", "a"), ("fact", "a"), ("calm", None))]
+    readings = {
+        "right": (("a",), True, 0.22),  # named right by words, read under 0.25
+        "wrong": (("b", "a"), True, 0.1),  # named wrong first: nothing lost
+        "fact": (("a",), False, None),  # a fact: never read, never withheld
+        "calm": (("a",), True, 0.25),  # healthy, read exactly at 0.25: kept there, withheld above
+    }
+    rows = {row["bar"]: row for row in bench.sweep(results, readings)}
+    assert rows[0.2] == {"bar": 0.2, "incidents_lost": 0, "healthy_cleared": 0}
+    assert rows[0.25] == {"bar": 0.25, "incidents_lost": 1, "healthy_cleared": 0}
+    assert rows[0.3] == {"bar": 0.3, "incidents_lost": 1, "healthy_cleared": 1}
