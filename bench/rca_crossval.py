@@ -47,6 +47,7 @@ from fit_prose_tier import fit as fit_prose
 from fit_text_tier import DEFAULT_CORPORA, ROOT, fit_hits, labelled_hits, prior_weights, wording_hits
 
 from gpuobs.errors import InputError
+from gpuobs.evidence import EvidenceTier
 from gpuobs.rca import engine
 from gpuobs.rca.catalog import CATALOG_DIR, Catalog, load_catalog
 from gpuobs.rca.corpus import Case, CaseResult, score
@@ -59,8 +60,10 @@ TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 SYNTHETIC = ROOT / "tests" / "rca" / "incidents"
 # The bars `--incident-sweep` reports.
 SWEEP = (0.2, 0.25, 0.3, 0.4, 0.5, 0.6)
-# A case's causes (ids, best first), whether none rests on a fact, and its incident reading then (else None).
+# A case's causes (ids, best first), whether the engine would check them (named by words, with at most the
+# semantic tier's alternatives after them), and its incident reading then (else None).
 Reading = tuple[tuple[str, ...], bool, float | None]
+_WORD_TIERS = (EvidenceTier.TEXT.value, EvidenceTier.PROSE.value)
 
 
 def _repo(case: Case) -> str:
@@ -95,7 +98,12 @@ def _run(case: Case, catalog: Catalog, readings: dict[str, Reading] | None = Non
         return CaseResult(case, (), time.perf_counter() - t0, error=str(exc))
     ids = tuple(c.id for c in report.causes)
     if readings is not None:
-        words = bool(ids) and all(c.tier != "exact" for c in report.causes)
+        if any(note.startswith(engine.WITHHELD_NOTE) for note in report.notes):  # the measure would lie
+            raise SystemExit(f"{case.name}: withheld with the bar lifted: the patch missed the engine")
+        tiers = [c.tier for c in report.causes]
+        words = any(t in _WORD_TIERS for t in tiers) and all(
+            t in _WORD_TIERS or t == EvidenceTier.SEMANTIC.value for t in tiers
+        )
         reading = semantic_incident(log_heads(list(case.inputs().logs), None)) if words else None
         readings[case.name] = (ids, words, reading)
     return CaseResult(case, ids, time.perf_counter() - t0)

@@ -46,7 +46,14 @@ from gpuobs.rca.report import Report
 from gpuobs.rca.semantic import GUESS_MIN_INCIDENT, SEMANTIC_CONFIDENCE_LOW, SEMANTIC_VARIANT
 from gpuobs.rca.signature import TEXT_VARIANT, Match, clear_text_cache
 
-__all__ = ["MAX_CAUSES", "TOP_SLOTS", "diagnose_evidence", "prose_candidates", "semantic_candidates"]
+__all__ = [
+    "MAX_CAUSES",
+    "TOP_SLOTS",
+    "WITHHELD_NOTE",
+    "diagnose_evidence",
+    "prose_candidates",
+    "semantic_candidates",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -148,14 +155,17 @@ def diagnose_evidence(
 
 # The variants of causes named from words alone, whose guesses the incident reading checks.
 _WORD_VARIANTS = (TEXT_VARIANT, PROSE_VARIANT)
+# How the report's note on causes withheld begins.
+WITHHELD_NOTE = "withheld: "
 
 
 def _withheld_note(causes: Sequence[Candidate], reading: float) -> str:
     """What was withheld and why, for the report's notes."""
     named = ", ".join(f"{c.signature.id} ({c.match.variant} tier)" for c in causes)
     return (
-        f"withheld: {named}; the text reads as no incident (semantic incident reading {reading:.2f}, under "
-        f"{GUESS_MIN_INCIDENT}): a question, a feature request or a healthy log that uses a failure's words"
+        f"{WITHHELD_NOTE}{named}; the text reads as no incident (semantic incident reading {reading:.2f}, "
+        f"under {GUESS_MIN_INCIDENT}): a question, a feature request or a healthy log that uses a "
+        "failure's words"
     )
 
 

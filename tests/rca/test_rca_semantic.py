@@ -24,12 +24,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.bench import load_bench_script
+from support.pasted import FEATURE_REQUEST
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import DiagnoseInputs, load_catalog
 from gpuobs.rca import embedding as emb
-from gpuobs.rca.engine import TOP_SLOTS, diagnose_evidence
+from gpuobs.rca.engine import TOP_SLOTS, WITHHELD_NOTE, diagnose_evidence
 from gpuobs.rca.keys import SEMANTIC_MATCH
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.semantic import (
@@ -353,13 +354,7 @@ def test_alternatives_are_asked_after_every_tier_but_never_for_a_full_list() -> 
     assert [c.id for c in full.causes] == ["xid_79_fallen_off_bus"] and asked == []
 
 
-# A feature request in a failure's words (written here, not from the corpus): the text tier names the host's
-# OOM killer from them; the incident reading says nothing failed. Beside it, an account of that failure.
-FEATURE_REQUEST = (
-    "# [Feature] Export the number of processes killed by the OOM killer as a metric\n"
-    "Is there a way to count how many processes the OOM killer has killed? It would be nice to expose this "
-    "as a metric for monitoring purposes, so we can alert on it. Happy to open a PR if this sounds useful.\n"
-)
+# An account of the failure the feature request (support.pasted.FEATURE_REQUEST) is worded after.
 TOLD_OOM_KILL = (
     "Our training job died again last night. The node ran out of RAM and the kernel OOM killer killed the "
     "python worker, dmesg shows it happened right after the dataloader started 16 workers.\n"
@@ -388,11 +383,11 @@ def test_word_causes_are_withheld_only_when_the_text_reads_as_no_incident() -> N
     worded = parse_document("described.log", GROWTH_TO_OOM, None)
     kept = diagnose_evidence(worded, incident=incident(GUESS_MIN_INCIDENT), fallback=fallback)
     assert [c.tier for c in kept.causes] == ["text"] and asked == ["incident"]
-    assert not any(n.startswith("withheld") for n in kept.notes)
+    assert not any(n.startswith(WITHHELD_NOTE) for n in kept.notes)
     asked.clear()
     withheld = diagnose_evidence(worded, incident=incident(GUESS_MIN_INCIDENT - 0.01), fallback=fallback)
     assert withheld.causes == () and asked == ["incident"]
-    (note,) = [n for n in withheld.notes if n.startswith("withheld")]
+    (note,) = [n for n in withheld.notes if n.startswith(WITHHELD_NOTE)]
     assert f"{kept.causes[0].id} (text tier)" in note and "no incident" in note
     asked.clear()
     unread = diagnose_evidence(worded, incident=incident(None), fallback=fallback)

@@ -10,6 +10,7 @@ from types import ModuleType
 
 import pytest
 from support.bench import load_bench_script
+from support.pasted import FEATURE_REQUEST
 
 
 def _bench() -> ModuleType:
@@ -90,3 +91,28 @@ def test_the_incident_sweep_counts_what_each_bar_withholds() -> None:
     assert rows[0.2] == {"bar": 0.2, "incidents_lost": 0, "healthy_cleared": 0}
     assert rows[0.25] == {"bar": 0.25, "incidents_lost": 1, "healthy_cleared": 0}
     assert rows[0.3] == {"bar": 0.3, "incidents_lost": 1, "healthy_cleared": 1}
+
+
+def test_the_incident_sweep_diagnoses_with_the_bar_lifted(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep's `_run` with the real engine, encoder and weights: a feature request in a failure's words,
+    which the engine withholds with the bar in place, keeps its word cause there and is recorded with its
+    (low) incident reading; so the sweep measures causes the bar would withhold, not an empty list."""
+    from pathlib import Path
+
+    from gpuobs.rca.catalog import load_catalog
+    from gpuobs.rca.corpus import Case
+    from gpuobs.rca.semantic import GUESS_MIN_INCIDENT, SEMANTIC_ENV
+
+    monkeypatch.setenv(SEMANTIC_ENV, "on")
+    bench = load_bench_script("rca_crossval")
+    case_dir = Path(str(tmp_path)) / "request"
+    case_dir.mkdir()
+    (case_dir / "excerpt.log").write_text(FEATURE_REQUEST, encoding="utf-8")
+    case = Case("request", case_dir, None, args=("--logs", "excerpt.log"))
+    readings: dict[str, object] = {}
+    result = bench._run(case, load_catalog(), readings)
+    ids, words, reading = readings["request"]
+    assert result.causes == ids == ("host_oom_killer",) and words
+    assert reading is not None and reading < GUESS_MIN_INCIDENT
