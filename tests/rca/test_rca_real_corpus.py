@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout20/) are
+heldout21/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -134,11 +134,12 @@ TUNE = REAL / "tune"
 # Driver was not detected" read as no GPU; all three files refitted on the 2894: 2136/2331, 2146/2331, 17/563
 # (six of heldout19's healthy texts named, by exact facts and wordings of a remedy or a feature); a GPU's PCIe
 # link resting at 2.5GT/s no degraded link, Telegraf's nvidia_smi input an exporter, prose refitted:
-# 2136/2331, 2146/2331, 16/563.
+# 2136/2331, 2146/2331, 16/563. Twenty-third session: heldout20 promoted (77 cases, 17 healthy); all three
+# files refitted on the 2971: 2189/2391, 2198/2391, 20/580.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2136
-MEASURED_TOP3 = 2146
-MEASURED_FALSE_CAUSES = 16
+MEASURED_TOP1 = 2189
+MEASURED_TOP3 = 2198
+MEASURED_FALSE_CAUSES = 20
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -170,18 +171,19 @@ MEASURED_FALSE_CAUSES = 16
 # refitted on the 2894 (heldout19 in): 2226/2331, 2285/2331, 17/563 (the same seventeen as with the tier off);
 # with the link and Telegraf above and the word tiers' causes withheld in a text the incident readers read as
 # no incident (under GUESS_MIN_INCIDENT): 2226/2331, 2285/2331, 2/563 (in sample: out of fold 11 of the 45
-# healthy texts named and 2 of the incidents named right are withheld, docs/BENCHMARKS.md).
-MEASURED_SEMANTIC_TOP1 = 2226
-MEASURED_SEMANTIC_TOP3 = 2285
+# healthy texts named and 2 of the incidents named right are withheld, docs/BENCHMARKS.md). Twenty-third
+# session, all files refitted on the 2971 (heldout20 in): 2288/2391, 2347/2391, 2/580.
+MEASURED_SEMANTIC_TOP1 = 2288
+MEASURED_SEMANTIC_TOP3 = 2347
 MEASURED_SEMANTIC_FALSE_CAUSES = 2
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 2894
+    assert len(cases) == 2971
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2331 and result.healthy_cases == 563
+    assert incidents == 2391 and result.healthy_cases == 580
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
