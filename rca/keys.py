@@ -195,8 +195,8 @@ PROCESS_KILLED: Final = "process_killed"
 `srun: error: node: task N: Killed`); value = 'SIGKILL'; attrs: process, exit_code, host."""
 REQUEST_REJECTED: Final = "request_rejected"
 """A server shed a request because its queue was full (Ray Serve backpressure, Triton's maximum queue
-size, TGI 'Model is overloaded', HTTP 429/503 'too many requests'); value = 'queue_full'; attrs:
-queued, max_queued."""
+size, TGI 'Model is overloaded', Ollama's 'maximum pending requests exceeded', Knative's 'pending
+request queue full', HTTP 429/503 'too many requests'); value = 'queue_full'; attrs: queued, max_queued."""
 PCIE_ACS_ENABLED: Final = "pcie_acs_enabled"
 """`lspci -vvv` ACSCtl with SrcValid+ on a bridge: peer-to-peer traffic is redirected through the root
 complex / IOMMU (the usual cause of GPU P2P hangs); value = the bridge's bus id or None; attrs: flags."""

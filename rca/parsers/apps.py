@@ -564,9 +564,12 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # --- load shedding, killed processes, Slurm, DCGM health ------------------------------------------------
 # Ray Serve's refusal names its limit beside the queue's length ("num_queued_requests=1,
 # max_queued_requests=1"); the limit's name alone is a setting talked about (a feature request, the docs).
+# Ollama's scheduler refuses past OLLAMA_MAX_QUEUE with "server busy, please try again.  maximum pending
+# requests exceeded"; Knative's queue-proxy and activator answer 503 "pending request queue full".
 _SHED_RE = re.compile(
     r"(?i)dropped due to backpressure|exceeds maximum queue size|model is overloaded|"
-    r"\b429 Too Many Requests\b|request queue is full|num_queued_requests=\d+, max_queued_requests=\d+"
+    r"\b429 Too Many Requests\b|request queue is full|num_queued_requests=\d+, max_queued_requests=\d+|"
+    r"maximum pending requests exceeded|pending request queue full"
 )
 _QUEUED_RE = re.compile(r"num_queued_requests=(?P<q>\d+), max_queued_requests=(?P<m>\d+)")
 
@@ -794,6 +797,8 @@ PARSERS: list[Trigger] = [
             "Too Many Requests",
             "queue is full",
             "max_queued_requests",
+            "pending requests exceeded",
+            "request queue full",
         ),
         _shed,
     ),

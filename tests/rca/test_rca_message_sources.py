@@ -263,6 +263,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("ray_oom_killer", "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\nMemory on the node (IP: 10.0.0.1, ID: abc) where the task (task ID: def, name=train, pid=1234, memory used=12.3GB) was running was 30.1GB / 31.3GB (0.961), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: ghi) because it was the most recently scheduled task;\n"),
     ("grpc_deadline_exceeded", "tritonclient.utils.InferenceServerException: [StatusCode.DEADLINE_EXCEEDED] Deadline Exceeded\n"),
     ("queue_saturation", "HTTP 503: Exceeds maximum queue size\n"),
+    # Ollama's scheduler past OLLAMA_MAX_QUEUE (as a client shows it), Knative's queue-proxy.
+    ("queue_saturation", 'Ollama embed error (503): {"error":"server busy, please try again.  maximum pending requests exceeded"}\n'),
+    ("queue_saturation", "HTTP 503 Service Unavailable: pending request queue full\n"),
+    (None, "time=2024-05-05T10:00:00.000Z level=INFO source=sched.go:120 msg=\"new model will fit in available VRAM\" OLLAMA_MAX_QUEUE=512\n"),
     ("tokenizer_mismatch", "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [12,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nRuntimeError: CUDA error: device-side assert triggered\n"),
     ("tokenizer_mismatch", "IndexError: index out of range in self\n"),
     # --- healthy start-ups and status lines of the same tools: no cause.
@@ -948,6 +952,20 @@ def test_device_plugin_xid_is_an_xid_record(line: str, code: int, uuid: str) -> 
     xids = [e for e in parse_document("plugin.log", line + "\n") if e.key == "xid"]
     assert [e.value for e in xids] == [code]
     assert xids[0].entity.gpu_uuid == uuid
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'Ollama embed error (503): {"error":"server busy, please try again.  maximum pending requests exceeded"}',
+        "HTTP 503 Service Unavailable: pending request queue full",
+    ],
+)
+def test_queue_refusals_of_ollama_and_knative_are_exact_records(line: str) -> None:
+    """The refusal is a fact the exact tier reads, not left to the word tiers (which learned it from one
+    tune text)."""
+    records = [e for e in parse_document("serve.log", line + "\n") if e.key == "request_rejected"]
+    assert [e.value for e in records] == ["queue_full"]
 
 
 @pytest.mark.parametrize(
