@@ -469,10 +469,14 @@ def _ray(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # --- tokenizer, model load, exporter ----------------------------------------------------------------
+# transformers refuses a tokenizer whose added_tokens.json disagrees with its vocabulary ("Non-consecutive
+# added token '<unk>' found. Should have index 32000 but has index 0 in saved vocabulary."), the mark of a
+# fine-tune's token files saved against another vocabulary.
 _TOKENIZER_RE = re.compile(
     r"(?i)vocab(?:ulary)?[ _]size.{0,80}?(?:mismatch|does not match|doesn't match|!=|differs)|"
     r"token ids? (?:\d+ )?(?:is |are )?out of (?:vocab|range)|out of vocabulary|"
-    r"tokenizer.{0,60}?(?:mismatch|does not match|incompatible)"
+    r"tokenizer.{0,60}?(?:mismatch|does not match|incompatible)|"
+    r"Non-consecutive added token .{0,80}? in saved vocabulary"
 )
 # Stable Diffusion web UIs print "Model loaded in 5.3s (load weights from disk: ...)" at start and
 # "Weights loaded in 12.1s (...)" when the checkpoint is changed (modules/sd_models.py).

@@ -338,11 +338,15 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         "container_cli_driver",
     ),
     # the Container Device Interface (containerd, CRI-O, podman, the toolkit's CDI mode) finds no spec for the
-    # requested GPU ("unresolvable CDI devices nvidia.com/gpu=all"): the container gets no GPU
+    # requested GPU ("unresolvable CDI devices nvidia.com/gpu=all"), or a spec gone stale with a driver
+    # upgrade names files that are gone (crun: "cannot stat `/lib64/libEGL_nvidia.so.550.54.14`: No such file
+    # or directory", podman: "failed to stat CDI host device \"/dev/dri/renderD129\""; the fix is
+    # `nvidia-ctk cdi generate` again): the container gets no GPU
     (
         re.compile(
             r"nvidia-container-cli: (?:initialization|device|mount|ldcache|detection) error|"
-            r"unresolvable CDI devices|"
+            r"unresolvable CDI devices|failed to stat CDI host device|"
+            r"cannot stat `[^`]*(?:nvidia|libcuda)[^`]*`: No such file or directory|"
             # containerd with a RuntimeClass "nvidia" whose handler the toolkit never configured
             r'no runtime for "nvidia" is configured'
         ),
@@ -468,6 +472,8 @@ PARSERS: list[Trigger] = [
             "CUDA-enabled jaxlib",
             "nvidia-container-cli",
             "CDI devices",
+            "CDI host device",
+            "cannot stat `",
             "no runtime for",
             "Failed to query NVIDIA devices",
             "CUDA-capable",

@@ -269,6 +269,7 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "time=2024-05-05T10:00:00.000Z level=INFO source=sched.go:120 msg=\"new model will fit in available VRAM\" OLLAMA_MAX_QUEUE=512\n"),
     ("tokenizer_mismatch", "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [12,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nRuntimeError: CUDA error: device-side assert triggered\n"),
     ("tokenizer_mismatch", "IndexError: index out of range in self\n"),
+    ("tokenizer_mismatch", "ValueError: Non-consecutive added token '<unk>' found. Should have index 32000 but has index 0 in saved vocabulary.\n"),
     # --- healthy start-ups and status lines of the same tools: no cause.
     (None, "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nnvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver for UNIX platforms  550.54.15\nnvidia-uvm: Loaded the UVM driver, major device number 510.\n"),
     (None, "node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nnode1:1234:1234 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.0.1<0>\nnode1:1234:1234 [0] NCCL INFO Using network IB\nnode1:1234:1234 [0] NCCL INFO comm 0x5555 rank 0 nranks 16 cudaDev 0 busId 18000 - Init COMPLETE\n"),
@@ -612,6 +613,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_driver_failure", "nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.\n"),
     ("gpu_not_visible", "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n"),
     ("gpu_not_visible", "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all\n"),
+    # a CDI spec gone stale with a driver upgrade (crun, podman): the files it names are gone.
+    ("gpu_not_visible", "Error: crun: cannot stat `/lib64/libEGL_nvidia.so.550.54.14`: No such file or directory: OCI runtime attempted to invoke a command that was not found\n"),
+    ("gpu_not_visible", 'Error: setting up CDI devices: failed to inject devices: failed to stat CDI host device "/dev/dri/renderD129": no such file or directory\n'),
+    (None, "Error: crun: cannot stat `/srv/data/config.yaml`: No such file or directory: OCI runtime attempted to invoke a command that was not found\n"),
     ("gpu_not_visible", "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: could not apply required modification to OCI specification: error modifying OCI spec: failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown.\n"),
     # --- PyTorch: torch.distributed.elastic's ChildFailedError (errors/__init__.py: exitcode -9, "Signal 9 (SIGKILL)
     # received by PID"), torchrun's OMP_NUM_THREADS notice (healthy), c10d socket.cpp's client connect timeout.

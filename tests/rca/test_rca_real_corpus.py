@@ -135,10 +135,12 @@ TUNE = REAL / "tune"
 # (six of heldout19's healthy texts named, by exact facts and wordings of a remedy or a feature); a GPU's PCIe
 # link resting at 2.5GT/s no degraded link, Telegraf's nvidia_smi input an exporter, prose refitted:
 # 2136/2331, 2146/2331, 16/563. Twenty-third session: heldout20 promoted (77 cases, 17 healthy); all three
-# files refitted on the 2971: 2189/2391, 2198/2391, 20/580.
+# files refitted on the 2971: 2189/2391, 2198/2391, 20/580; Ollama's and Knative's queue refusals, a CDI spec
+# gone stale with a driver upgrade and transformers' non-consecutive added token read, prose refitted:
+# 2192/2391, 2201/2391, 20/580.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2189
-MEASURED_TOP3 = 2198
+MEASURED_TOP1 = 2192
+MEASURED_TOP3 = 2201
 MEASURED_FALSE_CAUSES = 20
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
