@@ -174,7 +174,8 @@ MEASURED_FALSE_CAUSES = 20
 # with the link and Telegraf above and the word tiers' causes withheld in a text the incident readers read as
 # no incident (under GUESS_MIN_INCIDENT): 2226/2331, 2285/2331, 2/563 (in sample: out of fold 11 of the 45
 # healthy texts named and 2 of the incidents named right are withheld, docs/BENCHMARKS.md). Twenty-third
-# session, all files refitted on the 2971 (heldout20 in): 2288/2391, 2347/2391, 2/580.
+# session, all files refitted on the 2971 (heldout20 in): 2288/2391, 2347/2391, 2/580; with the queue
+# refusals, the stale CDI spec and the added-token error above: the same.
 MEASURED_SEMANTIC_TOP1 = 2288
 MEASURED_SEMANTIC_TOP3 = 2347
 MEASURED_SEMANTIC_FALSE_CAUSES = 2
