@@ -73,3 +73,28 @@ def test_bad_arguments_exit_2_with_a_reason(
     assert look.main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+def test_the_childs_status_is_not_the_old_benchs_verdict_on_its_synthetic_target(tmp_path: Path) -> None:
+    """bench/rca.py exits 1 when the synthetic corpus misses its target; a commit where it did must still
+    give its held-out figures. A stand-in tree and package here (the real ones run in the first test): its
+    bench prints figures and returns 1, as an old commit's would."""
+    look = load_bench_script("rca_first_look")
+    site, tree = tmp_path / "site", tmp_path / "tree"
+    (site / "gpuobs" / "rca").mkdir(parents=True)
+    (site / "gpuobs" / "__init__.py").write_text("")
+    (site / "gpuobs" / "rca" / "__init__.py").write_text("")
+    (tree / "bench").mkdir(parents=True)
+    (tree / "bench" / "rca.py").write_text(
+        "import json, sys\nREAL_HELDOUT = ('heldout2',)\n"
+        "def main(argv):\n    print(json.dumps({'rows': [{'method': 'engine, real text: ' + h} "
+        "for h in REAL_HELDOUT]}))\n    return 1\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", look._CHILD, str(tree), str(site), BATCH, "--real-heldout", "--json"],
+        cwd=tree, env=env, capture_output=True, text=True, check=False, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    methods = [r["method"] for r in json.loads(done.stdout)["rows"]]
+    assert methods == ["engine, real text: heldout2", f"engine, real text: {BATCH}"]
