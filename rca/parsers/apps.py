@@ -43,6 +43,12 @@ _KV_LEN_RE = re.compile(
     r"KV cache "
     r"\((?P<cap>\d+)\)"
 )
+# llama.cpp's server and decoder when the context's KV cells are all taken (tools/server/server.cpp, src/
+# llama-context.cpp): a context (`-c`, shared by every slot) too small for the requests in flight.
+_LLAMACPP_KV_FULL_RE = re.compile(
+    r"failed to find free space in the KV cache|failed to find KV cache slot for ubatch|"
+    r"failed to find a memory slot for batch|Input prompt is too big compared to KV size"
+)
 _KV_V1_RE = re.compile(
     r"max seq len \((?P<len>\d+)\), \(?(?P<need>[\d.]+ ?[GMK]i?B) KV cache is needed, "
     r"which is larger than the "
@@ -109,6 +115,7 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         "No available memory for the cache blocks" in msg
         or "insufficient KV cache" in msg.lower()
         or _TRT_KV_STAGE_RE.search(msg)
+        or _LLAMACPP_KV_FULL_RE.search(msg)
     ):
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
         return
@@ -745,6 +752,10 @@ PARSERS: list[Trigger] = [
             "cache blocks",
             "nsufficient KV cache",
             "could not be created: KV cache",
+            "free space in the KV cache",
+            "KV cache slot for ubatch",
+            "memory slot for batch",
+            "compared to KV size",
             " is stalled",
             " is dead",
         ),

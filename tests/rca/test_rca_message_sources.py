@@ -860,6 +860,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "llm_load_vocab: special tokens cache size = 256\nllm_load_vocab: token to piece cache size = 0.8000 MB\nllm_load_print_meta: vocab type       = BPE\n"),
     ("gpu_reset_required", "$ sudo nvidia-smi --gpu-reset -i 0\nThe following GPUs could not be reset:\n  GPU 00000000:3B:00.0: In use by another client\n\n1 device is currently being used by one or more other processes (e.g., Fabric Manager, CUDA application, graphics application such as an X server, or a monitoring application such as another instance of nvidia-smi).\n"),
     (None, "$ sudo nvidia-smi --gpu-reset -i 0\nGPU 00000000:3B:00.0 was successfully reset.\nAll done.\n"),
+    # --- round 13: llama.cpp's server when every KV cell of its context is taken (tools/server/server.cpp); near
+    # miss: the cache's size announced at start-up.
+    ("kv_cache_exhausted", "srv  update_slots: failed to find free space in the KV cache, retrying with smaller batch size - try increasing it via the context size or enable defragmentation, i = 0, n_batch = 1024, ret = 1\n"),
+    (None, "llama_kv_cache_unified:      CUDA0 KV buffer size =  1024.00 MiB\nllama_kv_cache_unified: size = 1024.00 MiB (  8192 cells,  32 layers,  4 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB\n"),
 ]
 # fmt: on
 
@@ -971,6 +975,22 @@ def test_queue_refusals_of_ollama_and_knative_are_exact_records(line: str) -> No
     tune text)."""
     records = [e for e in parse_document("serve.log", line + "\n") if e.key == "request_rejected"]
     assert [e.value for e in records] == ["queue_full"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "update_slots: failed to find free space in the KV cache, retrying with smaller n_batch = 256",
+        "decode: failed to find KV cache slot for ubatch of size 512",
+        "init_batch: failed to find a memory slot for batch of size 2048",
+        "Input prompt is too big compared to KV size. Please try increasing KV size.",
+    ],
+)
+def test_llama_cpp_kv_cache_full_is_an_exact_record(line: str) -> None:
+    """llama.cpp's words for a context whose KV cells are all taken: the fact, not left to the word tiers."""
+    assert [e.key for e in parse_document("server.log", line + "\n") if e.key == "kv_cache_insufficient"] == [
+        "kv_cache_insufficient"
+    ]
 
 
 @pytest.mark.parametrize(
