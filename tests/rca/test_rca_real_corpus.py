@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout21/) are
+heldout22/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -137,11 +137,13 @@ TUNE = REAL / "tune"
 # 2136/2331, 2146/2331, 16/563. Twenty-third session: heldout20 promoted (77 cases, 17 healthy); all three
 # files refitted on the 2971: 2189/2391, 2198/2391, 20/580; Ollama's and Knative's queue refusals, a CDI spec
 # gone stale with a driver upgrade and transformers' non-consecutive added token read, prose refitted:
-# 2192/2391, 2201/2391, 20/580.
+# 2192/2391, 2201/2391, 20/580; llama.cpp's full-context messages read, text refitted: the same.
+# Twenty-fifth session: heldout21 promoted (73 cases, 17 healthy); all three files refitted on the 3044:
+# 2248/2447, 2257/2447, 22/597.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2192
-MEASURED_TOP3 = 2201
-MEASURED_FALSE_CAUSES = 20
+MEASURED_TOP1 = 2248
+MEASURED_TOP3 = 2257
+MEASURED_FALSE_CAUSES = 22
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -183,10 +185,10 @@ MEASURED_SEMANTIC_FALSE_CAUSES = 2
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 2971
+    assert len(cases) == 3044
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2391 and result.healthy_cases == 580
+    assert incidents == 2447 and result.healthy_cases == 597
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
