@@ -32,9 +32,12 @@ _DEAD_RE = re.compile(
     # tokenizer_manager.py's "SIGQUIT received. signum=..., frame=.... It usually means one child failed.")
     r"Received sigquit from a child process|It usually means one child failed"
 )
+# The running total is "total_num_cumulative_preemption=N" in vLLM's V0 scheduler and
+# "total_cumulative_preemption_cnt=N" in its documentation's copy of the warning; a formatter that puts the
+# caller after the message leaves " (scheduler.py:1558)" behind it.
 _PREEMPT_V0_RE = re.compile(
     r"Sequence group (?P<rid>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode.*?"
-    r"(?:total_num_cumulative_preemption=(?P<n>\d+))?$"
+    r"(?:total_(?:num_)?cumulative_preemption(?:_cnt)?=(?P<n>\d+))?(?:\s*\([\w./-]+:\d+\))?\s*$"
 )
 _TRT_KV_STAGE_RE = re.compile(r"The following component could not be created: KV cache\s*$")
 _PREEMPT_V1_RE = re.compile(r"Preempt(?:ing|ed) request (?P<rid>[^\s:]+)")
@@ -115,9 +118,11 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         "No available memory for the cache blocks" in msg
         or "insufficient KV cache" in msg.lower()
         or _TRT_KV_STAGE_RE.search(msg)
-        or _LLAMACPP_KV_FULL_RE.search(msg)
     ):
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
+        return
+    if _LLAMACPP_KV_FULL_RE.search(msg):  # while serving: the requests in flight outgrew the context
+        ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip(), "phase": "runtime"})
         return
 
 

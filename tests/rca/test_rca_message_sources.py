@@ -864,6 +864,12 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # miss: the cache's size announced at start-up.
     ("kv_cache_exhausted", "srv  update_slots: failed to find free space in the KV cache, retrying with smaller batch size - try increasing it via the context size or enable defragmentation, i = 0, n_batch = 1024, ret = 1\n"),
     (None, "llama_kv_cache_unified:      CUDA0 KV buffer size =  1024.00 MiB\nllama_kv_cache_unified: size = 1024.00 MiB (  8192 cells,  32 layers,  4 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB\n"),
+    # --- round 14: vLLM's preemption warning as its documentation prints the running total
+    # ("total_cumulative_preemption_cnt=", docs/configuration/optimization.md) and as a formatter that puts the
+    # caller after the message leaves it (" (scheduler.py:1558)"); near miss: the first preemption of a run.
+    ("kv_cache_exhausted", "WARNING 05-09 00:49:33 scheduler.py:1057 Sequence group 7 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_cumulative_preemption_cnt=51\n"),
+    ("kv_cache_exhausted", "Sequence group 224 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=101 (scheduler.py:1558)\n"),
+    (None, "WARNING 05-09 00:49:33 scheduler.py:1057 Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_cumulative_preemption_cnt=1\n"),
 ]
 # fmt: on
 
@@ -991,6 +997,54 @@ def test_llama_cpp_kv_cache_full_is_an_exact_record(line: str) -> None:
     assert [e.key for e in parse_document("server.log", line + "\n") if e.key == "kv_cache_insufficient"] == [
         "kv_cache_insufficient"
     ]
+
+
+def _kv_variant(text: str) -> str | None:
+    """The kv_cache_exhausted variant that holds on the text's records (None when none does)."""
+    from collections import defaultdict
+
+    from gpuobs.rca import load_catalog
+    from gpuobs.rca.entities import EntityIndex
+    from gpuobs.rca.ranking import evaluate
+
+    records = parse_document("server.log", text)
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for pos, ev in enumerate(records):
+        by_key[ev.key].append(pos)
+    (signature,) = [s for s in load_catalog().signatures if s.id == "kv_cache_exhausted"]
+    candidate = evaluate(signature, records, by_key, EntityIndex(records))
+    return None if candidate is None else candidate.match.variant
+
+
+def test_a_context_full_while_serving_is_no_start_up_failure() -> None:
+    """llama.cpp's full context happens while serving: the record says so (phase "runtime") and the cause is
+    the run-time variant; vLLM's cache too small for one sequence stays the start-up one."""
+    full = "srv  update_slots: failed to find free space in the KV cache, retrying with smaller batch size\n"
+    assert [e.attrs.get("phase") for e in parse_document("server.log", full)] == ["runtime"]
+    assert _kv_variant(full) == "context_full"
+    startup = (
+        "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be "
+        "stored in KV cache (20000). Try increasing `gpu_memory_utilization` or decreasing `max_model_len`\n"
+    )
+    assert _kv_variant(startup) == "startup"
+
+
+@pytest.mark.parametrize(
+    ("line", "count"),
+    [
+        ("... total_num_cumulative_preemption=51 (scheduler.py:1558)", 51),
+        ("... total_cumulative_preemption_cnt=101", 101),
+        ("... total_num_cumulative_preemption=1", 1),
+    ],
+)
+def test_the_preemption_total_is_read_in_each_wording(line: str, count: int) -> None:
+    """The running total after the caller a formatter appends, and in the documentation's wording."""
+    text = (
+        "Sequence group 9 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache "
+        "space. " + line.removeprefix("... ") + "\n"
+    )
+    (record,) = [e for e in parse_document("serve.log", text) if e.key == "vllm_preemption"]
+    assert record.attrs["count"] == count
 
 
 @pytest.mark.parametrize(
