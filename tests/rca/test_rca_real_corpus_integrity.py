@@ -2,17 +2,18 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout22/`) are not scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and
-the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the
-fifth, `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in
-the next session after three looks each; the eighth, `heldout8/`, in the eighth session after three looks and
-a label review that dropped one of its 87 cases; the tenth, eleventh and twelfth, `heldout10/`, `heldout11/`
-and `heldout12/`, in the tenth, eleventh and twelfth sessions after two looks each; the thirteenth,
-`heldout13/`, in the thirteenth session after three; the fourteenth, `heldout14/`, in the fourteenth after
-five; the fifteenth, `heldout15/`, in the fifteenth after two; the sixteenth, `heldout16/`, in the sixteenth
-after three; the seventeenth, `heldout17/`, in the seventeenth after three; the eighteenth, `heldout18/`, in
-the twenty-first after eight; the nineteenth, `heldout19/`, in the twenty-second after four; the twentieth,
-`heldout20/`, in the twenty-third after three; the twenty-first, `heldout21/`, in the twenty-fifth after four.)
+`heldout22/`, `heldout23/`) are not scored here and nothing can be tuned to them. (The first held-out split,
+`heldout/`, and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been
+scored twice; the fifth, `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and
+`heldout7/`, in the next session after three looks each; the eighth, `heldout8/`, in the eighth session after
+three looks and a label review that dropped one of its 87 cases; the tenth, eleventh and twelfth,
+`heldout10/`, `heldout11/` and `heldout12/`, in the tenth, eleventh and twelfth sessions after two looks each;
+the thirteenth, `heldout13/`, in the thirteenth session after three; the fourteenth, `heldout14/`, in the
+fourteenth after five; the fifteenth, `heldout15/`, in the fifteenth after two; the sixteenth, `heldout16/`,
+in the sixteenth after three; the seventeenth, `heldout17/`, in the seventeenth after three; the eighteenth,
+`heldout18/`, in the twenty-first after eight; the nineteenth, `heldout19/`, in the twenty-second after four;
+the twentieth, `heldout20/`, in the twenty-third after three; the twenty-first, `heldout21/`, in the
+twenty-fifth after four.)
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout22 |" in table
+    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout22 | heldout23 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3044, 105, 90, 87, 76]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3044, 105, 90, 87, 76, 40]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -51,9 +52,9 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     healthy) in the fifteenth, heldout16 (82 cases, 18 healthy) in the sixteenth, heldout17 (97 cases, 21
     healthy) in the seventeenth, heldout18 (69 cases, 19 healthy) in the twenty-first, heldout19 (81 cases, 19
     healthy) in the twenty-second, heldout20 (77 cases, 17 healthy) in the twenty-third, heldout21 (73 cases,
-    17 healthy) in the twenty-fifth: none has a column of its own and tune holds 179 + 90 + 94 + 90 + 90 + 86 +
-    88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 cases, at least 18 + 9 + 10 + 10 + 10 + 10 + 11
-    + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 healthy,
+    17 healthy) in the twenty-fifth: none has a column of its own and tune holds 179 + 90 + 94 + 90 + 90 +
+    86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 cases, at least 18 + 9 + 10 + 10 + 10 +
+    10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 healthy,
     plus the 120 + 113
     + 100 + 101 + 107 + 99 + 101 + 100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight
     into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B, TUNE10A/10B and TUNE11A/11B_README.md), plus the
@@ -156,6 +157,18 @@ def test_heldout22_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]
     assert all((REAL / "heldout22" / f"README_{part}.md").is_file() for part in "ABCD")
 
 
+def test_heldout23_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout23 (twenty-third held-out batch, gathered 2026-12-04 at the start of the twenty-fifth session
+    by helpers that never ran the engine, with the same four focuses; the thinnest batch yet, most threads
+    being claimed): 40 cases, 11 healthy, at least 19 signatures, four READMEs (parts A to D)."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    cells = _column(capsys.readouterr().out.splitlines(), "heldout23")
+    assert cells["**cases**"] == 40
+    assert cells["(healthy)"] == 11
+    assert cells["**distinct signatures**"] >= 19
+    assert all((REAL / "heldout23" / f"README_{part}.md").is_file() for part in "ABCD")
+
+
 def test_heldout8_was_promoted_whole_but_for_its_dropped_case(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout8 (eighth batch) was promoted into tune/ in the eighth session: no folder or column of its own
     is left, its README moved to tune/, and its case whose thread reached no
@@ -247,8 +260,8 @@ def test_a_thread_quoted_twice_in_one_part_is_reported(
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9 and
-    heldout22, each on its own row and pooled, and never prints a held-out case's name (a fake
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9,
+    heldout22 and heldout23, each on its own row and pooled, and never prints a held-out case's name (a fake
     corpus here: ROOT points at tmp_path, so no real held-out file is read). The tune part is scored, its
     misses printed, only with --real."""
     bench = load_bench_script("rca")
@@ -256,7 +269,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
     promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 22)))
-    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout22", *promoted):
+    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout22", "heldout23", *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -272,6 +285,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
             "real text: heldout4",
             "real text: heldout9",
             "real text: heldout22",
+            "real text: heldout23",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
@@ -279,10 +293,10 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         # the tune split itself is scored (its misses printed) only with --real
         assert ("engine, real text: tune" in out) == ("--real" in flags)
         assert ("[engine, real text: tune] secret_tune_case" in out) == ("--real" in flags)
-        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 23))
+        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 24))
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "4"  # cases: one fake case from each of the four batches
+        assert pooled[len(label) :].split()[0] == "5"  # cases: one fake case from each of the five batches
         promoted_numbers = (3, 5, 6, 7, 8, *range(10, 22))
         assert not any(f"real text: heldout{n}" in out for n in promoted_numbers)
