@@ -17,10 +17,14 @@ of those;
 without its second reader's agreement. The semantic tier is off unless `--semantic` is given; then it is
 fitted per fold too (`bench/fit_semantic_tier.py`, its CJK readers included, on the cached vectors of the
 fold's training cases).
-`--incident-sweep` (with `--semantic`) measures the bar under which causes named by words alone are withheld
-(`rca.semantic.GUESS_MIN_INCIDENT`): it diagnoses with the bar at 0, records each case's incident reading by
-its fold's semantic model where no cause rests on a fact, and prints, per bar, the incidents named right first
-and the healthy texts named that the bar would withhold.
+`--incident-sweep` (with `--semantic`) measures the bars under which causes named by words alone are withheld
+(`rca.semantic.GUESS_MIN_INCIDENT` and `GUESS_MIN_SUPPORT`): it diagnoses with both bars at 0, records each
+case's incident reading by its fold's semantic model where no cause rests on a fact, and the probability that
+model gives each cause's signature, and prints, per incident bar, the incidents named right first and the
+healthy texts named that the bar would withhold; then, with the incident bar as shipped, per support bar, the
+healthy texts cleared and the incidents whose right cause leaves or enters the first place and the top three
+when the causes under it are withheld (the semantic tier's alternatives that would fill a freed slot are not
+counted: a lower bound of top-3 after).
 `--groups N` leaves out N groups of repositories in turn (round-robin
 over the sorted repositories) instead of one repository at a time: each fold still holds out whole
 repositories, and the run takes N fits instead of one per repository (since the prose tier's second reader,
@@ -54,15 +58,17 @@ from gpuobs.rca.corpus import Case, CaseResult, score
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.prose import use_prose_model
 from gpuobs.rca.readers.files import log_heads
-from gpuobs.rca.semantic import semantic_incident, use_semantic_model
+from gpuobs.rca.semantic import GUESS_MIN_INCIDENT, semantic_incident, semantic_support, use_semantic_model
 
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 SYNTHETIC = ROOT / "tests" / "rca" / "incidents"
-# The bars `--incident-sweep` reports.
+# The bars `--incident-sweep` reports: the incident reading's, and the support's.
 SWEEP = (0.2, 0.25, 0.3, 0.4, 0.5, 0.6)
+SUPPORT_SWEEP = (0.005, 0.01, 0.02, 0.05)
 # A case's causes (ids, best first), whether the engine would check them (named by words, with at most the
-# semantic tier's alternatives after them), and its incident reading then (else None).
-Reading = tuple[tuple[str, ...], bool, float | None]
+# semantic tier's alternatives after them), its incident reading then (else None), and per cause the
+# probability the semantic tier gives its signature when it rests on words (else None).
+Reading = tuple[tuple[str, ...], bool, float | None, tuple[float | None, ...]]
 _WORD_TIERS = (EvidenceTier.TEXT.value, EvidenceTier.PROSE.value)
 
 
@@ -92,7 +98,7 @@ def _run(case: Case, catalog: Catalog, readings: dict[str, Reading] | None = Non
         if readings is None:
             report = diagnose(case.inputs(), catalog=catalog)
         else:
-            with mock.patch.object(engine, "GUESS_MIN_INCIDENT", 0.0):
+            with mock.patch.multiple(engine, GUESS_MIN_INCIDENT=0.0, GUESS_MIN_SUPPORT=0.0):
                 report = diagnose(case.inputs(), catalog=catalog)
     except InputError as exc:  # as `run_in_process`: nothing read is no cause (right only when healthy)
         return CaseResult(case, (), time.perf_counter() - t0, error=str(exc))
@@ -104,8 +110,13 @@ def _run(case: Case, catalog: Catalog, readings: dict[str, Reading] | None = Non
         words = any(t in _WORD_TIERS for t in tiers) and all(
             t in _WORD_TIERS or t == EvidenceTier.SEMANTIC.value for t in tiers
         )
-        reading = semantic_incident(log_heads(list(case.inputs().logs), None)) if words else None
-        readings[case.name] = (ids, words, reading)
+        texts = log_heads(list(case.inputs().logs), None)
+        reading = semantic_incident(texts) if words else None
+        probabilities = semantic_support(texts, ids) if words else [None] * len(ids)
+        supports = tuple(
+            p if c.tier in _WORD_TIERS else None for c, p in zip(report.causes, probabilities, strict=True)
+        )
+        readings[case.name] = (ids, words, reading, supports)
     return CaseResult(case, ids, time.perf_counter() - t0)
 
 
@@ -116,7 +127,7 @@ def sweep(results: list[CaseResult], readings: dict[str, Reading]) -> list[dict[
     for bar in SWEEP:
         lost = cleared = 0
         for r in results:
-            ids, words, reading = readings.get(r.case.name, ((), False, None))
+            ids, words, reading, _ = readings.get(r.case.name, ((), False, None, ()))
             if not words or reading is None or reading >= bar:
                 continue
             if r.case.healthy:
@@ -124,6 +135,29 @@ def sweep(results: list[CaseResult], readings: dict[str, Reading]) -> list[dict[
             elif ids[0] == r.case.top:
                 lost += 1
         rows.append({"bar": bar, "incidents_lost": lost, "healthy_cleared": cleared})
+    return rows
+
+
+def support_sweep(results: list[CaseResult], readings: dict[str, Reading]) -> list[dict[str, float | int]]:
+    """Per bar of SUPPORT_SWEEP, with the incident bar as shipped: the healthy texts cleared, and the
+    incidents whose right cause leaves (lost) or enters (gained) the first place and the top three, when every
+    cause resting on words whose signature's probability is under the bar is withheld."""
+    rows = []
+    for bar in SUPPORT_SWEEP:
+        row = dict.fromkeys(("healthy_cleared", "top1_lost", "top1_gained", "top3_lost", "top3_gained"), 0)
+        row["bar"] = bar
+        for r in results:
+            ids, words, reading, supports = readings.get(r.case.name, ((), False, None, ()))
+            if not words or (reading is not None and reading < GUESS_MIN_INCIDENT):
+                continue
+            kept = [i for i, s in zip(ids, supports, strict=True) if s is None or s >= bar]
+            if r.case.healthy:
+                row["healthy_cleared"] += bool(ids) and not kept
+                continue
+            for top, before, after in (("top1", ids[:1], kept[:1]), ("top3", ids[:3], kept[:3])):
+                row[f"{top}_lost"] += r.case.top in before and r.case.top not in after
+                row[f"{top}_gained"] += r.case.top in after and r.case.top not in before
+        rows.append(row)
     return rows
 
 
@@ -208,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--incident-sweep",
         action="store_true",
-        help="with --semantic: what each bar of the word causes' incident check would withhold",
+        help="with --semantic: what each bar of the word causes' incident and support checks would withhold",
     )
     args = parser.parse_args(argv)
     if args.groups < 0:
@@ -251,8 +285,14 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.perf_counter() - t0, 1),
     }
     swept = sweep(results, readings) if readings is not None else []
+    supported = support_sweep(results, readings) if readings is not None else []
     if args.json:
-        print(json.dumps(row | {"incident_sweep": swept, "failures": list(s.failures)}, indent=2))
+        print(
+            json.dumps(
+                row | {"incident_sweep": swept, "support_sweep": supported, "failures": list(s.failures)},
+                indent=2,
+            )
+        )
     else:
         print(
             f"{row['method']}: {folds} folds, {s.cases} cases ({s.incident_cases} incidents, "
@@ -266,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  withheld under {line['bar']}: {line['incidents_lost']} incidents named right first, "
                 f"{line['healthy_cleared']} healthy texts named"
+            )
+        for line in supported:
+            print(
+                f"  support under {line['bar']} withheld: {line['healthy_cleared']} healthy texts cleared; "
+                f"right cause first: -{line['top1_lost']} +{line['top1_gained']}, "
+                f"in the top three: -{line['top3_lost']} +{line['top3_gained']}"
             )
     return 0
 

@@ -25,7 +25,10 @@ them": the likeliest of those goes first when the catalog declares it the cause 
 the tier reads it confidently (`_declared_cause_first`: the OOM is a fact, the leak is told). When every
 cause named rests on words alone (the text or prose tier) and `incident` (the same tier's incident reading)
 says the text tells of no incident (under GUESS_MIN_INCIDENT), those causes are withheld and the notes say
-which: a question or a feature request that uses a failure's words names no failure.
+which: a question or a feature request that uses a failure's words names no failure. They are withheld as
+well, one by one, where `support` (the same tier's probability of the cause's signature) is under
+GUESS_MIN_SUPPORT: the words name a failure the text's meaning does not bear out (when none is left, the
+last resort still reads the text, under its own gates).
 """
 
 from __future__ import annotations
@@ -43,7 +46,12 @@ from gpuobs.rca.keys import DEVICE_REPORT_KEYS, PROSE_MATCH, SEMANTIC_MATCH, XID
 from gpuobs.rca.prose import PROSE_CONFIDENCE_LOW, PROSE_VARIANT
 from gpuobs.rca.ranking import Candidate, evaluate, resolve
 from gpuobs.rca.report import Report
-from gpuobs.rca.semantic import GUESS_MIN_INCIDENT, SEMANTIC_CONFIDENCE_LOW, SEMANTIC_VARIANT
+from gpuobs.rca.semantic import (
+    GUESS_MIN_INCIDENT,
+    GUESS_MIN_SUPPORT,
+    SEMANTIC_CONFIDENCE_LOW,
+    SEMANTIC_VARIANT,
+)
 from gpuobs.rca.signature import TEXT_VARIANT, Match, clear_text_cache
 
 __all__ = [
@@ -73,6 +81,7 @@ def diagnose_evidence(
     fallback: Callable[[], tuple[list[Evidence], list[str]]] | None = None,
     runners_up: Callable[[frozenset[str], int], tuple[list[Evidence], list[str]]] | None = None,
     incident: Callable[[], tuple[float | None, list[str]]] | None = None,
+    support: Callable[[Sequence[str]], tuple[list[float | None], list[str]]] | None = None,
 ) -> Report:
     """Diagnose evidence records already collected against the catalog (default: the bundled one).
 
@@ -81,6 +90,8 @@ def diagnose_evidence(
     named a cause. `runners_up(named, count)` gives that tier's records for up to `count` other signatures;
     it is called only when some cause but fewer than TOP_SLOTS were named. `incident()` gives that tier's
     incident reading of the text; it is called only when the word tiers alone named the causes.
+    `support(signatures)` gives that tier's probability of each signature in the text; it is called once,
+    for the causes, when the word tiers alone named them and the incident reading kept them.
     """
     catalog = catalog if catalog is not None else load_catalog()
     issues = [*problems, *catalog.problems]
@@ -111,6 +122,17 @@ def diagnose_evidence(
         if reading is not None and reading < GUESS_MIN_INCIDENT:
             notes.append(_withheld_note(causes, reading))
             causes, withheld = [], True
+    if support is not None and causes and all(c.match.variant in _WORD_VARIANTS for c in causes):
+        probabilities, met = support([c.signature.id for c in causes])
+        issues.extend(met)
+        unsupported = [
+            (cause, p)
+            for cause, p in zip(causes, probabilities, strict=False)  # no reading: none for any
+            if p is not None and p < GUESS_MIN_SUPPORT
+        ]
+        if unsupported:  # the last resort may still read the text, under its own gates
+            notes.append(_unsupported_note(unsupported))
+            causes = [c for c in causes if all(c is not u for u, _ in unsupported)]
     slots = min(TOP_SLOTS, max_causes)
     if runners_up is not None and 0 < len(causes) < slots:
         named = frozenset(c.signature.id for c in causes)
@@ -166,6 +188,17 @@ def _withheld_note(causes: Sequence[Candidate], reading: float) -> str:
         f"{WITHHELD_NOTE}{named}; the text reads as no incident (semantic incident reading {reading:.2f}, "
         f"under {GUESS_MIN_INCIDENT}): a question, a feature request or a healthy log that uses a "
         "failure's words"
+    )
+
+
+def _unsupported_note(unsupported: Sequence[tuple[Candidate, float]]) -> str:
+    """What was withheld because the text's meaning does not bear it out, for the report's notes."""
+    named = ", ".join(
+        f"{c.signature.id} ({c.match.variant} tier, semantic probability {p:.3f})" for c, p in unsupported
+    )
+    return (
+        f"{WITHHELD_NOTE}{named}; the text's meaning does not bear it out (under {GUESS_MIN_SUPPORT}): its "
+        "words name a failure it does not tell of"
     )
 
 

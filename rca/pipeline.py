@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -28,6 +28,7 @@ from gpuobs.rca.semantic import (
     semantic_incident,
     semantic_records,
     semantic_runners_up,
+    semantic_support,
     semantic_switch,
 )
 
@@ -94,6 +95,7 @@ def diagnose(
         fallback=reader,
         runners_up=_semantic_runners_up(inputs) if wanted else None,
         incident=_semantic_incident(inputs) if wanted else None,
+        support=_semantic_support(inputs) if wanted else None,
     )
 
 
@@ -140,6 +142,21 @@ def _semantic_incident(inputs: DiagnoseInputs) -> Callable[[], tuple[float | Non
 
     def read() -> tuple[float | None, list[str]]:
         return _guarded(semantic_incident, inputs, None)
+
+    return read
+
+
+# What the engine asks the semantic tier of the causes the word tiers named: their probabilities.
+_Support = Callable[[Sequence[str]], tuple[list[float | None], list[str]]]
+
+
+def _semantic_support(inputs: DiagnoseInputs) -> _Support:
+    """The semantic tier's probability of each signature in the log inputs' texts, to be called only for the
+    causes the word tiers alone named: the probabilities (None where there is none), and what went wrong as
+    problems."""
+
+    def read(signatures: Sequence[str]) -> tuple[list[float | None], list[str]]:
+        return _guarded(lambda texts: semantic_support(texts, signatures), inputs, [])
 
     return read
 

@@ -17,7 +17,7 @@ import random
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from gpuobs.rca.keys import SEMANTIC_MATCH
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.semantic import (
     GUESS_MIN_INCIDENT,
+    GUESS_MIN_SUPPORT,
     SEMANTIC_CONFIDENCE_HIGH,
     SEMANTIC_CONFIDENCE_LOW,
     SEMANTIC_ENV,
@@ -298,6 +299,30 @@ def test_a_cause_told_in_words_alone_gets_the_tiers_likeliest_alternatives(
     assert [(c.id, c.tier) for c in off.causes] == [(first.id, "text")]
 
 
+def test_the_real_tier_is_asked_how_far_the_meaning_bears_out_each_word_cause(
+    tmp_path: Path, semantic_on: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real pipeline, encoder and weights: the engine asks the semantic tier for each word cause's
+    probability. With the bar as shipped, an account of the failure keeps its cause (its meaning bears it out:
+    over the bar); with the bar lifted above any probability, the cause is withheld and the note quotes the
+    probability the real tier gave; the account's cause comes back with the tier off."""
+    from gpuobs.rca import engine
+
+    log = tmp_path / "told.txt"
+    log.write_text(TOLD_OOM_KILL, encoding="utf-8")
+    kept = diagnose(DiagnoseInputs(logs=[str(log)]))
+    assert [(c.id, c.tier) for c in kept.causes[:1]] == [("host_oom_killer", "text")]
+    assert not any(n.startswith(WITHHELD_NOTE) for n in kept.notes)
+    monkeypatch.setattr(engine, "GUESS_MIN_SUPPORT", 1.01)
+    doubted = diagnose(DiagnoseInputs(logs=[str(log)]))
+    (note,) = [n for n in doubted.notes if n.startswith(WITHHELD_NOTE)]
+    probability = float(note.split("host_oom_killer (text tier, semantic probability ")[1].split(")")[0])
+    assert GUESS_MIN_SUPPORT <= probability <= 1.0
+    assert all(c.id != "host_oom_killer" or c.tier == "semantic" for c in doubted.causes)
+    off = diagnose(DiagnoseInputs(logs=[str(log)]), semantic=False)
+    assert [(c.id, c.tier) for c in off.causes] == [("host_oom_killer", "text")]
+
+
 def test_a_parsed_fact_gets_the_tiers_alternatives_after_it(semantic_on: None) -> None:
     """An exact cause keeps the first place and its confidence; the tier lists what else the text reads
     like after it, through the real pipeline, weights and encoder. A tune thread (fitted on, so its reading is
@@ -394,6 +419,60 @@ def test_word_causes_are_withheld_only_when_the_text_reads_as_no_incident() -> N
     assert [c.id for c in unread.causes] == [kept.causes[0].id] and asked == ["incident"]
     asked.clear()
     exact = diagnose_evidence(parse_document("kern.log", XID79, None), incident=incident(0.0))
+    assert [c.id for c in exact.causes] == ["xid_79_fallen_off_bus"] and asked == []
+
+
+def test_word_causes_the_texts_meaning_does_not_bear_out_are_withheld_one_by_one() -> None:
+    """The engine's contract: `support` is asked for each cause only when the word tiers alone named the
+    causes and the incident reading kept them; a cause whose probability is under GUESS_MIN_SUPPORT is
+    withheld (the notes say which, with the probability) and the others keep their order; one at the bar, or
+    with no reading, is kept; with all withheld the last resort is asked (under its own gates: the meaning
+    may name another failure); a cause resting on a fact is never checked."""
+    from gpuobs.rca.parsers.document import parse_document
+
+    asked: list[str] = []
+
+    def incident(value: float | None) -> Callable[[], tuple[float | None, list[str]]]:
+        def read() -> tuple[float | None, list[str]]:
+            asked.append("incident")
+            return value, []
+
+        return read
+
+    Support = Callable[[Sequence[str]], tuple[list[float | None], list[str]]]
+
+    def support(values: dict[str, float | None], rest: float | None) -> Support:
+        def read(signatures: Sequence[str]) -> tuple[list[float | None], list[str]]:
+            asked.extend(signatures)
+            return [values.get(s, rest) for s in signatures], []
+
+        return read
+
+    worded = parse_document("described.log", GROWTH_TO_OOM + TOLD_OOM_KILL, None)  # two failures told
+    kept = diagnose_evidence(worded, incident=incident(0.9), support=support({}, GUESS_MIN_SUPPORT))
+    named = [c.id for c in kept.causes]
+    assert len(named) >= 2 and {c.tier for c in kept.causes} == {"text"} and asked == ["incident", *named]
+    assert not any(n.startswith(WITHHELD_NOTE) for n in kept.notes)
+    asked.clear()
+    low = GUESS_MIN_SUPPORT / 2
+    first_out = diagnose_evidence(worded, incident=incident(0.9), support=support({named[0]: low}, None))
+    assert [c.id for c in first_out.causes][: len(named) - 1] == named[1:] and asked == ["incident", *named]
+    (note,) = [n for n in first_out.notes if n.startswith(WITHHELD_NOTE)]
+    assert f"{named[0]} (text tier, semantic probability {low:.3f})" in note
+    assert "does not bear it out" in note
+    asked.clear()
+    def fallback() -> tuple[list[Evidence], list[str]]:
+        asked.append("fallback")
+        return [], []
+
+    withheld = diagnose_evidence(worded, incident=incident(0.9), support=support({}, low), fallback=fallback)
+    assert withheld.causes == () and asked == ["incident", *named, "fallback"]
+    asked.clear()
+    no_incident = diagnose_evidence(worded, incident=incident(0.0), support=support({}, 0.0))
+    assert no_incident.causes == () and asked == ["incident"]  # withheld already: the support is not asked
+    asked.clear()
+    xid = parse_document("kern.log", XID79, None)
+    exact = diagnose_evidence(xid, incident=incident(0.9), support=support({}, 0.0))
     assert [c.id for c in exact.causes] == ["xid_79_fallen_off_bus"] and asked == []
 
 

@@ -82,15 +82,49 @@ def test_the_incident_sweep_counts_what_each_bar_withholds() -> None:
 
     results = [result(n, t) for n, t in (("right", "a"), ("wrong", "a"), ("fact", "a"), ("calm", None))]
     readings = {
-        "right": (("a",), True, 0.22),  # named right by words, read under 0.25
-        "wrong": (("b", "a"), True, 0.1),  # named wrong first: nothing lost
-        "fact": (("a",), False, None),  # a fact: never read, never withheld
-        "calm": (("a",), True, 0.25),  # healthy, read exactly at 0.25: kept there, withheld above
+        "right": (("a",), True, 0.22, (0.5,)),  # named right by words, read under 0.25
+        "wrong": (("b", "a"), True, 0.1, (0.5, 0.5)),  # named wrong first: nothing lost
+        "fact": (("a",), False, None, (None,)),  # a fact: never read, never withheld
+        "calm": (("a",), True, 0.25, (0.5,)),  # healthy, read exactly at 0.25: kept there, withheld above
     }
     rows = {row["bar"]: row for row in bench.sweep(results, readings)}
     assert rows[0.2] == {"bar": 0.2, "incidents_lost": 0, "healthy_cleared": 0}
     assert rows[0.25] == {"bar": 0.25, "incidents_lost": 1, "healthy_cleared": 0}
     assert rows[0.3] == {"bar": 0.3, "incidents_lost": 1, "healthy_cleared": 1}
+
+
+def test_the_support_sweep_counts_what_each_bar_withholds() -> None:
+    """`--incident-sweep`'s support rows: with the incident bar as shipped, the word causes under a support
+    bar are withheld one by one; a healthy text is cleared only when none is left, an incident counts where
+    its right cause leaves or enters the first place or the top three; facts and texts the incident bar
+    already withholds are not counted; a probability at the bar is kept."""
+    from pathlib import Path
+
+    from gpuobs.rca.corpus import Case, CaseResult
+
+    bench = load_bench_script("rca_crossval")
+
+    def result(name: str, top: str | None) -> CaseResult:
+        return CaseResult(Case(name, Path(name), top), (), 0.0)
+
+    cases = (("promoted", "a"), ("lost", "a"), ("fact", "a"), ("quiet", "a"), ("calm", None), ("half", None))
+    results = [result(n, t) for n, t in cases]
+    readings = {
+        "promoted": (("b", "a"), True, 0.9, (0.004, 0.5)),  # the wrong first goes under 0.005: a right first
+        "lost": (("a", "b", "c", "d"), True, 0.9, (0.01, 0.5, 0.5, 0.5)),  # right first at 0.01, out above
+        "fact": (("b",), False, None, (None,)),  # a fact: never checked
+        "quiet": (("b", "a"), True, 0.1, (0.0, 0.5)),  # withheld by the incident bar already
+        "calm": (("a",), True, 0.9, (0.015,)),  # healthy, cleared above 0.015
+        "half": (("a", "b"), True, 0.9, (0.001, 0.5)),  # healthy, one cause left: still named
+    }
+    rows = {row["bar"]: row for row in bench.support_sweep(results, readings)}
+    assert rows[0.005] == {
+        "bar": 0.005, "healthy_cleared": 0, "top1_lost": 0, "top1_gained": 1, "top3_lost": 0, "top3_gained": 0
+    }
+    assert rows[0.01] == rows[0.005] | {"bar": 0.01}
+    assert rows[0.02] == {
+        "bar": 0.02, "healthy_cleared": 1, "top1_lost": 1, "top1_gained": 1, "top3_lost": 1, "top3_gained": 0
+    }
 
 
 def test_the_incident_sweep_diagnoses_with_the_bar_lifted(
@@ -113,6 +147,8 @@ def test_the_incident_sweep_diagnoses_with_the_bar_lifted(
     case = Case("request", case_dir, None, args=("--logs", "excerpt.log"))
     readings: dict[str, object] = {}
     result = bench._run(case, load_catalog(), readings)
-    ids, words, reading = readings["request"]
+    ids, words, reading, supports = readings["request"]
     assert result.causes == ids == ("host_oom_killer",) and words
     assert reading is not None and reading < GUESS_MIN_INCIDENT
+    (probability,) = supports  # the fold's probability of the word cause's signature, recorded beside it
+    assert probability is not None and 0.0 <= probability <= 1.0
