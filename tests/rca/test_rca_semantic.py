@@ -386,6 +386,16 @@ TOLD_OOM_KILL = (
 )
 
 
+def _incident_reading(value: float | None, asked: list[str]) -> Callable[[], tuple[float | None, list[str]]]:
+    """A stand-in for the tier's incident reading (the contract, not the weights): `value`, noted."""
+
+    def read() -> tuple[float | None, list[str]]:
+        asked.append("incident")
+        return value, []
+
+    return read
+
+
 def test_word_causes_are_withheld_only_when_the_text_reads_as_no_incident() -> None:
     """The engine's contract: `incident` is asked only when the word tiers alone named the causes; a reading
     under GUESS_MIN_INCIDENT withholds them (the notes say which and why, and the last resort is not asked
@@ -395,11 +405,7 @@ def test_word_causes_are_withheld_only_when_the_text_reads_as_no_incident() -> N
     asked: list[str] = []
 
     def incident(value: float | None) -> Callable[[], tuple[float | None, list[str]]]:
-        def read() -> tuple[float | None, list[str]]:
-            asked.append("incident")
-            return value, []
-
-        return read
+        return _incident_reading(value, asked)
 
     def fallback() -> tuple[list[Evidence], list[str]]:
         asked.append("fallback")
@@ -433,11 +439,7 @@ def test_word_causes_the_texts_meaning_does_not_bear_out_are_withheld_one_by_one
     asked: list[str] = []
 
     def incident(value: float | None) -> Callable[[], tuple[float | None, list[str]]]:
-        def read() -> tuple[float | None, list[str]]:
-            asked.append("incident")
-            return value, []
-
-        return read
+        return _incident_reading(value, asked)
 
     Support = Callable[[Sequence[str]], tuple[list[float | None], list[str]]]
 
