@@ -104,11 +104,11 @@ ALTERNATIVE_MIN_PROBABILITY = 0.05
 # healthy texts named and 2 of the 1853 incidents named right first; 0.2 withholds 8 and 1, 0.3 13 and 6.
 GUESS_MIN_INCIDENT = 0.25
 # A cause only the text or prose tier named, whose signature the class reader finds this unlikely in every
-# document read, is withheld too: the words name a failure the text's meaning does not bear out (a feature
-# request about temperatures, a design question about ECC). Chosen by 10-group cross-validation over the
-# tune split's repositories (twenty-fourth session, each fold's readers fitted without it): of the texts the
-# word tiers alone named, 0.01 withholds 3 of the healthy and none of the incidents named right first; 0.02
-# withholds 3 and 1, 0.05 4 and 4 (docs/BENCHMARKS.md).
+# document read, is withheld too: the words name a failure the text's meaning does not bear out. Chosen by
+# 10-group cross-validation over the tune split's repositories (twenty-fifth session, 3044 cases, each fold's
+# readers fitted without it; the support rows of `bench/rca_crossval.py --incident-sweep`): 0.01 moves the
+# right cause into first place 9 times and out of it 5 (top-3: 5 out), and clears 2 healthy texts; 0.02 10 and
+# 10, 0.05 16 and 23 (docs/BENCHMARKS.md).
 GUESS_MIN_SUPPORT = 0.01
 # Which readers read a document (each record's `reader`): the one for every text, or the one for CJK text.
 DEFAULT_READER, CJK_READER = SEMANTIC_READERS
