@@ -36,9 +36,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout22 | heldout23 |" in table
+    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout22 | heldout23 | heldout24 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3044, 105, 90, 87, 76, 40]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3044, 105, 90, 87, 76, 40, 40]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -169,6 +169,18 @@ def test_heldout23_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]
     assert all((REAL / "heldout23" / f"README_{part}.md").is_file() for part in "ABCD")
 
 
+def test_heldout24_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """heldout24 (twenty-fourth held-out batch, gathered 2026-12-04 at the start of the twenty-sixth session
+    by helpers that never ran the engine, with the same four focuses; as thin as heldout23): 40 cases, 8
+    healthy, at least 17 signatures, four READMEs (parts A to D)."""
+    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
+    cells = _column(capsys.readouterr().out.splitlines(), "heldout24")
+    assert cells["**cases**"] == 40
+    assert cells["(healthy)"] == 8
+    assert cells["**distinct signatures**"] >= 17
+    assert all((REAL / "heldout24" / f"README_{part}.md").is_file() for part in "ABCD")
+
+
 def test_heldout8_was_promoted_whole_but_for_its_dropped_case(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout8 (eighth batch) was promoted into tune/ in the eighth session: no folder or column of its own
     is left, its README moved to tune/, and its case whose thread reached no
@@ -261,7 +273,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9,
-    heldout22 and heldout23, each on its own row and pooled, and never prints a held-out case's name (a fake
+    heldout22, heldout23 and heldout24, each on its own row and pooled, and never prints a held-out case's name (a fake
     corpus here: ROOT points at tmp_path, so no real held-out file is read). The tune part is scored, its
     misses printed, only with --real."""
     bench = load_bench_script("rca")
@@ -269,7 +281,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
     promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 22)))
-    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout22", "heldout23", *promoted):
+    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout22", "heldout23", "heldout24", *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -286,6 +298,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
             "real text: heldout9",
             "real text: heldout22",
             "real text: heldout23",
+            "real text: heldout24",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
@@ -293,10 +306,10 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         # the tune split itself is scored (its misses printed) only with --real
         assert ("engine, real text: tune" in out) == ("--real" in flags)
         assert ("[engine, real text: tune] secret_tune_case" in out) == ("--real" in flags)
-        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 24))
+        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 25))
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "5"  # cases: one fake case from each of the five batches
+        assert pooled[len(label) :].split()[0] == "6"  # cases: one fake case from each of the six batches
         promoted_numbers = (3, 5, 6, 7, 8, *range(10, 22))
         assert not any(f"real text: heldout{n}" in out for n in promoted_numbers)
