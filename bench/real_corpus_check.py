@@ -44,9 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # fifteenth, heldout16 (scored three times), promoted in the sixteenth, heldout17 (scored three times),
 # promoted in the seventeenth, heldout18 (scored eight times), promoted in the twenty-first, and heldout19
 # (scored four times), promoted in the twenty-second, heldout20 (scored three times), promoted in the
-# twenty-third, and heldout21 (scored four times), promoted in the twenty-fifth. heldout22 (gathered at the
-# start of the twenty-fourth) and heldout23 (at the start of the twenty-fifth) are held out.
-SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout22", "heldout23", "heldout24")
+# twenty-third, heldout21 (scored four times), promoted in the twenty-fifth, and heldout22 (scored twice),
+# promoted in the twenty-sixth. heldout23 (gathered at the start of the twenty-fifth) and heldout24 (at the
+# start of the twenty-sixth) are held out.
+SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout23", "heldout24")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 # Two excerpts of one tracking thread from the first gathering, both in tune/ (an Xid 13 found in dmesg, and

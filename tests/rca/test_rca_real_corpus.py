@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout22/, heldout23/) are
+heldout23/, heldout24/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -141,11 +141,12 @@ TUNE = REAL / "tune"
 # Twenty-fifth session: heldout21 promoted (73 cases, 17 healthy); all three files refitted on the 3044:
 # 2248/2447, 2257/2447, 22/597; vLLM's preemption total read in the documentation's wording and before a
 # trailing caller, a platform's failed-remapped-rows event and the verbs retry error worded, text refitted:
-# 2251/2447, 2260/2447, 22/597.
+# 2251/2447, 2260/2447, 22/597. Twenty-sixth session: heldout22 promoted (76 cases, 17 healthy); all three
+# files refitted on the 3120: 2295/2506, 2307/2506, 23/614.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2251
-MEASURED_TOP3 = 2260
-MEASURED_FALSE_CAUSES = 22
+MEASURED_TOP1 = 2295
+MEASURED_TOP3 = 2307
+MEASURED_FALSE_CAUSES = 23
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -183,17 +184,18 @@ MEASURED_FALSE_CAUSES = 22
 # refitted on the 3044 (heldout21 in), with the preemption total and the wordings above: 2344/2447, 2403/2447,
 # 2/597; word causes whose signature the tier gives under GUESS_MIN_SUPPORT withheld one by one (the last
 # resort asked when none is left): 2356/2447, 2400/2447, 2/597 (in sample; out of fold in docs/BENCHMARKS.md).
-MEASURED_SEMANTIC_TOP1 = 2356
-MEASURED_SEMANTIC_TOP3 = 2400
-MEASURED_SEMANTIC_FALSE_CAUSES = 2
+# Twenty-sixth session, all files refitted on the 3120 (heldout22 in): 2408/2506, 2456/2506, 3/614.
+MEASURED_SEMANTIC_TOP1 = 2408
+MEASURED_SEMANTIC_TOP3 = 2456
+MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3044
+    assert len(cases) == 3120
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2447 and result.healthy_cases == 597
+    assert incidents == 2506 and result.healthy_cases == 614
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
