@@ -106,26 +106,6 @@ def _column(rows: list[str], part: str) -> dict[str, int]:
     }
 
 
-def test_heldout4_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout4 (fourth held-out batch, 2026-12-01): 90 cases, at least 8 healthy, at least 35 signatures;
-    its threads are checked against every other part by the first test."""
-    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
-    cells = _column(capsys.readouterr().out.splitlines(), "heldout4")
-    assert cells["**cases**"] == 90
-    assert cells["(healthy)"] >= 8
-    assert cells["**distinct signatures**"] >= 35
-
-
-def test_heldout9_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout9 (ninth held-out batch, gathered 2026-12-01 in the eighth session): 87 cases, 10 healthy, at
-    least 40 signatures; its threads are checked against every other part by the first test."""
-    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
-    cells = _column(capsys.readouterr().out.splitlines(), "heldout9")
-    assert cells["**cases**"] == 87
-    assert cells["(healthy)"] == 10
-    assert cells["**distinct signatures**"] >= 40
-
-
 def test_heldout10_to_heldout22_were_promoted_whole(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout10 (tenth batch, 88 cases), heldout11 (eleventh, 94 cases) and heldout12 (twelfth, 99 cases)
     were promoted into tune/ in the tenth, eleventh and twelfth sessions after two looks each, heldout13
@@ -147,28 +127,35 @@ def test_heldout10_to_heldout22_were_promoted_whole(capsys: pytest.CaptureFixtur
             assert (REAL / "tune" / f"HELDOUT{batch[7:]}{part}_README.md").is_file()
 
 
-def test_heldout23_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout23 (twenty-third held-out batch, gathered 2026-12-04 at the start of the twenty-fifth session
-    by helpers that never ran the engine, with the same four focuses; the thinnest batch yet, most threads
-    being claimed): 40 cases, 11 healthy, at least 19 signatures, four READMEs (parts A to D)."""
-    assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
-    cells = _column(capsys.readouterr().out.splitlines(), "heldout23")
-    assert cells["**cases**"] == 40
-    assert cells["(healthy)"] == 11
-    assert cells["**distinct signatures**"] >= 19
-    assert all((REAL / "heldout23" / f"README_{part}.md").is_file() for part in "ABCD")
+# The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
+# heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout23 and heldout24
+# on 2026-12-04 at the start of the twenty-fifth and twenty-sixth sessions, by helpers that never ran the
+# engine, four parts each (most threads claimed by then: the thinnest batches yet). heldout2 is counted by
+# the first test.
+HELDOUT_COUNTS = [
+    ("heldout4", 90, 10, 35, ("README.md",)),
+    ("heldout9", 87, 10, 40, ("README.md",)),
+    ("heldout23", 40, 11, 19, tuple(f"README_{part}.md" for part in "ABCD")),
+    ("heldout24", 40, 8, 17, tuple(f"README_{part}.md" for part in "ABCD")),
+]
 
 
-def test_heldout24_is_checked_with_its_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """heldout24 (twenty-fourth held-out batch, gathered 2026-12-04 at the start of the twenty-sixth session
-    by helpers that never ran the engine, with the same four focuses; as thin as heldout23): 40 cases, 8
-    healthy, at least 17 signatures, four READMEs (parts A to D)."""
+@pytest.mark.parametrize(("batch", "cases", "healthy", "signatures", "readmes"), HELDOUT_COUNTS)
+def test_each_heldout_batch_is_checked_with_its_counts(
+    capsys: pytest.CaptureFixture[str],
+    batch: str,
+    cases: int,
+    healthy: int,
+    signatures: int,
+    readmes: tuple[str, ...],
+) -> None:
+    """Each held-out batch keeps its counts and READMEs; its threads are checked against every other part by
+    the first test."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
-    cells = _column(capsys.readouterr().out.splitlines(), "heldout24")
-    assert cells["**cases**"] == 40
-    assert cells["(healthy)"] == 8
-    assert cells["**distinct signatures**"] >= 17
-    assert all((REAL / "heldout24" / f"README_{part}.md").is_file() for part in "ABCD")
+    cells = _column(capsys.readouterr().out.splitlines(), batch)
+    assert (cells["**cases**"], cells["(healthy)"]) == (cases, healthy)
+    assert cells["**distinct signatures**"] >= signatures
+    assert all((REAL / batch / name).is_file() for name in readmes)
 
 
 def test_heldout8_was_promoted_whole_but_for_its_dropped_case(capsys: pytest.CaptureFixture[str]) -> None:
