@@ -684,6 +684,57 @@ def _system_oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.emit(keys.HOST_OOM_KILL, None, pre, msg, attrs)
 
 
+# An uncorrectable ECC error reported against one GPU, outside the kernel log: DCGM's health check
+# (dcgm_errors.h DCGM_FR_VOLATILE_DBE_DETECTED "Detected %d volatile double-bit ECC error(s) in GPU %u."), a
+# health agent's or a person's report bound to a GPU by its index ("uncorrectable ECC errors on GPU 3") or
+# told by a reporting verb on a line that names a GPU ("the node reports uncorrectable ECC errors after adding
+# a second GPU"). The words alone are ambiguous in real text (a host DIMM's uncorrectable ECC, documentation,
+# a question): a GPU binding or a report is what makes them a fact. Read as that GPU's volatile DBE count.
+_ECC_WORDS = r"(?:uncorrectable|uncorrected|double[- ]bit)(?: volatile)? (?:ECC|memory) errors?(?:\(s\))?"
+_ECC_DCGM_RE = re.compile(
+    r"(?i)Detected (?P<n>\d+) volatile double-bit ECC error\(s\) in GPU (?P<gpu>\d+)"
+)
+_ECC_ON_GPU_RE = re.compile(
+    rf"(?i)(?:\b(?P<n>\d+|an?|zero|no) )?{_ECC_WORDS}"
+    r"[^.;:?!]{0,40}?\b(?:on|in|at|of|from) GPU ?#?(?P<gpu>\d+)\b"
+)
+_ECC_REPORTED_RE = re.compile(
+    r"(?i)\b(?:reports?|reported|reporting|detected|detects|shows?|showed|showing|throws?|throwing|threw|"
+    r"logged|logs|logging|raised|raises|hit|hits|got|gets|getting|seeing|saw|encountered|encounters)"
+    rf" (?:(?P<n>\d+|an?|zero|no) )?{_ECC_WORDS}"
+)
+_GPU_WORD_RE = re.compile(r"\bGPUs?\b", re.IGNORECASE)
+_NO_COUNT = frozenset({"0", "zero", "no"})
+# the sentence so far is the condition of another ("If the node reports ... on GPU 3, drain it")
+_SUPPOSED_RE = re.compile(r"(?i)(?:^|[,;:.!]\s*)(?:if|whether|unless|in case|once|when)\b[^,;:.!]*$")
+
+
+def _gpu_ecc_report(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    from gpuobs.rca.parsers.metrics import metric_evidence
+
+    m = _ECC_DCGM_RE.search(msg) or _ECC_ON_GPU_RE.search(msg)
+    if m is None:
+        m = _ECC_REPORTED_RE.search(msg)
+        if m is None or not _GPU_WORD_RE.search(msg):
+            return
+    count = (m["n"] or "1").lower()
+    rest = msg[m.end():]
+    before = msg[: m.start()]
+    if count in _NO_COUNT or negated(before.lower()) or _SUPPOSED_RE.search(before) or "?" in rest:
+        return  # a count read and found empty, a supposition or a question: no error told
+    labels = {"gpu": m.groupdict()["gpu"]} if m.groupdict().get("gpu") else {}
+    record = metric_evidence(
+        g.ECC_DBE_VOLATILE.native,
+        float(count) if count.isdigit() else 1.0,
+        labels,
+        ctx.source,
+        pre.time,
+        "sample",
+        {"message": msg.strip()[:500], "reported": True},
+    )
+    ctx.out.append(replace(record, raw=msg.strip()[:2000], attrs={**record.attrs, "line": ctx.index + 1}))
+
+
 # DCGM health / diag: "Detected clocks event due to thermal violation in GPU 2" (older: "clocks throttling");
 # the diagnostic's time the clocks spent held back by temperature (dcgm_errors.h DCGM_FR_THERMAL_VIOLATIONS
 # "There were thermal violations totaling %.1f seconds for GPU %u", DCGM_FR_THERMAL_VIOLATIONS_TS "Thermal
@@ -829,6 +880,22 @@ PARSERS: list[Trigger] = [
     (("srun: error", "oom-kill event", "oom_kill event"), _slurm),
     (("System OOM encountered",), _system_oom),
     (("due to thermal", "due to power", "violations totaling"), _dcgm_health),
+    (
+        (
+            "uncorrectable ECC",
+            "Uncorrectable ECC",
+            "uncorrectable ecc",
+            "uncorrected ECC",
+            "Uncorrected ECC",
+            "double-bit ECC",
+            "Double-bit ECC",
+            "double bit ECC",
+            "Double Bit ECC",
+            "uncorrectable memory error",
+            "Uncorrectable memory error",
+        ),
+        _gpu_ecc_report,
+    ),
     (
         (
             "dcgm",

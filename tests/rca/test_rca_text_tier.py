@@ -371,15 +371,6 @@ def test_denial_reaches_only_its_own_clause_and_never_a_missing_flag() -> None:
     assert [r.value for r in match_text(flag)] == ["gpu_not_visible"]
 
 
-# A known limit since the twenty-fifth session's refit (heldout21 promoted), kept by the twenty-sixth's (3120
-# tune cases): "uncorrectable ecc" (not followed by "error") speaks for xid_48 in 2 of 9 tune texts and "ecc
-# errors" in 1 of 12, the others being host DIMM reports, vendor documentation and questions, so a plain
-# report in those words alone falls under the text tier's bar. The corpus says the words are ambiguous; a
-# phrase written for these sentences would be tuning to the test. Strict: the mark fails once the fit names
-# them again. To do: an exact reading of ECC errors bound to a GPU ("... on GPU 3").
-_ECC_PLURAL = pytest.mark.xfail(strict=True, reason="fitted 'uncorrectable ecc' under the bar (ambiguous in tune)")
-
-
 # Round 9: discussion that names a failure without one happening. Each rule's healthy paraphrase (none of
 # them from the corpus) must name nothing, and an incident of the same words must still name its cause.
 @pytest.mark.parametrize(
@@ -387,11 +378,6 @@ _ECC_PLURAL = pytest.mark.xfail(strict=True, reason="fitted 'uncorrectable ecc' 
     [
         # a count read and found empty: "zero" denies what it counts
         (["The node check reports zero uncorrectable ECC errors on all eight GPUs."], []),
-        pytest.param(
-            ["The node reports uncorrectable ECC errors on GPU 3 after the job died."],
-            ["xid_48_double_bit_ecc"],
-            marks=_ECC_PLURAL,
-        ),
         # the condition of a sentence is supposed, not told (a comma ends the if-clause)
         (["The p99 latency will grow a lot if the server is overloaded, so put a load balancer in front."], []),
         (["Whether an uncorrectable ECC error occurred is shown in the ECC section of nvidia-smi -q."], []),
@@ -402,11 +388,6 @@ _ECC_PLURAL = pytest.mark.xfail(strict=True, reason="fitted 'uncorrectable ecc' 
         (["# Add a panel for NVLink errors", "- Adds a counter of uncorrectable ECC errors to the node dashboard."], []),
         (["- Exclude HW Slowdown as a reason to drain the node."], []),
         (["Add --shm-size=8g to docker run and the bus error goes away."], ["nccl_shm_unavailable"]),
-        pytest.param(
-            ["After adding a second GPU the node reports uncorrectable ECC errors."],
-            ["xid_48_double_bit_ecc"],
-            marks=_ECC_PLURAL,
-        ),
         # a maintainer's dismissal settles what it dismisses, not a question, not a denial
         (["UserWarning: the engine plan file was built on another device model, may affect performance.",
           "That warning is harmless here and can safely be ignored."], []),
@@ -416,13 +397,6 @@ _ECC_PLURAL = pytest.mark.xfail(strict=True, reason="fitted 'uncorrectable ecc' 
         (["The GPU memory is not released after the request finishes.",
           "This is not the expected behavior, memory should go back."], ["cuda_oom_leak"]),
         # a dismissed warning beside a real failure: the failure stays; a reported error is never dismissed
-        pytest.param(
-            ["The node reports uncorrectable ECC errors on GPU 3 after the job died.",
-             "UserWarning: TypedStorage is deprecated.",
-             "You can ignore that warning, it has nothing to do with the crash."],
-            ["xid_48_double_bit_ecc"],
-            marks=_ECC_PLURAL,
-        ),
         (["RuntimeError: CUDA error: an illegal memory access was encountered",
           "This is a false alarm of compute-sanitizer, you can ignore it."], ["illegal_memory_access"]),
         # a reading told within spec, a worry dismissed (tenth session); a reading past it is read, and a
