@@ -126,7 +126,8 @@ NCCL_ERROR_CLASSES: Final = (
 
 # --- NVML / nvidia-smi ------------------------------------------------------------------------------
 NVML_ERROR: Final = "nvml_error"
-"""value=class in NVML_ERROR_CLASSES; attrs: message."""
+"""value=class in NVML_ERROR_CLASSES; attrs: message, detail, reporter ("dcgm-exporter" on its NVML provider's
+own line)."""
 NVML_ERROR_CLASSES: Final = (
     "driver_library_mismatch",
     "no_devices",

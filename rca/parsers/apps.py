@@ -504,8 +504,14 @@ _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
     r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
     r"Host engine (?:connection|is running)|Cannot initialize the hostengine|"
-    r"\[inputs\.nvidia_smi\] Error in plugin"
+    r"\[inputs\.nvidia_smi\] Error in plugin|Cannot init NVML library; err"
 )
+# dcgm-exporter gives up on the GPUs at start-up, at any level ("Not collecting GPU metrics; Error getting
+# devices count: ... NVML doesn't exist on this system"): it serves, but no GPU series. Its NvSwitch and
+# NvLink forms ("Not collecting NvSwitch metrics; no switches to monitor") are normal on hosts without them.
+# Its NVML provider's "Cannot init NVML library; err: ..." is the exporter's own NVML failure (an NVML error
+# as well).
+_EXPORTER_NO_GPUS_RE = re.compile(r"Not collecting GPU metrics; \S")
 
 
 def _tokenizer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -567,7 +573,7 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ):
         ctx.emit(keys.EXPORTER_ERROR, "gpuobs", pre, msg, {"message": msg.strip()[:500]})
         return
-    if erroring and _EXPORTER_RE.search(msg):
+    if (erroring and _EXPORTER_RE.search(msg)) or _EXPORTER_NO_GPUS_RE.search(msg):
         ctx.emit(
             keys.EXPORTER_ERROR,
             "dcgm" if "dcgm" in low or "hostengine" in low else "exporter",
@@ -907,6 +913,8 @@ PARSERS: list[Trigger] = [
             "collect metrics",
             "Host engine",
             "[inputs.nvidia_smi]",
+            "collecting GPU metrics",
+            "Cannot init NVML library",
         ),
         _exporter,
     ),

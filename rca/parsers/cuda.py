@@ -386,6 +386,9 @@ def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             return
 
 
+# dcgm-exporter's NVML provider's own wording ("Cannot init NVML library; err: %v"): the exporter's failure,
+# kept apart from a workload's NVML errors (a record of its own, which the exporter's signature explains).
+_DCGM_EXPORTER_NVML_RE = re.compile(r"Cannot init NVML library; err")
 _NVML_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)Driver/library version mismatch"), "driver_library_mismatch"),
     (re.compile(r"(?i)GPU is lost|GpuIsLost|GPU_IS_LOST"), "gpu_lost"),
@@ -425,6 +428,8 @@ def _nvml(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             attrs: dict[str, object] = {"message": msg.strip()[:500]}
             if "Unknown Error" in msg and "device handle" in msg:
                 attrs["detail"] = "device_handle"
+            if _DCGM_EXPORTER_NVML_RE.search(msg):
+                attrs["reporter"] = "dcgm-exporter"
             ctx.emit(keys.NVML_ERROR, cls, pre, msg, attrs)
             return
 

@@ -407,13 +407,11 @@ def _collapse(out: list[Evidence]) -> list[Evidence]:
             continue
         sig = _signature(ev)
         prev = seen.get(sig)
-        if (
-            prev is not None
-            and int(ev.attrs.get("line", 0)) - int(kept[prev].attrs.get("line", 0)) <= _COLLAPSE_WINDOW_LINES
-        ):
+        line = int(ev.attrs.get("line", 0))
+        if prev is not None and line - _last_line(kept[prev]) <= _COLLAPSE_WINDOW_LINES:
             before = int(kept[prev].attrs.get("repeats", 1))
             kept[prev].attrs["repeats"] = before + int(ev.attrs.get("repeats", 1))
-            kept[prev].attrs["line"] = ev.attrs.get("line")
+            kept[prev].attrs["last_line"] = ev.attrs.get("line")
             ranks = kept[prev].attrs.get("ranks")
             if "rank" in ev.attrs:
                 ranks = sorted({*(ranks or [kept[prev].attrs.get("rank")]), ev.attrs["rank"]} - {None})
@@ -422,3 +420,8 @@ def _collapse(out: list[Evidence]) -> list[Evidence]:
         seen[sig] = len(kept)
         kept.append(ev)
     return kept
+
+
+def _last_line(ev: Evidence) -> int:
+    """The line of a collapsed record's latest repeat (its `line` stays the first: where it began)."""
+    return int(ev.attrs.get("last_line") or ev.attrs.get("line") or 0)

@@ -766,8 +766,15 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("cuda_oom_capacity", "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running MatMul node. Name:'/model/MatMul' Status Message: CUDA failure 2: out of memory ; GPU=0 ; hostname=node1 ; expr=cudaMalloc((void**)&p, size);\n"),
     # no NVML library where nvidia-smi runs: the driver's files were not given to it (not a failing driver)
     ("gpu_not_visible", "nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n"),
-    # go-nvml's error name, as dcgm-exporter logs it when its pod runs without the NVIDIA runtime class
-    ("gpu_not_visible", 'time=2026-11-02T08:14:03.211Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"\n'),
+    # go-nvml's error name, as dcgm-exporter's NVML provider logs it when its pod runs without the NVIDIA runtime
+    # class (or before the driver installer finished): what broke is the node's GPU telemetry, as the threads of
+    # the corpus conclude (the exporter's remediation checks the pod's runtime class)
+    ("telemetry_exporter_failure", 'time=2026-11-02T08:14:03.211Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"\n'),
+    # a workload's own NVML failure beside it is not the exporter's
+    ("gpu_not_visible", 'time=2026-11-02T08:14:03.211Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"\nnvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n'),
+    # dcgm-exporter giving up on the GPUs at start-up; its NvSwitch and NvLink notices are normal without them
+    ("telemetry_exporter_failure", 'time="2024-12-02T08:18:27Z" level=info msg="Not collecting GPU metrics; Error getting devices count: Cannot perform the requested operation because NVML doesn\'t exist on this system."\n'),
+    (None, 'time="2024-12-02T08:18:27Z" level=info msg="Not collecting NvSwitch metrics; no fields to watch for device type: 3"\ntime="2024-12-02T08:18:27Z" level=info msg="Not collecting NvLink metrics; no fields to watch for device type: 3"\n'),
     # --- frameworks that find no usable GPU: PyTorch's text for cudaErrorInitializationError, JAX's xla_bridge
     # falling back to the CPU, TensorFlow's dso_loader / gpu_device.cc ("Cannot dlopen some GPU libraries ...
     # Skipping registering GPU devices...") and its cuInit failure.

@@ -305,8 +305,11 @@ def test_nvidia_smi_q_fragments_without_the_header() -> None:
     remap = [r for r in records if r.key == g.ROW_REMAP_PENDING.native]
     assert [(r.value, r.entity.pci_bus_id) for r in remap] == [(1.0, "0000:3b:00")]
     assert all(r.tier is EvidenceTier.EXACT for r in records)
+    # a report of uncorrectable errors bound to a GPU is its DBE count, an exact fact
     worded = parse_document("notes.txt", "we saw double bit ECC errors on GPU 3 and the job died")
-    assert [(r.value, r.tier) for r in worded] == [("xid_48_double_bit_ecc", EvidenceTier.TEXT)]
+    assert [(r.key, r.value, r.entity.gpu_index, r.tier) for r in worded] == [
+        (g.ECC_DBE_VOLATILE.native, 1.0, 3, EvidenceTier.EXACT)
+    ]
 
 
 def test_a_crash_in_an_other_kernel_is_not_placed_in_nccl_by_an_environment_name() -> None:
