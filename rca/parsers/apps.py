@@ -704,6 +704,12 @@ _ECC_ON_GPU_RE = re.compile(
     rf"(?i)(?:\b(?P<n>\d+|an?|zero|no) )?{_ECC_WORDS}"
     r"[^.;:?!]{0,40}?\b(?:on|in|at|of|from) GPU ?#?(?P<gpu>\d+)\b"
 )
+# the GPU as the sentence's subject (DCGM_FR_UNCORRECTABLE_ROW_REMAP "GPU %u had uncorrectable memory errors
+# and %u rows were remapped"; "GPU 3 has uncorrectable ECC errors")
+_ECC_GPU_HAD_RE = re.compile(
+    rf"(?i)\bGPU ?#?(?P<gpu>\d+)(?:'s)?:? (?:had|has|have|reported|reports|shows|showed|got|hit|logged) "
+    rf"(?:(?P<n>\d+|an?|zero|no) )?{_ECC_WORDS}"
+)
 _ECC_REPORTED_RE = re.compile(
     r"(?i)\b(?:reports?|reported|reporting|detected|detects|shows?|showed|showing|throws?|throwing|threw|"
     r"logged|logs|logging|raised|raises|hit|hits|got|gets|getting|seeing|saw|encountered|encounters)"
@@ -711,6 +717,7 @@ _ECC_REPORTED_RE = re.compile(
 )
 _GPU_WORD_RE = re.compile(r"\bGPUs?\b", re.IGNORECASE)
 _NO_COUNT = frozenset({"0", "zero", "no"})
+_REMAP_FAILED_RE = re.compile(r"(?i)^[^.;]{0,20}\brow remapping failed")
 # the sentence so far is the condition of another ("If the node reports ... on GPU 3, drain it")
 _SUPPOSED_RE = re.compile(r"(?i)(?:^|[,;:.!]\s*)(?:if|whether|unless|in case|once|when)\b[^,;:.!]*$")
 
@@ -718,7 +725,7 @@ _SUPPOSED_RE = re.compile(r"(?i)(?:^|[,;:.!]\s*)(?:if|whether|unless|in case|onc
 def _gpu_ecc_report(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     from gpuobs.rca.parsers.metrics import metric_evidence
 
-    m = _ECC_DCGM_RE.search(msg) or _ECC_ON_GPU_RE.search(msg)
+    m = _ECC_DCGM_RE.search(msg) or _ECC_ON_GPU_RE.search(msg) or _ECC_GPU_HAD_RE.search(msg)
     if m is None:
         m = _ECC_REPORTED_RE.search(msg)
         if m is None or not _GPU_WORD_RE.search(msg):
@@ -729,16 +736,13 @@ def _gpu_ecc_report(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if count in _NO_COUNT or negated(before.lower()) or _SUPPOSED_RE.search(before) or "?" in rest:
         return  # a count read and found empty, a supposition or a question: no error told
     labels = {"gpu": m.groupdict()["gpu"]} if m.groupdict().get("gpu") else {}
-    record = metric_evidence(
-        g.ECC_DBE_VOLATILE.native,
-        float(count) if count.isdigit() else 1.0,
-        labels,
-        ctx.source,
-        pre.time,
-        "sample",
-        {"message": msg.strip()[:500], "reported": True},
-    )
-    ctx.out.append(replace(record, raw=msg.strip()[:2000], attrs={**record.attrs, "line": ctx.index + 1}))
+    readings = [(g.ECC_DBE_VOLATILE.native, float(count) if count.isdigit() else 1.0)]
+    if _REMAP_FAILED_RE.search(rest):  # DCGM_FR_ROW_REMAP_FAILURE: no spare row was left for them
+        readings.append((g.ROW_REMAP_FAILURE.native, 1.0))
+    told = {"message": msg.strip()[:500], "reported": True}
+    for name, value in readings:
+        record = metric_evidence(name, value, labels, ctx.source, pre.time, "sample", told)
+        ctx.out.append(replace(record, raw=msg.strip()[:2000], attrs={**record.attrs, "line": ctx.index + 1}))
 
 
 # DCGM health / diag: "Detected clocks event due to thermal violation in GPU 2" (older: "clocks throttling");

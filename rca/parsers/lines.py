@@ -232,6 +232,7 @@ def _parse_embedded(
                 continue
             attrs = dict(ev.attrs)
             attrs.pop("time_inferred", None)
+            attrs.pop("last_line", None)  # a line of the embedded text, not of this one
             attrs["embedded_line"] = attrs.pop("line", None)
             attrs["line"] = line
             attrs["embedded_in"] = name
@@ -259,7 +260,7 @@ def _parse_embedded(
             )
 
 
-_LOCAL_ATTRS = {"line", "time_inferred", "boot_seconds", "level"}
+_LOCAL_ATTRS = {"line", "last_line", "time_inferred", "boot_seconds", "level"}
 
 
 def _build_anchors() -> dict[str, list[tuple[str, int]]]:
@@ -391,7 +392,7 @@ _NEEDLE_OWNERS = [_NEEDLE_PARSERS[needle] for needle in _SCANNER.patterns]
 
 
 def _signature(ev: Evidence) -> tuple[object, ...]:
-    ignored = {"line", "time_inferred", "level", "rank", "elapsed_ms", "boot_seconds"}
+    ignored = {"line", "last_line", "time_inferred", "level", "rank", "elapsed_ms", "boot_seconds"}
     if ev.key not in (keys.LOG_LINE, keys.PYTHON_EXCEPTION):
         ignored.add("message")
     attrs = tuple(sorted((k, repr(v)) for k, v in ev.attrs.items() if k not in ignored))

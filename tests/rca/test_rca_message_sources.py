@@ -650,6 +650,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("xid_48_double_bit_ecc", "Detected XID 48 for GPU 0\n"),
     ("pcie_link_degraded", "GPU 1 is running at PCI link generation 1, which is below the minimum allowed link generation of 4 (parameter 'pcie.min_pci_generation')\n"),
     ("xid_48_double_bit_ecc", "Detected 2 volatile double-bit ECC error(s) in GPU 3.\n"),
+    ("xid_48_double_bit_ecc", "GPU 2 had uncorrectable memory errors and 3 rows were remapped\n"),
+    ("ecc_row_remap_failure", "GPU 2 had uncorrectable memory errors and row remapping failed.\n"),
     ("thermal_throttling", "There were thermal violations totaling 12.5 seconds for GPU 3\n"),
     ("thermal_throttling", "Thermal violations totaling 8.0 seconds started at 3.5 seconds into the test for GPU 1\n"),
     ("nvlink_error", "5.0 nvlink_flit_crc_error_count_total NvLink errors found occuring per second on GPU 1, exceeding the limit of 100 per second.\n"),
@@ -1127,6 +1129,7 @@ _DBE = g.ECC_DBE_VOLATILE.native
         ("Detected 2 volatile double-bit ECC error(s) in GPU 3.", "3", 2.0),
         ("The node reports uncorrectable ECC errors on GPU 3 after the job died.", "3", 1.0),
         ("health check: 4 uncorrectable ECC errors on GPU #5, draining", "5", 4.0),
+        ("GPU 2 had uncorrectable memory errors and 3 rows were remapped", "2", 1.0),
         ("After adding a second GPU the node reports uncorrectable ECC errors.", None, 1.0),
     ],
 )
@@ -1144,6 +1147,7 @@ def test_an_uncorrectable_ecc_report_about_a_gpu_is_its_dbe_count(text: str, gpu
         "The node check reports zero uncorrectable ECC errors on GPU 3.",
         "0 uncorrectable ECC errors on GPU 1 after the burn-in.",
         "Do you see uncorrectable ECC errors on GPU 3 as well?",
+        "GPU 3 has no uncorrectable ECC errors.",
         "If the node reports uncorrectable ECC errors on GPU 3, drain it.",
         # a host DIMM's uncorrectable ECC, on a line that names no GPU; documentation of the words
         "The server has a failed DIMM throwing uncorrectable ECC errors.",

@@ -142,10 +142,13 @@ TUNE = REAL / "tune"
 # 2248/2447, 2257/2447, 22/597; vLLM's preemption total read in the documentation's wording and before a
 # trailing caller, a platform's failed-remapped-rows event and the verbs retry error worded, text refitted:
 # 2251/2447, 2260/2447, 22/597. Twenty-sixth session: heldout22 promoted (76 cases, 17 healthy); all three
-# files refitted on the 3120: 2295/2506, 2307/2506, 23/614.
+# files refitted on the 3120: 2295/2506, 2307/2506, 23/614. Twenty-seventh session: uncorrectable ECC errors
+# reported against a GPU read as its DBE count, dcgm-exporter's own NVML failure its own: 2296/2506,
+# 2308/2506, 23/614; heldout23 promoted (40 cases, 11 healthy), all three files refitted on the 3160:
+# 2325/2535, 2338/2535, 23/625.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2295
-MEASURED_TOP3 = 2307
+MEASURED_TOP1 = 2325
+MEASURED_TOP3 = 2338
 MEASURED_FALSE_CAUSES = 23
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -185,14 +188,16 @@ MEASURED_FALSE_CAUSES = 23
 # 2/597; word causes whose signature the tier gives under GUESS_MIN_SUPPORT withheld one by one (the last
 # resort asked when none is left): 2356/2447, 2400/2447, 2/597 (in sample; out of fold in docs/BENCHMARKS.md).
 # Twenty-sixth session, all files refitted on the 3120 (heldout22 in): 2408/2506, 2456/2506, 3/614.
-MEASURED_SEMANTIC_TOP1 = 2408
-MEASURED_SEMANTIC_TOP3 = 2456
+# Twenty-seventh session, with the ECC and dcgm-exporter readings above, all files refitted on the 3160
+# (heldout23 in): 2438/2535, 2485/2535, 3/625.
+MEASURED_SEMANTIC_TOP1 = 2438
+MEASURED_SEMANTIC_TOP3 = 2485
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3120
+    assert len(cases) == 3160
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
     assert incidents == 2506 and result.healthy_cases == 614
