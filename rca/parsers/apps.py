@@ -756,7 +756,32 @@ _DCGM_CLOCKS_RE = re.compile(
 )
 
 
+# DCGM's diagnostic past its temperature bar (dcgm_errors.h DCGM_FR_TEMP_VIOLATION "Temperature %lld of GPU %u
+# exceeded user-specified maximum allowed temperature %lld"): the die at its limit, as nvidia-smi -q reads it.
+_DCGM_TEMP_RE = re.compile(
+    r"Temperature (?P<t>\d+) of GPU (?P<gpu>\d+) exceeded user-specified maximum allowed temperature "
+    r"(?P<max>\d+)"
+)
+
+
+def _dcgm_temperature(msg: str, pre: LinePrefix, ctx: ParseContext) -> bool:
+    """Whether the line was DCGM's temperature violation (read as the GPU's temperature at its limit)."""
+    from gpuobs.rca.parsers.metrics import metric_evidence
+
+    m = _DCGM_TEMP_RE.search(msg)
+    if m is None:
+        return False
+    extra = {"message": msg.strip()[:500], "limit_c": float(m["max"]), "at_limit": True}
+    record = metric_evidence(
+        g.GPU_TEMPERATURE.native, float(m["t"]), {"gpu": m["gpu"]}, ctx.source, pre.time, "sample", extra
+    )
+    ctx.out.append(replace(record, raw=msg.strip()[:2000], attrs={**record.attrs, "line": ctx.index + 1}))
+    return True
+
+
 def _dcgm_health(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if _dcgm_temperature(msg, pre, ctx):
+        return
     m = _DCGM_CLOCKS_RE.search(msg)
     if m is None:
         return
@@ -889,7 +914,7 @@ PARSERS: list[Trigger] = [
     ),
     (("srun: error", "oom-kill event", "oom_kill event"), _slurm),
     (("System OOM encountered",), _system_oom),
-    (("due to thermal", "due to power", "violations totaling"), _dcgm_health),
+    (("due to thermal", "due to power", "violations totaling", "maximum allowed temperature"), _dcgm_health),
     (
         (
             "uncorrectable ECC",

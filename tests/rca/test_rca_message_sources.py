@@ -653,6 +653,7 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("xid_48_double_bit_ecc", "GPU 2 had uncorrectable memory errors and 3 rows were remapped\n"),
     ("ecc_row_remap_failure", "GPU 2 had uncorrectable memory errors and row remapping failed.\n"),
     ("thermal_throttling", "There were thermal violations totaling 12.5 seconds for GPU 3\n"),
+    ("thermal_throttling", "Temperature 92 of GPU 4 exceeded user-specified maximum allowed temperature 87\n"),
     ("thermal_throttling", "Thermal violations totaling 8.0 seconds started at 3.5 seconds into the test for GPU 1\n"),
     ("nvlink_error", "5.0 nvlink_flit_crc_error_count_total NvLink errors found occuring per second on GPU 1, exceeding the limit of 100 per second.\n"),
     (None, "Found CUDA performance-limiting environment variable 'CUDA_LAUNCH_BLOCKING'.\n"),
