@@ -113,7 +113,9 @@ def _event(
 def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
     """For every counter series: its increase over the window (resets handled), as `increase:<metric>`.
 
-    A series seen once (a saved /metrics snapshot) counts its whole value: that is all that is known.
+    A series seen once (a saved /metrics snapshot) counts its whole value: that is all that is known. A
+    summary of several samples alone (the exporter history's `last`, with no `min` or `max` beside it, which
+    it writes only where they differ) stood still over the window: it did not increase.
     """
     counters = {spec.native for spec in all_specs() if spec.kind is MetricKind.COUNTER}
     series: dict[tuple[str, tuple[tuple[str, str], ...]], list[Evidence]] = defaultdict(list)
@@ -133,7 +135,7 @@ def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
         samples.sort(key=lambda e: e.time if e.time is not None else 0.0)
         values = [_val(e) for e in samples]
         if len(values) == 1:
-            delta = values[0]
+            delta = values[0] if _summarised_samples(samples[0]) <= 1 else 0.0
         else:
             delta = 0.0
             for before, after in itertools.pairwise(values):
@@ -154,6 +156,12 @@ def metric_increases(evidence: Sequence[Evidence]) -> list[Evidence]:
             )
         )
     return out
+
+
+def _summarised_samples(ev: Evidence) -> int:
+    """How many samples one record summarises (the exporter history's `samples`; 1 for a plain reading)."""
+    count = ev.attrs.get("samples")
+    return count if isinstance(count, int) and not isinstance(count, bool) else 1
 
 
 def _first_rise(samples: Sequence[Evidence]) -> float | None:

@@ -739,7 +739,7 @@ def _gpu_ecc_report(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     readings = [(g.ECC_DBE_VOLATILE.native, float(count) if count.isdigit() else 1.0)]
     if _REMAP_FAILED_RE.search(rest):  # DCGM_FR_ROW_REMAP_FAILURE: no spare row was left for them
         readings.append((g.ROW_REMAP_FAILURE.native, 1.0))
-    told = {"message": msg.strip()[:500], "reported": True}
+    told = {"message": msg.strip()[:500]}
     for name, value in readings:
         record = metric_evidence(name, value, labels, ctx.source, pre.time, "sample", told)
         ctx.out.append(replace(record, raw=msg.strip()[:2000], attrs={**record.attrs, "line": ctx.index + 1}))

@@ -19,7 +19,7 @@ from gpuobs.errors import InputError
 from gpuobs.exporters.sidecar.service import Exporter, ExporterConfig
 from gpuobs.names import exporter as x
 from gpuobs.names import gpu as g
-from gpuobs.rca import DiagnoseInputs, collect, keys
+from gpuobs.rca import DiagnoseInputs, collect, diagnose, keys
 from gpuobs.rca.parsers.document import parse_document
 from gpuobs.rca.parsers.exposition import parse_exposition
 from gpuobs.rca.parsers.history import evidence_from_history
@@ -89,6 +89,42 @@ def test_exporter_history_xid_throttle_and_summaries(sim_exporter: Exporter) -> 
     temps = [e for e in evs if e.key == g.GPU_TEMPERATURE.native and e.attrs["agg"] == "last"]
     assert sorted(e.entity.gpu_index for e in temps) == [0, 1, 2, 3]
     assert all(20 < float(e.value) < 110 for e in temps)  # type: ignore[arg-type]
+
+
+def test_a_dbe_count_names_xid_48_only_where_it_rose_in_the_window(sim_exporter: Exporter) -> None:
+    """The real exporter's history, read by the real reader: a volatile DBE count that rose in the window
+    names the double-bit ECC error on its GPU by itself (the simulated fault also reports Xid 48; its event is
+    left out here); the same count standing still through a later window is an old error and names nothing."""
+
+    backend: Any = sim_exporter.backend
+    dbe = g.ECC_DBE_VOLATILE.native
+    t0 = time.time()
+    assert _poll(lambda: fetch_exporter_history(sim_exporter.url, start=t0)), "no history before the fault"
+    backend.inject("ecc", gpu=1, uncorrected=2)
+    t_fault = time.time()
+
+    def dbe_last(start: float) -> list[Any]:
+        evs = fetch_exporter_history(sim_exporter.url, start=start)
+        last = [e for e in evs if e.key == dbe and e.attrs["agg"] == "last" and e.entity.gpu_index == 1]
+        return evs if last and last[0].value == 2.0 else []
+
+    rose = [e for e in _poll(lambda: dbe_last(t0)) if e.key != keys.XID]
+    assert rose, "the history never showed the injected DBEs"
+    report = diagnose(DiagnoseInputs(evidence=tuple(rose), live=False))
+    assert [(c.id, c.entity.get("gpu_index")) for c in report.causes][:1] == [("xid_48_double_bit_ecc", 1)]
+
+    later = t_fault + 0.5
+
+    def settled() -> list[Any]:  # several samples after the count settled
+        evs = fetch_exporter_history(sim_exporter.url, start=later)
+        held = [e for e in evs if e.key == dbe and e.entity.gpu_index == 1 and e.attrs["samples"] >= 3]
+        return evs if held and held[0].value == 2.0 else []
+
+    flat = _poll(settled)
+    assert flat, "the history never held the settled count"
+    assert not any(e.key == keys.XID for e in flat)  # the Xid event lies before this window
+    report = diagnose(DiagnoseInputs(evidence=tuple(flat), live=False))
+    assert "xid_48_double_bit_ecc" not in [c.id for c in report.causes], report.causes
 
 
 def test_history_document_validation() -> None:

@@ -305,10 +305,11 @@ def test_nvidia_smi_q_fragments_without_the_header() -> None:
     remap = [r for r in records if r.key == g.ROW_REMAP_PENDING.native]
     assert [(r.value, r.entity.pci_bus_id) for r in remap] == [(1.0, "0000:3b:00")]
     assert all(r.tier is EvidenceTier.EXACT for r in records)
-    # a report of uncorrectable errors bound to a GPU is its DBE count, an exact fact
+    # a report of uncorrectable errors bound to a GPU is its DBE count, an exact fact (the text tier may read
+    # the words beside it, as its fitted weights say)
     worded = parse_document("notes.txt", "we saw double bit ECC errors on GPU 3 and the job died")
-    assert [(r.key, r.value, r.entity.gpu_index, r.tier) for r in worded] == [
-        (g.ECC_DBE_VOLATILE.native, 1.0, 3, EvidenceTier.EXACT)
+    assert [(r.key, r.value, r.entity.gpu_index) for r in worded if r.tier is EvidenceTier.EXACT] == [
+        (g.ECC_DBE_VOLATILE.native, 1.0, 3)
     ]
 
 
