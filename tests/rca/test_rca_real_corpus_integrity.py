@@ -2,7 +2,7 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout24/`, `heldout25/`) are not scored here and nothing can be tuned to them. (The first held-out split,
+`heldout24/`, `heldout25/`, `heldout26/`) are not scored here and nothing can be tuned to them. (The first held-out split,
 `heldout/`, and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been
 scored twice; the fifth, `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and
 `heldout7/`, in the next session after three looks each; the eighth, `heldout8/`, in the eighth session after
@@ -36,9 +36,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout24 | heldout25 |" in table
+    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout24 | heldout25 | heldout26 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3160, 105, 90, 87, 40, 43]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3160, 105, 90, 87, 40, 43, 40]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -130,15 +130,16 @@ def test_heldout10_to_heldout23_were_promoted_whole(capsys: pytest.CaptureFixtur
 
 
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
-# heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout24 and heldout25 on
-# 2026-12-04 at the start of the twenty-sixth and twenty-seventh sessions, by helpers that never ran the
-# engine, four parts each (most threads claimed by then: the thinnest batches yet). heldout2 is counted by the
-# first test.
+# heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout24, heldout25 and
+# heldout26 on 2026-12-04 at the start of the twenty-sixth, twenty-seventh and twenty-eighth sessions, by
+# helpers that never ran the engine, four parts each (most threads claimed by then: the thinnest batches yet).
+# heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
     ("heldout9", 87, 10, 40, ("README.md",)),
     ("heldout24", 40, 8, 17, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout25", 43, 10, 17, tuple(f"README_{part}.md" for part in "ABCD")),
+    ("heldout26", 40, 8, 14, tuple(f"README_{part}.md" for part in "ABCD")),
 ]
 
 
@@ -252,7 +253,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9,
-    heldout24 and heldout25, each on its own row and pooled, and never prints a held-out case's name (a fake
+    heldout24, heldout25 and heldout26, each on its own row and pooled, and never prints a held-out case's name (a fake
     corpus here: ROOT points at tmp_path, so no real held-out file is read). The tune part is scored, its
     misses printed, only with --real."""
     bench = load_bench_script("rca")
@@ -260,7 +261,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
     promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 24)))
-    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout24", "heldout25", *promoted):
+    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout24", "heldout25", "heldout26", *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -277,6 +278,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
             "real text: heldout9",
             "real text: heldout24",
             "real text: heldout25",
+            "real text: heldout26",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
@@ -284,10 +286,10 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         # the tune split itself is scored (its misses printed) only with --real
         assert ("engine, real text: tune" in out) == ("--real" in flags)
         assert ("[engine, real text: tune] secret_tune_case" in out) == ("--real" in flags)
-        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 26))
+        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 27))
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "5"  # cases: one fake case from each of the five batches
+        assert pooled[len(label) :].split()[0] == "6"  # cases: one fake case from each of the six batches
         promoted_numbers = (3, 5, 6, 7, 8, *range(10, 24))
         assert not any(f"real text: heldout{n}" in out for n in promoted_numbers)
