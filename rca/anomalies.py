@@ -34,6 +34,7 @@ __all__ = [
     "memory_growth",
     "metric_increases",
     "oom_fragmented",
+    "oom_memory_elsewhere",
     "shared_gpu",
     "straggler",
 ]
@@ -293,6 +294,51 @@ def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
                 tried=tried,
                 reserved_unallocated=spare_n,
                 free=free_n,
+                gpu_index=ev.attrs.get("gpu_index"),
+            )
+        )
+    return out
+
+
+# A CUDA context and the libraries' workspaces take memory that PyTorch's "reserved" figure does not count
+# (old messages say nothing of it): up to this much of what the device lacks may still be the process's own.
+_CONTEXT_ALLOWANCE_BYTES = 1 << 30
+
+
+def oom_memory_elsewhere(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """CUDA OOMs on a device that something else had filled: another process, another job, a neighbour.
+
+    PyTorch's message gives the device's total and free memory and what this process holds ("this process has
+    N memory in use", or, in older messages and in containers, what its allocator reserved). What is neither
+    free nor this process's was held elsewhere. When that is most of the device and clearly more than the
+    process itself holds (past the allowance for its CUDA context), the job did not outgrow the GPU: it was
+    given a GPU that was mostly taken (a second job or a zombie process on a shared GPU). Not when a
+    per-process limit ("allowed") capped the allocator, and not when the figures do not add up (a virtual
+    GPU that reports more free memory than is left).
+    """
+    out = []
+    for ev in evidence:
+        if ev.key != "cuda_oom" or " allowed" in str(ev.attrs.get("message", "")):
+            continue
+        total, free = _number(ev.attrs.get("total")), _number(ev.attrs.get("free"))
+        in_use = _number(ev.attrs.get("process_in_use"))
+        own = in_use or _number(ev.attrs.get("reserved"))
+        if total <= 0 or own <= 0 or free + own > total:
+            continue
+        elsewhere = total - free - own
+        if elsewhere < total / 2 or elsewhere < 2 * (own + (0 if in_use else _CONTEXT_ALLOWANCE_BYTES)):
+            continue
+        out.append(
+            _event(
+                "oom_memory_elsewhere",
+                elsewhere,
+                ev.entity,
+                ev.time,
+                f"OOM on a device of {total / 2**30:.2f} GiB where this process held {own / 2**30:.2f} GiB "
+                f"and {elsewhere / 2**30:.2f} GiB was held elsewhere",
+                own=own,
+                total=total,
+                free=free,
                 gpu_index=ev.attrs.get("gpu_index"),
             )
         )
@@ -573,6 +619,7 @@ DETECTORS: tuple[Callable[[Sequence[Evidence]], list[Evidence]], ...] = (
     metric_increases,
     memory_growth,
     oom_fragmented,
+    oom_memory_elsewhere,
     straggler,
     head_of_line,
     latency_shift,

@@ -520,9 +520,11 @@ def _tokenizer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 
 # The checkpoint-shard progress bar of transformers and vLLM ("Loading checkpoint shards:   7% | 2/30
-# [06:30<1:31:00, 195.00s/it]"): elapsed plus remaining is the load time it is heading for.
+# [06:30<1:31:00, 195.00s/it]"), and LMDeploy's weight-loading bar ("Loading weights from safetensors:   3%|_|
+# 1/38 [08:20<5:08:40, 500.55s/it]"): elapsed plus remaining is the load time it is heading for.
 _SHARDS_RE = re.compile(
-    r"checkpoint shards:.*?\|\s*(?P<done>\d+)/(?P<total>\d+) \[(?P<el>[\d:]+)<(?P<left>[\d:]+)"
+    r"(?:checkpoint shards|[Ll]oading (?:model )?weights(?: from \w+)?):.*?\|\s*(?P<done>\d+)/(?P<total>\d+) "
+    r"\[(?P<el>[\d:]+)<(?P<left>[\d:]+)"
 )
 
 
@@ -894,7 +896,10 @@ PARSERS: list[Trigger] = [
     (("Error", "Exception", "Warning", "SystemExit", "KeyboardInterrupt"), _exception),
     (("running low on memory", "killed due to memory pressure", "System memory low at node"), _ray),
     (("ocab", "okenizer", "oken id"), _tokenizer),
-    (("weights took", "loading took", "loaded in", "oading model", "checkpoint shards:"), _model_load),
+    (
+        ("weights took", "loading took", "loaded in", "oading model", "checkpoint shards:", "oading weights"),
+        _model_load,
+    ),
     (
         (
             "backpressure",

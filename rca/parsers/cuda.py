@@ -56,7 +56,9 @@ _OOM_FIELDS = (
         re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),
     ),
     ("reserved", "reserved in total", re.compile(_SIZE + r" reserved in total by PyTorch")),
-    ("reserved", " cached", re.compile(_SIZE + r" cached\b")),
+    # PyTorch 1.0-1.3 printed "N cached" as its cache less what was allocated (amount_cached -
+    # amount_allocated): the pool reserved but unallocated, not the whole reservation.
+    ("reserved_unallocated", " cached", re.compile(_SIZE + r" cached\b")),
 )
 _GPU_RE = re.compile(r"\(?GPU (\d+)[;\s]")
 _OTHER_PROC_RE = re.compile(r"Process (\d+) has " + _SIZE + r" memory in use")
@@ -330,10 +332,13 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         "driver_library_mismatch",
     ),
     # "initialization error: nvml error: driver not loaded" and "driver rpc error: ..." say the host's driver
-    # is down, not that the container was given no GPU.
+    # is down, not that the container was given no GPU; so does "driver error: timed out", the toolkit's
+    # driver service getting no answer from the driver (a hung GPU or driver). Its "driver error: failed to
+    # process request" is the service failing to start (libcuda missing from the image): no GPU given.
     (
         re.compile(
-            r"nvidia-container-cli: initialization error: (?:nvml error: driver not loaded|driver rpc error)"
+            r"nvidia-container-cli: initialization error: (?:nvml error: driver not loaded|driver rpc error)|"
+            r"nvidia-container-cli: (?:initialization|detection) error: driver error: timed out"
         ),
         "container_cli_driver",
     ),

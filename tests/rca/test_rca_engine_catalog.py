@@ -13,7 +13,15 @@ from gpuobs.rca.catalog import CATALOG_DIR, load_catalog, load_text_weights
 from gpuobs.rca.signature import Scope
 
 SPAN_NAMES = {*spans.ENGINE_SPANS, spans.SPAN_KERNEL_LAUNCH}  # request spans have no fixed name
-ANOMALIES = {"memory_growth", "oom_fragmented", "straggler", "head_of_line", "latency_shift", "shared_gpu"}
+ANOMALIES = {
+    "memory_growth",
+    "oom_fragmented",
+    "oom_memory_elsewhere",
+    "straggler",
+    "head_of_line",
+    "latency_shift",
+    "shared_gpu",
+}
 
 
 def _known_key(key: str) -> bool:

@@ -15,6 +15,7 @@ from gpuobs.rca.anomalies import (
     memory_growth,
     metric_increases,
     oom_fragmented,
+    oom_memory_elsewhere,
     shared_gpu,
     straggler,
 )
@@ -241,6 +242,33 @@ def test_oom_fragmented_thresholds() -> None:
     # left (a 32k-token prompt's attention), not memory in the wrong pieces
     assert oom_fragmented([oom(20.18 * GIB, 20.23 * GIB)]) == []
     assert len(oom_fragmented([oom(20.18 * GIB, 21.5 * GIB)])) == 1  # 1.3 GiB over: there
+
+
+def test_oom_memory_elsewhere_needs_most_of_the_device_held_by_others() -> None:
+    """What is neither free nor this process's was held elsewhere: named when it is most of the device and
+    clearly more than the process holds (with a CUDA context's allowance where only the allocator's figure
+    is known)."""
+
+    def oom(free: float, message: str = "CUDA out of memory", **own: float) -> Evidence:
+        return Evidence(
+            kind=EvidenceKind.LOG,
+            key="cuda_oom",
+            value=None,
+            source="a",
+            time=T0,
+            attrs={"tried": 64 * 2**20, "total": 24 * GIB, "free": free, "message": message, **own},
+        )
+
+    held = oom_memory_elsewhere([oom(0.01 * GIB, process_in_use=2 * GIB)])
+    assert len(held) == 1 and round(held[0].value / GIB, 2) == 21.99  # type: ignore[operator]
+    assert len(oom_memory_elsewhere([oom(0.01 * GIB, reserved=1.2 * GIB)])) == 1
+    assert oom_memory_elsewhere([oom(0.01 * GIB, process_in_use=20 * GIB)]) == []  # its own: capacity
+    assert oom_memory_elsewhere([oom(0.01 * GIB, reserved=7.5 * GIB)]) == []  # 16.5 < 2 x (7.5 + 1)
+    assert oom_memory_elsewhere([oom(14 * GIB, process_in_use=2 * GIB)]) == []  # 8 GiB elsewhere: not most
+    assert oom_memory_elsewhere([oom(0.01 * GIB)]) == []  # nothing said of its own memory
+    assert oom_memory_elsewhere([oom(23 * GIB, process_in_use=2 * GIB)]) == []  # figures that do not add up
+    capped = oom(0.01 * GIB, "CUDA out of memory (4.00 GiB allowed; 1.20 GiB reserved)", reserved=1.2 * GIB)
+    assert oom_memory_elsewhere([capped]) == []  # a per-process limit stopped it
 
 
 def test_oom_fragmented_counts_the_device_free_memory() -> None:

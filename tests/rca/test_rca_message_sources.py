@@ -449,7 +449,7 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("cuda_oom_fragmentation", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 5.21 GiB is free. Including non-PyTorch memory, this process has 73.93 GiB memory in use. Of the allocated memory 52.30 GiB is allocated by PyTorch, and 20.98 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"),
     # PyTorch's allocator (c10/cuda/CUDACachingAllocator.cpp) reports "free" as the device's free memory after
     # releasing its whole free segments: with enough of it, or enough stranded in split segments with it,
-    # the OOM is fragmentation; old format ("cached" = reserved) and new format.
+    # the OOM is fragmentation; old format ("reserved in total") and new format.
     ("cuda_oom_fragmentation", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 7.79 GiB of which 3.10 GiB is free. Of the allocated memory 3.95 GiB is allocated by PyTorch, and 40.12 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"),
     ("cuda_oom_fragmentation", "RuntimeError: CUDA out of memory. Tried to allocate 3.50 GiB (GPU 0; 15.90 GiB total capacity; 1.20 GiB already allocated; 2.10 GiB free; 3.70 GiB reserved in total by PyTorch)\n"),
     # near misses: free memory and the stranded pool together short of the request is a shortage; so is a
@@ -457,6 +457,17 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("cuda_oom_capacity", "RuntimeError: CUDA out of memory. Tried to allocate 3.00 GiB (GPU 1; 31.75 GiB total capacity; 26.40 GiB already allocated; 2.60 GiB free; 28.10 GiB reserved in total by PyTorch)\n"),
     ("cuda_oom_capacity", "RuntimeError: CUDA out of memory. Tried to allocate 6.00 GiB (GPU 0; 15.90 GiB total capacity; 12.90 GiB already allocated; 1.10 GiB free; 13.80 GiB reserved in total by PyTorch)\n"),
     ("cuda_oom_capacity", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 300.00 MiB is free. Of the allocated memory 22.80 GiB is allocated by PyTorch, and 150.00 MiB is reserved by PyTorch but unallocated.\n"),
+    # An OOM on a device something else had filled: what is neither free nor this process's ("this process
+    # has N memory in use", or what its allocator reserved, 1.x "N cached" being the unallocated part of it)
+    # is most of the GPU and clearly more than the process holds: a second job or a leftover process.
+    ("noisy_neighbor", "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 23.69 GiB total capacity; 1.10 GiB already allocated; 11.56 MiB free; 1.16 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF\n"),
+    ("noisy_neighbor", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 79.19 GiB of which 18.00 MiB is free. Process 4242 has 75.02 GiB memory in use. Including non-PyTorch memory, this process has 4.10 GiB memory in use. Of the allocated memory 3.52 GiB is allocated by PyTorch, and 60.00 MiB is reserved by PyTorch but unallocated.\n"),
+    ("noisy_neighbor", "RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 10.92 GiB total capacity; 512.00 MiB already allocated; 9.25 MiB free; 20.00 MiB cached)\n"),
+    # near misses: the process itself holds most of the device (its context included), or a per-process
+    # limit capped the allocator
+    ("cuda_oom_capacity", "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 7.93 GiB total capacity; 6.19 GiB already allocated; 40.00 MiB free; 151.04 MiB cached)\n"),
+    ("cuda_oom_capacity", "RuntimeError: CUDA out of memory. Tried to allocate 338.00 MiB (GPU 0; 3.95 GiB total capacity; 1.62 GiB already allocated; 23.00 MiB free; 1.63 GiB reserved in total by PyTorch)\n"),
+    ("cuda_oom_capacity", "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 79.15 GiB total capacity; 3.80 GiB already allocated; 1.20 GiB free; 4.00 GiB allowed; 3.90 GiB reserved in total by PyTorch)\n"),
     ("illegal_memory_access", "RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"),
     ("illegal_memory_access", "CUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7fff1234 (kernel.cu:42)\n"),
     ("illegal_memory_access", "========= Invalid __global__ read of size 4 bytes\n=========     at 0x70 in kernel(float*)\n=========     by thread (0,0,0) in block (0,0,0)\n=========     Address 0x7f1200000000 is out of bounds\n"),
@@ -612,6 +623,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # driver", and the Container Device Interface's "unresolvable CDI devices" (containerd, podman).
     ("gpu_driver_failure", "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.\n"),
     ("gpu_driver_failure", "nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.\n"),
+    # its driver service getting no answer from the driver is the driver's failure; the service failing to
+    # start (libcuda missing from the image) gives the container no GPU
+    ("gpu_driver_failure", "nvidia-container-cli: detection error: driver error: timed out: unknown\n"),
+    ("gpu_not_visible", "nvidia-container-cli: initialization error: driver error: failed to process request\n"),
     ("gpu_not_visible", "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n"),
     ("gpu_not_visible", "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all\n"),
     # a CDI spec gone stale with a driver upgrade (crun, podman): the files it names are gone.
@@ -838,6 +853,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("model_load_slow", "Loading weights [6ce0161689] from /models/Stable-diffusion/sdxl_base.safetensors\nWeights loaded in 388.2s (calculate hash: 2.1s, load weights from disk: 351.7s, apply weights to model: 30.3s, move model to device: 4.1s).\n"),
     ("model_load_slow", "Weights loaded in 612.9s (send model to cpu: 1.0s, load weights from disk: 580.4s, apply weights to model: 25.2s, move model to device: 6.3s).\n"),
     (None, "Weights loaded in 4.6s (calculate hash: 1.2s, load weights from disk: 0.8s, apply weights to model: 2.1s, move model to device: 0.5s).\n"),
+    # LMDeploy's weight-loading bar (tqdm over the safetensors files): elapsed plus remaining is the load time
+    # it is heading for; minutes per file is a slow load, seconds not.
+    ("model_load_slow", "Loading weights from safetensors:   5%|▌         | 2/38 [11:58<3:35:24, 359.01s/it]\n"),
+    (None, "Loading weights from safetensors:  50%|█████     | 4/8 [00:06<00:06,  1.52s/it]\n"),
     # UCX's mlx5 completion error (uct/ib/mlx5/ib_mlx5_log.c, TRANSPORT_RETRY_EXC_ERR); its set-up lines are healthy.
     ("nccl_network_error", "[gpu-node-3:48122:0:48122] ib_mlx5_log.c:177  Error on QP 0x2c1 wqe[118]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode RDMA_WRITE\n"),
     (None, "[1701423112.551203] [gpu-node-3:48122:0] ucp_worker.c:1783 UCX  INFO  ep_cfg[2]: tag(rc_mlx5/mlx5_0:1 rc_mlx5/mlx5_1:1)\n"),

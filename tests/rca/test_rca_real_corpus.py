@@ -146,11 +146,15 @@ TUNE = REAL / "tune"
 # reported against a GPU read as its DBE count, dcgm-exporter's own NVML failure its own: 2296/2506,
 # 2308/2506, 23/614; heldout23 promoted (40 cases, 11 healthy), all three files refitted on the 3160:
 # 2325/2535, 2338/2535, 23/625; the DBE count read as its increase (a count standing still through an exporter
-# history's window no increase), text refitted: the same.
+# history's window no increase), text refitted: the same. Twenty-eighth session: five probe-killed model
+# loads relabelled model_load_slow (corpus README, labelling rules) and heldout24 promoted (40 cases, 8
+# healthy), all three files refitted on the 3200: 2354/2567, 2367/2567, 24/633; PyTorch 1.x's "cached"
+# figure read as the unallocated pool, an OOM on a device held elsewhere a neighbour's, LMDeploy's weight bar
+# and the toolkit's driver timeout read, text and prose refitted: 2356/2567, 2369/2567, 24/633.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2325
-MEASURED_TOP3 = 2338
-MEASURED_FALSE_CAUSES = 23
+MEASURED_TOP1 = 2356
+MEASURED_TOP3 = 2369
+MEASURED_FALSE_CAUSES = 24
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -190,18 +194,21 @@ MEASURED_FALSE_CAUSES = 23
 # resort asked when none is left): 2356/2447, 2400/2447, 2/597 (in sample; out of fold in docs/BENCHMARKS.md).
 # Twenty-sixth session, all files refitted on the 3120 (heldout22 in): 2408/2506, 2456/2506, 3/614.
 # Twenty-seventh session, with the ECC and dcgm-exporter readings above, all files refitted on the 3160
-# (heldout23 in): 2438/2535, 2485/2535, 3/625; with the DBE count's increase above: the same.
-MEASURED_SEMANTIC_TOP1 = 2438
-MEASURED_SEMANTIC_TOP3 = 2485
+# (heldout23 in): 2438/2535, 2485/2535, 3/625; with the DBE count's increase above: the same. Twenty-eighth
+# session, all files refitted on the 3200 (heldout24 in, five probe kills relabelled): 2467/2567, 2514/2567,
+# 3/633; with the readings above (a neighbour declared a cause of the capacity OOM): 2471/2567, 2514/2567,
+# 3/633.
+MEASURED_SEMANTIC_TOP1 = 2471
+MEASURED_SEMANTIC_TOP3 = 2514
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3160
+    assert len(cases) == 3200
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2535 and result.healthy_cases == 625
+    assert incidents == 2567 and result.healthy_cases == 633
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)

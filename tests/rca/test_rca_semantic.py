@@ -324,9 +324,9 @@ def test_the_real_tier_is_asked_how_far_the_meaning_bears_out_each_word_cause(
 
 def test_a_parsed_fact_gets_the_tiers_alternatives_after_it(semantic_on: None) -> None:
     """An exact cause keeps the first place and its confidence; the tier lists what else the text reads
-    like after it, through the real pipeline, weights and encoder. A tune thread (fitted on, so its reading is
-    sure): the out-of-memory error is the loud fact, another program holding the memory the cause."""
-    log = TUNE / "mxnet_6798_other_program_holds_gpu_memory" / "excerpt.log"
+    like after it, through the real pipeline, weights and encoder. A tune thread (fitted on): a batch too
+    large for the GPU, the out-of-memory error its exact fact."""
+    log = TUNE / "pytorch_16417_oom_batch_too_big" / "excerpt.log"
     on = diagnose(DiagnoseInputs(logs=[str(log)]))
     off = diagnose(DiagnoseInputs(logs=[str(log)]), semantic=False)
     assert [(c.id, c.tier) for c in off.causes] == [("cuda_oom_capacity", "exact")]
@@ -334,8 +334,21 @@ def test_a_parsed_fact_gets_the_tiers_alternatives_after_it(semantic_on: None) -
         (c.id, c.tier, c.confidence) for c in off.causes
     ]
     others = on.causes[1:]
-    assert "noisy_neighbor" in [c.id for c in others], [(c.id, c.tier) for c in on.causes]
+    assert others, [(c.id, c.tier) for c in on.causes]
     assert len(on.causes) <= TOP_SLOTS and all(c.tier == "semantic" for c in others)
+
+
+def test_a_thread_telling_of_another_program_puts_the_neighbour_before_the_oom(semantic_on: None) -> None:
+    """The catalog declares a neighbour holding the GPU's memory a cause of the capacity OOM
+    (`noisy_neighbor` explains `cuda_oom_capacity`); a tune thread (fitted on, so its reading is sure) that
+    tells of another program holding the memory, beside the loud OOM error, gets the neighbour first and the
+    OOM fact after it, through the real pipeline, weights and encoder. With the tier off, the OOM alone."""
+    log = TUNE / "mxnet_6798_other_program_holds_gpu_memory" / "excerpt.log"
+    on = diagnose(DiagnoseInputs(logs=[str(log)]))
+    off = diagnose(DiagnoseInputs(logs=[str(log)]), semantic=False)
+    assert [(c.id, c.tier) for c in off.causes] == [("cuda_oom_capacity", "exact")]
+    first_two = [(c.id, c.tier) for c in on.causes[:2]]
+    assert first_two == [("noisy_neighbor", "semantic"), ("cuda_oom_capacity", "exact")]
 
 
 def test_alternatives_are_asked_after_every_tier_but_never_for_a_full_list() -> None:

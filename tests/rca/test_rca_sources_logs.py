@@ -155,6 +155,18 @@ def test_pytorch_oom_old_format_wrapped_and_quoted() -> None:
     assert ev.attrs["allocated"] == int(781.59 * MiB) and ev.attrs["reserved"] == int(1.24 * GiB)
 
 
+def test_oom_1x_cached_figure_is_the_unallocated_part_of_the_reservation() -> None:
+    """PyTorch 1.0-1.3 printed its cache less what was allocated as "N cached" (amount_cached -
+    amount_allocated in THCCachingAllocator): the stranded pool, so the reservation is the sum."""
+    text = (
+        "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 7.93 GiB total capacity; "
+        "6.19 GiB already allocated; 340.00 MiB free; 551.04 MiB cached)"
+    )
+    figures = parse_oom_figures(text)
+    assert figures["reserved_unallocated"] == int(551.04 * MiB)
+    assert figures["reserved"] == int(6.19 * GiB) + int(551.04 * MiB)
+
+
 def test_oom_names_other_processes_on_the_gpu() -> None:
     text = (
         "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which "
