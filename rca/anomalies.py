@@ -246,6 +246,11 @@ def _free_margin(tried: float) -> float:
     return max(_FREE_MARGIN_RATIO * tried, _FREE_MARGIN_MIN_BYTES)
 
 
+def _capped(oom: Evidence) -> bool:
+    """Whether a per-process limit capped the allocator ("N allowed" in PyTorch's message)."""
+    return " allowed" in str(oom.attrs.get("message", ""))
+
+
 def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
     """CUDA OOMs that failed while enough memory was unused: not a shortage but memory in the wrong pieces.
 
@@ -271,7 +276,7 @@ def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
         spare_n, free_n, allocated_n = (
             _number(ev.attrs.get(k)) for k in ("reserved_unallocated", "free", "allocated")
         )
-        capped = " allowed" in str(ev.attrs.get("message", ""))
+        capped = _capped(ev)
         needed = tried + _free_margin(tried)  # the figures' slack holds for the stranded pool too
         stranded = spare_n >= floor and (
             spare_n >= needed or (not capped and spare_n + free_n >= needed and spare_n >= allocated_n)
@@ -318,7 +323,7 @@ def oom_memory_elsewhere(evidence: Sequence[Evidence]) -> list[Evidence]:
     """
     out = []
     for ev in evidence:
-        if ev.key != "cuda_oom" or " allowed" in str(ev.attrs.get("message", "")):
+        if ev.key != "cuda_oom" or _capped(ev):
             continue
         total, free = _number(ev.attrs.get("total")), _number(ev.attrs.get("free"))
         in_use = _number(ev.attrs.get("process_in_use"))

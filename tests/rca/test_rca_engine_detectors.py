@@ -224,16 +224,14 @@ def test_memory_growth_from_series_and_from_repeated_ooms() -> None:
     assert memory_growth(ooms_at(70, 71, 69, 72)) == []  # allocated fell: the batch, not a leak
 
 
+def oom_record(**figures: object) -> Evidence:
+    """A parsed CUDA OOM with these figures (attrs as `parse_oom_figures` gives them)."""
+    return Evidence(kind=EvidenceKind.LOG, key="cuda_oom", value=None, source="a", time=T0, attrs=figures)
+
+
 def test_oom_fragmented_thresholds() -> None:
     def oom(tried: float, spare: float) -> Evidence:
-        return Evidence(
-            kind=EvidenceKind.LOG,
-            key="cuda_oom",
-            value=None,
-            source="a",
-            time=T0,
-            attrs={"tried": tried, "reserved_unallocated": spare, "total": 80 * GIB},
-        )
+        return oom_record(tried=tried, reserved_unallocated=spare, total=80 * GIB)
 
     assert len(oom_fragmented([oom(20 * 2**20, 5 * GIB)])) == 1
     assert oom_fragmented([oom(20 * 2**20, 100 * 2**20)]) == []  # a small spare pool is not fragmentation
@@ -250,14 +248,7 @@ def test_oom_memory_elsewhere_needs_most_of_the_device_held_by_others() -> None:
     is known)."""
 
     def oom(free: float, message: str = "CUDA out of memory", **own: float) -> Evidence:
-        return Evidence(
-            kind=EvidenceKind.LOG,
-            key="cuda_oom",
-            value=None,
-            source="a",
-            time=T0,
-            attrs={"tried": 64 * 2**20, "total": 24 * GIB, "free": free, "message": message, **own},
-        )
+        return oom_record(tried=64 * 2**20, total=24 * GIB, free=free, message=message, **own)
 
     held = oom_memory_elsewhere([oom(0.01 * GIB, process_in_use=2 * GIB)])
     assert len(held) == 1 and round(held[0].value / GIB, 2) == 21.99  # type: ignore[operator]
