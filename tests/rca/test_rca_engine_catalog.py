@@ -8,20 +8,13 @@ import pytest
 
 from gpuobs.names import all_specs, spans
 from gpuobs.rca import keys
-from gpuobs.rca.anomalies import ANOMALY_PREFIX, INCREASE_PREFIX
+from gpuobs.rca.anomalies import ANOMALY_PREFIX, DETECTORS, INCREASE_PREFIX, metric_increases
 from gpuobs.rca.catalog import CATALOG_DIR, load_catalog, load_text_weights
 from gpuobs.rca.signature import Scope
 
 SPAN_NAMES = {*spans.ENGINE_SPANS, spans.SPAN_KERNEL_LAUNCH}  # request spans have no fixed name
-ANOMALIES = {
-    "memory_growth",
-    "oom_fragmented",
-    "oom_memory_elsewhere",
-    "straggler",
-    "head_of_line",
-    "latency_shift",
-    "shared_gpu",
-}
+# Each detector names its records after itself (`anomaly.<detector>`); metric_increases gives `increase:`.
+ANOMALIES = {d.__name__ for d in DETECTORS if d is not metric_increases}
 
 
 def _known_key(key: str) -> bool:

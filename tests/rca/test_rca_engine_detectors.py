@@ -7,6 +7,7 @@ from gpuobs.names import gpu as g
 from gpuobs.names import serving as s
 from gpuobs.names import spans as sp
 from gpuobs.rca.anomalies import (
+    ANOMALY_PREFIX,
     BATCH_GROWTH,
     LATENCY_GROUP,
     LATENCY_SIGNAL,
@@ -233,7 +234,8 @@ def test_oom_fragmented_thresholds() -> None:
     def oom(tried: float, spare: float) -> Evidence:
         return oom_record(tried=tried, reserved_unallocated=spare, total=80 * GIB)
 
-    assert len(oom_fragmented([oom(20 * 2**20, 5 * GIB)])) == 1
+    (fragmented,) = oom_fragmented([oom(20 * 2**20, 5 * GIB)])
+    assert fragmented.key == ANOMALY_PREFIX + oom_fragmented.__name__  # the name the catalog reads
     assert oom_fragmented([oom(20 * 2**20, 100 * 2**20)]) == []  # a small spare pool is not fragmentation
     assert oom_fragmented([oom(8 * GIB, 5 * GIB)]) == []  # the request would not fit anyway
     # a stranded pool within the figures' rounding of a huge request: the request is as large as what is
@@ -252,6 +254,7 @@ def test_oom_memory_elsewhere_needs_most_of_the_device_held_by_others() -> None:
 
     held = oom_memory_elsewhere([oom(0.01 * GIB, process_in_use=2 * GIB)])
     assert len(held) == 1 and round(held[0].value / GIB, 2) == 21.99  # type: ignore[operator]
+    assert held[0].key == ANOMALY_PREFIX + oom_memory_elsewhere.__name__  # the name the catalog reads
     assert len(oom_memory_elsewhere([oom(0.01 * GIB, reserved=1.2 * GIB)])) == 1
     assert oom_memory_elsewhere([oom(0.01 * GIB, process_in_use=20 * GIB)]) == []  # its own: capacity
     assert oom_memory_elsewhere([oom(0.01 * GIB, reserved=7.5 * GIB)]) == []  # 16.5 < 2 x (7.5 + 1)

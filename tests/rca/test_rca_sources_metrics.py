@@ -101,7 +101,6 @@ def test_a_dbe_count_names_xid_48_only_where_it_rose_in_the_window(sim_exporter:
     t0 = time.time()
     assert _poll(lambda: fetch_exporter_history(sim_exporter.url, start=t0)), "no history before the fault"
     backend.inject("ecc", gpu=1, uncorrected=2)
-    t_fault = time.time()
 
     def dbe_last(start: float) -> list[Any]:
         evs = fetch_exporter_history(sim_exporter.url, start=start)
@@ -113,7 +112,9 @@ def test_a_dbe_count_names_xid_48_only_where_it_rose_in_the_window(sim_exporter:
     report = diagnose(DiagnoseInputs(evidence=tuple(rose), live=False))
     assert [(c.id, c.entity.get("gpu_index")) for c in report.causes][:1] == [("xid_48_double_bit_ecc", 1)]
 
-    later = t_fault + 0.5
+    # The history already holds a sample of the risen count (and the Xid event, stamped at the fault): a
+    # window from now on sees only the settled count, however slowly the exporter sampled it.
+    later = time.time()
 
     def settled() -> list[Any]:  # several samples after the count settled
         evs = fetch_exporter_history(sim_exporter.url, start=later)
