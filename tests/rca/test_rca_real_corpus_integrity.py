@@ -2,7 +2,7 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout25/`, `heldout26/`) are not scored here and nothing can be tuned to them. (The first held-out split,
+`heldout26/`, `heldout27/`) are not scored here and nothing can be tuned to them. (The first held-out split,
 `heldout/`, and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been
 scored twice; the fifth, `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and
 `heldout7/`, in the next session after three looks each; the eighth, `heldout8/`, in the eighth session after
@@ -36,9 +36,9 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout25 | heldout26 |" in table
+    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout26 | heldout27 |" in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3200, 105, 90, 87, 43, 40]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3243, 105, 90, 87, 40, 40]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -53,10 +53,11 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     healthy) in the seventeenth, heldout18 (69 cases, 19 healthy) in the twenty-first, heldout19 (81 cases, 19
     healthy) in the twenty-second, heldout20 (77 cases, 17 healthy) in the twenty-third, heldout21 (73 cases,
     17 healthy) in the twenty-fifth, heldout22 (76 cases, 17 healthy) in the twenty-sixth, heldout23 (40
-    cases, 11 healthy) in the twenty-seventh, heldout24 (40 cases, 8 healthy) in the twenty-eighth: none has
-    a column of its own and tune holds 179 + 90 + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 +
-    69 + 81 + 77 + 73 + 76 + 40 + 40 cases, at least 18 + 9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20
-    + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 healthy,
+    cases, 11 healthy) in the twenty-seventh, heldout24 (40 cases, 8 healthy) in the twenty-eighth, heldout25
+    (43 cases, 10 healthy) in the twenty-ninth: none has a column of its own and tune holds 179 + 90 + 94 + 90
+    + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 + 76 + 40 + 40 + 43 cases, at least
+    18 + 9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 + 10
+    healthy,
     plus the 120 + 113
     + 100 + 101 + 107 + 99 + 101 + 100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight
     into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B, TUNE10A/10B and TUNE11A/11B_README.md), plus the
@@ -88,6 +89,7 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
         "heldout22",
         "heldout23",
         "heldout24",
+        "heldout25",
     }
     assert not promoted & set(header)
     column = header.index("tune")
@@ -95,8 +97,8 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     def cell(label: str) -> int:
         return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
 
-    assert cell("**cases**") == 3200
-    assert cell("(healthy)") >= 633
+    assert cell("**cases**") == 3243
+    assert cell("(healthy)") >= 643
 
 
 def _column(rows: list[str], part: str) -> dict[str, int]:
@@ -109,7 +111,7 @@ def _column(rows: list[str], part: str) -> dict[str, int]:
     }
 
 
-def test_heldout10_to_heldout24_were_promoted_whole(capsys: pytest.CaptureFixture[str]) -> None:
+def test_heldout10_to_heldout25_were_promoted_whole(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout10 (tenth batch, 88 cases), heldout11 (eleventh, 94 cases) and heldout12 (twelfth, 99 cases)
     were promoted into tune/ in the tenth, eleventh and twelfth sessions after two looks each, heldout13
     (thirteenth, 99 cases) in the thirteenth after three, heldout14 (fourteenth, 99 cases) in the fourteenth
@@ -120,12 +122,12 @@ def test_heldout10_to_heldout24_were_promoted_whole(capsys: pytest.CaptureFixtur
     parts) in the twenty-third after three, heldout21 (twenty-first, 73 cases, four parts) in the twenty-fifth
     after four, heldout22 (twenty-second, 76 cases, four parts) in the twenty-sixth after two, heldout23
     (twenty-third, 40 cases, four parts) in the twenty-seventh after four, heldout24 (twenty-fourth, 40 cases,
-    four parts) in the twenty-eighth after six: no folder or column of their own is left, and their READMEs
-    moved to tune/."""
+    four parts) in the twenty-eighth after six, heldout25 (twenty-fifth, 43 cases, four parts) in the
+    twenty-ninth after six: no folder or column of their own is left, and their READMEs moved to tune/."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     header = [c.strip() for c in capsys.readouterr().out.splitlines()[0].split("|")]
-    parts = {batch: "ABCD" for batch in (f"heldout{n}" for n in range(16, 25))}
-    for batch in (f"heldout{n}" for n in range(10, 25)):
+    parts = {batch: "ABCD" for batch in (f"heldout{n}" for n in range(16, 26))}
+    for batch in (f"heldout{n}" for n in range(10, 26)):
         assert batch not in header
         assert not (REAL / batch).exists()
         for part in parts.get(batch, "AB"):
@@ -133,15 +135,15 @@ def test_heldout10_to_heldout24_were_promoted_whole(capsys: pytest.CaptureFixtur
 
 
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
-# heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout25 and heldout26 on
-# 2026-12-04 at the start of the twenty-seventh and twenty-eighth sessions, by helpers that never ran the
+# heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout26 and heldout27 on
+# 2026-12-04 at the start of the twenty-eighth and twenty-ninth sessions, by helpers that never ran the
 # engine, four parts each (most threads claimed by then: the thinnest batches yet).
 # heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
     ("heldout9", 87, 10, 40, ("README.md",)),
-    ("heldout25", 43, 10, 17, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout26", 40, 8, 14, tuple(f"README_{part}.md" for part in "ABCD")),
+    ("heldout27", 40, 8, 13, tuple(f"README_{part}.md" for part in "ABCD")),
 ]
 
 
@@ -255,15 +257,15 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9,
-    heldout25 and heldout26, each on its own row and pooled, and never prints a held-out case's name (a fake
+    heldout26 and heldout27, each on its own row and pooled, and never prints a held-out case's name (a fake
     corpus here: ROOT points at tmp_path, so no real held-out file is read). The tune part is scored, its
     misses printed, only with --real."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
-    promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 25)))
-    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout25", "heldout26", *promoted):
+    promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 26)))
+    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout26", "heldout27", *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -278,8 +280,8 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
             "real text: heldout2",
             "real text: heldout4",
             "real text: heldout9",
-            "real text: heldout25",
             "real text: heldout26",
+            "real text: heldout27",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
@@ -287,10 +289,10 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         # the tune split itself is scored (its misses printed) only with --real
         assert ("engine, real text: tune" in out) == ("--real" in flags)
         assert ("[engine, real text: tune] secret_tune_case" in out) == ("--real" in flags)
-        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 27))
+        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 28))
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
         assert pooled[len(label) :].split()[0] == "5"  # cases: one fake case from each of the five batches
-        promoted_numbers = (3, 5, 6, 7, 8, *range(10, 25))
+        promoted_numbers = (3, 5, 6, 7, 8, *range(10, 26))
         assert not any(f"real text: heldout{n}" in out for n in promoted_numbers)
