@@ -150,11 +150,13 @@ TUNE = REAL / "tune"
 # loads relabelled model_load_slow (corpus README, labelling rules) and heldout24 promoted (40 cases, 8
 # healthy), all three files refitted on the 3200: 2354/2567, 2367/2567, 24/633; PyTorch 1.x's "cached"
 # figure read as the unallocated pool, an OOM on a device held elsewhere a neighbour's, LMDeploy's weight bar
-# and the toolkit's driver timeout read, text and prose refitted: 2356/2567, 2369/2567, 24/633.
+# and the toolkit's driver timeout read, text and prose refitted: 2356/2567, 2369/2567, 24/633. Twenty-ninth
+# session: heldout25 promoted (43 cases, 10 healthy), all three files refitted on the 3243: 2390/2600,
+# 2402/2600, 25/643.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2356
-MEASURED_TOP3 = 2369
-MEASURED_FALSE_CAUSES = 24
+MEASURED_TOP1 = 2390
+MEASURED_TOP3 = 2402
+MEASURED_FALSE_CAUSES = 25
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -197,18 +199,18 @@ MEASURED_FALSE_CAUSES = 24
 # (heldout23 in): 2438/2535, 2485/2535, 3/625; with the DBE count's increase above: the same. Twenty-eighth
 # session, all files refitted on the 3200 (heldout24 in, five probe kills relabelled): 2467/2567, 2514/2567,
 # 3/633; with the readings above (a neighbour declared a cause of the capacity OOM): 2471/2567, 2514/2567,
-# 3/633.
-MEASURED_SEMANTIC_TOP1 = 2471
-MEASURED_SEMANTIC_TOP3 = 2514
+# 3/633. Twenty-ninth session, all files refitted on the 3243 (heldout25 in): 2502/2600, 2546/2600, 3/643.
+MEASURED_SEMANTIC_TOP1 = 2502
+MEASURED_SEMANTIC_TOP3 = 2546
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3200
+    assert len(cases) == 3243
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2567 and result.healthy_cases == 633
+    assert incidents == 2600 and result.healthy_cases == 643
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
