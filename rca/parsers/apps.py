@@ -500,12 +500,27 @@ _LOAD_RE = re.compile(
 # Telegraf's nvidia_smi input (also inside the CloudWatch agent) fails a whole gather with "E!
 # [inputs.nvidia_smi] Error in plugin: ..." (a value nvidia-smi printed as [N/A], a missing binary): the
 # collector is broken, so the node's GPU series stop.
+# Its agent refuses to start when the input cannot find nvidia-smi ("E! [telegraf] Error running agent: validate
+# input plugin nvidia_smi failed because of Cannot get file's stat /usr/bin/nvidia-smi"). nvidia_gpu_exporter
+# (utkuozdemir) fails a scrape on a value nvidia-smi printed as [N/A] ("couldn't parse number from: [n/a]").
 _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
     r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
     r"Host engine (?:connection|is running)|Cannot initialize the hostengine|"
-    r"\[inputs\.nvidia_smi\] Error in plugin|Cannot init NVML library; err"
+    r"\[inputs\.nvidia_smi\] Error in plugin|input plugin nvidia_smi failed|Cannot init NVML library; err|"
+    r"couldn't parse number from"
 )
+# The monitoring of GPUs seen from outside the exporter. A Go exporter that builds a metric name Prometheus
+# refuses panics at registration (client_golang's "panic: descriptor Desc{fqName: \"nvidia_smi_clocks_event_
+# reasons_counters_sync_boost [us]\", ...} is invalid"; nvidia_gpu_exporter on a driver that added a field):
+# it exits, so every GPU series stops. kube-prometheus's TargetDown alert ("35.29% of the dcgm-exporter/
+# dcgm-exporter targets in nvidia namespace are down.") and a row of Prometheus's targets page
+# ("http://nvidia-smi-exporter:9454/metrics | DOWN | ...") say a scrape of the exporter fails. Each counts
+# only when its metric, job, URL or labels name the GPU exporter: any exporter can panic or go down.
+_EXPORTER_PANIC_RE = re.compile(r'panic: descriptor Desc\{fqName: "(?P<name>[^"]*)"')
+_TARGETS_DOWN_RE = re.compile(r"[\d.]+% of the (?P<name>\S+) targets in \S+ namespace are down")
+_TARGET_ROW_DOWN_RE = re.compile(r"(?P<name>https?://\S+/metrics\s*\|\s*DOWN\s*\|[^|]*)")
+_GPU_EXPORTER_NAME_RE = re.compile(r"(?i)dcgm|nvidia|gpu|nvml")
 # dcgm-exporter gives up on the GPUs at start-up, at any level ("Not collecting GPU metrics; Error getting
 # devices count: ... NVML doesn't exist on this system"): it serves, but no GPU series. Its NvSwitch and
 # NvLink forms ("Not collecting NvSwitch metrics; no switches to monitor") are normal on hosts without them.
@@ -575,6 +590,10 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ):
         ctx.emit(keys.EXPORTER_ERROR, "gpuobs", pre, msg, {"message": msg.strip()[:500]})
         return
+    outside = _EXPORTER_PANIC_RE.search(msg) or _TARGETS_DOWN_RE.search(msg) or _TARGET_ROW_DOWN_RE.search(msg)
+    if outside and _GPU_EXPORTER_NAME_RE.search(outside["name"]):
+        ctx.emit(keys.EXPORTER_ERROR, "exporter", pre, msg, {"message": msg.strip()[:500]})
+        return
     if (erroring and _EXPORTER_RE.search(msg)) or _EXPORTER_NO_GPUS_RE.search(msg):
         ctx.emit(
             keys.EXPORTER_ERROR,
@@ -590,10 +609,15 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # max_queued_requests=1"); the limit's name alone is a setting talked about (a feature request, the docs).
 # Ollama's scheduler refuses past OLLAMA_MAX_QUEUE with "server busy, please try again.  maximum pending
 # requests exceeded"; Knative's queue-proxy and activator answer 503 "pending request queue full".
+# TorchServe's frontend answers 503 ServiceUnavailableException "Model \"m\" has no worker to serve inference
+# request. Please use scale workers API to add workers." whenever it cannot queue a job: its job queue
+# (job_queue_size) is full, or no worker is up. Azure ML online endpoints answer 429 "Too many pending
+# requests" past 2 x max_concurrent_requests_per_instance x instances.
 _SHED_RE = re.compile(
     r"(?i)dropped due to backpressure|exceeds maximum queue size|model is overloaded|"
     r"\b429 Too Many Requests\b|request queue is full|num_queued_requests=\d+, max_queued_requests=\d+|"
-    r"maximum pending requests exceeded|pending request queue full"
+    r"maximum pending requests exceeded|pending request queue full|"
+    r"has no worker to serve inference request|Too many pending requests"
 )
 _QUEUED_RE = re.compile(r"num_queued_requests=(?P<q>\d+), max_queued_requests=(?P<m>\d+)")
 
@@ -910,6 +934,8 @@ PARSERS: list[Trigger] = [
             "max_queued_requests",
             "pending requests exceeded",
             "request queue full",
+            "no worker to serve",
+            "many pending requests",
         ),
         _shed,
     ),
@@ -947,8 +973,13 @@ PARSERS: list[Trigger] = [
             "collect metrics",
             "Host engine",
             "[inputs.nvidia_smi]",
+            "plugin nvidia_smi",
             "collecting GPU metrics",
             "Cannot init NVML library",
+            "couldn't parse number",
+            "Desc{fqName",
+            "namespace are down",
+            "| DOWN |",
         ),
         _exporter,
     ),

@@ -267,6 +267,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # Ollama's scheduler past OLLAMA_MAX_QUEUE (as a client shows it), Knative's queue-proxy.
     ("queue_saturation", 'Ollama embed error (503): {"error":"server busy, please try again.  maximum pending requests exceeded"}\n'),
     ("queue_saturation", "HTTP 503 Service Unavailable: pending request queue full\n"),
+    # TorchServe's frontend when it cannot queue a job (ApiUtils: its job queue full, or no worker up), as a
+    # client prints the JSON body; Azure ML online endpoints past their pending-request limit.
+    ("queue_saturation", '{\n  "code": 503,\n  "type": "ServiceUnavailableException",\n  "message": "Model \\"resnet-18\\" Version 1.0 has no worker to serve inference request. Please use scale workers API to add workers."\n}\n'),
+    ("queue_saturation", "requests.exceptions.HTTPError: 429 Client Error: Too many pending requests for url: https://ep.westus2.inference.ml.azure.com/score\n"),
     (None, "time=2024-05-05T10:00:00.000Z level=INFO source=sched.go:120 msg=\"new model will fit in available VRAM\" OLLAMA_MAX_QUEUE=512\n"),
     ("tokenizer_mismatch", "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [12,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nRuntimeError: CUDA error: device-side assert triggered\n"),
     ("tokenizer_mismatch", "IndexError: index out of range in self\n"),
@@ -770,6 +774,16 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # and Telegraf's start-up line listing that input (healthy).
     ("telemetry_exporter_failure", "Jun 09 17:04:40 gpuhost telegraf[96243]: 2020-06-09T21:04:40Z E! [inputs.nvidia_smi] Error in plugin: strconv.ParseInt: parsing \"[N/A]\": invalid syntax\n"),
     ("telemetry_exporter_failure", "2023-05-25T12:36:38Z E! [inputs.nvidia_smi] Error in plugin: nvidia-smi binary not at path /usr/bin/nvidia-smi, cannot gather GPU data\n"),
+    ("telemetry_exporter_failure", "2023-05-25T12:36:38Z E! [telegraf] Error running agent: validate input plugin nvidia_smi failed because of Cannot get file's stat /usr/bin/nvidia-smi: no such file or directory\n"),
+    # --- a GPU exporter seen from outside: its registration panic (client_golang) on a metric name a new
+    # driver's field gave it, nvidia_gpu_exporter's [N/A] parse failure, kube-prometheus's TargetDown alert
+    # and a Prometheus targets-page row for its job. Near misses: the same about an exporter of something else.
+    ("telemetry_exporter_failure", 'panic: descriptor Desc{fqName: "nvidia_smi_clocks_event_reasons_counters_sw_power_cap [us]", help: "clocks_event_reasons_counters.sw_power_cap [us]", constLabels: {}, variableLabels: {uuid}} is invalid: "nvidia_smi_clocks_event_reasons_counters_sw_power_cap [us]" is not a valid metric name\n\ngoroutine 1 [running]:\ngithub.com/prometheus/client_golang/prometheus.(*Registry).MustRegister(0xc0001a2000, {0xc000216000, 0x1, 0x1})\n'),
+    ("telemetry_exporter_failure", 'ts=2024-01-01T10:00:00.000Z caller=exporter.go:180 level=error error="couldn\'t parse number from: [n/a]"\n'),
+    ("telemetry_exporter_failure", "[FIRING:1] TargetDown (dcgm-exporter gpu-operator warning)\n50% of the nvidia-dcgm-exporter/nvidia-dcgm-exporter targets in gpu-operator namespace are down.\n"),
+    ("telemetry_exporter_failure", 'http://10.0.3.7:9400/metrics | DOWN | instance="10.0.3.7:9400" job="dcgm" | 12.1s ago | 10.000s | Get "http://10.0.3.7:9400/metrics": context deadline exceeded\n'),
+    (None, 'panic: descriptor Desc{fqName: "node_disk_io_time [s]", help: "io time", constLabels: {}, variableLabels: {device}} is invalid: "node_disk_io_time [s]" is not a valid metric name\n'),
+    (None, "100% of the kube-state-metrics/kube-state-metrics targets in monitoring namespace are down.\n"),
     (None, "2020-06-09T21:04:30Z I! Loaded inputs: cpu disk mem nvidia_smi\n2020-06-09T21:04:30Z I! [agent] Config: Interval:10s, Quiet:false, Hostname:\"gpuhost\", Flush Interval:10s\n"),
     # --- the banner of NVIDIA's CUDA container images when no driver was mounted in (nvidia_entrypoint.sh),
     # alone and after a `docker run` that asked for no GPU; the banner of a container that has its GPU (healthy).
