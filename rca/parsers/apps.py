@@ -500,8 +500,8 @@ _LOAD_RE = re.compile(
 # Telegraf's nvidia_smi input (also inside the CloudWatch agent) fails a whole gather with "E!
 # [inputs.nvidia_smi] Error in plugin: ..." (a value nvidia-smi printed as [N/A], a missing binary): the
 # collector is broken, so the node's GPU series stop.
-# Its agent refuses to start when the input cannot find nvidia-smi ("E! [telegraf] Error running agent: validate
-# input plugin nvidia_smi failed because of Cannot get file's stat /usr/bin/nvidia-smi"). nvidia_gpu_exporter
+# Its agent refuses to start when the input cannot find nvidia-smi ("E! [telegraf] Error running agent:
+# validate input plugin nvidia_smi failed because of Cannot get file's stat /usr/bin/nvidia-smi"). nvidia_gpu_exporter
 # (utkuozdemir) fails a scrape on a value nvidia-smi printed as [N/A] ("couldn't parse number from: [n/a]").
 _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
@@ -590,7 +590,9 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ):
         ctx.emit(keys.EXPORTER_ERROR, "gpuobs", pre, msg, {"message": msg.strip()[:500]})
         return
-    outside = _EXPORTER_PANIC_RE.search(msg) or _TARGETS_DOWN_RE.search(msg) or _TARGET_ROW_DOWN_RE.search(msg)
+    outside = (
+        _EXPORTER_PANIC_RE.search(msg) or _TARGETS_DOWN_RE.search(msg) or _TARGET_ROW_DOWN_RE.search(msg)
+    )
     if outside and _GPU_EXPORTER_NAME_RE.search(outside["name"]):
         ctx.emit(keys.EXPORTER_ERROR, "exporter", pre, msg, {"message": msg.strip()[:500]})
         return
