@@ -501,8 +501,9 @@ _LOAD_RE = re.compile(
 # [inputs.nvidia_smi] Error in plugin: ..." (a value nvidia-smi printed as [N/A], a missing binary): the
 # collector is broken, so the node's GPU series stop.
 # Its agent refuses to start when the input cannot find nvidia-smi ("E! [telegraf] Error running agent:
-# validate input plugin nvidia_smi failed because of Cannot get file's stat /usr/bin/nvidia-smi"). nvidia_gpu_exporter
-# (utkuozdemir) fails a scrape on a value nvidia-smi printed as [N/A] ("couldn't parse number from: [n/a]").
+# validate input plugin nvidia_smi failed because of Cannot get file's stat /usr/bin/nvidia-smi").
+# nvidia_gpu_exporter (utkuozdemir) fails a scrape on a value nvidia-smi printed as [N/A] ("couldn't parse
+# number from: [n/a]").
 _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
     r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
