@@ -118,12 +118,14 @@ def _nccl_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # A process crash report: UCX (`Caught signal 11 (Segmentation fault: ...)` then `==== backtrace`),
 # Open MPI (`*** Process received signal ***`, `Signal: Segmentation fault (11)`, `[ 4] libnccl.so...`),
 # abseil's failure signal handler (`*** SIGSEGV received at time=... on cpu 3 ***` then `PC: @ 0x...
-# function()`, as in JAX and TensorFlow-linked processes) or a plain SIGSEGV; it is NCCL's when the
-# backtrace below names NCCL.
+# function()`, as in JAX and TensorFlow-linked processes), glog's (`*** SIGSEGV (@0x50) received by PID 105250
+# (TID 0x7f22ef08b700) from PID 80; stack trace: ***` then `    @     0x7f1feb014aed ncclCommInitAll`, as in
+# PaddlePaddle and Caffe) or a plain SIGSEGV; it is NCCL's when the backtrace below names NCCL.
 _CRASH_RE = re.compile(
     r"Caught signal (?:11|7|6) \((?P<what>[^:)]+)|\*\*\* Process received signal \*\*\*|"
     r"Signal: (?P<sig>Segmentation fault|Bus error|Aborted) \(\d+\)|received signal SIGSEGV|"
-    r"Fatal Python error: Segmentation fault|\*\*\* SIG(?:SEGV|BUS|ABRT) received at time="
+    r"Fatal Python error: Segmentation fault|\*\*\* SIG(?:SEGV|BUS|ABRT) received at time=|"
+    r"\*\*\* SIG(?:SEGV|BUS|ABRT) \(@0x[0-9a-fA-F]+\) received by PID"
 )
 _NCCL_FRAME_RE = re.compile(r"(?i)libnccl|\bp?nccl[A-Z]\w*|nccl::|libnccl-net|ncclProxy")
 _NCCL_SHM_FRAME_RE = re.compile(r"ncclShm\w*|shmutils\.cc")
@@ -216,6 +218,7 @@ PARSERS: list[Trigger] = [
             "received signal SIGSEGV",
             "Fatal Python error: Segmentation",
             "received at time=",
+            "received by PID",
         ),
         _crash,
     ),

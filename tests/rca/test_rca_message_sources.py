@@ -515,6 +515,9 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nccl_segfault", "*** SIGSEGV received at time=1700000000 on cpu 7 ***\nPC: @     0x7f3a2b1c4d10  (unknown)  ncclProxyProgress()\n    @     0x7f3a2b1c0000        144  (unknown)\n[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600015 milliseconds before timing out.\n"),
     ("nccl_shm_unavailable", "*** SIGBUS received at time=1700000000 on cpu 5 ***\nPC: @     0x7f3a2b1c4d10  (unknown)  ncclShmOpen()\n"),
     (None, "*** SIGSEGV received at time=1700000000 on cpu 2 ***\nPC: @     0x55d1c0a1b2c3  (unknown)  xla::cpu::CpuCompiler::RunBackend()\n    @     0x55d1c0a10000        208  (unknown)\n"),
+    # glog's failure signal handler (PaddlePaddle, Caffe): NCCL's when a frame below is NCCL's
+    ("nccl_segfault", "*** Aborted at 1560000000 (unix time) try \"date -d @1560000000\" if you are using GNU date ***\nPC: @                0x0 (unknown)\n*** SIGSEGV (@0x50) received by PID 12833 (TID 0x7f56686c9700) from PID 80; stack trace: ***\n    @     0x7f56682a0160 (unknown)\n    @     0x7f54bff14ea7 freeRing()\n    @     0x7f54bff10cc5 ncclCommInitAll\n    @     0x7f561a1cd190 paddle::platform::NCCLContextMap::NCCLContextMap()\n"),
+    (None, "*** SIGSEGV (@0x0) received by PID 4242 (TID 0x7f00aa000700) from PID 0; stack trace: ***\n    @     0x7f00ab0f4390 (unknown)\n    @     0x7f00a9e1c2d0 caffe::Blob<>::Reshape()\n    @     0x7f00a9e30000 caffe::Net<>::Init()\n"),
     # --- PyTorch's DataLoader names the signal a worker died of (strsignal: SIGKILL is "Killed"): a SIGKILL
     # with no other sender named is the kernel's OOM killer; a segfault there is not.
     ("host_oom_killer", "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Killed.\n"),
