@@ -503,13 +503,18 @@ _LOAD_RE = re.compile(
 # Its agent refuses to start when the input cannot find nvidia-smi ("E! [telegraf] Error running agent:
 # validate input plugin nvidia_smi failed because of Cannot get file's stat /usr/bin/nvidia-smi").
 # nvidia_gpu_exporter (utkuozdemir) fails a scrape on a value nvidia-smi printed as [N/A] ("couldn't parse
-# number from: [n/a]").
+# number from: [n/a]") and on nvidia-smi itself failing ("command failed. code: 12 | command: nvidia-smi ...",
+# "command failed. stderr: err: exit status 12": no NVML library in its container). Categraf's nvidia_smi
+# input ("E! failed to init input: local.nvidia_smi error: unexpected query field: ...") and
+# windows_exporter's gpu collector ("couldn't initialize collector" err="error build collector gpu: ...")
+# stop the same way.
 _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
     r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
     r"Host engine (?:connection|is running)|Cannot initialize the hostengine|"
     r"\[inputs\.nvidia_smi\] Error in plugin|input plugin nvidia_smi failed|Cannot init NVML library; err|"
-    r"couldn't parse number from"
+    r"couldn't parse number from|command failed\. (?:code: \d+ \| command: \S*nvidia-smi|stderr:)|"
+    r"failed to init input: \S*nvidia_smi|couldn't initialize collector.{0,40}collector gpu"
 )
 # The monitoring of GPUs seen from outside the exporter. A Go exporter that builds a metric name Prometheus
 # refuses panics at registration (client_golang's "panic: descriptor Desc{fqName: \"nvidia_smi_clocks_event_
@@ -980,6 +985,9 @@ PARSERS: list[Trigger] = [
             "collecting GPU metrics",
             "Cannot init NVML library",
             "couldn't parse number",
+            "command failed.",
+            "failed to init input",
+            "initialize collector",
             "Desc{fqName",
             "namespace are down",
             "| DOWN |",
