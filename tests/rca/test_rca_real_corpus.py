@@ -152,10 +152,12 @@ TUNE = REAL / "tune"
 # figure read as the unallocated pool, an OOM on a device held elsewhere a neighbour's, LMDeploy's weight bar
 # and the toolkit's driver timeout read, text and prose refitted: 2356/2567, 2369/2567, 24/633. Twenty-ninth
 # session: heldout25 promoted (43 cases, 10 healthy), all three files refitted on the 3243: 2390/2600,
-# 2402/2600, 25/643.
+# 2402/2600, 25/643; a GPU exporter seen from outside (its registration panic, TargetDown, a DOWN target),
+# more collectors' failures, TorchServe's and Azure ML's queue refusals and glog's crash report read, text and
+# prose refitted: 2396/2600, 2408/2600, 25/643.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2390
-MEASURED_TOP3 = 2402
+MEASURED_TOP1 = 2396
+MEASURED_TOP3 = 2408
 MEASURED_FALSE_CAUSES = 25
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -199,9 +201,10 @@ MEASURED_FALSE_CAUSES = 25
 # (heldout23 in): 2438/2535, 2485/2535, 3/625; with the DBE count's increase above: the same. Twenty-eighth
 # session, all files refitted on the 3200 (heldout24 in, five probe kills relabelled): 2467/2567, 2514/2567,
 # 3/633; with the readings above (a neighbour declared a cause of the capacity OOM): 2471/2567, 2514/2567,
-# 3/633. Twenty-ninth session, all files refitted on the 3243 (heldout25 in): 2502/2600, 2546/2600, 3/643.
-MEASURED_SEMANTIC_TOP1 = 2502
-MEASURED_SEMANTIC_TOP3 = 2546
+# 3/633. Twenty-ninth session, all files refitted on the 3243 (heldout25 in): 2502/2600, 2546/2600, 3/643;
+# with the readings above: 2504/2600, 2548/2600, 3/643.
+MEASURED_SEMANTIC_TOP1 = 2504
+MEASURED_SEMANTIC_TOP3 = 2548
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
