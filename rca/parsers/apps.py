@@ -628,16 +628,32 @@ _SHED_RE = re.compile(
     r"has no worker to serve inference request|Too many pending requests"
 )
 _QUEUED_RE = re.compile(r"num_queued_requests=(?P<q>\d+), max_queued_requests=(?P<m>\d+)")
+# TorchServe's refusal also answers every request to a model whose workers died ("Backend worker process
+# died.", "Worker disconnected. WORKER_STOPPED", "Load model failed"): with such a line in the same log the
+# refusal is the dead worker's consequence, not a full queue.
+_NO_WORKER = "has no worker to serve"
+_TS_WORKER_DOWN_RE = re.compile(
+    r"Backend worker process died|WORKER_STOPPED|Load model failed|Backend worker error"
+)
 
 
 def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if not _SHED_RE.search(msg):
+        return
+    if _NO_WORKER in msg and _torchserve_worker_down(ctx):
         return
     attrs: dict[str, object] = {"message": msg.strip()[:500]}
     q = _QUEUED_RE.search(msg)
     if q:
         attrs["queued"], attrs["max_queued"] = int(q["q"]), int(q["m"])
     ctx.emit(keys.REQUEST_REJECTED, "queue_full", pre, msg, attrs)
+
+
+def _torchserve_worker_down(ctx: ParseContext) -> bool:
+    """Whether the log says a TorchServe worker died (checked once per log)."""
+    if "ts_worker_down" not in ctx.state:
+        ctx.state["ts_worker_down"] = any(_TS_WORKER_DOWN_RE.search(line) for line in ctx.lines)
+    return bool(ctx.state["ts_worker_down"])
 
 
 # A SIGKILL with no reason given: the shell's `Killed` (also `bash: line 1: 123 Killed  python x.py`),

@@ -270,6 +270,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # TorchServe's frontend when it cannot queue a job (ApiUtils: its job queue full, or no worker up), as a
     # client prints the JSON body; Azure ML online endpoints past their pending-request limit.
     ("queue_saturation", '{\n  "code": 503,\n  "type": "ServiceUnavailableException",\n  "message": "Model \\"resnet-18\\" Version 1.0 has no worker to serve inference request. Please use scale workers API to add workers."\n}\n'),
+    # the same refusal from a model whose worker died at start: the refusal is no full queue
+    (None, "2024-01-01T10:00:01,000 [INFO ] W-9000-resnet_1.0-stdout MODEL_LOG - ModuleNotFoundError: No module named 'timm'\n2024-01-01T10:00:01,600 [ERROR] W-9000-resnet_1.0 org.pytorch.serve.wlm.WorkerThread - Backend worker error\norg.pytorch.serve.wlm.WorkerInitializationException: Backend worker process died.\n{\"code\": 503, \"type\": \"ServiceUnavailableException\", \"message\": \"Model \\\"resnet\\\" Version 1.0 has no worker to serve inference request. Please use scale workers API to add workers.\"}\n"),
     ("queue_saturation", "requests.exceptions.HTTPError: 429 Client Error: Too many pending requests for url: https://ep.westus2.inference.ml.azure.com/score\n"),
     (None, "time=2024-05-05T10:00:00.000Z level=INFO source=sched.go:120 msg=\"new model will fit in available VRAM\" OLLAMA_MAX_QUEUE=512\n"),
     ("tokenizer_mismatch", "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [12,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nRuntimeError: CUDA error: device-side assert triggered\n"),
