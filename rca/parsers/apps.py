@@ -513,8 +513,9 @@ _EXPORTER_RE = re.compile(
     r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
     r"Host engine (?:connection|is running)|Cannot initialize the hostengine|"
     r"\[inputs\.nvidia_smi\] Error in plugin|input plugin nvidia_smi failed|Cannot init NVML library; err|"
-    r"couldn't parse number from|command failed\. (?:code: \d+ \| command: \S*nvidia-smi|stderr:)|"
-    r"failed to init input: \S*nvidia_smi|couldn't initialize collector.{0,40}collector gpu"
+    r"couldn't parse number from|failed to init input: \S*nvidia_smi|"
+    r"command failed\. (?:code: \d+ \| command: \S*nvidia-smi|stderr: ?\S* err: exit status)|"
+    r"couldn't initialize collector.{0,40}collector gpu"
 )
 # The monitoring of GPUs seen from outside the exporter. A Go exporter that builds a metric name Prometheus
 # refuses panics at registration (client_golang's "panic: descriptor Desc{fqName: \"nvidia_smi_clocks_event_

@@ -791,6 +791,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("telemetry_exporter_failure", "Sep 19 16:23:52 gpu-59 categraf[79833]: 2024/09/19 16:23:52 metrics_agent.go:276: E! failed to init input: local.nvidia_smi error: unexpected query field: vgpu_driver_capability.heterogenous_multivGPU\n"),
     ("telemetry_exporter_failure", 'ts=2024-01-01T10:00:00.000Z level=error source=main.go:180 msg="couldn\'t initialize collector" err="error build collector gpu: failed to find matching device for device ID PCI\\\\VEN_1414&DEV_008C"\n'),
     (None, 'ts=2024-01-01T10:00:00.000Z level=error msg="backup step" error="command failed. code: 1 | command: rsync -a /data /backup"\n'),
+    (None, "ERROR: deploy: command failed. stderr: permission denied\n"),
+    ("telemetry_exporter_failure", 'ts=2024-01-01T10:00:00.000Z caller=exporter.go:180 level=error error="command failed. stderr: err: exit status 12"\n'),
     (None, 'panic: descriptor Desc{fqName: "node_disk_io_time [s]", help: "io time", constLabels: {}, variableLabels: {device}} is invalid: "node_disk_io_time [s]" is not a valid metric name\n'),
     (None, "100% of the kube-state-metrics/kube-state-metrics targets in monitoring namespace are down.\n"),
     (None, "2020-06-09T21:04:30Z I! Loaded inputs: cpu disk mem nvidia_smi\n2020-06-09T21:04:30Z I! [agent] Config: Interval:10s, Quiet:false, Hostname:\"gpuhost\", Flush Interval:10s\n"),
