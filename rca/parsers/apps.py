@@ -622,17 +622,17 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # request. Please use scale workers API to add workers." whenever it cannot queue a job: its job queue
 # (job_queue_size) is full, or no worker is up. Azure ML online endpoints answer 429 "Too many pending
 # requests" past 2 x max_concurrent_requests_per_instance x instances.
+_NO_WORKER_RE = re.compile(r"(?i)has no worker to serve inference request")
 _SHED_RE = re.compile(
     r"(?i)dropped due to backpressure|exceeds maximum queue size|model is overloaded|"
     r"\b429 Too Many Requests\b|request queue is full|num_queued_requests=\d+, max_queued_requests=\d+|"
-    r"maximum pending requests exceeded|pending request queue full|"
-    r"has no worker to serve inference request|Too many pending requests"
+    r"maximum pending requests exceeded|pending request queue full|Too many pending requests|"
+    + _NO_WORKER_RE.pattern.removeprefix("(?i)")
 )
 _QUEUED_RE = re.compile(r"num_queued_requests=(?P<q>\d+), max_queued_requests=(?P<m>\d+)")
 # TorchServe's refusal also answers every request to a model whose workers died ("Backend worker process
 # died.", "Worker disconnected. WORKER_STOPPED", "Load model failed"): with such a line in the same log the
 # refusal is the dead worker's consequence, not a full queue.
-_NO_WORKER = "has no worker to serve"
 _TS_WORKER_DOWN_RE = re.compile(
     r"Backend worker process died|WORKER_STOPPED|Load model failed|Backend worker error"
 )
@@ -641,7 +641,7 @@ _TS_WORKER_DOWN_RE = re.compile(
 def _shed(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if not _SHED_RE.search(msg):
         return
-    if _NO_WORKER in msg and _torchserve_worker_down(ctx):
+    if _NO_WORKER_RE.search(msg) and _torchserve_worker_down(ctx):
         return
     attrs: dict[str, object] = {"message": msg.strip()[:500]}
     q = _QUEUED_RE.search(msg)
