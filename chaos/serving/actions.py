@@ -8,6 +8,7 @@ experiment control) leave the stack as it was.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import threading
@@ -19,7 +20,7 @@ from chaoslib.exceptions import ActivityFailed
 
 from gpuobs.chaos.httpjson import request_json
 from gpuobs.chaos.incident import current
-from gpuobs.chaos.load import GrpcLoadGenerator, LoadGenerator
+from gpuobs.chaos.load import GrpcLoadGenerator, LoadGenerator, Sample
 from gpuobs.chaos.safety import check_grpc_target, check_url, is_dry_run
 
 __all__ = [
@@ -199,18 +200,30 @@ def flood(
     base_url: str = DEFAULT_URL,
     model: str = "gpuobs-tiny-llama",
     ignore_eos: bool = False,
+    queue_wait_s: float | None = None,
+    batch_size: int = 16,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
-) -> dict[str, int]:
+) -> dict[str, Any]:
     """Send a burst of `requests` completions, `concurrency` at a time, in the background.
 
     The burst is a load spike: queueing grows and latency climbs while it lasts. The undo stops it.
     `ignore_eos` makes every completion run to `max_tokens`: the tiny model otherwise stops after a few
-    tokens, and a fast machine then drains the queue before any request waits long.
+    tokens, and a fast machine then drains the queue before any request waits long. `queue_wait_s` sizes
+    the completions from this server's measured speed instead of a fixed length (`max_tokens` is then
+    the cap): a batch of `batch_size` (the server's batch) is timed first, so that a request behind the
+    flood waits about `queue_wait_s` on a fast machine and a slow one alike.
     """
     base = check_url(base_url, configuration)
     if is_dry_run(configuration):
         return {"requests": requests, "dry_run": True}
+    sized: dict[str, Any] = {}
+    if queue_wait_s is not None:
+        if queue_wait_s <= 0 or concurrency <= batch_size:
+            raise ActivityFailed("queue_wait_s needs a positive wait and more clients than the batch holds")
+        token_s = _token_seconds(base, model, batch_size)
+        max_tokens = tokens_for_wait(queue_wait_s, token_s, concurrency, batch_size, max_tokens)
+        sized = {"token_s": round(token_s, 6), "max_tokens": max_tokens}
     per_thread = max(1, requests // max(1, concurrency))
     gen = LoadGenerator(
         base,
@@ -228,10 +241,61 @@ def flood(
         gen.stop(timeout_s=0)
 
     current().add_undo("serving.flood", lambda: gen.stop(timeout_s=5))
-    current().mark("fault", {"action": "flood", "requests": requests})
+    current().mark("fault", {"action": "flood", "requests": requests, **sized})
     gen.start()
     threading.Thread(target=stop_after_quota, name="chaos-flood-quota", daemon=True).start()
-    return {"requests": per_thread * concurrency, "concurrency": concurrency}
+    return {"requests": per_thread * concurrency, "concurrency": concurrency, **sized}
+
+
+_CALIBRATION_TOKENS = (16, 80)
+
+
+def _token_seconds(base: str, model: str, batch_size: int) -> float:
+    """Seconds the server takes per generated token of a full batch: the difference between a batch of
+    `batch_size` completions of the longer and of the shorter _CALIBRATION_TOKENS length, over the
+    difference in tokens, so that what a batch costs whatever its length (arrival, prefill, HTTP) cancels."""
+    short, long = _CALIBRATION_TOKENS
+    short_s = _batch_seconds(base, model, batch_size, short)
+    long_s = _batch_seconds(base, model, batch_size, long)
+    slope = (long_s - short_s) / (long - short)
+    return slope if slope > 0 else long_s / long  # a noisy pair: the whole batch's share, an overestimate
+
+
+def _batch_seconds(base: str, model: str, batch_size: int, tokens: int) -> float:
+    """Seconds until the last of `batch_size` completions of `tokens` tokens (ignore_eos), sent together,
+    returns; ActivityFailed when any of them fails."""
+    gen = LoadGenerator(base, model=model, max_tokens=tokens, ignore_eos=True)
+    samples: list[Sample] = []
+    lock = threading.Lock()
+
+    def send() -> None:
+        sample = gen.one()
+        with lock:
+            samples.append(sample)
+
+    threads = [threading.Thread(target=send, name=f"chaos-flood-calibrate-{i}") for i in range(batch_size)]
+    t0 = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - t0
+    failed = [s for s in samples if s.outcome != "ok"]
+    if failed:
+        raise ActivityFailed(
+            f"the flood's calibration batch failed: {len(failed)} of {batch_size} completions "
+            f"{failed[0].outcome} (HTTP {failed[0].status}); is the server up and serving?"
+        )
+    return elapsed
+
+
+def tokens_for_wait(wait_s: float, token_s: float, concurrency: int, batch_size: int, cap: int) -> int:
+    """Completion length at which a request behind `concurrency` clients waits about `wait_s`: the
+    clients ahead of it fill concurrency / batch_size - 1 batches, each running every completion's
+    tokens at `token_s` a token; at least 16 tokens, at most `cap`."""
+    batches_ahead = concurrency / batch_size - 1
+    wanted = math.ceil(wait_s / (batches_ahead * max(token_s, 1e-6)))
+    return max(16, min(cap, wanted))
 
 
 def start_load(

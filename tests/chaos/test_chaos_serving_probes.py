@@ -84,3 +84,38 @@ def test_a_target_without_prometheus_text_is_one_clear_failure(tmp_path: Path) -
         with pytest.raises(ActivityFailed, match="not Prometheus text"):
             probes.counter_totals([PREEMPTIONS], url)
         thread.join(10)
+
+
+def test_a_calibrated_flood_sizes_its_completions_from_the_server_it_floods(server: ServeProcess) -> None:
+    current().reset()
+    try:
+        out = actions.flood(
+            requests=32, concurrency=32, queue_wait_s=1.0, batch_size=16, max_tokens=640,
+            ignore_eos=True, base_url=server.url,
+        )
+    finally:
+        actions.restore(server.url)
+    assert out["token_s"] > 0 and 16 <= out["max_tokens"] <= 640, out
+    expected = actions.tokens_for_wait(1.0, out["token_s"], 32, 16, 640)
+    assert out["max_tokens"] == expected and current().details["fault"]["max_tokens"] == expected
+
+
+def test_completions_grow_as_the_machine_gets_faster_within_their_bounds() -> None:
+    slow = actions.tokens_for_wait(6.0, 0.006, 128, 16, 640)
+    fast = actions.tokens_for_wait(6.0, 0.002, 128, 16, 640)
+    assert slow == 143 and fast == 429  # 6 s over 7 batches ahead, at 6 and 2 ms a token
+    assert actions.tokens_for_wait(6.0, 0.0001, 128, 16, 640) == 640
+    assert actions.tokens_for_wait(0.1, 0.01, 128, 16, 640) == 16
+
+
+def test_a_calibrated_flood_refuses_a_crowd_no_larger_than_the_batch(server: ServeProcess) -> None:
+    with pytest.raises(ActivityFailed, match="more clients than the batch holds"):
+        actions.flood(concurrency=16, queue_wait_s=5.0, batch_size=16, base_url=server.url)
+
+
+def test_a_calibrated_flood_against_a_dead_server_says_so(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens once the socket closes
+    with pytest.raises(ActivityFailed, match="calibration batch failed: 16 of 16 completions refused"):
+        actions.flood(concurrency=64, queue_wait_s=5.0, batch_size=16, base_url=f"http://127.0.0.1:{port}")
