@@ -229,6 +229,15 @@ def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(t
     assert not heavy & {"torch", "sentence_transformers", "transformers"}, heavy
 
 
+def test_a_game_days_live_diagnosis_leaves_the_tier_out_even_when_it_is_on(semantic_on: None) -> None:
+    """The stack's logs are structured: the last resort for prose would only slow each poll of a game-day."""
+    from gpuobs.chaos.diagnosis import diagnose_live
+
+    assert diagnose(DiagnoseInputs(logs=(str(DESCRIBED),))).causes[0].tier == EvidenceTier.SEMANTIC
+    with pytest.raises(InputError, match="no line of it was recognised"):  # read by meaning only, so unread
+        diagnose_live([str(DESCRIBED)])
+
+
 @pytest.mark.parametrize("name", sorted(HEALTHY_TEXTS))
 def test_healthy_text_stays_without_a_cause_with_the_tier_on(
     name: str, tmp_path: Path, semantic_on: None
