@@ -2,7 +2,8 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout26/`, `heldout27/`) are not scored here and nothing can be tuned to them. (The first held-out split,
+`heldout26/`, `heldout27/`, `heldout28/`)
+are not scored here and nothing can be tuned to them. (The first held-out split,
 `heldout/`, and the third batch, `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been
 scored twice; the fifth, `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and
 `heldout7/`, in the next session after three looks each; the eighth, `heldout8/`, in the eighth session after
@@ -36,9 +37,10 @@ def _check_script() -> ModuleType:
 def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     table = capsys.readouterr().out
-    assert "| signature | tune | heldout2 | heldout4 | heldout9 | heldout26 | heldout27 |" in table
+    header = "| signature | tune | heldout2 | heldout4 | heldout9 | heldout26 | heldout27 | heldout28 |"
+    assert header in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3243, 105, 90, 87, 40, 40]
+    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3243, 105, 90, 87, 40, 40, 36]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -136,14 +138,16 @@ def test_heldout10_to_heldout25_were_promoted_whole(capsys: pytest.CaptureFixtur
 
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
 # heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout26 and heldout27 on
-# 2026-12-04 at the start of the twenty-eighth and twenty-ninth sessions, by helpers that never ran the
-# engine, four parts each (most threads claimed by then: the thinnest batches yet).
+# 2026-12-04 at the start of the twenty-eighth and twenty-ninth sessions, heldout28 on 2026-12-05 at the start
+# of the thirtieth, by helpers that never ran the engine, four parts each (most threads claimed by then: the
+# thinnest batches yet).
 # heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
     ("heldout9", 87, 10, 40, ("README.md",)),
     ("heldout26", 40, 8, 14, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout27", 40, 8, 13, tuple(f"README_{part}.md" for part in "ABCD")),
+    ("heldout28", 36, 7, 12, tuple(f"README_{part}.md" for part in "ABCD")),
 ]
 
 
@@ -257,7 +261,8 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9,
-    heldout26 and heldout27, each on its own row and pooled, and never prints a held-out case's name (a fake
+    heldout26, heldout27 and heldout28,
+    each on its own row and pooled, and never prints a held-out case's name (a fake
     corpus here: ROOT points at tmp_path, so no real held-out file is read). The tune part is scored, its
     misses printed, only with --real."""
     bench = load_bench_script("rca")
@@ -265,7 +270,8 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
     promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 26)))
-    for part in ("tune", "heldout2", "heldout4", "heldout9", "heldout26", "heldout27", *promoted):
+    held_out = ("heldout2", "heldout4", "heldout9", "heldout26", "heldout27", "heldout28")
+    for part in ("tune", *held_out, *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
         (case / "excerpt.log").write_text(xid79)
@@ -282,6 +288,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
             "real text: heldout9",
             "real text: heldout26",
             "real text: heldout27",
+            "real text: heldout28",
             "real text: held-out pooled",
         ):
             assert f"engine, {row}" in out
@@ -289,10 +296,10 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         # the tune split itself is scored (its misses printed) only with --real
         assert ("engine, real text: tune" in out) == ("--real" in flags)
         assert ("[engine, real text: tune] secret_tune_case" in out) == ("--real" in flags)
-        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 28))
+        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 29))
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "5"  # cases: one fake case from each of the five batches
+        assert pooled[len(label) :].split()[0] == "6"  # cases: one fake case from each of the six batches
         promoted_numbers = (3, 5, 6, 7, 8, *range(10, 26))
         assert not any(f"real text: heldout{n}" in out for n in promoted_numbers)
