@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout26/, heldout27/, heldout28/) are
+heldout27/, heldout28/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -154,10 +154,11 @@ TUNE = REAL / "tune"
 # session: heldout25 promoted (43 cases, 10 healthy), all three files refitted on the 3243: 2390/2600,
 # 2402/2600, 25/643; a GPU exporter seen from outside (its registration panic, TargetDown, a DOWN target),
 # more collectors' failures, TorchServe's and Azure ML's queue refusals and glog's crash report read, text and
-# prose refitted: 2396/2600, 2408/2600, 25/643.
+# prose refitted: 2396/2600, 2408/2600, 25/643. Thirtieth session: heldout26 promoted (40 cases, 8 healthy),
+# all three files refitted on the 3283: 2423/2632, 2435/2632, 25/651.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2396
-MEASURED_TOP3 = 2408
+MEASURED_TOP1 = 2423
+MEASURED_TOP3 = 2435
 MEASURED_FALSE_CAUSES = 25
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -202,18 +203,19 @@ MEASURED_FALSE_CAUSES = 25
 # session, all files refitted on the 3200 (heldout24 in, five probe kills relabelled): 2467/2567, 2514/2567,
 # 3/633; with the readings above (a neighbour declared a cause of the capacity OOM): 2471/2567, 2514/2567,
 # 3/633. Twenty-ninth session, all files refitted on the 3243 (heldout25 in): 2502/2600, 2546/2600, 3/643;
-# with the readings above: 2504/2600, 2548/2600, 3/643.
-MEASURED_SEMANTIC_TOP1 = 2504
-MEASURED_SEMANTIC_TOP3 = 2548
+# with the readings above: 2504/2600, 2548/2600, 3/643. Thirtieth session, all files refitted on the 3283
+# (heldout26 in): 2536/2632, 2579/2632, 3/651.
+MEASURED_SEMANTIC_TOP1 = 2536
+MEASURED_SEMANTIC_TOP3 = 2579
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3243
+    assert len(cases) == 3283
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2600 and result.healthy_cases == 643
+    assert incidents == 2632 and result.healthy_cases == 651
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
