@@ -165,9 +165,10 @@ def _guarded(
     read: Callable[[list[tuple[str, str]]], _T], inputs: DiagnoseInputs, nothing: _T
 ) -> tuple[_T, list[str]]:
     """`read` over the log inputs' texts (a bundle's archived logs included), its failure or crash listed
-    as a problem, as a failed source is (`nothing` is then the answer)."""
+    as a problem, as a failed source is (`nothing` is then the answer). Machine-written documents (JSON,
+    JSON lines, a saved /metrics) are left out: the tier reads words; their records are the exact tier's."""
     from gpuobs.rca.readers.bundle import bundle_log_texts
-    from gpuobs.rca.readers.files import log_heads
+    from gpuobs.rca.readers.files import log_heads, machine_written
 
     try:
         if default_semantic_model() is None:  # no fitted weights: the tier has nothing to say
@@ -175,7 +176,7 @@ def _guarded(
         texts = log_heads(list(inputs.logs), inputs.stdin)
         if inputs.bundle:
             texts += bundle_log_texts(inputs.bundle)
-        return read(texts), []
+        return read([(name, text) for name, text in texts if not machine_written(text)]), []
     except SemanticUnavailable as exc:
         return nothing, [f"[semantic] {exc}"]
     except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on

@@ -31,6 +31,7 @@ __all__ = [
     "iter_log_inputs",
     "log_heads",
     "looks_binary",
+    "machine_written",
     "read_input",
     "read_logs",
     "read_traces",
@@ -302,6 +303,36 @@ def log_heads(paths: list[str], stdin: bytes | None, max_bytes: int = _HEAD_BYTE
         if not looks_binary(data):
             out.append((name, data.decode("utf-8", errors="replace")))
     return out
+
+
+def machine_written(text: str) -> bool:
+    """Whether a log input is a machine's structured document rather than words: JSON (Kubernetes, OTLP,
+    /api/history), JSON lines (nine in ten non-blank lines a JSON object) or a saved /metrics. Its records are
+    the exact tier's; a reader of words (the semantic tier) would only read meaning into field names and
+    request ids."""
+    from gpuobs.rca.parsers import exposition
+
+    if exposition.looks_like_exposition(text):
+        return True
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(stripped)
+        return True
+    except (ValueError, RecursionError):
+        pass
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    return sum(_is_json_object(line) for line in lines) >= 0.9 * len(lines)
+
+
+def _is_json_object(line: str) -> bool:
+    if not (line.startswith("{") and line.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _log_paths(paths: list[str]) -> Iterator[str]:

@@ -188,6 +188,32 @@ def test_a_clean_shutdown_stays_healthy_with_the_tier_on() -> None:
     assert json.loads(run.stdout)["causes"] == []
 
 
+def test_our_own_healthy_stack_stays_healthy_with_the_tier_on() -> None:
+    """`gpuobs serve`'s JSON log and /metrics of a healthy run, through the real CLI with the real encoder:
+    no cause. The tier once read tokenizer_mismatch into its request-finished records (field names and
+    request ids); machine-written documents are now the exact tier's alone."""
+    case = INCIDENTS / "healthy_serving_stack"
+    logs = sorted(str(p) for p in case.iterdir() if p.name != "expected.json")
+    run = _cli(*(a for log in logs for a in ("--logs", log)), "--json")
+    assert run.returncode == 1, (run.stdout[-2000:], run.stderr)
+    assert json.loads(run.stdout)["causes"] == []
+
+
+def test_only_words_are_left_to_the_tier_not_a_machines_documents() -> None:
+    from gpuobs.rca.readers.files import machine_written
+
+    stack = INCIDENTS / "healthy_serving_stack"
+    assert machine_written((stack / "gpuobs-serve.jsonl").read_text(encoding="utf-8"))
+    assert machine_written((stack / "metrics.prom").read_text(encoding="utf-8"))
+    assert machine_written('{"kind": "PodList", "items": []}')
+    assert machine_written('[{"a": 1},\n {"b": 2}]')
+    assert not machine_written(DESCRIBED.read_text(encoding="utf-8"))
+    # a pasted log that quotes a JSON request or two among its lines is still words
+    pasted = '{"model": "llama", "max_tokens": 64}\nTraceback (most recent call last):\nRuntimeError: boom\n'
+    assert not machine_written(pasted)
+    assert not machine_written("")
+
+
 def test_a_description_no_other_tier_reads_is_named_by_meaning_through_the_cli(tmp_path: Path) -> None:
     log = tmp_path / "described.log"
     shutil.copy(DESCRIBED, log)
