@@ -4,7 +4,7 @@ A seeded loop (fast and reproducible, unlike a hypothesis run of this size) muta
 tune split and tool-output templates: lines dropped, repeated, swapped, cut, wrapped at a random width,
 glued to progress bars, wrapped in compose prefixes, box borders, paste numbers and quote markers, with
 random Unicode spliced in. Every input goes through every reader (the tool readers and the readers of what
-prose tells, rca/parsers/told.py), the wrappers, the memory trend and the text tier; every 25th through the whole document pipeline and the line parsers in strict mode.
+prose tells, rca/parsers/told.py), the wrappers, the memory trend and the text tier; every 25th through the whole document pipeline, the line parsers in strict mode and the check of what the semantic tier may read.
 Every record must be serialisable, of a known key, with a finite time.
 """
 
@@ -33,6 +33,7 @@ from gpuobs.rca.parsers.text import default_phrasebook, match_text
 from gpuobs.rca.parsers.told import told_records
 from gpuobs.rca.parsers.trend import memory_trend
 from gpuobs.rca.parsers.wrappers import unwrap
+from gpuobs.rca.readers.files import machine_written
 
 TUNE = Path(__file__).resolve().parent / "real_corpus" / "tune"
 INPUTS = 10_000
@@ -159,6 +160,7 @@ def test_readers_and_text_tier_never_crash_on_10k_inputs() -> None:
         if n % FULL_EVERY == 0:
             _check(parse_lines(clean, source="fuzz", year=2026, strict=True))
             _check(_document_or_refusal("\n".join(lines)))
+            assert machine_written("\n".join(lines)) in (True, False)  # what the semantic tier may read
     assert records > 1000  # the mutations keep enough real structure to exercise the readers
 
 
@@ -171,3 +173,24 @@ def _document_or_refusal(text: str) -> list[Evidence]:
         assert "not valid Prometheus exposition text" in str(exc)
         assert text.lstrip().startswith(("# HELP ", "# TYPE "))
         return []
+
+
+def test_the_machine_document_check_never_crashes_on_json_shaped_inputs() -> None:
+    """JSON and JSON lines cut, nested past the recursion limit and spliced with prose: a verdict, no crash."""
+    rng = random.Random(12)
+    pieces = [
+        '{"ts": "2026-11-29T22:52:48Z", "level": "info", "msg": "request finished"}',
+        '{"kind": "PodList", "items": [{"metadata": {"name": "vllm-0"}}]}',
+        '{"resourceSpans": []}',
+        "[" * 5000 + "]" * 5000,
+        "{" * 3000,
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "# TYPE vllm:num_requests_waiting gauge",
+        "",
+    ]
+    verdicts = set()
+    for _ in range(2000):
+        lines = [rng.choice(pieces) for _ in range(rng.randint(1, 12))]
+        text = "\n".join(line[: rng.randint(0, len(line))] if rng.random() < 0.3 else line for line in lines)
+        verdicts.add(machine_written(text))
+    assert verdicts == {True, False}
