@@ -8,7 +8,6 @@ experiment control) leave the stack as it was.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import signal
 import threading
@@ -211,8 +210,8 @@ def flood(
     `ignore_eos` makes every completion run to `max_tokens`: the tiny model otherwise stops after a few
     tokens, and a fast machine then drains the queue before any request waits long. `queue_wait_s` sizes
     the completions from this server's measured speed instead of a fixed length (`max_tokens` is then
-    the cap): a batch of `batch_size` (the server's batch) is timed first, so that a request behind the
-    flood waits about `queue_wait_s` on a fast machine and a slow one alike.
+    the cap): full batches of `batch_size` (the server's batch) are timed first, before the fault, so that a
+    request behind the flood waits about `queue_wait_s` on a fast machine and a slow one alike.
     """
     base = check_url(base_url, configuration)
     if is_dry_run(configuration):
@@ -221,9 +220,9 @@ def flood(
     if queue_wait_s is not None:
         if queue_wait_s <= 0 or concurrency <= batch_size:
             raise ActivityFailed("queue_wait_s needs a positive wait and more clients than the batch holds")
-        token_s = _token_seconds(base, model, batch_size)
-        max_tokens = tokens_for_wait(queue_wait_s, token_s, concurrency, batch_size, max_tokens)
-        sized = {"token_s": round(token_s, 6), "max_tokens": max_tokens}
+        wanted_s = batch_seconds_for_wait(queue_wait_s, concurrency, batch_size)
+        max_tokens, took_s = _tokens_for_batch_seconds(base, model, batch_size, wanted_s, max_tokens)
+        sized = {"batch_s": round(took_s, 3), "max_tokens": max_tokens}
     per_thread = max(1, requests // max(1, concurrency))
     gen = LoadGenerator(
         base,
@@ -247,18 +246,27 @@ def flood(
     return {"requests": per_thread * concurrency, "concurrency": concurrency, **sized}
 
 
-_CALIBRATION_TOKENS = (16, 80)
+_FIRST_CALIBRATION_TOKENS = 32
 
 
-def _token_seconds(base: str, model: str, batch_size: int) -> float:
-    """Seconds the server takes per generated token of a full batch: the difference between a batch of
-    `batch_size` completions of the longer and of the shorter _CALIBRATION_TOKENS length, over the
-    difference in tokens, so that what a batch costs whatever its length (arrival, prefill, HTTP) cancels."""
-    short, long = _CALIBRATION_TOKENS
-    short_s = _batch_seconds(base, model, batch_size, short)
-    long_s = _batch_seconds(base, model, batch_size, long)
-    slope = (long_s - short_s) / (long - short)
-    return slope if slope > 0 else long_s / long  # a noisy pair: the whole batch's share, an overestimate
+def _tokens_for_batch_seconds(
+    base: str, model: str, batch_size: int, wanted_s: float, cap: int
+) -> tuple[int, float]:
+    """The completion length at which a full batch takes about `wanted_s` on this server, and the seconds
+    the longest timed batch took: batches of 32, 64, 128 ... tokens are timed until one takes `wanted_s`
+    (or `cap` tokens are reached) and the length is read between the last two. Timed, not modelled: a
+    token costs more the longer its sequence (a batch of 320 took three times one of 160 here)."""
+    low_tokens, low_s = 0, 0.0
+    tokens = min(_FIRST_CALIBRATION_TOKENS, cap)
+    while True:
+        took = _batch_seconds(base, model, batch_size, tokens)
+        if took >= wanted_s or tokens >= cap:
+            break
+        low_tokens, low_s = tokens, took
+        tokens = min(tokens * 2, cap)
+    if took < wanted_s:  # even `cap` tokens run faster than wanted: the longest allowed
+        return cap, took
+    return interpolate_tokens(low_tokens, low_s, tokens, took, wanted_s), took
 
 
 def _batch_seconds(base: str, model: str, batch_size: int, tokens: int) -> float:
@@ -289,13 +297,19 @@ def _batch_seconds(base: str, model: str, batch_size: int, tokens: int) -> float
     return elapsed
 
 
-def tokens_for_wait(wait_s: float, token_s: float, concurrency: int, batch_size: int, cap: int) -> int:
-    """Completion length at which a request behind `concurrency` clients waits about `wait_s`: the
-    clients ahead of it fill concurrency / batch_size - 1 batches, each running every completion's
-    tokens at `token_s` a token; at least 16 tokens, at most `cap`."""
-    batches_ahead = concurrency / batch_size - 1
-    wanted = math.ceil(wait_s / (batches_ahead * max(token_s, 1e-6)))
-    return max(16, min(cap, wanted))
+def batch_seconds_for_wait(wait_s: float, concurrency: int, batch_size: int) -> float:
+    """How long each batch must run for a request behind `concurrency` clients to wait about `wait_s`: the
+    clients ahead of it fill concurrency / batch_size - 1 batches."""
+    return wait_s / (concurrency / batch_size - 1)
+
+
+def interpolate_tokens(
+    low_tokens: int, low_s: float, high_tokens: int, high_s: float, wanted_s: float
+) -> int:
+    """The length between two timed ones at which a batch would take `wanted_s` (straight between them);
+    at least 16 tokens."""
+    share = (wanted_s - low_s) / max(high_s - low_s, 1e-9)
+    return max(16, round(low_tokens + (high_tokens - low_tokens) * min(1.0, max(0.0, share))))
 
 
 def start_load(
