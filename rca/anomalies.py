@@ -308,6 +308,7 @@ def oom_fragmented(evidence: Sequence[Evidence]) -> list[Evidence]:
 # A CUDA context and the libraries' workspaces take memory that PyTorch's "reserved" figure does not count
 # (old messages say nothing of it): up to this much of what the device lacks may still be the process's own.
 _CONTEXT_ALLOWANCE_BYTES = 1 << 30
+_STARTUP_SHARE_ELSEWHERE = 0.6
 
 
 def oom_memory_elsewhere(evidence: Sequence[Evidence]) -> list[Evidence]:
@@ -319,7 +320,10 @@ def oom_memory_elsewhere(evidence: Sequence[Evidence]) -> list[Evidence]:
     process itself holds (past the allowance for its CUDA context), the job did not outgrow the GPU: it was
     given a GPU that was mostly taken (a second job or a zombie process on a shared GPU). Not when a
     per-process limit ("allowed") capped the allocator, and not when the figures do not add up (a virtual
-    GPU that reports more free memory than is left).
+    GPU that reports more free memory than is left). An OOM at start-up (vLLM's free-memory check) comes
+    before the process held anything but its context: all that was not free is weighed, and must be three
+    fifths of the device (a display, the page cache of a unified-memory system or a utilization set a little
+    high leave less free without any neighbour).
     """
     out = []
     for ev in evidence:
@@ -328,10 +332,11 @@ def oom_memory_elsewhere(evidence: Sequence[Evidence]) -> list[Evidence]:
         total, free = _number(ev.attrs.get("total")), _number(ev.attrs.get("free"))
         in_use = _number(ev.attrs.get("process_in_use"))
         own = in_use or _number(ev.attrs.get("reserved"))
-        if total <= 0 or own <= 0 or free + own > total:
+        if total <= 0 or (own <= 0 and not ev.attrs.get("at_startup")) or free + own > total:
             continue
         elsewhere = total - free - own
-        if elsewhere < total / 2 or elsewhere < 2 * (own + (0 if in_use else _CONTEXT_ALLOWANCE_BYTES)):
+        most = total * (_STARTUP_SHARE_ELSEWHERE if ev.attrs.get("at_startup") else 0.5)
+        if elsewhere < most or elsewhere < 2 * (own + (0 if in_use else _CONTEXT_ALLOWANCE_BYTES)):
             continue
         out.append(
             _event(
@@ -339,8 +344,13 @@ def oom_memory_elsewhere(evidence: Sequence[Evidence]) -> list[Evidence]:
                 elsewhere,
                 ev.entity,
                 ev.time,
-                f"OOM on a device of {total / 2**30:.2f} GiB where this process held {own / 2**30:.2f} GiB "
-                f"and {elsewhere / 2**30:.2f} GiB was held elsewhere",
+                (
+                    f"at start-up only {free / 2**30:.2f} of {total / 2**30:.2f} GiB was free: "
+                    f"{elsewhere / 2**30:.2f} GiB was held elsewhere"
+                    if ev.attrs.get("at_startup")
+                    else f"OOM on a device of {total / 2**30:.2f} GiB where this process held "
+                    f"{own / 2**30:.2f} GiB and {elsewhere / 2**30:.2f} GiB was held elsewhere"
+                ),
                 own=own,
                 total=total,
                 free=free,

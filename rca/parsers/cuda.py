@@ -141,6 +141,37 @@ def _oom(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.emit(keys.CUDA_OOM, None, pre, msg, attrs, gpu_index=figures.get("gpu_index"))
 
 
+# vLLM's start-up check (v1 gpu_worker.py), often wrapped over lines: "Free memory on device cuda:0
+# (27.44/79.15 GiB) on startup is less than desired GPU memory utilization (0.9, 71.24 GiB). Decrease GPU
+# memory utilization or reduce GPU memory used by other processes." Its DEBUG twin ("... on startup.
+# Desired GPU memory utilization is ...") reports a start that went well.
+_STARTUP_FREE_RE = re.compile(
+    r"Free memory on device(?: [\w:]+)? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\)"
+    r" on startup is less than desired GPU memory utilization"
+    r" \((?P<util>\d+(?:\.\d+)?), (?P<want>\d+(?:\.\d+)?) GiB\)"
+)
+
+
+def _startup_free_memory(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    """vLLM refusing to start because the device had less free memory than it was told to take: an OOM at
+    start-up, before the engine held anything, so what was not free was held by others (the figures let
+    the anomaly tell a neighbour's GPU from a utilization set too high)."""
+    m = _STARTUP_FREE_RE.search(" ".join((msg + " " + ctx.lookahead(3)).split()))
+    if m is None or ctx.emitted_here(keys.CUDA_OOM):
+        return
+    gib = _UNITS["gib"]
+    attrs: dict[str, object] = {
+        "framework": "vllm",
+        "message": m.group(0)[:500],
+        "at_startup": True,
+        "total": int(float(m.group("total")) * gib),
+        "free": int(float(m.group("free")) * gib),
+        "tried": int(float(m.group("want")) * gib),
+        "utilization": float(m.group("util")),
+    }
+    ctx.emit(keys.CUDA_OOM, None, pre, msg, attrs)
+
+
 _KERNEL_RE = re.compile(r"(?:in kernel|kernel[= ]|Kernel:?)\s*['\"`]?(?P<k>[A-Za-z_][\w:<>]*)")
 _API_RE = re.compile(r"\b(?P<api>cuda[A-Z]\w+|cu[A-Z]\w+)\(")
 _LIB_STATUS_RE = re.compile(r"\b(?P<name>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|NCCL)_STATUS_[A-Z_]+)\b")
@@ -441,6 +472,7 @@ def _nvml(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 
 PARSERS: list[Trigger] = [
     (("out of memory", "OutOfMemoryError", "OOM when allocating", "CUDA out of"), _oom),
+    (("Free memory on device",), _startup_free_memory),
     (
         (
             "CUDA error",

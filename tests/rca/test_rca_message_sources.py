@@ -325,6 +325,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # its cause (an illegal memory access) names the cause.
     ("kv_cache_exhausted", "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be stored in KV cache (45136). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n"),
     ("kv_cache_exhausted", "ValueError: Insufficient memory for KV cache: 2.50 GiB needed, 1.20 GiB available\n"),
+    # vLLM v1 gpu_worker.py's start-up check, before the engine holds anything: most of the device already
+    # taken is another process's (a second server, an orphaned EngineCore); a little taken is a utilization
+    # set too high for what the device has free. Wrapped as a Ray or notebook log wraps it, too.
+    ("noisy_neighbor", "(EngineCore_DP0 pid=811) ValueError: Free memory on device cuda:2 (5.31/23.56 GiB) on startup is less than desired GPU memory utilization (0.8, 18.85 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n"),
+    ("noisy_neighbor", "    raise ValueError(\n  ValueError: Free memory on device cuda:0 (2.02/63.59\n  GiB) on startup is less than\n  desired GPU memory utilization (0.92, 58.51 GiB).\n  Decrease GPU memory utilization or\n  reduce GPU memory used by other processes.\n"),
+    ("cuda_oom_capacity", "ValueError: Free memory on device (61.05/119.7 GiB) on startup is less than desired GPU memory utilization (0.52, 62.24 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n"),
+    (None, "(EngineCore_DP0 pid=3413) DEBUG 12-01 19:49:03 [v1/worker/gpu_worker.py:484] Free memory on device (43.91/44.4 GiB) on startup. Desired GPU memory utilization is (0.9, 39.96 GiB). Actual usage is 13.72 GiB for weight, 1.83 GiB for peak activation.\n"),
     ("cuda_oom_capacity", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 0 has a total capacity of 23.68 GiB of which 98.56 MiB is free. Including non-PyTorch memory, this process has 23.57 GiB memory in use. Of the allocated memory 23.14 GiB is allocated by PyTorch, and 11.73 MiB is reserved by PyTorch but unallocated.\n"),
     ("engine_dead", "ERROR 06-01 10:00:00 async_llm_engine.py:61] Engine background task failed\nvllm.engine.async_llm_engine.AsyncEngineDeadError: Task finished unexpectedly. This should never happen! Please open an issue on Github. See stack trace above for the actual cause.\n"),
     ("engine_dead", "ERROR 06-01 10:00:00 [async_llm.py:420] AsyncLLM output_handler failed.\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"),
