@@ -442,8 +442,27 @@ _RAY_LEGACY_RE = re.compile(
     r"exceeds threshold (?P<thr>[01](?:\.\d+)?), killing"
 )
 
+# Ray 1.x's memory_monitor.py raises RayOutOfMemoryError in the task it stops ("More than 95% of the memory
+# on node suwi is used (30.47 / 31.3 GB). The top 10 memory consumers are: ..."): the same kill by its
+# memory monitor, told by the task's exception.
+_RAY_OOM_ERROR_RE = re.compile(
+    r"RayOutOfMemoryError: ?More than (?P<pct>\d+(?:\.\d+)?)% of the memory on node (?P<node>\S+) is used"
+    r"(?: \((?P<used>[\d.]+) / (?P<total>[\d.]+) GB\))?"
+)
+
 
 def _ray(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    error = _RAY_OOM_ERROR_RE.search(msg)
+    if error:
+        told: dict[str, object] = {
+            "message": msg.strip()[:500],
+            "node": error["node"],
+            "threshold": float(error["pct"]) / 100,
+        }
+        if error["used"] and error["total"] and float(error["total"]) > 0:
+            told["memory_used_ratio"] = round(float(error["used"]) / float(error["total"]), 4)
+        ctx.emit(keys.RAY_OOM_KILL, 1, pre, msg, told)
+        return
     c = _RAY_COUNT_RE.search(msg)
     if c:
         attrs: dict[str, object] = {"count": int(c["n"]), "message": msg.strip()[:500]}
@@ -943,7 +962,15 @@ PARSERS: list[Trigger] = [
     (("Error Code ",), _trt_code),
     (("Traceback (most recent call last)",), _traceback),
     (("Error", "Exception", "Warning", "SystemExit", "KeyboardInterrupt"), _exception),
-    (("running low on memory", "killed due to memory pressure", "System memory low at node"), _ray),
+    (
+        (
+            "running low on memory",
+            "killed due to memory pressure",
+            "System memory low at node",
+            "RayOutOfMemoryError",
+        ),
+        _ray,
+    ),
     (("ocab", "okenizer", "oken id"), _tokenizer),
     (
         ("weights took", "loading took", "loaded in", "oading model", "checkpoint shards:", "oading weights"),

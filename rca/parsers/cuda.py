@@ -315,6 +315,12 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             r"This is a 64-bit BAR mapped above 4GB|NVIDIA init module failed)|"
             # nvidia-persistenced (nvpd_main.c) finds no /dev/nvidia* nodes: the module never came up
             r"Failed to query NVIDIA devices\. Please ensure that the NVIDIA device files|"
+            # the GSP-RM firmware the driver boots the GPU with is missing (osinit.c's RmFetchGspRmImages,
+            # after the kernel's firmware loader: "Direct firmware load for nvidia/565.57.01/gsp_tu10x.bin
+            # failed with error -2"), so RmInitAdapter stops; the GSP log image (gsp_log_*.bin) is optional
+            r"NVRM:? RmFetchGspRmImages: No firmware image found|"
+            r"(?:Direct firmware load for |failed to load |loading )\S*nvidia/[\d.]+/gsp_(?!log_)\w+\.bin"
+            r"(?: failed| \(-)|"
             # GSP-RM never booted, so the adapter cannot initialise (kernel_gsp*.c: "kgspBootstrap_GH100:
             # GSP-FMC reported an error while attempting to boot GSP", "kgspBootstrapRiscvOSEarly_GH100:
             # Timeout waiting for GSP target mask release"; the open modules print "NVRM" without a colon)
@@ -525,6 +531,8 @@ PARSERS: list[Trigger] = [
             "NVIDIA kernel module",
             "dkms build",
             "Bad return status for module build",
+            "/gsp_",
+            "RmFetchGspRmImages",
         ),
         _driver,
     ),

@@ -900,6 +900,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "$ ibstat mlx5_0\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 200\n\t\tLink layer: InfiniBand\n"),
     # Ray 1.x-2.0's raylet memory monitor killing a task (node_manager.cc "System memory low at node ...").
     ("ray_oom_killer", "(raylet, ip=10.0.3.21) [2023-01-04 09:12:55,001 E 211 211] (raylet) node_manager.cc:2966: System memory low at node with IP 10.0.3.21. Used memory (30.12GB) / total capacity (31.26GB) (0.96353) exceeds threshold 0.95, killing latest task with name train_fn() and actor ID ffffffffffffffff1d2f3a4b01000000\n"),
+    # Ray 1.x's memory_monitor.py raising RayOutOfMemoryError in the task it stops (raise_if_low_memory).
+    ("ray_oom_killer", '  File "/opt/conda/lib/python3.7/site-packages/ray/memory_monitor.py", line 140, in raise_if_low_memory\n    self.error_threshold))\nray.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node worker-3 is used (30.47 / 31.3 GB). The top 10 memory consumers are:\n\nPID\tMEM\tCOMMAND\n11474\t26.28GiB\tray::Trainer.train()\n'),
+    # The GSP-RM firmware the driver boots the GPU with is missing (osinit.c's RmFetchGspRmImages after the
+    # kernel's firmware loader), so the adapter never initialises; the optional GSP log image is no failure.
+    ("gpu_driver_failure", "[    5.912345] nvidia 0000:00:1e.0: Direct firmware load for nvidia/565.57.01/gsp_tu10x.bin failed with error -2\n"),
+    ("gpu_driver_failure", "nvidia 0000:82:00.0: loading /lib/firmware/nvidia/595.71.05/gsp_ga10x.bin failed with error -4\nNVRM: RmFetchGspRmImages: No firmware image found\nNVRM: GPU 0000:82:00.0: RmInitAdapter failed! (0x61:0x56:2074)\n"),
+    (None, "nvidia 0000:05:00.0: firmware: failed to load nvidia/595.71.05/gsp_log_ga10x.bin (-2)\nNVRM: RmFetchGspRmImages: Failed to load gsp_log_*.bin, no GSP-RM logs will be printed (non-fatal)\nNVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.71.05\n"),
     (None, "(raylet) node_manager.cc:512: Memory usage on node 10.0.3.21 is 61% (threshold 0.95), nothing to do\n"),
     # A BMC's system event log, IPMI sensor type 0Ch (Memory) offsets 01h and 00h as the IPMI spec's table names
     # them: an uncorrectable DIMM error is the host's; a correctable one alone is no failure.
