@@ -420,8 +420,31 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         ctx.emit(keys.FILESYSTEM_READONLY, r["dev"] or r["fs"], pre, msg, {"message": msg.strip()})
 
 
+# A host memory module's uncorrectable error, as the kernel's EDAC core prints it ("EDAC MC0: 1 UE memory
+# read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (...)"), an HPE Integrated Management Log entry
+# ("Uncorrectable Memory Error (Processor 2, DIMM 3)") or a Dell iDRAC MEM0001 event ("Multi-bit memory
+# errors detected on a memory device at location(s) DIMM_A1"): the host's RAM, never a GPU's. EDAC's "CE"
+# (corrected) is recorded as such, so that no reader of words takes it for a failure.
+_HOST_UE_RE = re.compile(
+    r"EDAC (?:\w+ )?MC\d+: (?:\d+ )?UE\b|Uncorrectable Memory Error\b|"
+    r"Multi-bit memory errors? (?:were |was )?detected on a memory device"
+)
+_HOST_CE_RE = re.compile(r"EDAC (?:\w+ )?MC\d+: (?:\d+ )?CE\b")
+
+
+def _host_memory_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    if ctx.emitted_here(keys.MACHINE_CHECK):
+        return
+    attrs = {"message": msg.strip()[:500], "component": "memory"}
+    if _HOST_UE_RE.search(msg):
+        ctx.emit(keys.MACHINE_CHECK, "fatal", pre, msg, {**attrs, "uncorrectable": True})
+    elif _HOST_CE_RE.search(msg):
+        ctx.emit(keys.MACHINE_CHECK, "corrected", pre, msg, attrs)
+
+
 PARSERS: list[Trigger] = [
     (("AER:", "PCIe Bus Error"), _aer),
+    (("EDAC", "Uncorrectable Memory Error", "ulti-bit memory error"), _host_memory_error),
     (("AER-aware driver",), _aer_below_port),
     (("oom-kill", "Killed process", "Kill process ", "Task in "), _oom),
     (("memory: usage", "Memory cgroup stats"), _memcg),

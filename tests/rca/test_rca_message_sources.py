@@ -221,7 +221,14 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # for many NVMe drives and NICs; the line does not say the device is a GPU, so alone it names no cause
     (None, "pci 0000:3b:00.0: 31.504 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x4 link at 0000:3a:00.0 (capable of 63.008 Gb/s with 8.0 GT/s PCIe x8 link)\n"),
     ("host_machine_check", "mce: [Hardware Error]: Machine check events logged\nmce: [Hardware Error]: CPU 12: Machine Check: 0 Bank 7: cc00008000010090\n"),
-    ("host_machine_check", "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0x12345 offset:0x0 grain:32 syndrome:0x0)\n"),
+    # EDAC's corrected errors: one is no failure (ECC did its job); a module that keeps correcting is failing.
+    (None, "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0x12345 offset:0x0 grain:32 syndrome:0x0)\n"),
+    ("host_machine_check", "".join(f"May  7 06:45:{10 + i} errol kernel: EDAC MC0: {n} CE memory read error on CPU_SrcID#0_MC#0_Chan#2_DIMM#0 (channel:2 slot:0 page:0x0 offset:0x0 grain:8 syndrome:0x0)\n" for i, n in enumerate((4, 2, 6, 1)))),
+    # an uncorrectable host memory error, as EDAC, an HPE Integrated Management Log and a Dell iDRAC (MEM0001)
+    # report it: the host's RAM, not a GPU's
+    ("host_machine_check", "EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1234 offset:0x0 grain:32)\n"),
+    ("host_machine_check", "0012 Critical 03/14/2024 09:21 Uncorrectable Memory Error (Processor 2, DIMM 3)\n"),
+    ("host_machine_check", "MEM0001: Multi-bit memory errors detected on a memory device at location(s) DIMM_A1.\n"),
     ("host_machine_check", "{1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 1\n{1}[Hardware Error]: event severity: fatal\n{1}[Hardware Error]:  Error 0, type: fatal\n{1}[Hardware Error]:   section_type: memory error\n"),
     ("host_machine_check", "Kernel panic - not syncing: Fatal machine check\n"),
     ("host_kernel_panic", "Kernel panic - not syncing: Fatal exception\n"),
