@@ -176,23 +176,16 @@ def test_a_long_document_is_read_by_its_head_and_tail_chunks_with_line_numbers()
     assert emb.embed_document(["", "   "]) is None
 
 
-def test_a_clean_shutdown_stays_healthy_with_the_tier_on() -> None:
-    """The synthetic baseline of a normal exit (PyTorch's process-group warnings, leaked-semaphore notes, a
-    KeyboardInterrupt in an atexit hook, uvicorn shutting down), through the real CLI with the real encoder
-    and weights: no cause. It was read as a host OOM kill by meaning until real shutdown noise from public
-    threads (tune/TUNE17B_README.md) was in the fit; the baseline itself is not."""
-    case = INCIDENTS / "healthy_shutdown_noise"
-    logs = sorted(str(p) for p in case.iterdir() if p.name != "expected.json")
-    run = _cli(*(a for log in logs for a in ("--logs", log)), "--json")
-    assert run.returncode == 1, (run.stdout[-2000:], run.stderr)
-    assert json.loads(run.stdout)["causes"] == []
-
-
-def test_our_own_healthy_stack_stays_healthy_with_the_tier_on() -> None:
-    """`gpuobs serve`'s JSON log and /metrics of a healthy run, through the real CLI with the real encoder:
-    no cause. The tier once read tokenizer_mismatch into its request-finished records (field names and
-    request ids); machine-written documents are now the exact tier's alone."""
-    case = INCIDENTS / "healthy_serving_stack"
+# Synthetic healthy baselines, through the real CLI with the real encoder and weights: no cause.
+# - a normal exit (PyTorch's process-group warnings, leaked-semaphore notes, a KeyboardInterrupt in an atexit
+#   hook, uvicorn shutting down): read as a host OOM kill by meaning until real shutdown noise from public
+#   threads (tune/TUNE17B_README.md) was in the fit; the baseline itself is not;
+# - `gpuobs serve`'s JSON log and /metrics of a healthy run: the tier once read tokenizer_mismatch into its
+#   request-finished records (field names and request ids); machine-written documents are now the exact
+#   tier's alone.
+@pytest.mark.parametrize("name", ["healthy_shutdown_noise", "healthy_serving_stack"])
+def test_a_healthy_baseline_stays_healthy_with_the_tier_on(name: str) -> None:
+    case = INCIDENTS / name
     logs = sorted(str(p) for p in case.iterdir() if p.name != "expected.json")
     run = _cli(*(a for log in logs for a in ("--logs", log)), "--json")
     assert run.returncode == 1, (run.stdout[-2000:], run.stderr)
