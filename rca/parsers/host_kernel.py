@@ -426,7 +426,8 @@ def _misc(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # errors detected on a memory device at location(s) DIMM_A1"): the host's RAM, never a GPU's. EDAC's "CE"
 # (corrected) is recorded as such, so that no reader of words takes it for a failure.
 _HOST_UE_RE = re.compile(
-    r"EDAC (?:\w+ )?MC\d+: (?:\d+ )?UE\b|Uncorrectable Memory Error\b|"
+    r"EDAC (?:\w+ )?MC\d+: (?:\d+ )?UE\b|"
+    r"Uncorrectable Memory Error\b.{0,80}?\b(?:DIMM|Memory Module|Processor \d|Board \d|Socket \d)|"
     r"Multi-bit memory errors? (?:were |was )?detected on a memory device"
 )
 _HOST_CE_RE = re.compile(r"EDAC (?:\w+ )?MC\d+: (?:\d+ )?CE\b")

@@ -229,6 +229,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("host_machine_check", "EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1234 offset:0x0 grain:32)\n"),
     ("host_machine_check", "0012 Critical 03/14/2024 09:21 Uncorrectable Memory Error (Processor 2, DIMM 3)\n"),
     ("host_machine_check", "MEM0001: Multi-bit memory errors detected on a memory device at location(s) DIMM_A1.\n"),
+    # the same capitalised words with no module, processor or board named are not a host memory report
+    (None, "GPU 0: Uncorrectable Memory Error count rose\n"),
     ("host_machine_check", "{1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 1\n{1}[Hardware Error]: event severity: fatal\n{1}[Hardware Error]:  Error 0, type: fatal\n{1}[Hardware Error]:   section_type: memory error\n"),
     ("host_machine_check", "Kernel panic - not syncing: Fatal machine check\n"),
     ("host_kernel_panic", "Kernel panic - not syncing: Fatal exception\n"),
