@@ -155,9 +155,9 @@ TUNE = REAL / "tune"
 # 2402/2600, 25/643; a GPU exporter seen from outside (its registration panic, TargetDown, a DOWN target),
 # more collectors' failures, TorchServe's and Azure ML's queue refusals and glog's crash report read, text and
 # prose refitted: 2396/2600, 2408/2600, 25/643. Thirtieth session: heldout26 promoted (40 cases, 8 healthy),
-# all three files refitted on the 3283: 2423/2632, 2435/2632, 25/651; vLLM's start-up free-memory check read
-# (a neighbour's device when three fifths of it was taken), Ray's RayOutOfMemoryError, missing GSP firmware and
-# host memory errors read: 2424/2632, 2436/2632, 25/651.
+# all three files refitted on the 3283: 2423/2632, 2435/2632, 25/651; vLLM's start-up free-memory check
+# read (a neighbour's device when three fifths of it was taken), Ray's RayOutOfMemoryError, missing GSP
+# firmware and host memory errors read: 2424/2632, 2436/2632, 25/651.
 MARGIN_CASES = 2
 MEASURED_TOP1 = 2424
 MEASURED_TOP3 = 2436
