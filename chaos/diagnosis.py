@@ -40,15 +40,11 @@ def diagnose_live(
     """Diagnose the stack's own signals over [start, end]: a `gpuobs.rca.Report`.
 
     `exclude` leaves signatures out of the catalog (known pre-existing conditions), so that they
-    neither rank first nor absorb the new fault's evidence as their symptoms. The semantic tier stays
-    off: it is the last resort for pasted prose, and the stack writes structured logs and metrics that the
-    exact tier reads whole; embedding a flooded serve log costs 3-9 s a poll on two busy cores, which
-    would make the poll, not the signals, set the measured time to diagnosis.
+    neither rank first nor absorb the new fault's evidence as their symptoms.
     """
     from gpuobs.rca import diagnose
 
-    inputs = _inputs(logs, prometheus, exporter, start, end)
-    return diagnose(inputs, catalog=_catalog_without(exclude), semantic=False)
+    return diagnose(_inputs(logs, prometheus, exporter, start, end), catalog=_catalog_without(exclude))
 
 
 def signatures_matching(
