@@ -307,22 +307,23 @@ def log_heads(paths: list[str], stdin: bytes | None, max_bytes: int = _HEAD_BYTE
 
 def machine_written(text: str) -> bool:
     """Whether a log input is a machine's structured document rather than words: JSON (Kubernetes, OTLP,
-    /api/history), JSON lines (nine in ten non-blank lines a JSON object) or a saved /metrics. Its records are
-    the exact tier's; a reader of words (the semantic tier) would only read meaning into field names and
-    request ids."""
-    from gpuobs.rca.parsers import exposition
+    /api/history), JSON lines or a saved /metrics, nine in ten of its non-blank lines shaped so. Its records
+    are the exact tier's; a reader of words (the semantic tier) would only read meaning into field names and
+    request ids. A thread that quotes a few metric or JSON lines among its sentences is words."""
+    from gpuobs.rca.parsers.exposition import exposition_lines
 
-    if exposition.looks_like_exposition(text):
-        return True
-    stripped = text.strip()
-    if stripped[:1] not in ("{", "["):
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return False
+    if lines[0].startswith(("# HELP ", "# TYPE ")):
+        return len(exposition_lines("\n".join(lines)).splitlines()) >= 0.9 * len(lines)
+    if lines[0][:1] not in ("{", "["):
         return False
     try:
-        json.loads(stripped)
+        json.loads(text)
         return True
     except (ValueError, RecursionError):
         pass
-    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
     return sum(_is_json_object(line) for line in lines) >= 0.9 * len(lines)
 
 

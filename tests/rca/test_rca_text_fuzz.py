@@ -160,7 +160,10 @@ def test_readers_and_text_tier_never_crash_on_10k_inputs() -> None:
         if n % FULL_EVERY == 0:
             _check(parse_lines(clean, source="fuzz", year=2026, strict=True))
             _check(_document_or_refusal("\n".join(lines)))
-            assert machine_written("\n".join(lines)) in (True, False)  # what the semantic tier may read
+            # what the semantic tier may read: words are never taken for a machine's document
+            text = "\n".join(lines)
+            if not text.lstrip().startswith(("{", "[", "#")):
+                assert not machine_written(text), text[:300]
     assert records > 1000  # the mutations keep enough real structure to exercise the readers
 
 
