@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from chaoslib.exceptions import ActivityFailed
 
 from gpuobs.chaos.httpjson import request_json
 from gpuobs.chaos.incident import current
-from gpuobs.chaos.load import GrpcLoadGenerator, LoadGenerator, Sample
+from gpuobs.chaos.load import GrpcLoadGenerator, LoadGenerator
 from gpuobs.chaos.safety import check_grpc_target, check_url, is_dry_run
 
 __all__ = [
@@ -273,20 +274,9 @@ def _batch_seconds(base: str, model: str, batch_size: int, tokens: int) -> float
     """Seconds until the last of `batch_size` completions of `tokens` tokens (ignore_eos), sent together,
     returns; ActivityFailed when any of them fails."""
     gen = LoadGenerator(base, model=model, max_tokens=tokens, ignore_eos=True)
-    samples: list[Sample] = []
-    lock = threading.Lock()
-
-    def send() -> None:
-        sample = gen.one()
-        with lock:
-            samples.append(sample)
-
-    threads = [threading.Thread(target=send, name=f"chaos-flood-calibrate-{i}") for i in range(batch_size)]
     t0 = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(batch_size, thread_name_prefix="chaos-flood-calibrate") as pool:
+        samples = list(pool.map(lambda _: gen.one(), range(batch_size)))
     elapsed = time.perf_counter() - t0
     failed = [s for s in samples if s.outcome != "ok"]
     if failed:
