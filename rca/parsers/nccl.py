@@ -29,7 +29,12 @@ _NCCL_CLASSES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"NET/IB|NET/Socket|NET/IBext|NET/OFI|ibv_\w+ failed|ibv_poll_cq|Connection closed by remote|"
             r"socketPollConnect|Connection refused|Connection reset|Net : |connection timed out|"
-            r"Socket recv failed|NET/Plugin"
+            r"Socket recv failed|NET/Plugin|"
+            # misc/socket.cc's own failures (`Connect to <addr> failed : Network is unreachable`, `Socket
+            # creation failed : Address family not supported by protocol`) and bootstrap.cc's `Bootstrap : no
+            # socket interface found` (NCCL_SOCKET_IFNAME names no interface the host has)
+            r"Connect to \S+ failed|Network is unreachable|No route to host|Socket creation failed|"
+            r"no socket interface found"
         ),
         "network",
     ),
@@ -76,6 +81,9 @@ def _watchdog(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.emit(keys.NCCL_TIMEOUT, None, pre, msg, attrs)
 
 
+# misc/ibvwrap.cc's `Failed to open libibverbs.so[.1]`, printed by every NCCL on a host without RDMA.
+_NO_VERBS_RE = re.compile(r"Failed to open libibverbs\.so")
+
 # NCCL's own wording without an NCCL tag: an InfiniBand completion error, and `Last error:` with the
 # error on the next line (how PyTorch prints ncclGetLastError; the block reader joins the two lines).
 _NCCL_WORDING = ("Got completion from peer", "Last error:")
@@ -90,6 +98,8 @@ def _nccl_error(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         return  # the error itself is on the next line: the block reader reads the two together
     if "using internal" in msg or ("Plugin" in msg and "cannot open shared object" in msg):
         return  # no net/tuner plugin installed, NCCL uses its own transport: start-up talk, not a failure
+    if _NO_VERBS_RE.search(msg):
+        return  # no InfiniBand verbs library on the host: NCCL uses sockets (start-up talk, not a failure)
     if "NCCL INFO" in msg:
         return  # INFO lines only trace the error back up the stack
     cls = None

@@ -948,7 +948,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # caller after the message leaves it (" (scheduler.py:1558)"); near miss: the first preemption of a run.
     ("kv_cache_exhausted", "WARNING 05-09 00:49:33 scheduler.py:1057 Sequence group 7 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_cumulative_preemption_cnt=51\n"),
     ("kv_cache_exhausted", "Sequence group 224 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=101 (scheduler.py:1558)\n"),
-    (None, "WARNING 05-09 00:49:33 scheduler.py:1057 Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_cumulative_preemption_cnt=1\n"),
+    (None, "WARNING 05-09 00:49:33 scheduler.py:1057 Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_cumulative_preemption_cnt=1\n"),    # --- round 15: NCCL's socket layer (misc/socket.cc: a connect that the network refuses, a socket the host
+    # cannot create) and bootstrap.cc's interface search (NCCL_SOCKET_IFNAME naming no interface the host has);
+    # near miss: the libibverbs notice every NCCL prints on a host without RDMA before it uses sockets.
+    ("nccl_network_error", "node1:1234:5678 [0] NCCL INFO NET/Socket : Using [0]eno1:10.0.0.1<0>\nnode1:1234:5679 [0] include/socket.h:403 NCCL WARN Connect to fe80::1c2d:3eff:fe4f:5a6b%6<57335> failed : Network is unreachable\n"),
+    ("nccl_network_error", "node1:1234:5678 [0] misc/socket.cc:448 NCCL WARN ncclSocketInit: Socket creation failed : Address family not supported by protocol\n"),
+    ("nccl_network_error", "node1:1234:5678 [0] bootstrap.cc:88 NCCL WARN Bootstrap : no socket interface found\n"),
+    (None, "node1:1234:5678 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nnode1:1234:5678 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\nnode1:1234:5678 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\nnode1:1234:5678 [0] NCCL INFO Using network Socket\nNCCL version 2.18.1+cuda12.1\n"),
 ]
 # fmt: on
 

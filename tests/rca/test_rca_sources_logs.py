@@ -316,6 +316,19 @@ ncclRemoteError: A call failed possibly due to a network error or a remote proce
     assert ib.attrs["status"] == 12 and ib.attrs["vendor_err"] == 129
 
 
+
+def test_nccl_socket_failures_are_network_and_the_verbs_notice_is_no_error() -> None:
+    """misc/socket.cc's and bootstrap.cc's failures are the network's; a host without RDMA only says so."""
+    text = """\
+node1:90:90 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]
+node1:90:91 [0] include/socket.h:403 NCCL WARN Connect to fe80::1c2d:3eff:fe4f:5a6b%6<57335> failed : Network is unreachable
+node2:70:70 [1] misc/socket.cc:448 NCCL WARN ncclSocketInit: Socket creation failed : Address family not supported by protocol
+node3:50:50 [0] bootstrap.cc:88 NCCL WARN Bootstrap : no socket interface found
+node4:30:30 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<35287> failed : No route to host
+"""
+    errs = [(e.value, e.entity.host) for e in parse_text(text) if e.key == keys.NCCL_ERROR]
+    assert errs == [("network", "node1"), ("network", "node2"), ("network", "node3"), ("network", "node4")]
+
 # ----------------------------------------------------------------------------------------- serving stack
 def test_vllm_engine_dead_preemption_and_kv_cache() -> None:
     text = """\
