@@ -955,6 +955,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("nccl_network_error", "node1:1234:5678 [0] misc/socket.cc:448 NCCL WARN ncclSocketInit: Socket creation failed : Address family not supported by protocol\n"),
     ("nccl_network_error", "node1:1234:5678 [0] bootstrap.cc:88 NCCL WARN Bootstrap : no socket interface found\n"),
     (None, "node1:1234:5678 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nnode1:1234:5678 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\nnode1:1234:5678 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\nnode1:1234:5678 [0] NCCL INFO Using network Socket\nNCCL version 2.18.1+cuda12.1\n"),
+    # --- round 16: the kubelet's admission of a pod whose GPU is gone (pkg/kubelet/cm/devicemanager: "Allocate
+    # failed due to requested number of devices unavailable for %s. Requested: %d, Available: %d, which is
+    # unexpected"), as `kubectl get pods` then shows the pod (status reason OutOf<resource>); near miss: the same
+    # refusal of another device resource.
+    ("gpu_not_visible", "NAME                      READY   STATUS                  RESTARTS   AGE\ntrain-job-7c9f            0/1     OutOfnvidia.com/gpu     0          2m\n"),
+    ("gpu_not_visible", "Events:\n  Type     Reason                    Age   From     Message\n  ----     ------                    ----  ----     -------\n  Warning  UnexpectedAdmissionError  12s   kubelet  Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 2, Available: 1, which is unexpected\n"),
+    (None, "Events:\n  Type     Reason                    Age   From     Message\n  ----     ------                    ----  ----     -------\n  Warning  UnexpectedAdmissionError  12s   kubelet  Allocate failed due to requested number of devices unavailable for example.com/fpga. Requested: 1, Available: 0, which is unexpected\n"),
 ]
 # fmt: on
 
