@@ -52,6 +52,12 @@ _LLAMACPP_KV_FULL_RE = re.compile(
     r"failed to find free space in the KV cache|failed to find KV cache slot for ubatch|"
     r"failed to find a memory slot for batch|Input prompt is too big compared to KV size"
 )
+# Start-up and run-time checks of other engines that the cache cannot hold one sequence: TensorRT-LLM's
+# KVCacheManager ("maxTokensInPagedKvCache (693) must be large enough to process at least 1 sequence to
+# completion", kvCacheManager.cpp) at start-up; SGLang's retraction of running requests when even the last one
+# finds no free KV slot ("No space left for only one request", managers/schedule_batch.py) while serving.
+_TRTLLM_KV_ONE_SEQ_RE = re.compile(r"maxTokensInPagedKvCache \(\d+\) must be large enough to process")
+_SGLANG_KV_RETRACT_RE = re.compile(r"No space left for only one request")
 _KV_V1_RE = re.compile(
     r"max seq len \((?P<len>\d+)\), \(?(?P<need>[\d.]+ ?[GMK]i?B) KV cache is needed, "
     r"which is larger than the "
@@ -121,7 +127,11 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ):
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
         return
-    if _LLAMACPP_KV_FULL_RE.search(msg):  # while serving: the requests in flight outgrew the context
+    if _TRTLLM_KV_ONE_SEQ_RE.search(msg):
+        ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()[:500]})
+        return
+    if _LLAMACPP_KV_FULL_RE.search(msg) or _SGLANG_KV_RETRACT_RE.search(msg):
+        # while serving: the requests in flight outgrew the cache
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip(), "phase": "runtime"})
         return
 
@@ -917,6 +927,8 @@ PARSERS: list[Trigger] = [
             "KV cache slot for ubatch",
             "memory slot for batch",
             "compared to KV size",
+            "maxTokensInPagedKvCache",
+            "only one request",
             " is stalled",
             " is dead",
         ),

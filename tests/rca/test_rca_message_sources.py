@@ -962,6 +962,13 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("gpu_not_visible", "NAME                      READY   STATUS                  RESTARTS   AGE\ntrain-job-7c9f            0/1     OutOfnvidia.com/gpu     0          2m\n"),
     ("gpu_not_visible", "Events:\n  Type     Reason                    Age   From     Message\n  ----     ------                    ----  ----     -------\n  Warning  UnexpectedAdmissionError  12s   kubelet  Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 2, Available: 1, which is unexpected\n"),
     (None, "Events:\n  Type     Reason                    Age   From     Message\n  ----     ------                    ----  ----     -------\n  Warning  UnexpectedAdmissionError  12s   kubelet  Allocate failed due to requested number of devices unavailable for example.com/fpga. Requested: 1, Available: 0, which is unexpected\n"),
+    # --- round 17: engines other than vLLM saying the KV cache cannot hold one sequence: TensorRT-LLM's
+    # KVCacheManager check at start-up (kvCacheManager.cpp), SGLang's retraction when even the last running
+    # request finds no free slot (managers/schedule_batch.py); near misses: the sizes both print when healthy.
+    ("kv_cache_exhausted", "[TensorRT-LLM][INFO] Max KV cache pages per sequence: 32\n[TensorRT-LLM][ERROR] Assertion failed: maxTokensInPagedKvCache (693) must be large enough to process at least 1 sequence to completion (i.e. must be larger than beam_width (1) * tokensPerBlock (64) * maxBlocksPerSeq (32)) (/src/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:419)\n"),
+    ("kv_cache_exhausted", "[2025-03-02 10:11:12 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"/sgl-workspace/sglang/python/sglang/srt/managers/schedule_batch.py\", line 1320, in retract_decode\n    assert (\nAssertionError: No space left for only one request, self.token_to_kv_pool_allocator.available_size()=0\n"),
+    (None, "[TensorRT-LLM][INFO] Max KV cache pages per sequence: 32\n[TensorRT-LLM][INFO] Number of tokens per block: 64.\n[TensorRT-LLM][INFO] [MemUsageChange] Allocated 14.25 GiB for max tokens in paged KV cache (233472).\n"),
+    (None, "[2025-03-02 10:11:12 TP0] Decode batch. #running-req: 12, #token: 20480, token usage: 0.31, gen throughput (token/s): 812.44, #queue-req: 0\n"),
 ]
 # fmt: on
 
