@@ -19,7 +19,8 @@ heldout5/ after its one look, heldout6/, heldout7/ and heldout8/ after three loo
 heldout11/ and heldout12/ after two each, heldout13/ after three, heldout14/ after five, heldout15/ after two,
 heldout16/ and heldout17/ after three each, heldout18/ after eight, heldout19/ after four, heldout20/ after
 three, heldout21/ after four, heldout22/ after two, heldout23/ after four, heldout24/ and heldout25/ after six
-each, heldout26/ after seven, heldout27/ after nine). Held-out per-case results are never printed: they are scored, not looked at.
+each, heldout26/ after seven, heldout27/ after nine). Held-out per-case results are never printed: they are
+scored, not looked at.
 """
 
 from __future__ import annotations

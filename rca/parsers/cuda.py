@@ -329,6 +329,11 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         "nvrm_init",
     ),
     (re.compile(r"NVRM: API mismatch"), "driver_library_mismatch"),
+    # TensorFlow's stream_executor/cuda/cuda_diagnostics.cc after cuInit failed: the loaded kernel module's
+    # version (/proc/driver/nvidia/version) against the libcuda.so it loaded ("kernel version 352.63.0 does
+    # not match DSO version 361.93.2 -- cannot find working devices in this configuration"), NVML's
+    # "Driver/library version mismatch" in other words
+    (re.compile(r"kernel version \S+ does not match DSO version"), "driver_library_mismatch"),
     # The NVIDIA kernel module failed to build for the running kernel, so it cannot load: kbuild's error
     # for an object of the nvidia module tree (DKMS's /var/lib/dkms/nvidia/<ver>/build/, the driver
     # package's kernel/ or kernel-open/ nvidia* folders), nvidia-installer's "Unable to build the NVIDIA
@@ -403,8 +408,29 @@ _NO_GPU_PROBE_RE = re.compile(r"\b(?:cuda\.is_available\(\)|cuda\.device_count\(
 _NO_GPU_ANSWER = {"is_available()": "False", "device_count()": "0"}
 
 
+# TensorFlow's cuda_diagnostics.cc prints both versions after cuInit failed ("libcuda reported version is:
+# 375.66.0", "kernel reported version is: 384.130.0"); its verdict line (above) is missing from some versions.
+_TF_REPORTED_RE = re.compile(r"\b(?P<which>libcuda|kernel) reported version is: (?P<version>[\d.]+)")
+
+
+def _tf_reported_versions(msg: str, pre: LinePrefix, ctx: ParseContext) -> bool:
+    """Whether the line is one of TensorFlow's two version reports; the second, differing, is a mismatch."""
+    m = _TF_REPORTED_RE.search(msg)
+    if m is None:
+        return False
+    seen: dict[str, str] = ctx.state.setdefault("tf_reported_versions", {})
+    seen[m["which"]] = m["version"].rstrip(".")
+    if len(seen) == 2 and seen["libcuda"] != seen["kernel"]:
+        attrs = {"message": f"libcuda {seen['libcuda']} against kernel module {seen['kernel']}"}
+        ctx.emit(keys.DRIVER_ERROR, "driver_library_mismatch", pre, msg, attrs)
+        seen.clear()
+    return True
+
+
 def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if ctx.emitted_here(keys.DRIVER_ERROR):
+        return
+    if _tf_reported_versions(msg, pre, ctx):
         return
     probe = _NO_GPU_PROBE_RE.search(msg)
     if probe:
@@ -506,6 +532,8 @@ PARSERS: list[Trigger] = [
     (
         (
             "driver version",
+            "DSO version",
+            "reported version is",
             "NVIDIA Driver Release",
             "PyTorch installation",
             "capability sm_",

@@ -969,6 +969,14 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("kv_cache_exhausted", "[2025-03-02 10:11:12 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"/sgl-workspace/sglang/python/sglang/srt/managers/schedule_batch.py\", line 1320, in retract_decode\n    assert (\nAssertionError: No space left for only one request, self.token_to_kv_pool_allocator.available_size()=0\n"),
     (None, "[TensorRT-LLM][INFO] Max KV cache pages per sequence: 32\n[TensorRT-LLM][INFO] Number of tokens per block: 64.\n[TensorRT-LLM][INFO] [MemUsageChange] Allocated 14.25 GiB for max tokens in paged KV cache (233472).\n"),
     (None, "[2025-03-02 10:11:12 TP0] Decode batch. #running-req: 12, #token: 20480, token usage: 0.31, gen throughput (token/s): 812.44, #queue-req: 0\n"),
+    # --- round 18: TensorFlow's cuda_diagnostics.cc after cuInit failed: its verdict line, and the two versions
+    # it reports (the verdict is missing from some versions); a driver/library mismatch leaves cuInit with no
+    # device, and that missing GPU is the mismatch's symptom (NVML's own wording beside CUDA's, too). Near miss:
+    # the two versions equal, where no device is the finding.
+    ("cuda_driver_mismatch", "2018-09-26 16:20:01.273306: E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: CUDA_ERROR_NO_DEVICE\n2018-09-26 16:20:01.273480: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] libcuda reported version is: 375.66.0\n2018-09-26 16:20:01.273659: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:193] kernel reported version is: 384.130.0\n"),
+    ("cuda_driver_mismatch", "E tensorflow/stream_executor/cuda/cuda_driver.cc:491] failed call to cuInit: CUDA_ERROR_NO_DEVICE\nE tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version 352.63.0 does not match DSO version 361.93.2 -- cannot find working devices in this configuration\n"),
+    ("cuda_driver_mismatch", "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n$ python -c 'import torch; torch.zeros(1).cuda()'\nRuntimeError: No CUDA GPUs are available\n"),
+    ("gpu_not_visible", "E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: CUDA_ERROR_NO_DEVICE\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] libcuda reported version is: 535.104.5\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:193] kernel reported version is: 535.104.5\n"),
 ]
 # fmt: on
 

@@ -55,11 +55,11 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     healthy) in the twenty-second, heldout20 (77 cases, 17 healthy) in the twenty-third, heldout21 (73 cases,
     17 healthy) in the twenty-fifth, heldout22 (76 cases, 17 healthy) in the twenty-sixth, heldout23 (40
     cases, 11 healthy) in the twenty-seventh, heldout24 (40 cases, 8 healthy) in the twenty-eighth, heldout25
-    (43 cases, 10 healthy) in the twenty-ninth, heldout26 (40 cases, 8 healthy) in the thirtieth, heldout27 (40
-    cases, 8 healthy) in the thirty-first: none has a column of its own and tune holds 179 + 90 + 94 + 90 + 90
-    + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 + 76 + 40 + 40 + 43 + 40 + 40 cases, at
-    least 18 + 9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8
-    + 10 + 8 + 8 healthy,
+    (43 cases, 10 healthy) in the twenty-ninth, heldout26 (40 cases, 8 healthy) in the thirtieth, heldout27
+    (40 cases, 8 healthy) in the thirty-first: none has a column of its own and tune holds 179 + 90 + 94 + 90
+    + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 + 76 + 40 + 40 + 43 + 40 + 40
+    cases, at least 18 + 9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 +
+    17 + 11 + 8 + 10 + 8 + 8 healthy,
     plus the 120 + 113
     + 100 + 101 + 107 + 99 + 101 + 100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight
     into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B, TUNE10A/10B and TUNE11A/11B_README.md), plus the
