@@ -158,10 +158,13 @@ TUNE = REAL / "tune"
 # all three files refitted on the 3283: 2423/2632, 2435/2632, 25/651; vLLM's start-up free-memory check
 # read (a neighbour's device when three fifths of it was taken), Ray's RayOutOfMemoryError, missing GSP
 # firmware and host memory errors read: 2424/2632, 2436/2632, 25/651; text and prose refitted with the
-# message tests' new wordings: 2426/2632, 2438/2632, 24/651.
+# message tests' new wordings: 2426/2632, 2438/2632, 24/651. Thirty-first session: heldout27 promoted (40
+# cases, 8 healthy); NCCL's socket failures, the kubelet's GPU admission refusal, TensorRT-LLM's and SGLang's
+# KV checks and TensorFlow's driver/library mismatch read; all three files refitted on the 3323: 2460/2664,
+# 2472/2664, 24/659.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2426
-MEASURED_TOP3 = 2438
+MEASURED_TOP1 = 2460
+MEASURED_TOP3 = 2472
 MEASURED_FALSE_CAUSES = 24
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -208,18 +211,19 @@ MEASURED_FALSE_CAUSES = 24
 # 3/633. Twenty-ninth session, all files refitted on the 3243 (heldout25 in): 2502/2600, 2546/2600, 3/643;
 # with the readings above: 2504/2600, 2548/2600, 3/643. Thirtieth session, all files refitted on the 3283
 # (heldout26 in): 2536/2632, 2579/2632, 3/651; with the readings above: the same; text and prose refitted
-# with the message tests' new wordings: 2537/2632, 2580/2632, 3/651.
-MEASURED_SEMANTIC_TOP1 = 2537
-MEASURED_SEMANTIC_TOP3 = 2580
+# with the message tests' new wordings: 2537/2632, 2580/2632, 3/651. Thirty-first session, all files refitted
+# on the 3323 (heldout27 in) with the readings above: 2574/2664, 2617/2664, 3/659.
+MEASURED_SEMANTIC_TOP1 = 2574
+MEASURED_SEMANTIC_TOP3 = 2617
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3283
+    assert len(cases) == 3323
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2632 and result.healthy_cases == 651
+    assert incidents == 2664 and result.healthy_cases == 659
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
