@@ -413,17 +413,26 @@ _NO_GPU_ANSWER = {"is_available()": "False", "device_count()": "0"}
 _TF_REPORTED_RE = re.compile(r"\b(?P<which>libcuda|kernel) reported version is: (?P<version>[\d.]+)")
 
 
+def _version_parts(version: str) -> tuple[int, ...]:
+    """A driver version as numbers, trailing zeros dropped ("384.130.0" and "384.130" are one version)."""
+    parts = [int(p) for p in version.split(".") if p.isdigit()]
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
 def _tf_reported_versions(msg: str, pre: LinePrefix, ctx: ParseContext) -> bool:
-    """Whether the line is one of TensorFlow's two version reports; the second, differing, is a mismatch."""
+    """Whether the line is one of TensorFlow's two version reports; the pair differing is a mismatch."""
     m = _TF_REPORTED_RE.search(msg)
     if m is None:
         return False
     seen: dict[str, str] = ctx.state.setdefault("tf_reported_versions", {})
     seen[m["which"]] = m["version"].rstrip(".")
-    if len(seen) == 2 and seen["libcuda"] != seen["kernel"]:
-        attrs = {"message": f"libcuda {seen['libcuda']} against kernel module {seen['kernel']}"}
-        ctx.emit(keys.DRIVER_ERROR, "driver_library_mismatch", pre, msg, attrs)
-        seen.clear()
+    if len(seen) == 2:  # one run's pair: a later run of the same log pairs its own
+        libcuda, kernel = seen.pop("libcuda"), seen.pop("kernel")
+        if _version_parts(libcuda) != _version_parts(kernel):
+            attrs = {"message": f"libcuda {libcuda} against kernel module {kernel}"}
+            ctx.emit(keys.DRIVER_ERROR, "driver_library_mismatch", pre, msg, attrs)
     return True
 
 

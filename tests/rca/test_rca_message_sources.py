@@ -977,6 +977,7 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("cuda_driver_mismatch", "E tensorflow/stream_executor/cuda/cuda_driver.cc:491] failed call to cuInit: CUDA_ERROR_NO_DEVICE\nE tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version 352.63.0 does not match DSO version 361.93.2 -- cannot find working devices in this configuration\n"),
     ("cuda_driver_mismatch", "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n$ python -c 'import torch; torch.zeros(1).cuda()'\nRuntimeError: No CUDA GPUs are available\n"),
     ("gpu_not_visible", "E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: CUDA_ERROR_NO_DEVICE\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] libcuda reported version is: 535.104.5\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:193] kernel reported version is: 535.104.5\n"),
+    ("gpu_not_visible", "E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: CUDA_ERROR_NO_DEVICE\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] libcuda reported version is: 384.130.0\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:193] kernel reported version is: 384.130\n"),
 ]
 # fmt: on
 
