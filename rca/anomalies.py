@@ -332,10 +332,11 @@ def oom_memory_elsewhere(evidence: Sequence[Evidence]) -> list[Evidence]:
         total, free = _number(ev.attrs.get("total")), _number(ev.attrs.get("free"))
         in_use = _number(ev.attrs.get("process_in_use"))
         own = in_use or _number(ev.attrs.get("reserved"))
-        if total <= 0 or (own <= 0 and not ev.attrs.get("at_startup")) or free + own > total:
+        at_startup = bool(ev.attrs.get("at_startup"))
+        if total <= 0 or (own <= 0 and not at_startup) or free + own > total:
             continue
         elsewhere = total - free - own
-        most = total * (_STARTUP_SHARE_ELSEWHERE if ev.attrs.get("at_startup") else 0.5)
+        most = total * (_STARTUP_SHARE_ELSEWHERE if at_startup else 0.5)
         if elsewhere < most or elsewhere < 2 * (own + (0 if in_use else _CONTEXT_ALLOWANCE_BYTES)):
             continue
         out.append(
@@ -347,7 +348,7 @@ def oom_memory_elsewhere(evidence: Sequence[Evidence]) -> list[Evidence]:
                 (
                     f"at start-up only {free / 2**30:.2f} of {total / 2**30:.2f} GiB was free: "
                     f"{elsewhere / 2**30:.2f} GiB was held elsewhere"
-                    if ev.attrs.get("at_startup")
+                    if at_startup
                     else f"OOM on a device of {total / 2**30:.2f} GiB where this process held "
                     f"{own / 2**30:.2f} GiB and {elsewhere / 2**30:.2f} GiB was held elsewhere"
                 ),

@@ -124,11 +124,9 @@ def _vllm(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         "No available memory for the cache blocks" in msg
         or "insufficient KV cache" in msg.lower()
         or _TRT_KV_STAGE_RE.search(msg)
+        or _TRTLLM_KV_ONE_SEQ_RE.search(msg)
     ):
         ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()})
-        return
-    if _TRTLLM_KV_ONE_SEQ_RE.search(msg):
-        ctx.emit(keys.KV_CACHE_INSUFFICIENT, None, pre, msg, {"message": msg.strip()[:500]})
         return
     if _LLAMACPP_KV_FULL_RE.search(msg) or _SGLANG_KV_RETRACT_RE.search(msg):
         # while serving: the requests in flight outgrew the cache

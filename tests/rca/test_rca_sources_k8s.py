@@ -13,7 +13,7 @@ import pytest
 from support.kube_api import EVENTS, PODS, MockApiServer, mock_kube_api
 
 from gpuobs.errors import InputError
-from gpuobs.rca import DiagnoseInputs, TimeWindow, collect, keys
+from gpuobs.rca import DiagnoseInputs, TimeWindow, collect, diagnose, keys
 from gpuobs.rca.parsers.k8s import evidence_from_objects, maybe_k8s_json
 from gpuobs.rca.readers.kubernetes import fetch_live
 
@@ -53,6 +53,33 @@ def test_saved_pods_dump() -> None:
     assert oom.time == _ts(2026, 11, 29, 9, 59, 30)
     assert evs[2].attrs["insufficient"] == ["memory", "nvidia.com/gpu"]
 
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [
+        (
+            "UnexpectedAdmissionError",
+            "Pod was rejected: Allocate failed due to requested number of devices unavailable for "
+            "nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected",
+        ),
+        ("OutOfnvidia.com/gpu", "Pod Node didn't have enough resource: nvidia.com/gpu, requested: 1"),
+    ],
+)
+def test_a_pod_the_kubelet_refused_for_its_gpu_names_no_gpu_visible(
+    tmp_path: Path, reason: str, message: str
+) -> None:
+    """`kubectl get pods -o json` of a pod the kubelet would not admit: the Kubernetes reader's record is
+    what the catalog's no_device variant reads (the describe-text form is in the message tests)."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "train-job-7c9f", "namespace": "ml"},
+        "spec": {"nodeName": "gpu-node-3"},
+        "status": {"phase": "Failed", "reason": reason, "message": message},
+    }
+    (tmp_path / "pods.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod]}))
+    report = diagnose(DiagnoseInputs(logs=[str(tmp_path / "pods.json")], live=False))
+    assert [c.id for c in report.causes][:1] == ["gpu_not_visible"]
 
 def test_dumps_among_log_inputs(tmp_path: Path) -> None:
     (tmp_path / "events.json").write_text(json.dumps(EVENTS, indent=2))
