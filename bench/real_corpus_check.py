@@ -48,9 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # promoted in the twenty-sixth, and heldout23 (scored four times), promoted in the twenty-seventh, and
 # heldout24 (scored six times), promoted in the twenty-eighth, and heldout25 (scored six times), promoted in
 # the twenty-ninth, and heldout26 (scored seven times), promoted in the thirtieth, and heldout27 (scored nine
-# times) and heldout28 (scored eight times), promoted in the thirty-first. heldout29, heldout30 and heldout31
-# (all gathered in the thirty-first) are held out.
-SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout29", "heldout30", "heldout31")
+# times) and heldout28 (scored eight times), promoted in the thirty-first, and heldout29 (scored seven times),
+# promoted in the thirty-second. heldout30 and heldout31 (both gathered in the thirty-first) are held out.
+SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout30", "heldout31")
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 # Two excerpts of one tracking thread from the first gathering, both in tune/ (an Xid 13 found in dmesg, and

@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout29/, heldout30/, heldout31/) are
+heldout30/, heldout31/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -162,10 +162,11 @@ TUNE = REAL / "tune"
 # cases, 8 healthy); NCCL's socket failures, the kubelet's GPU admission refusal, TensorRT-LLM's and SGLang's
 # KV checks and TensorFlow's driver/library mismatch read; all three files refitted on the 3323: 2460/2664,
 # 2472/2664, 24/659; heldout28 promoted (36 cases, 7 healthy), all three files refitted on the 3359:
-# 2477/2693, 2490/2693, 24/666.
+# 2477/2693, 2490/2693, 24/666. Thirty-second session: heldout29 promoted (30 cases, 6 healthy), all three
+# files refitted on the 3389: 2496/2717, 2510/2717, 24/672.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2477
-MEASURED_TOP3 = 2490
+MEASURED_TOP1 = 2496
+MEASURED_TOP3 = 2510
 MEASURED_FALSE_CAUSES = 24
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -214,18 +215,19 @@ MEASURED_FALSE_CAUSES = 24
 # (heldout26 in): 2536/2632, 2579/2632, 3/651; with the readings above: the same; text and prose refitted
 # with the message tests' new wordings: 2537/2632, 2580/2632, 3/651. Thirty-first session, all files refitted
 # on the 3323 (heldout27 in) with the readings above: 2574/2664, 2617/2664, 3/659; on the 3359 (heldout28 in):
-# 2597/2693, 2644/2693, 3/666.
-MEASURED_SEMANTIC_TOP1 = 2597
-MEASURED_SEMANTIC_TOP3 = 2644
+# 2597/2693, 2644/2693, 3/666. Thirty-second session, all files refitted on the 3389 (heldout29 in):
+# 2615/2717, 2666/2717, 3/672.
+MEASURED_SEMANTIC_TOP1 = 2615
+MEASURED_SEMANTIC_TOP3 = 2666
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3359
+    assert len(cases) == 3389
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2693 and result.healthy_cases == 666
+    assert incidents == 2717 and result.healthy_cases == 672
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
