@@ -559,8 +559,9 @@ _GPU_EXPORTER_NAME_RE = re.compile(r"(?i)dcgm|nvidia|gpu|nvml")
 # devices count: ... NVML doesn't exist on this system"): it serves, but no GPU series. Its NvSwitch and
 # NvLink forms ("Not collecting NvSwitch metrics; no switches to monitor") are normal on hosts without them.
 # Its NVML provider's "Cannot init NVML library; err: ..." is the exporter's own NVML failure (an NVML error
-# as well).
-_EXPORTER_NO_GPUS_RE = re.compile(r"Not collecting GPU metrics; \S")
+# as well). nvidia_gpu_prometheus_exporter exits the same way, with log.Fatalf and so no level word ("Couldn't
+# initialize gonvml: could not load NVML library. Make sure NVML is in the shared library search path.").
+_EXPORTER_NO_GPUS_RE = re.compile(r"Not collecting GPU metrics; \S|(?i:Couldn't initialize gonvml: )")
 
 
 def _tokenizer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -1038,6 +1039,7 @@ PARSERS: list[Trigger] = [
             "plugin nvidia_smi",
             "collecting GPU metrics",
             "Cannot init NVML library",
+            "initialize gonvml",
             "couldn't parse number",
             "command failed.",
             "failed to init input",

@@ -287,7 +287,10 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"(?i)no kernel image is available|is not compatible with the current PyTorch installation|"
-            r"CUDA capability sm_\d+ is not compatible"
+            r"CUDA capability sm_\d+ is not compatible|"
+            # text-embeddings-inference's candle backend refusing a GPU its image was not built for
+            # (backends/candle: "Runtime compute cap {} is not compatible with compile time compute cap {}")
+            r"Runtime compute cap \d+ is not compatible with compile time compute cap \d+"
         ),
         "no_kernel_image",
     ),
@@ -463,9 +466,14 @@ def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             return
 
 
-# dcgm-exporter's NVML provider's own wording ("Cannot init NVML library; err: %v"): the exporter's failure,
-# kept apart from a workload's NVML errors (a record of its own, which the exporter's signature explains).
-_DCGM_EXPORTER_NVML_RE = re.compile(r"Cannot init NVML library; err")
+# dcgm-exporter's NVML provider's own wording ("Cannot init NVML library; err: %v"), and that of
+# nvidia_gpu_prometheus_exporter (mindprince; main.go: "Couldn't initialize gonvml: %v. Make sure NVML is in
+# the shared library search path."): the exporter's failure, kept apart from a workload's NVML errors (a
+# record of its own, which the exporter's signature explains).
+_EXPORTER_NVML_RES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Cannot init NVML library; err"), "dcgm-exporter"),
+    (re.compile(r"(?i)Couldn't initialize gonvml: "), "nvidia_gpu_prometheus_exporter"),
+)
 _NVML_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)Driver/library version mismatch"), "driver_library_mismatch"),
     (re.compile(r"(?i)GPU is lost|GpuIsLost|GPU_IS_LOST"), "gpu_lost"),
@@ -505,8 +513,9 @@ def _nvml(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             attrs: dict[str, object] = {"message": msg.strip()[:500]}
             if "Unknown Error" in msg and "device handle" in msg:
                 attrs["detail"] = "device_handle"
-            if _DCGM_EXPORTER_NVML_RE.search(msg):
-                attrs["reporter"] = "dcgm-exporter"
+            reporter = next((name for regex, name in _EXPORTER_NVML_RES if regex.search(msg)), None)
+            if reporter:
+                attrs["reporter"] = reporter
             ctx.emit(keys.NVML_ERROR, cls, pre, msg, attrs)
             return
 
@@ -546,6 +555,7 @@ PARSERS: list[Trigger] = [
             "NVIDIA Driver Release",
             "PyTorch installation",
             "capability sm_",
+            "compile time compute cap",
             "PTX",
             "NVRM: ",
             "kgspBootstrap",

@@ -253,6 +253,25 @@ def _reset(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     ctx.emit(keys.GPU_RESET_REQUIRED, None, pre, msg, {"message": msg.strip()}, pci_bus_id=pci)
 
 
+# A MIG mode change waits for a GPU reset to take effect: nvidia-smi's "Warning: MIG mode is in pending enable
+# state for GPU %s:%s" (then "Reboot the system or try nvidia-smi --gpu-reset to make MIG mode effective"),
+# and mig-parted's "Mode change pending: true" / "At least one mode change pending" (mig-manager's debug log)
+# before it resets the GPUs. Until then the GPU is not in the mode asked for; "pending: false" is a reading.
+_MIG_PENDING_RE = re.compile(
+    r"MIG mode is in pending (?:enable|disable) state for GPU (?P<bdf>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:"
+    r"[0-9A-Fa-f]{2}\.[0-7])|Mode change pending: true\b|At least one mode change pending"
+)
+
+
+def _mig_pending(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
+    m = _MIG_PENDING_RE.search(msg)
+    if m is None:
+        return
+    pci = normalize_pci(m["bdf"]) if m["bdf"] else None
+    attrs: dict[str, object] = {"message": msg.strip()[:500], "reason": "mig_mode_change_pending"}
+    ctx.emit(keys.GPU_RESET_REQUIRED, None, pre, msg, attrs, pci_bus_id=pci)
+
+
 def finish(ctx: ParseContext) -> None:
     """Cross-line fixes after a pass: GPU UUIDs from `NVRM: GPU at` lines, fallen-off-bus dedupe."""
     pci_uuid: dict[str, str] = ctx.state.get("pci_uuid", {})
@@ -288,4 +307,5 @@ PARSERS: list[Trigger] = [
     (("fallen off the bus",), _fallen),
     (("The NVIDIA GPU", "(PCI ID:"), _fallen_prelude),
     (("eset",), _reset),
+    (("MIG mode is in pending", "ode change pending"), _mig_pending),
 ]

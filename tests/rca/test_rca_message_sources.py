@@ -978,6 +978,21 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     ("cuda_driver_mismatch", "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n$ python -c 'import torch; torch.zeros(1).cuda()'\nRuntimeError: No CUDA GPUs are available\n"),
     ("gpu_not_visible", "E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: CUDA_ERROR_NO_DEVICE\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] libcuda reported version is: 535.104.5\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:193] kernel reported version is: 535.104.5\n"),
     ("gpu_not_visible", "E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: CUDA_ERROR_NO_DEVICE\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] libcuda reported version is: 384.130.0\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:193] kernel reported version is: 384.130\n"),
+    # --- round 19: text-embeddings-inference's candle backend refusing, at start-up, a GPU whose compute
+    # capability its image was not built for (backends/candle: "Runtime compute cap {} is not compatible with
+    # compile time compute cap {}"); near miss: the same backend starting its model on the GPU.
+    ("cuda_arch_unsupported", "2024-05-02T10:00:01.812Z  INFO text_embeddings_router: router/src/lib.rs:196: Starting model backend\n2024-05-02T10:00:02.104Z ERROR text_embeddings_backend: backends/src/lib.rs:388: Could not start Candle backend: Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80\nError: Could not create backend\n"),
+    ("cuda_arch_unsupported", "Error: Could not create backend\n\nCaused by:\n    Could not start backend: Runtime compute cap 120 is not compatible with compile time compute cap 90\n"),
+    (None, "2024-05-02T10:00:01.812Z  INFO text_embeddings_router: router/src/lib.rs:196: Starting model backend\n2024-05-02T10:00:02.931Z  INFO text_embeddings_backend_candle: backends/candle/src/lib.rs:251: Starting FlashBert model on Cuda(CudaDevice(DeviceId(1)))\n2024-05-02T10:00:05.407Z  INFO text_embeddings_router: router/src/lib.rs:248: Warming up model\n"),
+    # --- round 21: nvidia_gpu_prometheus_exporter (mindprince) exiting when gonvml cannot start NVML in its pod
+    # (main.go's log.Fatalf: no level word); near miss: the device plugin's own go-nvml failure, which leaves
+    # the node without nvidia.com/gpu.
+    ("telemetry_exporter_failure", "2019/03/04 08:12:45 Couldn't initialize gonvml: could not load NVML library. Make sure NVML is in the shared library search path.\n"),
+    ("gpu_not_visible", "I0304 08:12:45.000000       1 main.go:256] Retreiving plugins.\nE0304 08:12:45.000000       1 factory.go:87] Failed to initialize NVML: could not load NVML library.\nE0304 08:12:45.000000       1 factory.go:88] If this is a GPU node, did you set the docker default runtime to `nvidia`?\n"),
+    # --- round 20: a MIG mode change waiting for the GPU's reset (nvidia-smi -mig's pending-state warning;
+    # mig-manager's reading before it resets); near miss: the reading when nothing waits.
+    ("gpu_reset_required", "$ sudo nvidia-smi -i 0 -mig 1\nWarning: MIG mode is in pending enable state for GPU 00000000:0B:00.0:In use by another client\n00000000:0B:00.0 is currently being used by one or more other processes (e.g. CUDA application or a monitoring application such as another instance of nvidia-smi). Please first kill all processes using the device and retry the command or reboot the system to make MIG mode effective.\nAll done.\n"),
+    (None, "time=\"2024-02-13T10:21:13Z\" level=debug msg=\"Walking MigConfig for (devices=all)\"\ntime=\"2024-02-13T10:21:13Z\" level=debug msg=\"  GPU 0: 0x20B010DE\"\ntime=\"2024-02-13T10:21:13Z\" level=debug msg=\"    MIG capable: true\"\ntime=\"2024-02-13T10:21:13Z\" level=debug msg=\"    Current MIG mode: Enabled\"\ntime=\"2024-02-13T10:21:13Z\" level=debug msg=\"    Mode change pending: false\"\n"),
 ]
 # fmt: on
 
@@ -1270,3 +1285,71 @@ def test_a_reported_dbe_count_names_the_double_bit_ecc_error(tmp_path: Path, lin
     """The exact reading reaches the engine: the DBE count names Xid 48's signature first, whatever the text
     tier's fitted weights make of the words (they are ambiguous in the corpus, so the fit keeps them low)."""
     assert pasted_causes(tmp_path, "\n".join(lines) + "\n")[:1] == ["xid_48_double_bit_ecc"]
+
+
+@pytest.mark.parametrize(
+    ("line", "refused"),
+    [
+        ("Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80", True),
+        ("2024-05-02T10:00:02Z ERROR text_embeddings_backend: backends/src/lib.rs:388: Could not start Candle backend:"
+         " Could not start backend: Runtime compute cap 120 is not compatible with compile time compute cap 90", True),
+        # the backend's start on a GPU it was built for; a sentence about compute capability in general
+        ("INFO text_embeddings_backend_candle: backends/candle/src/lib.rs:251: Starting FlashBert model on Cuda", False),
+        ("Is compute cap 75 compatible with an image built for compile time compute cap 80?", False),
+    ],
+)
+def test_tei_compute_cap_refusal_is_a_no_kernel_image_record(line: str, refused: bool) -> None:
+    """text-embeddings-inference's candle backend refuses a GPU its image was not built for with its own
+    wording; it is the same finding as CUDA's "no kernel image": an exact record, whatever the tiers make of
+    the words."""
+    records = parse_document("tei.log", line + "\n")
+    found = [e for e in records if e.key == "driver_error" and e.value == "no_kernel_image"]
+    assert bool(found) is refused, records
+
+
+@pytest.mark.parametrize(
+    ("text", "pending", "pci"),
+    [
+        # nvidia-smi -mig 1 on a GPU a process holds, and on one the hypervisor will not reset
+        ("Warning: MIG mode is in pending enable state for GPU 00000001:00:00.0:In use by another client\n"
+         "00000001:00:00.0 is currently being used by one or more other processes (e.g. CUDA application or a "
+         "monitoring application such as another instance of nvidia-smi).", True, "0001:00:00"),
+        ("Warning: MIG mode is in pending disable state for GPU 00000000:07:00.0:Timeout\n"
+         "Reboot the system or try nvidia-smi --gpu-reset to make MIG mode effective on GPU 00000000:07:00.0",
+         True, "0000:07:00"),
+        # mig-manager (mig-parted) before its reset
+        ('time="2024-02-13T10:21:13Z" level=debug msg="    Mode change pending: true"', True, None),
+        ('time="2024-02-13T10:21:13Z" level=debug msg="At least one mode change pending"', True, None),
+        # the reading when nothing waits; the mode applied at once
+        ('time="2024-02-13T10:21:13Z" level=debug msg="    Mode change pending: false"', False, None),
+        ("Enabled MIG Mode for GPU 00000000:07:00.0\nAll done.", False, None),
+    ],
+)
+def test_a_pending_mig_mode_change_is_a_reset_required_record(text: str, pending: bool, pci: str | None) -> None:
+    """A MIG mode change takes effect only at the GPU's next reset: nvidia-smi's pending-state warning and
+    mig-manager's pending reading are the GPU waiting for that reset (gpu_reset_required), with the GPU's
+    address (normalised) where nvidia-smi gives it."""
+    found = [e for e in parse_document("mig.log", text + "\n") if e.key == "gpu_reset_required"]
+    assert bool(found) is pending, found
+    if pending:
+        assert found[0].entity.pci_bus_id == pci
+
+
+@pytest.mark.parametrize(
+    ("line", "reporter"),
+    [
+        ("2019/03/04 08:12:45 Couldn't initialize gonvml: could not load NVML library. Make sure NVML is in the"
+         " shared library search path.", "nvidia_gpu_prometheus_exporter"),
+        ('time=2026-11-02T08:14:03.211Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"',
+         "dcgm-exporter"),
+        # a workload's or the device plugin's own NVML failure names no exporter
+        ("E0304 08:12:45.000000       1 factory.go:87] Failed to initialize NVML: could not load NVML library.", None),
+    ],
+)
+def test_an_exporters_own_nvml_failure_names_the_exporter(line: str, reporter: str | None) -> None:
+    """The GPU exporters' own wordings of an NVML start-up failure are the exporter's failure: an exporter
+    record beside the NVML record, which names its reporter (the exporter's signature explains it)."""
+    records = parse_document("exporter.log", line + "\n")
+    nvml = [e for e in records if e.key == "nvml_error"]
+    assert [e.attrs.get("reporter") for e in nvml] == [reporter], records
+    assert any(e.key == "exporter_error" for e in records) is (reporter is not None), records
