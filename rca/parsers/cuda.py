@@ -594,6 +594,9 @@ PARSERS: list[Trigger] = [
             "device handle",
             "GpuIsLost",
             "LibraryNotFound",
+            # go-nvml's return names, as the device plugin wraps them ("nvml init failed:
+            # ERROR_LIBRARY_NOT_FOUND"): no "NVML" in capitals on the line
+            "ERROR_LIBRARY_NOT_FOUND",
             "version mismatch",
         ),
         _nvml,

@@ -989,6 +989,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # the node without nvidia.com/gpu.
     ("telemetry_exporter_failure", "2019/03/04 08:12:45 Couldn't initialize gonvml: could not load NVML library. Make sure NVML is in the shared library search path.\n"),
     ("gpu_not_visible", "I0304 08:12:45.000000       1 main.go:256] Retreiving plugins.\nE0304 08:12:45.000000       1 factory.go:87] Failed to initialize NVML: could not load NVML library.\nE0304 08:12:45.000000       1 factory.go:88] If this is a GPU node, did you set the docker default runtime to `nvidia`?\n"),
+    # --- round 22: the device plugin (>= 0.15) wrapping go-nvml's return name without "NVML" in capitals
+    # ("nvml init failed: ERROR_LIBRARY_NOT_FOUND"): its container was given no driver library, the node
+    # advertises no nvidia.com/gpu.
+    ("gpu_not_visible", "I0801 15:26:24.781053       1 factory.go:104] Detected NVML platform: found NVML library\nE0801 15:26:24.781100       1 main.go:132] error starting plugins: error creating plugin manager: unable to create plugin manager: nvml init failed: ERROR_LIBRARY_NOT_FOUND\n"),
     # --- round 20: a MIG mode change waiting for the GPU's reset (nvidia-smi -mig's pending-state warning;
     # mig-manager's reading before it resets); near miss: the reading when nothing waits.
     ("gpu_reset_required", "$ sudo nvidia-smi -i 0 -mig 1\nWarning: MIG mode is in pending enable state for GPU 00000000:0B:00.0:In use by another client\n00000000:0B:00.0 is currently being used by one or more other processes (e.g. CUDA application or a monitoring application such as another instance of nvidia-smi). Please first kill all processes using the device and retry the command or reboot the system to make MIG mode effective.\nAll done.\n"),
@@ -1344,6 +1348,8 @@ def test_a_pending_mig_mode_change_is_a_reset_required_record(text: str, pending
          "dcgm-exporter"),
         # a workload's or the device plugin's own NVML failure names no exporter
         ("E0304 08:12:45.000000       1 factory.go:87] Failed to initialize NVML: could not load NVML library.", None),
+        ("E0801 15:26:24.781100       1 main.go:132] error starting plugins: error creating plugin manager: unable to"
+         " create plugin manager: nvml init failed: ERROR_LIBRARY_NOT_FOUND", None),
     ],
 )
 def test_an_exporters_own_nvml_failure_names_the_exporter(line: str, reporter: str | None) -> None:

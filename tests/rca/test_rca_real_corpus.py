@@ -165,10 +165,11 @@ TUNE = REAL / "tune"
 # 2477/2693, 2490/2693, 24/666. Thirty-second session: heldout29 promoted (30 cases, 6 healthy), all three
 # files refitted on the 3389: 2496/2717, 2510/2717, 24/672; text-embeddings-inference's compute-cap refusal,
 # a pending MIG mode change and nvidia_gpu_prometheus_exporter's NVML failure read, prose refitted with the
-# message tests' new wordings: 2497/2717, 2511/2717, 24/672.
+# message tests' new wordings: 2497/2717, 2511/2717, 24/672; with the device plugin's go-nvml return name
+# ("nvml init failed: ERROR_LIBRARY_NOT_FOUND") read, prose refitted: 2498/2717, 2512/2717, 24/672.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2497
-MEASURED_TOP3 = 2511
+MEASURED_TOP1 = 2498
+MEASURED_TOP3 = 2512
 MEASURED_FALSE_CAUSES = 24
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -218,8 +219,9 @@ MEASURED_FALSE_CAUSES = 24
 # with the message tests' new wordings: 2537/2632, 2580/2632, 3/651. Thirty-first session, all files refitted
 # on the 3323 (heldout27 in) with the readings above: 2574/2664, 2617/2664, 3/659; on the 3359 (heldout28 in):
 # 2597/2693, 2644/2693, 3/666. Thirty-second session, all files refitted on the 3389 (heldout29 in):
-# 2615/2717, 2666/2717, 3/672; with the readings above: 2616/2717, 2666/2717, 3/672.
-MEASURED_SEMANTIC_TOP1 = 2616
+# 2615/2717, 2666/2717, 3/672; with the readings above: 2616/2717, 2666/2717, 3/672; with
+# the go-nvml return name: 2617/2717, 2666/2717, 3/672.
+MEASURED_SEMANTIC_TOP1 = 2617
 MEASURED_SEMANTIC_TOP3 = 2666
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
