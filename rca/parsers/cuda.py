@@ -594,9 +594,11 @@ PARSERS: list[Trigger] = [
             "device handle",
             "GpuIsLost",
             "LibraryNotFound",
-            # go-nvml's return names, as the device plugin wraps them ("nvml init failed:
-            # ERROR_LIBRARY_NOT_FOUND"): no "NVML" in capitals on the line
+            # go-nvml's return names, as the device plugin and gpud wrap them ("nvml init failed:
+            # ERROR_LIBRARY_NOT_FOUND", "failed to get device remapped rows: ERROR_GPU_IS_LOST"): no "NVML"
+            # in capitals on the line
             "ERROR_LIBRARY_NOT_FOUND",
+            "ERROR_GPU_IS_LOST",
             "version mismatch",
         ),
         _nvml,

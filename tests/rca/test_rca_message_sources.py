@@ -1359,3 +1359,21 @@ def test_an_exporters_own_nvml_failure_names_the_exporter(line: str, reporter: s
     nvml = [e for e in records if e.key == "nvml_error"]
     assert [e.attrs.get("reporter") for e in nvml] == [reporter], records
     assert any(e.key == "exporter_error" for e in records) is (reporter is not None), records
+
+
+@pytest.mark.parametrize(
+    ("line", "cls"),
+    [
+        ("E0801 15:26:24.781100       1 main.go:132] error starting plugins: error creating plugin manager: unable to"
+         " create plugin manager: nvml init failed: ERROR_LIBRARY_NOT_FOUND", "library_not_found"),
+        ("failed to get remapped rows for GPU-ac896b35-5782-c478-4b2a-a661de07770f: failed to get device remapped"
+         " rows: ERROR_GPU_IS_LOST", "gpu_lost"),
+        # a person's sentence, not a return name
+        ("In some experiments one gpu is lost during the training and I have to restart.", None),
+    ],
+)
+def test_go_nvml_return_names_are_nvml_records(line: str, cls: str | None) -> None:
+    """Go agents (the device plugin, gpud) print go-nvml's return names with no "NVML" in capitals on the line:
+    they are NVML's own errors all the same."""
+    found = [e.value for e in parse_document("agent.log", line + "\n") if e.key == "nvml_error"]
+    assert found == ([cls] if cls else [])
