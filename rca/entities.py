@@ -92,7 +92,7 @@ class EntityIndex:
         index = e.gpu_index
         if index is None:
             raw = _label(ev, "gpu_index")
-            index = int(raw) if isinstance(raw, int | str) and str(raw).isdigit() else None
+            index = int(raw) if isinstance(raw, int | str) and str(raw).isdecimal() else None
         uuid = e.gpu_uuid or _label(ev, "uuid", "UUID", "gpu_uuid")
         pci = e.pci_bus_id or _label(ev, "pci", "pci_bus_id")
         return Entity(

@@ -815,7 +815,7 @@ def _gpu_ecc_report(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if count in _NO_COUNT or negated(before.lower()) or _SUPPOSED_RE.search(before) or "?" in rest:
         return  # a count read and found empty, a supposition or a question: no error told
     labels = {"gpu": m.groupdict()["gpu"]} if m.groupdict().get("gpu") else {}
-    readings = [(g.ECC_DBE_VOLATILE.native, float(count) if count.isdigit() else 1.0)]
+    readings = [(g.ECC_DBE_VOLATILE.native, float(count) if count.isdecimal() else 1.0)]
     if _REMAP_FAILED_RE.search(rest):  # DCGM_FR_ROW_REMAP_FAILURE: no spare row was left for them
         readings.append((g.ROW_REMAP_FAILURE.native, 1.0))
     told = {"message": msg.strip()[:500]}

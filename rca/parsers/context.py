@@ -81,7 +81,7 @@ class ParseContext:
         if isinstance(device, str) and device.startswith("cuda:"):
             device = device[5:]
         if (isinstance(device, int) and not isinstance(device, bool)) or (
-            isinstance(device, str) and device.isdigit()
+            isinstance(device, str) and device.isdecimal()
         ):
             values["gpu_index"] = int(device)
         values.update({k: v for k, v in known.items() if v is not None})

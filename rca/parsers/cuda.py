@@ -242,7 +242,7 @@ def _json_cuda(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     code = pre.fields.get("cuda_error_code")
     name = pre.fields.get("cuda_error_name")
     err = None
-    if isinstance(code, int) or (isinstance(code, str) and code.isdigit()):
+    if isinstance(code, int) or (isinstance(code, str) and code.isdecimal()):
         err = cuda_errors.by_code(int(code))
     if err is None and isinstance(name, str):
         err = cuda_errors.by_name(name)
@@ -418,7 +418,7 @@ _TF_REPORTED_RE = re.compile(r"\b(?P<which>libcuda|kernel) reported version is: 
 
 def _version_parts(version: str) -> tuple[int, ...]:
     """A driver version as numbers, trailing zeros dropped ("384.130.0" and "384.130" are one version)."""
-    parts = [int(p) for p in version.split(".") if p.isdigit()]
+    parts = [int(p) for p in version.split(".") if p.isdecimal()]
     while parts and parts[-1] == 0:
         parts.pop()
     return tuple(parts)

@@ -235,7 +235,7 @@ def _state_record(
         else ("terminated" if which == "state" else "last_terminated"),
         "line": int(fields.get("line", "0")) + 1,
     }
-    if exit_code and exit_code.lstrip("-").isdigit():
+    if exit_code and exit_code.lstrip("-").isdecimal():
         attrs["exit_code"] = int(exit_code)
     if fields.get("Message"):
         attrs["message"] = fields["Message"]

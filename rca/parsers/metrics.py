@@ -52,7 +52,7 @@ def metric_entity(labels: dict[str, str], serving: bool) -> Entity:
     return Entity(
         host=host or None,
         gpu_uuid=labels.get("uuid") or labels.get("UUID") or None,
-        gpu_index=int(gpu) if gpu is not None and gpu.isdigit() else None,
+        gpu_index=int(gpu) if gpu is not None and gpu.isdecimal() else None,
         pci_bus_id=normalize_pci(labels.get("pci_bus_id")),
         pod=labels.get("pod") or labels.get("exported_pod") or None,
         namespace=labels.get("namespace") or labels.get("exported_namespace") or None,

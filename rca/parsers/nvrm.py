@@ -84,7 +84,7 @@ def _xid(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
         if mig["ci"]:
             attrs["compute_instance"] = int(mig["ci"])
     pid = (m["pid"] or "").strip("'<>")
-    if pid.isdigit():
+    if pid.isdecimal():
         attrs["pid"] = int(pid)
     name = (m["name"] or "").strip()
     if name and name != "<unknown>":

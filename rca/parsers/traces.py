@@ -92,7 +92,7 @@ def _entity(res: dict[str, Any], span: dict[str, Any]) -> Entity:
     return Entity(
         host=pick(sp.HOST_NAME, sp.K8S_NODE_NAME),
         gpu_uuid=pick("gpu.uuid", "hw.id", "gpu_uuid"),
-        gpu_index=int(gpu) if isinstance(gpu, int) or (isinstance(gpu, str) and gpu.isdigit()) else None,
+        gpu_index=int(gpu) if isinstance(gpu, int) or (isinstance(gpu, str) and gpu.isdecimal()) else None,
         pod=pick(sp.K8S_POD_NAME),
         namespace=pick(sp.K8S_NAMESPACE_NAME),
         container=pick(sp.K8S_CONTAINER_NAME),

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support.rca_corpus import FAILURE_LINES, NOISE_LINES
 
@@ -17,6 +18,7 @@ from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
 from gpuobs.rca.parsers import parse_text
 from gpuobs.rca.parsers.apps import STATS_LINE_GAUGES
+from gpuobs.rca.parsers.document import parse_document
 from gpuobs.rca.parsers.prefix import split_prefix
 
 SEEDS = (
@@ -99,8 +101,26 @@ def _check(evs: list[Evidence]) -> None:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(mutated_lines, random_lines, structured_noise), min_size=1, max_size=8))
+@example(lines=['{"msg":"","":0,"":0,"cuda_error_code":"\\u00b2"}'])  # found by a CI-like run
 def test_fuzz_parse_text_never_crashes(lines: list[str]) -> None:
     _check(parse_text("\n".join(lines), source="fuzz", year=2026, strict=True))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"msg":"boom","cuda_error_code":"\\u00b2"}',
+        "NVRM: Xid (PCI:0000:01:00): 79, pid=\u00b2, name=python, GPU has fallen off the bus.",
+        "Name: p\nContainers:\n  c:\n    State:          Terminated\n      Reason:       Error\n"
+        "      Exit Code:    \u00b2",
+    ],
+    ids=["json-cuda-code", "xid-pid", "describe-exit-code"],
+)
+def test_digits_that_are_no_decimal_numbers_are_not_read_as_numbers(text: str) -> None:
+    """str.isdigit() holds for superscripts and other digit characters that int() refuses ("\u00b2"): a
+    field guarded by it crashed the parse. Such a field is no number; the rest of the line is still read."""
+    _check(parse_text(text + "\n", source="digits", year=2026, strict=True))
+    _check(parse_document("digits.log", text + "\n"))
 
 
 @settings(max_examples=300, deadline=None)
