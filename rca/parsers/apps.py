@@ -13,7 +13,7 @@ from gpuobs.names import gpu as g
 from gpuobs.names import serving as sv
 from gpuobs.rca import keys
 from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
-from gpuobs.rca.parsers.cuda import parse_size
+from gpuobs.rca.parsers.cuda import exporter_nvml_reporter, parse_size
 from gpuobs.rca.parsers.prefix import LinePrefix
 from gpuobs.rca.parsers.text import negated
 
@@ -539,7 +539,7 @@ _EXPORTER_RE = re.compile(
     r"(?i)dcgm-exporter|nv-hostengine|DCGM initialization error|Failed to watch metrics|DCGM_ST_\w+|"
     r"dcgm\w*: .*error|gpuobs\.exporters|Error watching fields|Failed to collect metrics|"
     r"Host engine (?:connection|is running)|Cannot initialize the hostengine|"
-    r"\[inputs\.nvidia_smi\] Error in plugin|input plugin nvidia_smi failed|Cannot init NVML library; err|"
+    r"\[inputs\.nvidia_smi\] Error in plugin|input plugin nvidia_smi failed|"
     r"couldn't parse number from|failed to init input: \S*nvidia_smi|"
     r"command failed\. (?:code: \d+ \| command: \S*nvidia-smi|stderr: ?\S* err: exit status)|"
     r"couldn't initialize collector.{0,40}collector gpu"
@@ -559,9 +559,9 @@ _GPU_EXPORTER_NAME_RE = re.compile(r"(?i)dcgm|nvidia|gpu|nvml")
 # devices count: ... NVML doesn't exist on this system"): it serves, but no GPU series. Its NvSwitch and
 # NvLink forms ("Not collecting NvSwitch metrics; no switches to monitor") are normal on hosts without them.
 # Its NVML provider's "Cannot init NVML library; err: ..." is the exporter's own NVML failure (an NVML error
-# as well). nvidia_gpu_prometheus_exporter exits the same way, with log.Fatalf and so no level word ("Couldn't
-# initialize gonvml: could not load NVML library. Make sure NVML is in the shared library search path.").
-_EXPORTER_NO_GPUS_RE = re.compile(r"Not collecting GPU metrics; \S|(?i:Couldn't initialize gonvml: )")
+# as well), as is nvidia_gpu_prometheus_exporter's log.Fatalf with no level word ("Couldn't initialize gonvml:
+# ..."): both wordings live in cuda.py (`exporter_nvml_reporter`), which gives the NVML record its reporter.
+_EXPORTER_NO_GPUS_RE = re.compile(r"Not collecting GPU metrics; \S")
 
 
 def _tokenizer(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
@@ -631,7 +631,11 @@ def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if outside and _GPU_EXPORTER_NAME_RE.search(outside["name"]):
         ctx.emit(keys.EXPORTER_ERROR, "exporter", pre, msg, {"message": msg.strip()[:500]})
         return
-    if (erroring and _EXPORTER_RE.search(msg)) or _EXPORTER_NO_GPUS_RE.search(msg):
+    if (
+        (erroring and _EXPORTER_RE.search(msg))
+        or _EXPORTER_NO_GPUS_RE.search(msg)
+        or exporter_nvml_reporter(msg)
+    ):
         ctx.emit(
             keys.EXPORTER_ERROR,
             "dcgm" if "dcgm" in low or "hostengine" in low else "exporter",

@@ -470,10 +470,16 @@ def _driver(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 # nvidia_gpu_prometheus_exporter (mindprince; main.go: "Couldn't initialize gonvml: %v. Make sure NVML is in
 # the shared library search path."): the exporter's failure, kept apart from a workload's NVML errors (a
 # record of its own, which the exporter's signature explains).
+# The one place these wordings live: the NVML record's `reporter` here, the exporter record in apps.py.
 _EXPORTER_NVML_RES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Cannot init NVML library; err"), "dcgm-exporter"),
     (re.compile(r"(?i)Couldn't initialize gonvml: "), "nvidia_gpu_prometheus_exporter"),
 )
+
+
+def exporter_nvml_reporter(msg: str) -> str | None:
+    """The GPU exporter whose own NVML start-up failure the line is, if it is one."""
+    return next((name for regex, name in _EXPORTER_NVML_RES if regex.search(msg)), None)
 _NVML_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)Driver/library version mismatch"), "driver_library_mismatch"),
     (re.compile(r"(?i)GPU is lost|GpuIsLost|GPU_IS_LOST"), "gpu_lost"),
@@ -513,7 +519,7 @@ def _nvml(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
             attrs: dict[str, object] = {"message": msg.strip()[:500]}
             if "Unknown Error" in msg and "device handle" in msg:
                 attrs["detail"] = "device_handle"
-            reporter = next((name for regex, name in _EXPORTER_NVML_RES if regex.search(msg)), None)
+            reporter = exporter_nvml_reporter(msg)
             if reporter:
                 attrs["reporter"] = reporter
             ctx.emit(keys.NVML_ERROR, cls, pre, msg, attrs)

@@ -268,8 +268,7 @@ def _mig_pending(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if m is None:
         return
     pci = normalize_pci(m["bdf"]) if m["bdf"] else None
-    attrs: dict[str, object] = {"message": msg.strip()[:500], "reason": "mig_mode_change_pending"}
-    ctx.emit(keys.GPU_RESET_REQUIRED, None, pre, msg, attrs, pci_bus_id=pci)
+    ctx.emit(keys.GPU_RESET_REQUIRED, None, pre, msg, {"message": msg.strip()[:500]}, pci_bus_id=pci)
 
 
 def finish(ctx: ParseContext) -> None:
