@@ -35,6 +35,11 @@ _INSUFFICIENT_RE = re.compile(r"Insufficient ([\w./-]*\w)")
 # whose GPUs are all split shows `nvidia.com/gpu: 0` by design.
 _NODE_GPU_RE = re.compile(r"^\s+nvidia\.com/gpu:\s*(?P<n>\d+)\s*$")
 _NODE_MIG_RE = re.compile(r"^\s+nvidia\.com/mig-[\w.-]+:\s*(?P<n>\d+)\s*$")
+# Any resource line of a node's Capacity / Allocatable block ("  cpu:  12", "  hugepages-2Mi:  0",
+# "  amd.com/gpu:  8"). A block that lists cpu, memory and pods but no extended resource with "gpu" or "mig"
+# in its name is a node on which no device plugin registered a GPU: the same finding as `nvidia.com/gpu: 0`.
+_NODE_RESOURCE_RE = re.compile(r"^\s+(?P<name>[a-z][\w.-]*(?:/[\w.-]+)?):\s*\d+\w*\s*$")
+_BASE_RESOURCES = frozenset({"cpu", "memory", "pods"})
 _GET_HEADER_RE = re.compile(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE")
 _GET_ROW_RE = re.compile(
     r"^\s*(?:(?P<ns>[a-z0-9][\w.-]*)\s+)?(?P<pod>[a-z0-9][\w.-]*)\s+(?P<ready>\d+/\d+)\s+(?P<status>\S+)\s+"
@@ -84,6 +89,7 @@ def looks_like_kubectl(text: str) -> bool:
         or ("Events:" in text and "Message" in text)
         or ("READY" in text and "STATUS" in text and "RESTARTS" in text)
         or ("Allocatable:" in text and "nvidia.com/gpu" in text)
+        or (("Capacity:" in text or "Allocatable:" in text) and "pods:" in text)
         or "Warning  " in text
         or "Warning FailedScheduling" in text
         or _ALERT_CUE in text
@@ -99,6 +105,8 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
     fields: dict[str, str] = {}
     in_events = in_get = mig_slices = False
     zero_gpus: tuple[str, int, str | None] | None = None  # the first `nvidia.com/gpu: 0` line, index, node
+    resources: set[str] = set()  # the resource names of the node's Capacity / Allocatable blocks
+    last_resource: tuple[str, int, str | None] | None = None  # the blocks' last resource line, index, node
     section = ""
 
     def close_state() -> None:
@@ -116,11 +124,15 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
 
     def close_node() -> None:
         """The node described so far registered no GPU, unless it registered MIG slices instead."""
-        nonlocal zero_gpus, mig_slices
+        nonlocal zero_gpus, mig_slices, last_resource
         if zero_gpus is not None and not mig_slices:
             line, index, host = zero_gpus
             _no_gpu_record(out, line, index, source, host)
-        zero_gpus, mig_slices = None, False
+        elif last_resource is not None and _no_gpu_listed(resources):
+            line, index, host = last_resource
+            _no_gpu_record(out, line, index, source, host, listed=False)
+        zero_gpus, mig_slices, last_resource = None, False, None
+        resources.clear()
 
     for i, raw in enumerate(lines):
         line = raw.rstrip()
@@ -169,13 +181,20 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
         gpus = _NODE_GPU_RE.match(line)
         if gpus and section in ("Capacity", "Allocatable"):
             used.add(i)
+            resources.add("nvidia.com/gpu")
             if gpus["n"] == "0" and zero_gpus is None:
                 zero_gpus = (line, i, pod)
             continue
         mig = _NODE_MIG_RE.match(line)
         if mig and section in ("Capacity", "Allocatable"):
             used.add(i)
+            resources.add("nvidia.com/mig")
             mig_slices = mig_slices or mig["n"] != "0"
+            continue
+        listed = _NODE_RESOURCE_RE.match(line) if section in ("Capacity", "Allocatable") else None
+        if listed:
+            resources.add(listed["name"])
+            last_resource = (line, i, pod)
             continue
         named = _CONTAINER_RE.match(line)
         if named:
@@ -255,7 +274,15 @@ def _state_record(
     )
 
 
-def _no_gpu_record(out: list[Evidence], line: str, index: int, source: str, node: str | None) -> None:
+def _no_gpu_listed(resources: set[str]) -> bool:
+    """True when a node's resource blocks are whole (cpu, memory, pods) and name no GPU or MIG resource."""
+    return resources >= _BASE_RESOURCES and not any("gpu" in r or "mig" in r for r in resources)
+
+
+def _no_gpu_record(
+    out: list[Evidence], line: str, index: int, source: str, node: str | None, listed: bool = True
+) -> None:
+    message = f"node resource {line.strip()}: no GPU registered" if listed else "node resources list no GPU"
     out.append(
         Evidence(
             kind=EvidenceKind.LOG,
@@ -264,7 +291,7 @@ def _no_gpu_record(out: list[Evidence], line: str, index: int, source: str, node
             source=source,
             entity=Entity(host=node) if node else Entity(),
             raw=line.strip(),
-            attrs={"message": f"node resource {line.strip()}: no GPU registered", "line": index + 1},
+            attrs={"message": message, "line": index + 1},
         )
     )
 

@@ -108,6 +108,38 @@ def test_a_node_without_gpus_is_no_gpu_but_one_split_into_mig_slices_is_not() ->
     assert [(r.value, r.entity.host) for r in both] == [("no_cuda_gpus", "dgx-2")]
 
 
+NODE_WITHOUT_GPU = """Name:               gpu-node-2
+Capacity:
+  cpu:                12
+  ephemeral-storage:  959863856Ki
+  hugepages-2Mi:      0
+  memory:             16325228Ki
+  pods:               110
+{extra}Allocatable:
+  cpu:                12
+  memory:             16325228Ki
+  pods:               110
+{extra}System Info:
+  Kernel Version:     5.11.0-43-generic
+"""
+
+
+def test_a_node_whose_resources_name_no_gpu_is_no_gpu() -> None:
+    """A node's Capacity / Allocatable blocks that list cpu, memory and pods and no GPU resource at all are the
+    same finding as `nvidia.com/gpu: 0`: no device plugin registered a GPU there (k8s-device-plugin #285,
+    #834 paste such a block). A GPU of any vendor, or MIG slices, listed there is a node with GPUs."""
+    bare = NODE_WITHOUT_GPU.format(extra="")
+    records = parse_document("node.txt", bare, None)
+    nogpu = [r for r in records if r.key == keys.DRIVER_ERROR]
+    assert [(r.value, r.entity.host, r.attrs["line"]) for r in nogpu] == [("no_cuda_gpus", "gpu-node-2", 11)]
+    for listed in ("  nvidia.com/gpu:     8\n", "  amd.com/gpu:        8\n", "  nvidia.com/mig-1g.10gb: 7\n"):
+        records, _ = parse_kubectl_text(NODE_WITHOUT_GPU.format(extra=listed).splitlines())
+        assert records == [], listed
+    # a block cut before its pods line is not a whole list of the node's resources
+    cut = "Capacity:\n  cpu:                12\n  memory:             16325228Ki\n"
+    assert parse_kubectl_text(cut.splitlines())[0] == []
+
+
 def test_a_queue_limit_talked_about_is_no_request_refused() -> None:
     """Ray Serve's refusal names its limit beside the queue's length; the limit's name in a feature request
     or the docs ("Add a `max_queued_requests` parameter that will start dropping requests") refuses nothing."""
