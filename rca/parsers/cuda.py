@@ -341,11 +341,15 @@ _DRIVER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # for an object of the nvidia module tree (DKMS's /var/lib/dkms/nvidia/<ver>/build/, the driver
     # package's kernel/ or kernel-open/ nvidia* folders), nvidia-installer's "Unable to build the NVIDIA
     # kernel module" or failed `dkms build -m nvidia` (DKMS's own "Bad return status" is read in _driver).
+    # The GPU operator's driver container says it before building: its package sources hold no headers for
+    # the node's running kernel (gpu-driver-container's _resolve_kernel_version: "Could not resolve Linux
+    # kernel version", then exit 1), so no module is ever built and the driver pod crash-loops.
     (
         re.compile(
             r"make(?:\[\d+\])?: \*\*\* \[[^\]]*(?:/dkms/nvidia/|/kernel(?:-open)?/nvidia"
             r"(?:-uvm|-modeset|-drm|-peermem)?/)[^\]]*\] Error \d+|"
-            r"(?i:Unable to build the NVIDIA kernel module|Failed to run `?\S*dkms build -m nvidia\b)"
+            r"(?i:Unable to build the NVIDIA kernel module|Failed to run `?\S*dkms build -m nvidia\b)|"
+            r"Could not resolve Linux kernel version"
         ),
         "module_build",
     ),
@@ -584,6 +588,7 @@ PARSERS: list[Trigger] = [
             "NVIDIA kernel module",
             "dkms build",
             "Bad return status for module build",
+            "Could not resolve Linux kernel version",
             "/gsp_",
             "RmFetchGspRmImages",
         ),

@@ -45,6 +45,11 @@ _GET_ROW_RE = re.compile(
     r"^\s*(?:(?P<ns>[a-z0-9][\w.-]*)\s+)?(?P<pod>[a-z0-9][\w.-]*)\s+(?P<ready>\d+/\d+)\s+(?P<status>\S+)\s+"
     r"(?P<restarts>\d+)"
 )
+# A pod row pasted without the table's header ("riva-api-7d9f-74k4m  0/2  OutOfnvidia.com/gpu  0  5m55s"):
+# read only when every cell is kubectl's own, down to the AGE cell, and its STATUS is a finding.
+_LONE_GET_ROW_RE = re.compile(
+    _GET_ROW_RE.pattern + r"(?: \([^)]*\))?\s+(?:\d+[smhd](?:\d+[smh])?|<unknown>)\s*$"
+)
 # kube-prometheus / kubernetes-mixin's KubePodCrashLooping alert, as Alertmanager delivers it (mail, chat,
 # a pasted notification): 'Pod {{ $labels.namespace }}/{{ $labels.pod }} ({{ $labels.container }}) is in
 # waiting state (reason: "CrashLoopBackOff").' It is the pod list's STATUS cell told by kube-state-metrics.
@@ -75,9 +80,13 @@ KUBECTL_CUES = (
     "Events:",
     "READY",
     "Allocatable:",
+    "Capacity:",
     "Warning  ",
     "Warning FailedScheduling",
     _ALERT_CUE,
+    "CrashLoopBackOff",
+    "OutOfnvidia.com/gpu",
+    "OOMKilled",
 )
 
 
@@ -93,6 +102,7 @@ def looks_like_kubectl(text: str) -> bool:
         or "Warning  " in text
         or "Warning FailedScheduling" in text
         or _ALERT_CUE in text
+        or any(status in text for status in ("CrashLoopBackOff", "OutOfnvidia.com/gpu", "OOMKilled"))
     )
 
 
@@ -169,6 +179,10 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
         if _ALERT_CUE in line and (a := _ALERT_RE.search(line)) is not None:
             if a["reason"] in _BAD_STATUS:  # the line stays readable by the text tier (not `used`)
                 _alert_record(out, a, i, source)
+            continue
+        if not in_get and (lone := _LONE_GET_ROW_RE.match(line)) is not None:
+            if _bad_status(lone["status"]):  # the line stays readable by the text tier (not `used`)
+                _get_record(out, lone, i, source)
             continue
         if in_get:
             g = _GET_ROW_RE.match(line)

@@ -997,6 +997,17 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # mig-manager's reading before it resets); near miss: the reading when nothing waits.
     ("gpu_reset_required", "$ sudo nvidia-smi -i 0 -mig 1\nWarning: MIG mode is in pending enable state for GPU 00000000:0B:00.0:In use by another client\n00000000:0B:00.0 is currently being used by one or more other processes (e.g. CUDA application or a monitoring application such as another instance of nvidia-smi). Please first kill all processes using the device and retry the command or reboot the system to make MIG mode effective.\nAll done.\n"),
     (None, "time=\"2024-02-13T10:21:13Z\" level=debug msg=\"Walking MigConfig for (devices=all)\"\ntime=\"2024-02-13T10:21:13Z\" level=debug msg=\"  GPU 0: 0x20B010DE\"\ntime=\"2024-02-13T10:21:13Z\" level=debug msg=\"    MIG capable: true\"\ntime=\"2024-02-13T10:21:13Z\" level=debug msg=\"    Current MIG mode: Enabled\"\ntime=\"2024-02-13T10:21:13Z\" level=debug msg=\"    Mode change pending: false\"\n"),
+    # --- round 23: what the GPU operator's and Kubernetes' own output says when a node never got its GPU. The
+    # driver container finding no headers for the running kernel (gpu-driver-container's
+    # _resolve_kernel_version, then its cleanup trap); a pod row pasted without the table's header; a node
+    # whose Capacity lists no GPU resource at all. Near misses: the same container resolving the version, a
+    # running pod's row, a node listing its GPUs.
+    ("gpu_driver_failure", "Resolving Linux kernel version...\nCould not resolve Linux kernel version\nStopping NVIDIA persistence daemon...\nUnloading NVIDIA driver kernel modules...\nUnmounting NVIDIA driver rootfs...\n"),
+    ("gpu_not_visible", "riva-riva-api-768b77d764-74k4m   0/2     OutOfnvidia.com/gpu   0          5m55s\n"),
+    ("crash_loop", "vllm-7d9f8c-abcde   0/1     CrashLoopBackOff   5 (2m ago)   12m\n"),
+    (None, "vllm-7d9f8c-abcde   1/1     Running   0          3d\n"),
+    ("gpu_not_visible", "Capacity:\n  cpu:                32\n  ephemeral-storage:  1951312988Ki\n  hugepages-2Mi:      0\n  memory:             264074052Ki\n  pods:               110\n"),
+    (None, "Capacity:\n  cpu:                32\n  ephemeral-storage:  1951312988Ki\n  memory:             264074052Ki\n  nvidia.com/gpu:     8\n  pods:               110\n"),
 ]
 # fmt: on
 
@@ -1309,6 +1320,24 @@ def test_tei_compute_cap_refusal_is_a_no_kernel_image_record(line: str, refused:
     records = parse_document("tei.log", line + "\n")
     found = [e for e in records if e.key == "driver_error" and e.value == "no_kernel_image"]
     assert bool(found) is refused, records
+
+
+@pytest.mark.parametrize(
+    ("line", "failed"),
+    [
+        ("Could not resolve Linux kernel version", True),
+        ("2024-01-09T10:00:01.000Z stderr F Could not resolve Linux kernel version", True),
+        # the same container when its sources hold the headers; a how-to naming the message
+        ("Proceeding with Linux kernel version 5.15.0-91-generic", False),
+        ("Resolving Linux kernel version...", False),
+    ],
+)
+def test_driver_container_without_kernel_headers_is_a_module_build_record(line: str, failed: bool) -> None:
+    """The GPU operator's driver container stops before building the module when its package sources hold
+    no headers for the node's kernel; no module is built, as when the build itself fails."""
+    records = parse_document("nvidia-driver-ctr.log", line + "\n")
+    found = [e for e in records if e.key == "driver_error" and e.value == "module_build"]
+    assert bool(found) is failed, records
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,23 @@ def test_kubectl_get_pods_status_column() -> None:
     assert [(r.value, r.entity.pod) for r in records] == [("OOMKilled", "vllm-0")]
 
 
+def test_a_pod_row_without_its_header_is_read_only_when_it_is_kubectls_own() -> None:
+    """A row of `kubectl get pods` pasted alone is read when every cell is kubectl's, down to the AGE cell,
+    and its STATUS is a finding; a running pod's row, or a sentence that happens to hold the words, is not."""
+    rows = (
+        "riva-riva-api-768b77d764-74k4m   0/2     OutOfnvidia.com/gpu   0          5m55s\n"
+        "serving   vllm-0   0/1   CrashLoopBackOff   5 (2m ago)   12m\n"
+        "web-1     1/1     Running   0   9d\n"
+    )
+    records, _ = parse_kubectl_text(rows.splitlines())
+    assert [(r.value, r.entity.pod, r.entity.namespace, r.attrs["line"]) for r in records] == [
+        ("OutOfnvidia.com/gpu", "riva-riva-api-768b77d764-74k4m", None, 1),
+        ("CrashLoopBackOff", "vllm-0", "serving", 2),
+    ]
+    told = "the pod 0/1 CrashLoopBackOff 5 times in a row since yesterday\n"
+    assert parse_kubectl_text(told.splitlines())[0] == []
+
+
 def test_nvidia_smi_tables_are_readings_and_a_growing_series() -> None:
     text = "".join(SMI_TABLE.format(minute=m, used=20000 + 6000 * m) for m in range(7))
     records, used = parse_nvsmi_text(text.splitlines(), "smi.txt")
