@@ -50,8 +50,19 @@ ROOT = Path(__file__).resolve().parents[1]
 # the twenty-ninth, and heldout26 (scored seven times), promoted in the thirtieth, and heldout27 (scored nine
 # times) and heldout28 (scored eight times), promoted in the thirty-first, and heldout29 (scored seven times),
 # promoted in the thirty-second. heldout30 and heldout31 (both gathered in the thirty-first) and
-# heldout32 and heldout33 (at the start and the end of the thirty-second) are held out.
-SPLITS = ("tune", "heldout2", "heldout4", "heldout9", "heldout30", "heldout31", "heldout32", "heldout33")
+# heldout32 and heldout33 (at the start and the end of the thirty-second) and heldout34 (at the start of the
+# thirty-third) are held out.
+SPLITS = (
+    "tune",
+    "heldout2",
+    "heldout4",
+    "heldout9",
+    "heldout30",
+    "heldout31",
+    "heldout32",
+    "heldout33",
+    "heldout34",
+)
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 # Two excerpts of one tracking thread from the first gathering, both in tune/ (an Xid 13 found in dmesg, and
