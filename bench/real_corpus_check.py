@@ -49,7 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # heldout24 (scored six times), promoted in the twenty-eighth, and heldout25 (scored six times), promoted in
 # the twenty-ninth, and heldout26 (scored seven times), promoted in the thirtieth, and heldout27 (scored nine
 # times) and heldout28 (scored eight times), promoted in the thirty-first, and heldout29 (scored seven times),
-# promoted in the thirty-second. heldout30 and heldout31 (both gathered in the thirty-first) and
+# promoted in the thirty-second, and heldout31 (scored seven times), promoted in the thirty-third. heldout30
+# (gathered in the thirty-first) and
 # heldout32 and heldout33 (at the start and the end of the thirty-second) and heldout34 (at the start of the
 # thirty-third) are held out.
 SPLITS = (
@@ -58,7 +59,6 @@ SPLITS = (
     "heldout4",
     "heldout9",
     "heldout30",
-    "heldout31",
     "heldout32",
     "heldout33",
     "heldout34",

@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout30/, heldout31/, heldout32/, heldout33/, heldout34/) are
+heldout30/, heldout32/, heldout33/, heldout34/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -167,9 +167,12 @@ TUNE = REAL / "tune"
 # a pending MIG mode change and nvidia_gpu_prometheus_exporter's NVML failure read, prose refitted with the
 # message tests' new wordings: 2497/2717, 2511/2717, 24/672; with the device plugin's go-nvml return name
 # ("nvml init failed: ERROR_LIBRARY_NOT_FOUND") read, prose refitted: 2498/2717, 2512/2717, 24/672.
+# Thirty-third session: a node listing no GPU resource, a kubectl pod row without its header and the GPU
+# operator's driver container without kernel headers read: 2499/2717, 2513/2717, 24/672; heldout31 promoted
+# (42 cases, 13 healthy), all three files refitted on the 3431: 2521/2746, 2535/2746, 24/685.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2498
-MEASURED_TOP3 = 2512
+MEASURED_TOP1 = 2521
+MEASURED_TOP3 = 2535
 MEASURED_FALSE_CAUSES = 24
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -220,18 +223,19 @@ MEASURED_FALSE_CAUSES = 24
 # on the 3323 (heldout27 in) with the readings above: 2574/2664, 2617/2664, 3/659; on the 3359 (heldout28 in):
 # 2597/2693, 2644/2693, 3/666. Thirty-second session, all files refitted on the 3389 (heldout29 in):
 # 2615/2717, 2666/2717, 3/672; with the readings above: 2616/2717, 2666/2717, 3/672; with
-# the go-nvml return name: 2617/2717, 2666/2717, 3/672.
-MEASURED_SEMANTIC_TOP1 = 2617
-MEASURED_SEMANTIC_TOP3 = 2666
+# the go-nvml return name: 2617/2717, 2666/2717, 3/672. Thirty-third session, all files refitted on the 3431
+# (heldout31 in) with the readings above: 2649/2746, 2695/2746, 3/685.
+MEASURED_SEMANTIC_TOP1 = 2649
+MEASURED_SEMANTIC_TOP3 = 2695
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3389
+    assert len(cases) == 3431
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2717 and result.healthy_cases == 672
+    assert incidents == 2746 and result.healthy_cases == 685
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
