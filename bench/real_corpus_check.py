@@ -50,9 +50,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # the twenty-ninth, and heldout26 (scored seven times), promoted in the thirtieth, and heldout27 (scored nine
 # times) and heldout28 (scored eight times), promoted in the thirty-first, and heldout29 (scored seven times),
 # promoted in the thirty-second, and heldout31 (scored seven times), promoted in the thirty-third. heldout30
-# (gathered in the thirty-first) and
-# heldout32 and heldout33 (at the start and the end of the thirty-second) and heldout34 (at the start of the
-# thirty-third) are held out.
+# (gathered in the thirty-first), heldout32 and heldout33 (at the start and the end of the thirty-second) and
+# heldout34 and heldout35 (at the start of the thirty-third, before and after heldout31's promotion) are held
+# out.
 SPLITS = (
     "tune",
     "heldout2",
@@ -62,6 +62,7 @@ SPLITS = (
     "heldout32",
     "heldout33",
     "heldout34",
+    "heldout35",
 )
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
