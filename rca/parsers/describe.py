@@ -46,9 +46,11 @@ _GET_ROW_RE = re.compile(
     r"(?P<restarts>\d+)"
 )
 # A pod row pasted without the table's header ("riva-api-7d9f-74k4m  0/2  OutOfnvidia.com/gpu  0  5m55s"):
-# read only when every cell is kubectl's own, down to the AGE cell, and its STATUS is a finding.
+# read only when every cell is kubectl's own, down to the AGE cell, and its STATUS is a finding. `-o wide`
+# adds the pod's IP (or <none>), its node and two more cells that are <none> or a name.
 _LONE_GET_ROW_RE = re.compile(
-    _GET_ROW_RE.pattern + r"(?: \([^)]*\))?\s+(?:\d+[smhd](?:\d+[smh])?|<unknown>)\s*$"
+    _GET_ROW_RE.pattern + r"(?: \([^)]*\))?\s+(?:\d+[smhd](?:\d+[smh])?|<unknown>)"
+    r"(?:\s+(?:\d{1,3}(?:\.\d{1,3}){3}|<none>)\s+\S+(?:\s+\S+){0,2})?\s*$"
 )
 # kube-prometheus / kubernetes-mixin's KubePodCrashLooping alert, as Alertmanager delivers it (mail, chat,
 # a pasted notification): 'Pod {{ $labels.namespace }}/{{ $labels.pod }} ({{ $labels.container }}) is in

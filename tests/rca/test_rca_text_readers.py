@@ -164,17 +164,20 @@ def test_kubectl_get_pods_status_column() -> None:
 
 
 def test_a_pod_row_without_its_header_is_read_only_when_it_is_kubectls_own() -> None:
-    """A row of `kubectl get pods` pasted alone is read when every cell is kubectl's, down to the AGE cell,
-    and its STATUS is a finding; a running pod's row, or a sentence that happens to hold the words, is not."""
+    """A row of `kubectl get pods` pasted alone is read when every cell is kubectl's, down to the AGE cell
+    (and `-o wide`'s IP, node and gates after it), and its STATUS is a finding; a running pod's row, or a sentence that happens to hold the words, is not."""
     rows = (
         "riva-riva-api-768b77d764-74k4m   0/2     OutOfnvidia.com/gpu   0          5m55s\n"
         "serving   vllm-0   0/1   CrashLoopBackOff   5 (2m ago)   12m\n"
         "web-1     1/1     Running   0   9d\n"
+        "gpu-operator   nvidia-driver-daemonset-5m2xq   0/1   Init:CrashLoopBackOff   9   30m   10.0.3.7   gpu-node-1"
+        "   <none>   <none>\n"
     )
     records, _ = parse_kubectl_text(rows.splitlines())
     assert [(r.value, r.entity.pod, r.entity.namespace, r.attrs["line"]) for r in records] == [
         ("OutOfnvidia.com/gpu", "riva-riva-api-768b77d764-74k4m", None, 1),
         ("CrashLoopBackOff", "vllm-0", "serving", 2),
+        ("CrashLoopBackOff", "nvidia-driver-daemonset-5m2xq", "gpu-operator", 4),  # `-o wide`, an init loop
     ]
     told = "the pod 0/1 CrashLoopBackOff 5 times in a row since yesterday\n"
     assert parse_kubectl_text(told.splitlines())[0] == []
