@@ -548,6 +548,8 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # stays an illegal memory access.
     ("xid_31_mmu_fault", "The worker dies with CUDA_ERROR_ILLEGAL_ADDRESS at the first denoising step.\nThe kernel log has a matching Xid 31 page fault for that pid each time.\n"),
     ("illegal_memory_access", "RuntimeError: CUDA error: an illegal memory access was encountered\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"),
+    # The same of Xid 13, the driver's report of an SM exception (out-of-range address, illegal instruction).
+    ("xid_13_graphics_exception", "Serving the AWQ model with tensor parallelism on two GPUs reliably triggers NVIDIA Xid 13: Out Of Range Address during CUDA graph replay.\nRuntimeError: CUDA error: an illegal memory access was encountered\n"),
     # --- FreeBSD and NetBSD (sys/net/if.c) log "<ifname>: link state changed to DOWN|UP" for every carrier
     # change, whatever the driver: repeated downs are flaps; one down and up is not.
     ("network_link_flap", "Mar  3 01:10:00 gw kernel: ix0: link state changed to DOWN\nMar  3 01:10:40 gw kernel: ix0: link state changed to UP\nMar  3 04:22:10 gw kernel: ix0: link state changed to DOWN\nMar  3 04:22:55 gw kernel: ix0: link state changed to UP\nMar  3 09:01:30 gw kernel: ix0: link state changed to DOWN\nMar  3 09:02:02 gw kernel: ix0: link state changed to UP\n"),
