@@ -2,7 +2,8 @@
 300+ seconds to load", "loading the checkpoint took 25 minutes"), a GPU that slows down at a told
 temperature ("it throttles down to hold 84 degrees"); a load told slow in words or at a told read rate, a
 few GPUs told slower than the rest, a throughput told lost with a new version, requests told waiting for
-another's prefill, an out-of-memory told to come only after a long run or at a model swap.
+another's prefill, an out-of-memory told to come only after a long run or at a model swap, other work told
+slowing a GPU it shares.
 
 Descriptions rarely hold a tool's own reading; they say how long it took or how hot it got. This reads such
 sentences on the prose lines of a document in which nothing else was recognised (the same lines and window
@@ -33,6 +34,7 @@ __all__ = [
     "told_prefill_wait",
     "told_queue_seconds",
     "told_records",
+    "told_shared_gpu",
     "told_slow_load",
     "told_straggler",
     "told_swap",
@@ -405,6 +407,43 @@ def told_late_oom(sentence: str) -> bool:
     return False
 
 
+# Other work told slowing a GPU it shares ("when I run two `mnist_conv.py`s on gpu0, each took more time",
+# "running multiple models at the same time, the inference speed of each model will slow down", "the live
+# server shared a GPU with another job"): `noisy_neighbor`. All three parts in one sentence: more than one
+# process (job, model, pod, session...), one GPU or one time, and a slowdown; a slowdown denied ("no
+# slowdown", "not slower") tells none.
+_NEIGHBOR = "noisy_neighbor"
+_SHARERS_RE = re.compile(
+    r"\b(?:two|2|three|multiple|several|many|both|other|another|second|more)\b[^.?!\n]{0,40}?\b(?:process(?:es)?|"
+    r"models?|programs?|scripts?|sessions?|instances?|jobs?|engines?|exes?|apps?|applications?|containers?|"
+    r"pods?|workloads?|tasks?|users?|people's jobs)\b"
+)
+_ONE_GPU_RE = re.compile(
+    r"\b(?:(?:same|one|single|a|the) (?:physical )?(?:gpu|card|device)|"
+    r"share[sd]? (?:(?:the|a|one|same) )?(?:gpu|card|device)|shared (?:gpu|vm|node|machine)|gpu ?0|cuda:0)\b"
+)
+_AT_ONCE_RE = re.compile(
+    r"\b(?:in parallel|parallel(?:ly)?|at the same time|simultaneous(?:ly)?|concurrent(?:ly)?|alongside|"
+    r"together|meantime|co-?locat\w*)\b"
+)
+_SLOWDOWN_RE = re.compile(
+    r"\b(?:slow(?:s|ed|er|ly|ing)?(?: down)?|doubl(?:e|ed|es)|drop(?:s|ped)?|decreas(?:e|es|ed)|degrad\w*|"
+    r"halv\w*|longer|twice as long|more time|serially|collapse[sd]?|impact(?:ed|s)?|contention|interfer\w*)\b"
+)
+_DENIED_SLOWDOWN_RE = re.compile(
+    r"\b(?:no|not|never|without|n't)\b(?: \w+){0,2} (?:slow\w*|impact\w*|degrad\w*|contention|interfer\w*)"
+)
+
+
+def told_shared_gpu(sentence: str) -> bool:
+    """Whether a sentence tells other processes (jobs, models, pods) on one GPU, or at one time, slowing
+    each other down."""
+    low = sentence.lower()
+    if not _SLOWDOWN_RE.search(low) or not _SHARERS_RE.search(low) or _DENIED_SLOWDOWN_RE.search(low):
+        return False
+    return bool(_ONE_GPU_RE.search(low) or _AT_ONCE_RE.search(low))
+
+
 # A swap told beside an out-of-memory: the OOM came as another model or checkpoint was loaded, or while the
 # one before it was still resident ("it OOMs when I switch checkpoints", "during the second model", "when
 # one of the models has already been loaded into VRAM"): `cuda_oom_hot_swap`. A move to a smaller or
@@ -457,7 +496,8 @@ def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -
     a time in the queue of at least `QUEUED_S` (`queue_saturation`); a slowdown at `HOT_C` or hotter
     (`thermal_throttling`); a few GPUs slower than the rest (`straggler_gpu`); a throughput lost with a
     new version (`kernel_slowdown`); requests waiting for another's prefill (`head_of_line_blocking`); an
-    out-of-memory only after a long run (`cuda_oom_leak`).
+    out-of-memory only after a long run (`cuda_oom_leak`); other work slowing a shared GPU
+    (`noisy_neighbor`).
     None when no line tells one."""
     out: dict[str, Evidence] = {}
     loading_last: list[bool] = []  # computed once, on the first told wait
@@ -497,6 +537,8 @@ def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -
             put(_HOL, "requests told waiting for a prefill", {}, n, line)
         if _LEAK not in out and told_late_oom(sentence):
             put(_LEAK, "an out-of-memory told after a long run", {}, n, line)
+        if _NEIGHBOR not in out and told_shared_gpu(sentence):
+            put(_NEIGHBOR, "other work told slowing a shared GPU", {}, n, line)
     return list(out.values())
 
 

@@ -23,6 +23,7 @@ from gpuobs.rca.parsers.told import (
     told_prefill_wait,
     told_queue_seconds,
     told_records,
+    told_shared_gpu,
     told_slow_load,
     told_straggler,
     told_swap,
@@ -275,6 +276,32 @@ def test_a_uniform_slowdown_a_question_or_a_faster_node_is_no_straggler(sentence
 @pytest.mark.parametrize(
     "sentence",
     [
+        "When I run two training scripts on gpu0, each one takes more than twice as long.",
+        "Running multiple models at the same time, the inference speed of each model slows down.",
+        "The frame times were bimodal from contention: the live server shared a GPU with another job.",
+        "Two pods with half a card each are slower than one pod with the whole card.",
+    ],
+)
+def test_other_work_told_slowing_a_shared_gpu_is_read(sentence: str) -> None:
+    assert told_shared_gpu(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Running two models on the same GPU causes no slowdown at all.",
+        "Two processes on the same GPU run without any contention.",
+        "The second model loads slower from the network share.",
+        "Running multiple models on one GPU is supported since 0.4.",
+    ],
+)
+def test_a_denied_slowdown_one_process_or_no_slowdown_is_no_shared_gpu(sentence: str) -> None:
+    assert not told_shared_gpu(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
         "After upgrading to 2.4 the generation throughput dropped from 95 to 40 tokens/s.",
         "We got 1200 tok/s on the old image but only 610 tok/s after the update.",
         "Rolling back to the previous release restores the throughput we had.",
@@ -384,6 +411,10 @@ def test_an_oom_told_after_a_long_run_beside_its_traceback_is_a_leak(tmp_path: P
         (
             "Interactive requests wait behind the prefill of long documents for several seconds.\n",
             "head_of_line_blocking",
+        ),
+        (
+            "When another team's training job runs on the same GPU, our inference latency doubles.\n",
+            "noisy_neighbor",
         ),
     ],
 )
