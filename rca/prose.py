@@ -166,15 +166,20 @@ def is_prose(line: str) -> bool:
     return prefix.time is None and prefix.level is None and prefix.boot_seconds is None
 
 
-def prose_window(lines: Sequence[str], skip: Container[int] = ()) -> list[tuple[int, str]]:
-    """The (0-based number, line) pairs read: prose lines among the first and last WINDOW_LINES lines,
-    less `skip`."""
+def window_lines(lines: Sequence[str], skip: Container[int] = ()) -> list[tuple[int, str]]:
+    """The (0-based number, line) pairs among the first and last WINDOW_LINES lines, less `skip`."""
     if len(lines) <= 2 * WINDOW_LINES:
         numbered: Iterable[tuple[int, str]] = enumerate(lines)
     else:
         tail = len(lines) - WINDOW_LINES
         numbered = [*enumerate(lines[:WINDOW_LINES]), *((tail + i, s) for i, s in enumerate(lines[tail:]))]
-    return [(n, s) for n, s in numbered if n not in skip and is_prose(s)]
+    return [(n, s) for n, s in numbered if n not in skip]
+
+
+def prose_window(lines: Sequence[str], skip: Container[int] = ()) -> list[tuple[int, str]]:
+    """The (0-based number, line) pairs read: prose lines among the first and last WINDOW_LINES lines,
+    less `skip`."""
+    return [(n, s) for n, s in window_lines(lines, skip) if is_prose(s)]
 
 
 def doc_tokens(lines: Sequence[str], skip: Container[int] = ()) -> set[str]:

@@ -19,7 +19,8 @@ from collections.abc import Container, Iterator, Sequence
 
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
-from gpuobs.rca.prose import prose_window
+from gpuobs.rca.parsers.prefix import split_prefix
+from gpuobs.rca.prose import prose_window, window_lines
 
 __all__ = [
     "HOT_C",
@@ -186,6 +187,23 @@ def _prose_sentences(lines: Sequence[str], skip: Container[int] = ()) -> Iterato
             yield n, line, sentence
 
 
+# Chinese, Japanese and Korean sentences are not split by spaces, so `is_prose` (which counts words) never
+# takes them: a line of the same window holding a few kana, ideographs or Hangul syllables and no log prefix
+# is read as one sentence.
+_CJK_CHAR_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_MIN_CHARS = 4
+
+
+def _cjk_sentences(lines: Sequence[str], skip: Container[int] = ()) -> Iterator[tuple[int, str]]:
+    """(0-based line, line) for each line of the prose window written in Chinese, Japanese or Korean."""
+    for n, line in window_lines(lines, skip):
+        if len(_CJK_CHAR_RE.findall(line)) < _CJK_MIN_CHARS:
+            continue
+        prefix = split_prefix(line)
+        if prefix.time is None and prefix.level is None and prefix.boot_seconds is None:
+            yield n, line
+
+
 def told_under_limits(lines: Sequence[str], skip: Container[int] = ()) -> frozenset[str]:
     """The signatures whose own figure the prose lines (outside `skip`) tell, and tell under its limit
     wherever they tell one: a load time under LOAD_SLOW_S (`model_load_slow`), a slowdown at a temperature
@@ -228,6 +246,16 @@ _SLOW_LOAD_RES = (
         r"(?:literally |like |almost )?(?:ages|forever|an eternity)\b"
     ),
 )
+# The same told in Chinese, Japanese or Korean: a load (加载 / 读取, ロード / 読み込み, 로딩 / 로드) told
+# slow, or told to take minutes or hours ("加载模型非常慢", "加载完需要30min", "ロードに数分かかる",
+# "로딩이 너무 느려요"); one told not slow ("不慢", "遅くない", "느리지 않") tells none.
+_CJK_SLOW_LOAD_RE = re.compile(
+    r"(?:加载|加載|载入|載入|读取|讀取)[^。！？\n]{0,20}?(?:很慢|非常慢|特别慢|特別慢|太慢|好慢|极慢|巨慢|这么慢|這麼慢|"
+    r"速度慢|几分钟|幾分鐘|几十分钟|幾十分鐘|几个小时|幾個小時|好几个小时|数小时|半小时|\d+\s*(?:分钟|分鐘|min|小时|小時))|"
+    r"(?:ロード|読み込み|読込)[^。！？\n]{0,20}?(?:遅い|遅く|遅すぎ|時間がかか|数分|何分|数時間|\d+\s*(?:分|時間))|"
+    r"(?:로딩|로드|불러오)[^.!?\n]{0,20}?(?:느리|느려|느립|오래 걸|몇 분|몇 시간|\d+\s*(?:분|시간))"
+)
+_CJK_NOT_SLOW_RE = re.compile(r"不(?:算|太|是很|怎么)?慢|没(?:有)?(?:那么|很)?慢|遅くな|느리지 않|느리지않")
 # Hard disks stream 100-200 MB/s, SATA SSDs about 500 MB/s, NVMe drives several GB/s: weights read slower
 # than a hard disk ("the SSD loads 20M/s in the container", "it reads the shards at 30 MB/s") crawl.
 LOAD_RATE_SLOW = 100e6  # bytes per second
@@ -238,7 +266,10 @@ _DATA_RE = re.compile(r"\bdata ?(?:loaders?|sets?)\b|\bdataloader|\bdataset")
 
 
 def told_slow_load(sentence: str) -> bool:
-    """Whether a sentence tells a model load slow in words (no figure needed)."""
+    """Whether a sentence tells a model load slow in words (no figure needed), in English or in Chinese,
+    Japanese or Korean."""
+    if _CJK_SLOW_LOAD_RE.search(sentence):
+        return not _CJK_NOT_SLOW_RE.search(sentence)
     low = sentence.lower()
     if "load" not in low or _question(low) or _NEGATED_RE.search(low):
         return False
@@ -539,6 +570,11 @@ def told_records(lines: Sequence[str], source: str, skip: Container[int] = ()) -
             put(_LEAK, "an out-of-memory told after a long run", {}, n, line)
         if _NEIGHBOR not in out and told_shared_gpu(sentence):
             put(_NEIGHBOR, "other work told slowing a shared GPU", {}, n, line)
+    if _LOAD_SLOW not in out:
+        for n, line in _cjk_sentences(lines, skip):
+            if told_slow_load(line):
+                put(_LOAD_SLOW, "a load told slow in prose", {}, n, line)
+                break
     return list(out.values())
 
 

@@ -274,6 +274,32 @@ def test_a_uniform_slowdown_a_question_or_a_faster_node_is_no_straggler(sentence
 
 
 @pytest.mark.parametrize(
+    ("sentence", "slow"),
+    [
+        ("在本地docker中部署，执行工作流时加载模型会非常的慢，第一次基本在几分钟", True),
+        ("我也有同样的问题，r1Q3的模型加载完需要30min", True),
+        ("モデルのロードに数分かかります", True),
+        ("모델 로딩이 너무 느려요", True),
+        # told quick, or not slow
+        ("加载模型不慢，几秒就可以了", False),
+        ("モデルの読み込みは遅くないです", False),
+        ("推理速度很慢，但是加载很快", False),
+    ],
+)
+def test_a_load_told_slow_in_chinese_japanese_or_korean(sentence: str, slow: bool) -> None:
+    assert told_slow_load(sentence) is slow
+
+
+def test_a_chinese_text_telling_a_slow_load_names_it(tmp_path: Path) -> None:
+    """Chinese lines hold no spaces, so the sentence readers never took them (`is_prose` counts words);
+    a line of the window written in Chinese, Japanese or Korean is read as one sentence."""
+    text = "# 加载模型非常慢，大概要几分钟\n在本地docker中部署，安装完成后，执行工作流时加载模型会非常的慢。\n"
+    assert pasted_causes(tmp_path, text) == ["model_load_slow"]
+    quick = "# 加载模型很快\n在本地docker中部署，安装完成后，执行工作流一切正常。\n"
+    assert "model_load_slow" not in pasted_causes(tmp_path, quick)
+
+
+@pytest.mark.parametrize(
     "sentence",
     [
         "When I run two training scripts on gpu0, each one takes more than twice as long.",
