@@ -170,10 +170,12 @@ TUNE = REAL / "tune"
 # Thirty-third session: a node listing no GPU resource, a kubectl pod row without its header and the GPU
 # operator's driver container without kernel headers read: 2499/2717, 2513/2717, 24/672; heldout31 promoted
 # (42 cases, 13 healthy), all three files refitted on the 3431: 2521/2746, 2535/2746, 24/685; Xid 13 declared
-# the cause of the illegal memory access it reports, as Xid 31 is: 2523/2746, 2534/2746, 24/685.
+# the cause of the illegal memory access it reports, as Xid 31 is: 2523/2746, 2534/2746, 24/685; other work
+# told slowing a shared GPU and a load told slow in Chinese, Japanese or Korean read, text refitted:
+# 2528/2746, 2539/2746, 24/685.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2523
-MEASURED_TOP3 = 2534
+MEASURED_TOP1 = 2528
+MEASURED_TOP3 = 2539
 MEASURED_FALSE_CAUSES = 24
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -226,7 +228,7 @@ MEASURED_FALSE_CAUSES = 24
 # 2615/2717, 2666/2717, 3/672; with the readings above: 2616/2717, 2666/2717, 3/672; with
 # the go-nvml return name: 2617/2717, 2666/2717, 3/672. Thirty-third session, all files refitted on the 3431
 # (heldout31 in) with the readings above: 2649/2746, 2695/2746, 3/685; with Xid 13 declared the cause of the
-# illegal memory access: 2652/2746, 2695/2746, 3/685.
+# illegal memory access: 2652/2746, 2695/2746, 3/685; with the told readings above, text refitted: the same.
 MEASURED_SEMANTIC_TOP1 = 2652
 MEASURED_SEMANTIC_TOP3 = 2695
 MEASURED_SEMANTIC_FALSE_CAUSES = 3

@@ -293,7 +293,10 @@ def test_a_load_told_slow_in_chinese_japanese_or_korean(sentence: str, slow: boo
 def test_a_chinese_text_telling_a_slow_load_names_it(tmp_path: Path) -> None:
     """Chinese lines hold no spaces, so the sentence readers never took them (`is_prose` counts words);
     a line of the window written in Chinese, Japanese or Korean is read as one sentence."""
-    text = "# 加载模型非常慢，大概要几分钟\n在本地docker中部署，安装完成后，执行工作流时加载模型会非常的慢。\n"
+    text = (
+        "# 加载模型非常慢，大概要几分钟\n"
+        "在本地docker中部署，安装完成后，执行工作流时加载模型会非常的慢。\n"
+    )
     assert pasted_causes(tmp_path, text) == ["model_load_slow"]
     quick = "# 加载模型很快\n在本地docker中部署，安装完成后，执行工作流一切正常。\n"
     assert "model_load_slow" not in pasted_causes(tmp_path, quick)
