@@ -51,8 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # times) and heldout28 (scored eight times), promoted in the thirty-first, and heldout29 (scored seven times),
 # promoted in the thirty-second, and heldout31 (scored seven times), promoted in the thirty-third. heldout30
 # (gathered in the thirty-first), heldout32 and heldout33 (at the start and the end of the thirty-second) and
-# heldout34 and heldout35 (at the start of the thirty-third, before and after heldout31's promotion) are held
-# out.
+# heldout34 and heldout35 (at the start of the thirty-third, before and after heldout31's promotion) and
+# heldout36 (at its end, after its last change to the engine) are held out.
 SPLITS = (
     "tune",
     "heldout2",
@@ -63,6 +63,7 @@ SPLITS = (
     "heldout33",
     "heldout34",
     "heldout35",
+    "heldout36",
 )
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
