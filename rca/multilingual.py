@@ -31,6 +31,7 @@ __all__ = [
     "CJK_MIN_CHARS",
     "MULTILINGUAL_SHA256",
     "MULTILINGUAL_WIDTH",
+    "cjk_chars",
     "embed_multilingual",
     "multilingual_installed",
     "written_in_cjk",
@@ -53,9 +54,14 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _THREADS = 2
 
 
+def cjk_chars(text: str) -> int:
+    """How many kana, CJK ideographs and Hangul syllables the text holds."""
+    return len(_CJK.findall(text))
+
+
 def written_in_cjk(text: str) -> bool:
     """Whether the text holds at least CJK_MIN_CHARS kana, CJK ideographs or Hangul syllables."""
-    return len(_CJK.findall(text)) >= CJK_MIN_CHARS
+    return cjk_chars(text) >= CJK_MIN_CHARS
 
 
 def multilingual_installed() -> bool:
