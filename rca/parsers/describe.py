@@ -3,8 +3,10 @@
 People paste what kubectl printed, not `-o json`: container states (`State: Waiting / Reason:
 CrashLoopBackOff`, `Last State: Terminated / Reason: OOMKilled / Exit Code: 137`), the Events table
 (`Warning  FailedScheduling  2m (x3 over 5m)  default-scheduler  0/3 nodes are available: 3 Insufficient
-nvidia.com/gpu.`) and the pod list's STATUS column. Records use the keys of `parsers.k8s`
-(`k8s_pod_status`, `k8s_event`), so every Kubernetes signature reads them unchanged.
+nvidia.com/gpu.`), the pod list's STATUS column (a row pasted alone too) and `kubectl describe node`'s
+Capacity / Allocatable blocks (a node that lists no GPU registered none). Records use the keys of
+`parsers.k8s` (`k8s_pod_status`, `k8s_event`) and the driver record of a missing GPU, so every Kubernetes
+signature reads them unchanged.
 """
 
 from __future__ import annotations
