@@ -13,15 +13,8 @@ error does. Prints a table and the failing cases.
 
 Targets (RCA issue): top-1 >= 95%, top-3 = 100%, no cause on any healthy baseline. Real-text corpus (issue 11,
 tests/rca/real_corpus): top-1 >= 90%, top-3 >= 97%, no cause on healthy text, on the held-out batches
-(heldout2/, heldout4/, heldout9/, heldout30/, heldout32/, heldout33/, heldout34/, heldout35/ and heldout36/,
-each reported on its own row, and pooled; the first held-out split and heldout3/ were promoted into tune/
-after each had been scored twice, heldout5/ after its one look, heldout6/, heldout7/ and heldout8/ after three
-looks each, heldout10/, heldout11/ and heldout12/ after two each, heldout13/ after three, heldout14/ after
-five, heldout15/ after two, heldout16/ and heldout17/ after three each, heldout18/ after eight, heldout19/
-after four, heldout20/ after three, heldout21/ after four, heldout22/ after two, heldout23/ after four,
-heldout24/ and heldout25/ after six each, heldout26/ after seven, heldout27/ after nine, heldout28/ after
-eight, heldout29/ after seven, heldout31/ after seven). Held-out per-case results are never printed: they are
-scored, not looked at.
+(REAL_HELDOUT, kept in bench/real_splits.py with the story of the batches promoted into tune/), each reported
+on its own row, and pooled. Held-out per-case results are never printed: they are scored, not looked at.
 """
 
 from __future__ import annotations
@@ -33,22 +26,12 @@ import sys
 import time
 from pathlib import Path
 
+from real_splits import REAL_HELDOUT  # bench/: the real-text corpus's held-out batches, one list
+
 from gpuobs.rca.catalog import load_catalog
 from gpuobs.rca.corpus import Case, CaseResult, load_cases, run_in_process, score
 
 ROOT = Path(__file__).resolve().parents[1]
-# The real-text corpus's held-out batches (tests/rca/real_corpus), scored with aggregates only.
-REAL_HELDOUT = (
-    "heldout2",
-    "heldout4",
-    "heldout9",
-    "heldout30",
-    "heldout32",
-    "heldout33",
-    "heldout34",
-    "heldout35",
-    "heldout36",
-)
 
 
 def _baseline(case: Case) -> CaseResult:

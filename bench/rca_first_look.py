@@ -43,6 +43,7 @@ import importlib.util, sys
 from pathlib import Path
 from typing import Any
 tree, site, batch, *args = sys.argv[1:]
+sys.path.append(str(Path(tree) / "bench"))  # its sibling modules (real_splits), last as load_bench_script
 import gpuobs.rca
 where = Path(gpuobs.rca.__file__)
 if not where.is_relative_to(site):

@@ -30,41 +30,11 @@ from gpuobs.rca.catalog import load_catalog
 # tools/ is not a package: the claim list's one rule for comparing sources comes from there
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from corpus_claims import normalise
+from real_splits import REAL_HELDOUT, TUNE
 
 ROOT = Path(__file__).resolve().parents[1]
-# heldout2, heldout4: held-out batches gathered after tuning began (11-30, 12-01): they are checked by
-# thread only (format, catalog labels, no thread shared with any other part) and scored with aggregates
-# only. The first split (tune/heldout, disjoint by repository) is merged into tune, and so are heldout3
-# (gathered 2026-12-01, scored twice) and heldout5 (scored once), each promoted the same day, heldout6
-# and heldout7 (scored three times each), promoted in the next session, and heldout8 (scored three
-# times; 86 of its 87 cases after a label review), promoted in the eighth session, and heldout10 (scored
-# twice), promoted in the tenth session, heldout11 (scored twice), promoted in the eleventh, and heldout12
-# (scored twice), promoted in the twelfth, and heldout13 (scored three times), promoted in the thirteenth,
-# and heldout14 (scored five times), promoted in the fourteenth, and heldout15 (scored twice), promoted in the
-# fifteenth, heldout16 (scored three times), promoted in the sixteenth, heldout17 (scored three times),
-# promoted in the seventeenth, heldout18 (scored eight times), promoted in the twenty-first, and heldout19
-# (scored four times), promoted in the twenty-second, heldout20 (scored three times), promoted in the
-# twenty-third, heldout21 (scored four times), promoted in the twenty-fifth, and heldout22 (scored twice),
-# promoted in the twenty-sixth, and heldout23 (scored four times), promoted in the twenty-seventh, and
-# heldout24 (scored six times), promoted in the twenty-eighth, and heldout25 (scored six times), promoted in
-# the twenty-ninth, and heldout26 (scored seven times), promoted in the thirtieth, and heldout27 (scored nine
-# times) and heldout28 (scored eight times), promoted in the thirty-first, and heldout29 (scored seven times),
-# promoted in the thirty-second, and heldout31 (scored seven times), promoted in the thirty-third. heldout30
-# (gathered in the thirty-first), heldout32 and heldout33 (at the start and the end of the thirty-second) and
-# heldout34 and heldout35 (at the start of the thirty-third, before and after heldout31's promotion) and
-# heldout36 (at its end, after its last change to the engine) are held out.
-SPLITS = (
-    "tune",
-    "heldout2",
-    "heldout4",
-    "heldout9",
-    "heldout30",
-    "heldout32",
-    "heldout33",
-    "heldout34",
-    "heldout35",
-    "heldout36",
-)
+# The parts checked: tune/ and the held-out batches (bench/real_splits.py: the list bench/rca.py scores).
+SPLITS = (TUNE, *REAL_HELDOUT)
 MAX_BYTES = 100_000
 REQUIRED = ("top", "source", "repo", "diagnosis")
 # Two excerpts of one tracking thread from the first gathering, both in tune/ (an Xid 13 found in dmesg, and

@@ -280,26 +280,17 @@ def test_a_thread_quoted_twice_in_one_part_is_reported(
 def test_real_heldout_flag_scores_each_batch_without_case_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores heldout2, heldout4, heldout9, heldout30,
-    heldout32, heldout33, heldout34, heldout35 and heldout36, each on its own row and pooled, and never prints
-    a held-out case's name (a fake corpus here: ROOT points at tmp_path, so no real held-out file is read).
-    The tune part is scored, its misses printed, only with --real."""
+    """`bench/rca.py --real-heldout` (alias `--real-heldout2`) scores every batch of REAL_HELDOUT
+    (bench/real_splits.py, the list whose names the corpus table's header test pins), each on its own row and
+    pooled, and never prints a held-out case's name (a fake corpus here: ROOT points at tmp_path, so no real
+    held-out file is read). The tune part is scored, its misses printed, only with --real."""
     bench = load_bench_script("rca")
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
     promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 30), 31))
-    held_out = (
-        "heldout2",
-        "heldout4",
-        "heldout9",
-        "heldout30",
-        "heldout32",
-        "heldout33",
-        "heldout34",
-        "heldout35",
-        "heldout36",
-    )
+    held_out = bench.REAL_HELDOUT
+    assert len(held_out) == 9 and not set(held_out) & set(promoted)
     for part in ("tune", *held_out, *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
@@ -311,19 +302,8 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     for flags in (["--real", "--real-heldout"], ["--real", "--real-heldout2"], ["--real-heldout"]):
         bench.main(["--corpus", str(synthetic), "--heldout", str(tmp_path / "none"), *flags])
         out = capsys.readouterr().out
-        for row in (
-            "real text: heldout2",
-            "real text: heldout4",
-            "real text: heldout9",
-            "real text: heldout30",
-            "real text: heldout32",
-            "real text: heldout33",
-            "real text: heldout34",
-            "real text: heldout35",
-            "real text: heldout36",
-            "real text: held-out pooled",
-        ):
-            assert f"engine, {row}" in out
+        for part in (*held_out, "held-out pooled"):
+            assert f"engine, real text: {part}" in out
         assert "secret_tune_case" in out  # the --corpus copy's misses are printed
         # the tune split itself is scored (its misses printed) only with --real
         assert ("engine, real text: tune" in out) == ("--real" in flags)
