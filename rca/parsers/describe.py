@@ -78,6 +78,9 @@ _BAD_STATUS = {
 }
 
 
+# STATUS values a pod row pasted alone is read for; the text is kubectl's if it holds one (`_LONE_GET_ROW_RE`
+# then asks for every cell).
+_LONE_ROW_CUES = ("CrashLoopBackOff", "OutOfnvidia.com/gpu", "OOMKilled")
 # Substrings one of which kubectl describe or get-pods output holds (`looks_like_kubectl` asks more).
 KUBECTL_CUES = (
     "State:",
@@ -88,9 +91,7 @@ KUBECTL_CUES = (
     "Warning  ",
     "Warning FailedScheduling",
     _ALERT_CUE,
-    "CrashLoopBackOff",
-    "OutOfnvidia.com/gpu",
-    "OOMKilled",
+    *_LONE_ROW_CUES,
 )
 
 
@@ -106,7 +107,7 @@ def looks_like_kubectl(text: str) -> bool:
         or "Warning  " in text
         or "Warning FailedScheduling" in text
         or _ALERT_CUE in text
-        or any(status in text for status in ("CrashLoopBackOff", "OutOfnvidia.com/gpu", "OOMKilled"))
+        or any(status in text for status in _LONE_ROW_CUES)
     )
 
 
@@ -141,10 +142,10 @@ def parse_kubectl_text(lines: Sequence[str], source: str = "kubectl") -> tuple[l
         nonlocal zero_gpus, mig_slices, last_resource
         if zero_gpus is not None and not mig_slices:
             line, index, host = zero_gpus
-            _no_gpu_record(out, line, index, source, host)
+            _no_gpu_record(out, line, index, source, host, f"node resource {line.strip()}: no GPU registered")
         elif last_resource is not None and _no_gpu_listed(resources):
             line, index, host = last_resource
-            _no_gpu_record(out, line, index, source, host, listed=False)
+            _no_gpu_record(out, line, index, source, host, "node resources list no GPU")
         zero_gpus, mig_slices, last_resource = None, False, None
         resources.clear()
 
@@ -298,9 +299,8 @@ def _no_gpu_listed(resources: set[str]) -> bool:
 
 
 def _no_gpu_record(
-    out: list[Evidence], line: str, index: int, source: str, node: str | None, listed: bool = True
+    out: list[Evidence], line: str, index: int, source: str, node: str | None, message: str
 ) -> None:
-    message = f"node resource {line.strip()}: no GPU registered" if listed else "node resources list no GPU"
     out.append(
         Evidence(
             kind=EvidenceKind.LOG,
