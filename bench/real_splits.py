@@ -23,7 +23,8 @@ thirtieth, and heldout27 (scored nine times) and heldout28 (scored eight times),
 and heldout29 (scored seven times), promoted in the thirty-second, and heldout31 (scored seven times),
 promoted in the thirty-third. heldout30 (gathered in the thirty-first), heldout32 and heldout33 (at the start
 and the end of the thirty-second) and heldout34 and heldout35 (at the start of the thirty-third, before and
-after heldout31's promotion) and heldout36 (at its end, after its last change to the engine) are held out.
+after heldout31's promotion) and heldout36 (at its end, after its last change to the engine) and heldout37
+(at the start of the thirty-fourth) are held out.
 """
 
 from __future__ import annotations
@@ -42,4 +43,5 @@ REAL_HELDOUT = (
     "heldout34",
     "heldout35",
     "heldout36",
+    "heldout37",
 )

@@ -2,22 +2,22 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout30/`, `heldout32/`, `heldout33/`, `heldout34/`, `heldout35/`, `heldout36/`) are not scored here and
-nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch, `heldout3/`, were
-promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth, `heldout5/`, the same day
-after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next session after three looks
-each; the eighth, `heldout8/`, in the eighth session after three looks and a label review that dropped one of
-its 87 cases; the tenth, eleventh and twelfth, `heldout10/`, `heldout11/` and `heldout12/`, in the tenth,
-eleventh and twelfth sessions after two looks each; the thirteenth, `heldout13/`, in the thirteenth session
-after three; the fourteenth, `heldout14/`, in the fourteenth after five; the fifteenth, `heldout15/`, in the
-fifteenth after two; the sixteenth, `heldout16/`, in the sixteenth after three; the seventeenth, `heldout17/`,
-in the seventeenth after three; the eighteenth, `heldout18/`, in the twenty-first after eight; the nineteenth,
-`heldout19/`, in the twenty-second after four; the twentieth, `heldout20/`, in the twenty-third after three;
-the twenty-first, `heldout21/`, in the twenty-fifth after four; the twenty-sixth, `heldout26/`, in the
-thirtieth after seven; the twenty-seventh, `heldout27/`, in the thirty-first after nine; the twenty-eighth,
-`heldout28/`, in the thirty-first after eight; the twenty-ninth, `heldout29/`, in the thirty-second after
-seven; the thirty-first, `heldout31/`, in the thirty-third after seven.)
-"""
+`heldout30/`, `heldout32/`, `heldout33/`, `heldout34/`, `heldout35/`, `heldout36/`, `heldout37/`) are not
+scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch,
+`heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
+`heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
+session after three looks each; the eighth, `heldout8/`, in the eighth session after three looks and a label
+review that dropped one of its 87 cases; the tenth, eleventh and twelfth, `heldout10/`, `heldout11/` and
+`heldout12/`, in the tenth, eleventh and twelfth sessions after two looks each; the thirteenth, `heldout13/`,
+in the thirteenth session after three; the fourteenth, `heldout14/`, in the fourteenth after five; the
+fifteenth, `heldout15/`, in the fifteenth after two; the sixteenth, `heldout16/`, in the sixteenth after
+three; the seventeenth, `heldout17/`, in the seventeenth after three; the eighteenth, `heldout18/`, in the
+twenty-first after eight; the nineteenth, `heldout19/`, in the twenty-second after four; the twentieth,
+`heldout20/`, in the twenty-third after three; the twenty-first, `heldout21/`, in the twenty-fifth after four;
+the twenty-sixth, `heldout26/`, in the thirtieth after seven; the twenty-seventh, `heldout27/`, in the
+thirty-first after nine; the twenty-eighth, `heldout28/`, in the thirty-first after eight; the twenty-ninth,
+`heldout29/`, in the thirty-second after seven; the thirty-first, `heldout31/`, in the thirty-third after
+seven.)"""
 
 from __future__ import annotations
 
@@ -42,11 +42,12 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     header = (
         "| signature | tune | heldout2 | heldout4 | heldout9 | heldout30 | heldout32 "
-        "| heldout33 | heldout34 | heldout35 | heldout36 |"
+        "| heldout33 | heldout34 | heldout35 | heldout36 | heldout37 |"
     )
     assert header in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
-    assert [int(n) for n in cases.strip("| ").split("|")[1:]] == [3431, 105, 90, 87, 38, 39, 39, 40, 42, 42]
+    counts = [int(n) for n in cases.strip("| ").split("|")[1:]]
+    assert counts == [3431, 105, 90, 87, 38, 39, 39, 40, 42, 42, 40]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -156,9 +157,9 @@ def test_heldout10_to_heldout29_and_heldout31_were_promoted_whole(capsys: pytest
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
 # heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout30 on 2026-12-05 in
 # the thirty-first session, heldout32 and heldout33 the same day at the start and the end of the
-# thirty-second, heldout34 and heldout35 at the start of the thirty-third and heldout36 at its end, by helpers
-# that never ran the engine, four parts each (most threads claimed by then: the thinnest batches yet).
-# heldout2 is counted by the first test.
+# thirty-second, heldout34 and heldout35 at the start of the thirty-third and heldout36 at its end, and
+# heldout37 at the start of the thirty-fourth, by helpers that never ran the engine, four parts each (most
+# threads claimed by then: the thinnest batches yet). heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
     ("heldout9", 87, 10, 40, ("README.md",)),
@@ -168,6 +169,7 @@ HELDOUT_COUNTS = [
     ("heldout34", 40, 12, 11, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout35", 42, 12, 14, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout36", 42, 13, 11, tuple(f"README_{part}.md" for part in "ABCD")),
+    ("heldout37", 40, 10, 14, tuple(f"README_{part}.md" for part in "ABCD")),
 ]
 
 
@@ -290,7 +292,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     # in tune/ now: such a folder is not scored
     promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 30), 31))
     held_out = bench.REAL_HELDOUT
-    assert len(held_out) == 9 and not set(held_out) & set(promoted)
+    assert len(held_out) == 10 and not set(held_out) & set(promoted)
     for part in ("tune", *held_out, *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
@@ -308,11 +310,11 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         # the tune split itself is scored (its misses printed) only with --real
         assert ("engine, real text: tune" in out) == ("--real" in flags)
         assert ("[engine, real text: tune] secret_tune_case" in out) == ("--real" in flags)
-        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 37))
+        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 38))
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "9"  # cases: one fake case from each of the nine batches
+        assert pooled[len(label) :].split()[0] == "10"  # cases: one fake case from each of the ten batches
         promoted_numbers = (3, 5, 6, 7, 8, *range(10, 30), 31)
         # a whole word: "heldout3" is the start of "heldout30", a batch held out now
         assert not any(re.search(rf"real text: heldout{n}\b", out) for n in promoted_numbers)
