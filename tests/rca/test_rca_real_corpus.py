@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout30/, heldout32/, heldout33/, heldout34/, heldout35/,
+heldout32/, heldout33/, heldout34/, heldout35/,
 heldout36/, heldout37/) are
 scored
 only by `bench/rca.py --real-heldout`
@@ -173,11 +173,12 @@ TUNE = REAL / "tune"
 # (42 cases, 13 healthy), all three files refitted on the 3431: 2521/2746, 2535/2746, 24/685; Xid 13 declared
 # the cause of the illegal memory access it reports, as Xid 31 is: 2523/2746, 2534/2746, 24/685; other work
 # told slowing a shared GPU and a load told slow in Chinese, Japanese or Korean read, text refitted:
-# 2528/2746, 2539/2746, 24/685.
+# 2528/2746, 2539/2746, 24/685. Thirty-fourth session: heldout30 promoted (38 cases, 9 healthy), all three
+# files refitted on the 3469: 2554/2775, 2565/2775, 25/694.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2528
-MEASURED_TOP3 = 2539
-MEASURED_FALSE_CAUSES = 24
+MEASURED_TOP1 = 2554
+MEASURED_TOP3 = 2565
+MEASURED_FALSE_CAUSES = 25
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -230,17 +231,18 @@ MEASURED_FALSE_CAUSES = 24
 # the go-nvml return name: 2617/2717, 2666/2717, 3/672. Thirty-third session, all files refitted on the 3431
 # (heldout31 in) with the readings above: 2649/2746, 2695/2746, 3/685; with Xid 13 declared the cause of the
 # illegal memory access: 2652/2746, 2695/2746, 3/685; with the told readings above, text refitted: the same.
-MEASURED_SEMANTIC_TOP1 = 2652
-MEASURED_SEMANTIC_TOP3 = 2695
+# Thirty-fourth session, all files refitted on the 3469 (heldout30 in): 2680/2775, 2723/2775, 3/694.
+MEASURED_SEMANTIC_TOP1 = 2680
+MEASURED_SEMANTIC_TOP3 = 2723
 MEASURED_SEMANTIC_FALSE_CAUSES = 3
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3431
+    assert len(cases) == 3469
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 2746 and result.healthy_cases == 685
+    assert incidents == 2775 and result.healthy_cases == 694
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
