@@ -509,7 +509,10 @@ def test_a_successful_build_settles_what_it_printed(lines: list[str], expected: 
     [
         # Chinese writes words without spaces: the phrase is found inside the sentence that holds it
         (["当token达到6k时，提示词比较长的时候还是会爆显存"], ["cuda_oom_capacity"]),
-        (["我也显存不够运行不了，不知道有没有量化方法"], ["cuda_oom_capacity"]),
+        # (显存不够, "GPU memory not enough", alone no longer names a cause by words: of the 9 tune texts that
+        # hold it since tune20 and tune21, 5 are capacity OOMs and the others host OOMs, a full KV cache and a
+        # neighbour, so its fitted weight, 0.569, is under the bar)
+        (["训练到一半显存溢出，不知道有没有量化方法"], ["cuda_oom_capacity"]),
         # a Latin phrase written straight after Chinese characters
         (["为什么之前正常使用都没有问题，现在使用会显示CUDA out of memory?"], ["cuda_oom_capacity"]),
         # near misses: enough GPU memory, and the host's memory (内存) rather than the GPU's (显存)
