@@ -47,11 +47,13 @@ __all__ = [
     "is_prose",
     "line_tokens",
     "load_prose_model",
+    "log_headed",
     "prose_confidence",
     "prose_record",
     "prose_window",
     "stem",
     "use_prose_model",
+    "window_lines",
 ]
 
 PROSE_WEIGHTS_FILE = Path(__file__).resolve().parent / "catalog" / "_prose_weights.json"
@@ -157,13 +159,19 @@ def is_prose(line: str) -> bool:
         return False
     if sum(1 for w in words if _PLAIN_RE.fullmatch(w)) < _PLAIN_SHARE * len(words):
         return False
+    if log_headed(line):
+        return False
+    return len(_COLUMN_GAP_RE.findall(line[:_MAX_LINE_CHARS].strip())) < _TABLE_GAPS
+
+
+def log_headed(line: str) -> bool:
+    """Whether a line opens as a program's log line: a log level, a subsystem tag among its first words, or
+    a timestamp, level or kernel time in front. What a person writes has none of them, in any script."""
     head = line[:_MAX_LINE_CHARS]
-    if _LEVEL_RE.search(head) or any(_TAG_RE.fullmatch(w) for w in words[:3]):
-        return False
-    if len(_COLUMN_GAP_RE.findall(head.strip())) >= _TABLE_GAPS:
-        return False
-    prefix = split_prefix(strip_decorations(line[:_MAX_LINE_CHARS]))
-    return prefix.time is None and prefix.level is None and prefix.boot_seconds is None
+    if _LEVEL_RE.search(head) or any(_TAG_RE.fullmatch(w) for w in head.split()[:3]):
+        return True
+    prefix = split_prefix(strip_decorations(head))
+    return prefix.time is not None or prefix.level is not None or prefix.boot_seconds is not None
 
 
 def window_lines(lines: Sequence[str], skip: Container[int] = ()) -> list[tuple[int, str]]:

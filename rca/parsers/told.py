@@ -20,8 +20,7 @@ from collections.abc import Container, Iterator, Sequence
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
 from gpuobs.rca.multilingual import cjk_chars
-from gpuobs.rca.parsers.prefix import split_prefix
-from gpuobs.rca.prose import prose_window, window_lines
+from gpuobs.rca.prose import log_headed, prose_window, window_lines
 
 __all__ = [
     "HOT_C",
@@ -190,17 +189,14 @@ def _prose_sentences(lines: Sequence[str], skip: Container[int] = ()) -> Iterato
 
 # Chinese, Japanese and Korean sentences are not split by spaces, so `is_prose` (which counts words) never
 # takes them: a line of the same window holding a few kana, ideographs or Hangul syllables and no log prefix
-# is read as one sentence.
+# is read as one sentence (`log_headed`: the test `is_prose` makes of a line's head).
 _CJK_MIN_CHARS = 4
 
 
 def _cjk_sentences(lines: Sequence[str], skip: Container[int] = ()) -> Iterator[tuple[int, str]]:
     """(0-based line, line) for each line of the prose window written in Chinese, Japanese or Korean."""
     for n, line in window_lines(lines, skip):
-        if cjk_chars(line) < _CJK_MIN_CHARS:
-            continue
-        prefix = split_prefix(line)
-        if prefix.time is None and prefix.level is None and prefix.boot_seconds is None:
+        if cjk_chars(line) >= _CJK_MIN_CHARS and not log_headed(line):
             yield n, line
 
 

@@ -303,6 +303,20 @@ def test_a_chinese_text_telling_a_slow_load_names_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "line",
+    [
+        "2024-05-01 12:00:00 正在加载模型，加载模型非常慢，预计需要几分钟",
+        "[INFO] 加载模型非常慢，预计需要几分钟",
+        "loader.py:88: 加载模型非常慢，预计需要几分钟",
+    ],
+)
+def test_a_program_line_written_in_chinese_is_not_a_told_slow_load(line: str) -> None:
+    """A line a program printed in Chinese (a timestamp, a level or a source tag at its head, as `is_prose`
+    reads them in any script) is not a person telling a slow load."""
+    assert not told_records([line], "log")
+
+
+@pytest.mark.parametrize(
     "sentence",
     [
         "When I run two training scripts on gpu0, each one takes more than twice as long.",
