@@ -24,7 +24,8 @@ and heldout29 (scored seven times), promoted in the thirty-second, and heldout31
 promoted in the thirty-third, and heldout30 (scored fourteen times), promoted in the thirty-fourth. heldout32
 and heldout33 (at the start and the end of the thirty-second) and heldout34 and heldout35 (at the start of the
 thirty-third, before and after heldout31's promotion) and heldout36 (at its end, after its last change to the
-engine) and heldout37 (at the start of the thirty-fourth) are held out.
+engine) and heldout37 (at the start of the thirty-fourth) and heldout38 (at the start of the thirty-fifth)
+are held out.
 """
 
 from __future__ import annotations
@@ -43,4 +44,5 @@ REAL_HELDOUT = (
     "heldout35",
     "heldout36",
     "heldout37",
+    "heldout38",
 )
