@@ -67,17 +67,18 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     (43 cases, 10 healthy) in the twenty-ninth, heldout26 (40 cases, 8 healthy) in the thirtieth, heldout27
     (40 cases, 8 healthy) and heldout28 (36 cases, 7 healthy) in the thirty-first, heldout29 (30 cases, 6
     healthy) in the thirty-second, heldout31 (42 cases, 13 healthy) in the thirty-third, heldout30 (38 cases,
-    9 healthy) in the thirty-fourth, heldout32 (39 cases, 10 healthy) in the thirty-fifth: none has a column of its own and tune holds 179 + 90 + 94 + 90 + 90 + 86
-    + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 + 76 + 40 + 40 + 43 + 40 + 40 + 36 + 30 + 42
-    + 38 + 39 cases, at least 18 + 9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 +
-    17 + 17 + 11 + 8 + 10 + 8 + 8 + 7 + 6 + 13 + 9 + 10 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 +
-    100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight into tune/ (TUNE7_README.md,
-    TUNE8_README.md, TUNE9A/9B, TUNE10A/10B and TUNE11A/11B_README.md), plus the 60 + 59 healthy texts of
-    TUNE12A/12B_README.md, plus the 49 + 58 cases (15 + 21 healthy) of TUNE13A/13B_README.md, plus the 50 + 50
-    cases (11 + 11 healthy) of TUNE14A/14B_README.md, plus the 50 + 50 cases (11 + 10 healthy) of
-    TUNE15A/15B_README.md, plus the 20 + 16 cases (8 + 7 healthy) of TUNE16A/16B_README.md, plus the 25 + 28
-    cases (5 + 11 healthy) of TUNE17A/17B_README.md, plus the 26 + 23 + 22 + 23 cases (7 + 6 + 6 + 6
-    healthy) of TUNE18A/18B/18C/18D_README.md, plus the 21 + 13 + 22 + 22 cases (6 + 5 + 7 + 8 healthy) of
+    9 healthy) in the thirty-fourth, heldout32 (39 cases, 10 healthy) in the thirty-fifth: none has a column
+    of its own and tune holds 179 + 90 + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81
+    + 77 + 73 + 76 + 40 + 40 + 43 + 40 + 40 + 36 + 30 + 42 + 38 + 39 cases, at least 18 + 9 + 10 + 10 + 10 +
+    10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 + 10 + 8 + 8 + 7 + 6 + 13 + 9
+    + 10 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 + 100 cases (12 + 12 + 12 + 16 + 10 + 14 +
+    10 + 11 healthy) gathered straight into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B, TUNE10A/10B
+    and TUNE11A/11B_README.md), plus the 60 + 59 healthy texts of TUNE12A/12B_README.md, plus the 49 + 58
+    cases (15 + 21 healthy) of TUNE13A/13B_README.md, plus the 50 + 50 cases (11 + 11 healthy) of
+    TUNE14A/14B_README.md, plus the 50 + 50 cases (11 + 10 healthy) of TUNE15A/15B_README.md, plus the 20 + 16
+    cases (8 + 7 healthy) of TUNE16A/16B_README.md, plus the 25 + 28 cases (5 + 11 healthy) of
+    TUNE17A/17B_README.md, plus the 26 + 23 + 22 + 23 cases (7 + 6 + 6 + 6 healthy) of
+    TUNE18A/18B/18C/18D_README.md, plus the 21 + 13 + 22 + 22 cases (6 + 5 + 7 + 8 healthy) of
     TUNE19A/19B/19C/19D_README.md (part A's 22nd case dropped: a twin of a held-out source), plus the 23 + 22
     + 22 + 22 cases (6 + 6 + 6 + 16 healthy) of TUNE20A/20B/20C/20D_README.md, plus the 22 + 22 + 18 + 22
     cases (6 + 6 + 6 + 7 healthy) of TUNE21A/21B/21C/21D_README.md."""
