@@ -232,16 +232,6 @@ def render(model: SemanticModel, docs: Sequence[Doc]) -> str:
     return json.dumps(data, indent=None, separators=(",", ":")) + "\n"
 
 
-def gate(model: SemanticModel) -> tuple[float, float, float, float]:
-    """The settings that decide whether a reading names a cause."""
-    return (
-        model.min_probability,
-        model.min_incident,
-        model.confident_probability,
-        model.confident_min_incident,
-    )
-
-
 def same_fit(current: SemanticModel, fitted: SemanticModel) -> bool:
     """Whether two fits (their CJK class readers included) agree within CHECK_TOLERANCE (a refit on another
     machine differs in the last digits of its solver)."""
@@ -251,7 +241,7 @@ def same_fit(current: SemanticModel, fitted: SemanticModel) -> bool:
         return False
     return (
         same_reader(current, fitted)
-        and gate(current) == gate(fitted)
+        and current.gate == fitted.gate
         and bool(np.allclose(current.incident_weights, fitted.incident_weights, atol=CHECK_TOLERANCE))
         and abs(current.incident_bias - fitted.incident_bias) <= CHECK_TOLERANCE
         and bool(

@@ -8,21 +8,26 @@ is right (and in its top 3) before any gate, what the fitted gate lets through (
 named), and, at a fixed number of healthy texts named (the budget), how many incidents each incident reading
 names right:
 
-- `gate as fitted`: the tier's own incident reading (the mean of its two readers), as the runtime gates;
+- `incident reading`: the tier's incident reading (the mean of its two readers), as the runtime gates;
 - `+ healthy class`: that reading averaged with one minus the class reader's probability of `none`;
 - `+ neighbours`: that reading averaged with the share of the 10 nearest training texts (cosine over the same
   features) that are incidents.
 
 A reading that names many more right at the same budget is worth a runtime change; one that does not says the
-representation, not the gate, is the limit (docs/BENCHMARKS.md, seventeenth session). Tune split only; the
-held-out batches are never read.
+representation, not the gate, is the limit (docs/BENCHMARKS.md, seventeenth session). Then each gate of GATES
+(the fitted one, and the one the thirty-fifth session chose on `+ healthy class` and did not ship) over the
+same readings: incidents named right first, with the right one in the top three, named wrong, and healthy
+texts named; with `--sweep READING`, for each count of healthy texts named up to the most any gate of GATES
+names, the gate of SWEEP_GRID weighing READING that names the most incidents right first.
+Tune split only; the held-out batches are never read.
 
-    python bench/semantic_gate.py [--budgets 5 10 20] [--json]
+    python bench/semantic_gate.py [--budgets 5 10 20] [--sweep {incident,naming}] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -32,10 +37,36 @@ import fit_semantic_tier
 import numpy as np
 import rca_crossval
 
-from gpuobs.rca.semantic import HEALTHY
+from gpuobs.rca.semantic import HEALTHY, gate_passes
 
 FOLDS = 10
 NEIGHBOURS = 10
+# The readings a gate may weigh (keys of SCORES): the runtime's, and its mean with the class reader's.
+INCIDENT, NAMING = "incident reading", "+ healthy class"
+# The gates weighed over the same readings, each with the reading it weighs and its settings in gate_passes's
+# order (min_probability, min_incident, confident_probability, confident_min_incident): the one fitted (the
+# thirteenth session's), and the one the thirty-fifth chose on `+ healthy class` by the same rule (the most
+# named right, no more healthy named) and did not ship: on the held-out batches it named 5 more of 427
+# incidents first and 3 more of 101 healthy texts (docs/BENCHMARKS.md).
+GATES: dict[str, tuple[str, tuple[float, float, float, float]]] = {
+    "as fitted": (
+        INCIDENT,
+        (
+            fit_semantic_tier.MIN_PROBABILITY,
+            fit_semantic_tier.MIN_INCIDENT,
+            fit_semantic_tier.CONFIDENT_PROBABILITY,
+            fit_semantic_tier.CONFIDENT_MIN_INCIDENT,
+        ),
+    ),
+    "thirty-fifth session, not shipped": (NAMING, (0.2, 0.94, 0.60, 0.80)),
+}
+# The settings `--sweep` tries, each axis in gate_passes's order.
+SWEEP_GRID = (
+    (0.2, 0.25, 0.3, 0.35),
+    tuple(round(0.80 + 0.01 * i, 2) for i in range(16)),
+    (0.6, 0.7, 0.8, 0.9),
+    tuple(round(0.70 + 0.02 * i, 2) for i in range(11)),
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +80,7 @@ class Reading:
     healthy_class: float
     neighbours_incident: float
     case: str = ""
+    probability: float = 0.0  # the likeliest signature's
 
 
 def silent_cases() -> set[str]:
@@ -89,6 +121,7 @@ def read_out_of_fold(silent: set[str]) -> list[Reading]:
                     healthy_class=float(probabilities[row, healthy]),
                     neighbours_incident=float(np.mean(labels[train][nearest[row]] != HEALTHY)),
                     case=docs[case].case,
+                    probability=ranked[0][1],
                 )
             )
     return readings
@@ -99,8 +132,8 @@ def _unit(matrix: np.ndarray) -> np.ndarray:
 
 
 SCORES: dict[str, Callable[[Reading], float]] = {
-    "gate as fitted": lambda r: r.incident,
-    "+ healthy class": lambda r: (r.incident + 1.0 - r.healthy_class) / 2.0,
+    INCIDENT: lambda r: r.incident,
+    NAMING: lambda r: (r.incident + 1.0 - r.healthy_class) / 2.0,
     "+ neighbours": lambda r: (r.incident + r.neighbours_incident) / 2.0,
 }
 
@@ -112,6 +145,43 @@ def at_budget(readings: Sequence[Reading], score: Callable[[Reading], float], bu
     named = [r for r in readings if r.label != HEALTHY and score(r) >= threshold]
     right = sum(1 for r in named if r.ranked[0] == r.label)
     return right, len(named) - right
+
+
+def through_gate(
+    readings: Sequence[Reading], gate: tuple[float, float, float, float], reading: str = INCIDENT
+) -> dict[str, int]:
+    """What `gate`, weighing `reading` (a key of SCORES), names of the readings: incidents right first, right
+    in the top three, wrong first, and healthy texts."""
+    score = SCORES[reading]
+    named = [r for r in readings if gate_passes(score(r), r.probability, gate)]
+    incidents = [r for r in named if r.label != HEALTHY]
+    return {
+        "right": sum(1 for r in incidents if r.ranked[0] == r.label),
+        "top3": sum(1 for r in incidents if r.label in r.ranked),
+        "wrong": sum(1 for r in incidents if r.ranked[0] != r.label),
+        "healthy": len(named) - len(incidents),
+    }
+
+
+def sweep(readings: Sequence[Reading], most_healthy: int, reading: str = INCIDENT) -> list[dict[str, object]]:
+    """For each count of healthy texts named up to `most_healthy`, the gate of SWEEP_GRID weighing `reading`
+    (a key of SCORES) that names the most incidents right first (ties: the most in the top three), kept only
+    where it names more right than every gate naming fewer healthy texts: the frontier a gate is chosen
+    from."""
+    best: dict[int, tuple[tuple[int, int], tuple[float, float, float, float], dict[str, int]]] = {}
+    for gate in itertools.product(*SWEEP_GRID):
+        counts = through_gate(readings, gate, reading)
+        if counts["healthy"] > most_healthy:
+            continue
+        key = (counts["right"], counts["top3"])
+        if counts["healthy"] not in best or key > best[counts["healthy"]][0]:
+            best[counts["healthy"]] = (key, gate, counts)
+    frontier: list[dict[str, object]] = []
+    for healthy in sorted(best):
+        key, gate, counts = best[healthy]
+        if not frontier or counts["right"] > frontier[-1]["right"]:  # type: ignore[operator]
+            frontier.append({"gate": list(gate), **counts})
+    return frontier
 
 
 def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, object]:
@@ -128,6 +198,7 @@ def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, ob
         "at_budget": {
             name: {str(b): at_budget(readings, score, b) for b in budgets} for name, score in SCORES.items()
         },
+        "gates": {name: through_gate(readings, gate, reading) for name, (reading, gate) in GATES.items()},
     }
 
 
@@ -146,17 +217,44 @@ def render(figures: dict[str, object], budgets: Sequence[int]) -> str:
     for name, cells in table.items():
         counts = " | ".join(f"{cells[str(b)][0]} / {cells[str(b)][1]}" for b in budgets)
         lines.append(f"| {name} | {counts} |")
+    gates = figures["gates"]
+    assert isinstance(gates, dict)
+    lines += [
+        "",
+        "| gate | right first | right in top 3 | wrong first | healthy named |",
+        "|---|---|---|---|---|",
+    ]
+    for name, counts in gates.items():
+        reading, gate = GATES[name]
+        tally = f"{counts['right']} | {counts['top3']} | {counts['wrong']} | {counts['healthy']}"
+        lines.append(f"| {name} {gate}, {reading} | {tally} |")
+    frontier = figures.get("sweep")
+    if isinstance(frontier, list):
+        lines += ["", "| sweep: gate | right first | right in top 3 | wrong first | healthy named |"]
+        lines.append("|---|---|---|---|---|")
+        for row in frontier:
+            counts = f"{row['right']} | {row['top3']} | {row['wrong']} | {row['healthy']}"
+            lines.append(f"| {tuple(row['gate'])} | {counts} |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budgets", type=int, nargs="+", default=[5, 10, 20], help="healthy texts named")
+    parser.add_argument(
+        "--sweep", choices=("incident", "naming"), help="print the frontier of gates weighing this reading"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if any(b < 0 for b in args.budgets):
         parser.error("--budgets must be zero or more")
-    figures = summary(read_out_of_fold(silent_cases()), args.budgets)
+    readings = read_out_of_fold(silent_cases())
+    figures = summary(readings, args.budgets)
+    if args.sweep:
+        gates = figures["gates"]
+        assert isinstance(gates, dict)
+        most = max(counts["healthy"] for counts in gates.values())
+        figures["sweep"] = sweep(readings, most, INCIDENT if args.sweep == "incident" else NAMING)
     print(json.dumps(figures) if args.json else render(figures, args.budgets))
     return 0
 

@@ -79,6 +79,7 @@ __all__ = [
     "SemanticModel",
     "SemanticUnavailable",
     "default_semantic_model",
+    "gate_passes",
     "load_semantic_model",
     "semantic_incident",
     "semantic_records",
@@ -267,11 +268,17 @@ class SemanticModel(ClassReader):
 
     def passes(self, incident: float, probability: float) -> bool:
         """Whether a document with this incident reading and likeliest-signature probability is named."""
-        if probability < self.min_probability:
-            return False
-        if incident >= self.min_incident:
-            return True
-        return probability >= self.confident_probability and incident >= self.confident_min_incident
+        return gate_passes(incident, probability, self.gate)
+
+    @property
+    def gate(self) -> tuple[float, float, float, float]:
+        """The gate's settings, in `gate_passes`'s order."""
+        return (
+            self.min_probability,
+            self.min_incident,
+            self.confident_probability,
+            self.confident_min_incident,
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -325,6 +332,20 @@ class SemanticModel(ClassReader):
             cjk=cjk,
             **gate,
         )
+
+
+def gate_passes(reading: float, probability: float, gate: tuple[float, float, float, float]) -> bool:
+    """Whether a reading passes `gate` (min_probability, min_incident, confident_probability,
+    confident_min_incident): its likeliest signature at least min_probability likely, and the reading at
+    least min_incident, or at least confident_min_incident when that signature is at least
+    confident_probability likely. The runtime gates the incident reading; one function, so that a benchmark
+    weighing other settings or readings (`bench/semantic_gate.py`) gates as the runtime does."""
+    min_probability, min_incident, confident_probability, confident_min_incident = gate
+    if probability < min_probability:
+        return False
+    if reading >= min_incident:
+        return True
+    return probability >= confident_probability and reading >= confident_min_incident
 
 
 # A document read: its name, the verdict, its embedding and the class reader that named its signatures.

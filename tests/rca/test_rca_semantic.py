@@ -123,7 +123,7 @@ def test_the_weights_name_catalog_signatures_and_were_fitted_on_this_encoder() -
     assert "none" in model.classes and len(model.classes) >= 40
     assert model.model_sha256 == emb.MODEL_SHA256
     fit = load_bench_script("fit_semantic_tier")
-    assert fit.gate(model) == (
+    assert model.gate == (
         fit.MIN_PROBABILITY,
         fit.MIN_INCIDENT,
         fit.CONFIDENT_PROBABILITY,

@@ -38,7 +38,7 @@ def test_a_budget_lets_exactly_that_many_healthy_texts_through() -> None:
         _reading(bench, "gpu_not_visible", "gpu_not_visible", 0.7),  # right, between the two healthy texts
         _reading(bench, "gpu_not_visible", "gpu_not_visible", 0.1),  # right, below both
     ]
-    score = bench.SCORES["gate as fitted"]
+    score = bench.SCORES["incident reading"]
     assert bench.at_budget(readings, score, 0) == (1, 1)
     assert bench.at_budget(readings, score, 1) == (2, 1)
     assert bench.at_budget(readings, score, 2) == (3, 1)  # every text through
@@ -57,7 +57,71 @@ def test_the_summary_counts_the_fitted_gate_and_the_top_three() -> None:
     assert (figures["silent_incidents"], figures["silent_healthy"]) == (3, 1)
     assert (figures["likeliest_right"], figures["top3_right"]) == (1, 2)
     assert (figures["gate_right"], figures["gate_wrong"], figures["gate_healthy"]) == (1, 1, 1)
-    assert "| gate as fitted | 1 / 0 |" in bench.render(figures, [0])
+    assert "| incident reading | 1 / 0 |" in bench.render(figures, [0])
+
+
+def test_each_gate_counts_what_it_names_over_the_same_readings() -> None:
+    """A gate names a reading whose likeliest signature passes min_probability and whose incident reading
+    passes min_incident, or confident_min_incident when that signature passes confident_probability; right
+    first, right in the top three, wrong and healthy are counted apart."""
+    bench = _bench()
+
+    def read(label: str, top: str, incident: float, probability: float) -> object:
+        return bench.Reading(
+            label=label,
+            ranked=(top, "other_a", "other_b"),
+            passes=False,
+            incident=incident,
+            healthy_class=1.0 - incident,  # the naming reading equals the incident reading
+            neighbours_incident=0.0,
+            probability=probability,
+        )
+
+    readings = [
+        read("nccl_timeout", "nccl_timeout", 0.9, 0.5),  # through on its reading
+        read("other_a", "cuda_oom_capacity", 0.9, 0.5),  # through, wrong first, right second
+        read("gpu_not_visible", "gpu_not_visible", 0.82, 0.75),  # through only on the confident path
+        read("gpu_not_visible", "gpu_not_visible", 0.95, 0.25),  # its likeliest under min_probability
+        read("none", "nccl_timeout", 0.86, 0.4),  # healthy, through
+        read("none", "nccl_timeout", 0.5, 0.99),  # healthy, under both bars
+    ]
+    gate = (0.3, 0.85, 0.7, 0.8)
+    assert bench.through_gate(readings, gate) == {"right": 2, "top3": 3, "wrong": 1, "healthy": 1}
+    stricter = (0.3, 0.85, 0.8, 0.8)  # the confident path needs 0.8 now
+    assert bench.through_gate(readings, stricter) == {"right": 1, "top3": 2, "wrong": 1, "healthy": 1}
+    assert set(bench.GATES) == {"as fitted", "thirty-fifth session, not shipped"}
+
+
+def test_the_sweep_keeps_the_gates_that_name_more_right_for_each_healthy_text() -> None:
+    """The sweep's frontier: a healthy text read as surely as an incident is named only by gates that name
+    that incident too; a row is kept only where it names more right than every row naming fewer healthy."""
+    bench = _bench()
+
+    def read(label: str, incident: float, probability: float) -> object:
+        top = label if label != "none" else "nccl_timeout"
+        return bench.Reading(
+            label=label,
+            ranked=(top, "other_a", "other_b"),
+            passes=False,
+            incident=incident,
+            healthy_class=1.0 - incident,  # the naming reading equals the incident reading
+            neighbours_incident=0.0,
+            probability=probability,
+        )
+
+    readings = [
+        read("nccl_timeout", 0.99, 0.9),  # through every gate of the grid
+        read("gpu_not_visible", 0.82, 0.75),  # through only on a confident path
+        read("none", 0.83, 0.5),  # healthy: through only under a min_incident of 0.83 or less
+        read("cuda_oom_capacity", 0.6, 0.95),  # under every gate's bars
+    ]
+    frontier = bench.sweep(readings, most_healthy=1)
+    assert [(row["right"], row["healthy"]) for row in frontier] == [(2, 0)]
+    gate = tuple(frontier[0]["gate"])
+    assert bench.through_gate(readings, gate) == {"right": 2, "top3": 2, "wrong": 0, "healthy": 0}
+    assert bench.sweep(readings, most_healthy=0) == frontier
+    # weighing the mean with the class reader's share outside healthy (here 1 - incident: the same reading)
+    assert bench.sweep(readings, most_healthy=1, reading="+ healthy class") == frontier
 
 
 def test_a_negative_budget_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
