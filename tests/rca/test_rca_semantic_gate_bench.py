@@ -17,7 +17,11 @@ def _bench() -> ModuleType:
     return load_bench_script("semantic_gate")
 
 
-def _reading(bench: ModuleType, label: str, top: str, incident: float, passes: bool = False) -> object:
+def _reading(
+    bench: ModuleType, label: str, top: str, incident: float, passes: bool = False, probability: float = 0.0
+) -> object:
+    """A silent text read: `top` its likeliest signature (at `probability`); the class reader's share outside
+    healthy text and the neighbours' equal the incident reading, so every reading a gate may weigh agrees."""
     return bench.Reading(
         label=label,
         ranked=(top, "other_a", "other_b"),
@@ -25,6 +29,7 @@ def _reading(bench: ModuleType, label: str, top: str, incident: float, passes: b
         incident=incident,
         healthy_class=1.0 - incident,
         neighbours_incident=incident,
+        probability=probability,
     )
 
 
@@ -65,25 +70,16 @@ def test_each_gate_counts_what_it_names_over_the_same_readings() -> None:
     passes min_incident, or confident_min_incident when that signature passes confident_probability; right
     first, right in the top three, wrong and healthy are counted apart."""
     bench = _bench()
-
-    def read(label: str, top: str, incident: float, probability: float) -> object:
-        return bench.Reading(
-            label=label,
-            ranked=(top, "other_a", "other_b"),
-            passes=False,
-            incident=incident,
-            healthy_class=1.0 - incident,  # the naming reading equals the incident reading
-            neighbours_incident=0.0,
-            probability=probability,
-        )
-
     readings = [
-        read("nccl_timeout", "nccl_timeout", 0.9, 0.5),  # through on its reading
-        read("other_a", "cuda_oom_capacity", 0.9, 0.5),  # through, wrong first, right second
-        read("gpu_not_visible", "gpu_not_visible", 0.82, 0.75),  # through only on the confident path
-        read("gpu_not_visible", "gpu_not_visible", 0.95, 0.25),  # its likeliest under min_probability
-        read("none", "nccl_timeout", 0.86, 0.4),  # healthy, through
-        read("none", "nccl_timeout", 0.5, 0.99),  # healthy, under both bars
+        _reading(bench, "nccl_timeout", "nccl_timeout", 0.9, probability=0.5),  # through on its reading
+        # through, wrong first, right second
+        _reading(bench, "other_a", "cuda_oom_capacity", 0.9, probability=0.5),
+        # through only on the confident path
+        _reading(bench, "gpu_not_visible", "gpu_not_visible", 0.82, probability=0.75),
+        # its likeliest under min_probability
+        _reading(bench, "gpu_not_visible", "gpu_not_visible", 0.95, probability=0.25),
+        _reading(bench, "none", "nccl_timeout", 0.86, probability=0.4),  # healthy, through
+        _reading(bench, "none", "nccl_timeout", 0.5, probability=0.99),  # healthy, under both bars
     ]
     gate = (0.3, 0.85, 0.7, 0.8)
     assert bench.through_gate(readings, gate) == {"right": 2, "top3": 3, "wrong": 1, "healthy": 1}
@@ -96,24 +92,15 @@ def test_the_sweep_keeps_the_gates_that_name_more_right_for_each_healthy_text() 
     """The sweep's frontier: a healthy text read as surely as an incident is named only by gates that name
     that incident too; a row is kept only where it names more right than every row naming fewer healthy."""
     bench = _bench()
-
-    def read(label: str, incident: float, probability: float) -> object:
-        top = label if label != "none" else "nccl_timeout"
-        return bench.Reading(
-            label=label,
-            ranked=(top, "other_a", "other_b"),
-            passes=False,
-            incident=incident,
-            healthy_class=1.0 - incident,  # the naming reading equals the incident reading
-            neighbours_incident=0.0,
-            probability=probability,
-        )
-
     readings = [
-        read("nccl_timeout", 0.99, 0.9),  # through every gate of the grid
-        read("gpu_not_visible", 0.82, 0.75),  # through only on a confident path
-        read("none", 0.83, 0.5),  # healthy: through only under a min_incident of 0.83 or less
-        read("cuda_oom_capacity", 0.6, 0.95),  # under every gate's bars
+        # through every gate of the grid
+        _reading(bench, "nccl_timeout", "nccl_timeout", 0.99, probability=0.9),
+        # through only on a confident path
+        _reading(bench, "gpu_not_visible", "gpu_not_visible", 0.82, probability=0.75),
+        # healthy: through only under a min_incident of 0.83 or less
+        _reading(bench, "none", "nccl_timeout", 0.83, probability=0.5),
+        # under every gate's bars
+        _reading(bench, "cuda_oom_capacity", "cuda_oom_capacity", 0.6, probability=0.95),
     ]
     frontier = bench.sweep(readings, most_healthy=1)
     assert [(row["right"], row["healthy"]) for row in frontier] == [(2, 0)]
@@ -183,11 +170,21 @@ def test_the_support_sweep_counts_what_each_bar_withholds() -> None:
     }
     rows = {row["bar"]: row for row in bench.support_sweep(results, readings)}
     assert rows[0.005] == {
-        "bar": 0.005, "healthy_cleared": 0, "top1_lost": 0, "top1_gained": 1, "top3_lost": 0, "top3_gained": 0
+        "bar": 0.005,
+        "healthy_cleared": 0,
+        "top1_lost": 0,
+        "top1_gained": 1,
+        "top3_lost": 0,
+        "top3_gained": 0,
     }
     assert rows[0.01] == rows[0.005] | {"bar": 0.01}
     assert rows[0.02] == {
-        "bar": 0.02, "healthy_cleared": 1, "top1_lost": 1, "top1_gained": 1, "top3_lost": 1, "top3_gained": 0
+        "bar": 0.02,
+        "healthy_cleared": 1,
+        "top1_lost": 1,
+        "top1_gained": 1,
+        "top3_lost": 1,
+        "top3_gained": 0,
     }
 
 
