@@ -80,7 +80,7 @@ def render(results: dict[str, dict[str, object]], budgets: Sequence[int]) -> str
     ]
     for view, fig in results.items():
         at: dict[str, dict[str, list[int]]] = fig["at_budget"]  # type: ignore[assignment]
-        gate, blend = at["gate as fitted"], at["+ healthy class"]
+        gate, blend = at[semantic_gate.INCIDENT], at[semantic_gate.NAMING]
         cells = " | ".join(f"{gate[str(b)][0]} / {gate[str(b)][1]} ({blend[str(b)][0]})" for b in budgets)
         lines.append(
             f"| {view} | {fig['likeliest_right']} ({fig['top3_right']}) of {fig['silent_incidents']} | "
