@@ -178,7 +178,7 @@ def sweep(readings: Sequence[Reading], most_healthy: int, reading: str = INCIDEN
             best[counts["healthy"]] = (key, gate, counts)
     frontier: list[dict[str, object]] = []
     for healthy in sorted(best):
-        key, gate, counts = best[healthy]
+        _, gate, counts = best[healthy]
         if not frontier or counts["right"] > frontier[-1]["right"]:  # type: ignore[operator]
             frontier.append({"gate": list(gate), **counts})
     return frontier
