@@ -25,7 +25,8 @@ promoted in the thirty-third, and heldout30 (scored fourteen times), promoted in
 heldout32 (scored seventeen times), promoted in the thirty-fifth. heldout33 (at the end of the thirty-second)
 and heldout34 and heldout35 (at the start of the thirty-third, before and after heldout31's promotion) and
 heldout36 (at its end, after its last change to the engine) and heldout37 (at the start of the thirty-fourth)
-and heldout38 (at the start of the thirty-fifth) are held out.
+and heldout38 (at the start of the thirty-fifth) and heldout39 (at the start of the thirty-sixth) are held
+out.
 """
 
 from __future__ import annotations
@@ -44,4 +45,5 @@ REAL_HELDOUT = (
     "heldout36",
     "heldout37",
     "heldout38",
+    "heldout39",
 )

@@ -2,7 +2,7 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout33/`, `heldout34/`, `heldout35/`, `heldout36/`, `heldout37/`, `heldout38/`) are not
+`heldout33/`, `heldout34/`, `heldout35/`, `heldout36/`, `heldout37/`, `heldout38/`, `heldout39/`) are not
 scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch,
 `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
 `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
@@ -43,12 +43,12 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     header = (
         "| signature | tune | heldout2 | heldout4 | heldout9 "
-        "| heldout33 | heldout34 | heldout35 | heldout36 | heldout37 | heldout38 |"
+        "| heldout33 | heldout34 | heldout35 | heldout36 | heldout37 | heldout38 | heldout39 |"
     )
     assert header in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
     counts = [int(n) for n in cases.strip("| ").split("|")[1:]]
-    assert counts == [3853, 105, 90, 87, 39, 40, 42, 42, 40, 43]
+    assert counts == [3853, 105, 90, 87, 39, 40, 42, 42, 40, 43, 41]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -167,9 +167,10 @@ def test_heldout10_to_heldout32_were_promoted_whole(capsys: pytest.CaptureFixtur
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
 # heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout33 on 2026-12-05
 # at the end of the thirty-second, heldout34 and heldout35 at the start of the
-# thirty-third and heldout36 at its end, heldout37 at the start of the thirty-fourth and heldout38 at the
-# start of the thirty-fifth, by helpers that never ran the engine, four parts each (most threads claimed by
-# then: the thinnest batches yet). heldout2 is counted by the first test.
+# thirty-third and heldout36 at its end, heldout37 at the start of the thirty-fourth, heldout38 at the
+# start of the thirty-fifth and heldout39 at the start of the thirty-sixth, by helpers that never ran the
+# engine, four parts each (most threads claimed by then: the thinnest batches yet). heldout2 is counted by
+# the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
     ("heldout9", 87, 10, 40, ("README.md",)),
@@ -179,6 +180,7 @@ HELDOUT_COUNTS = [
     ("heldout36", 42, 13, 11, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout37", 40, 10, 14, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout38", 43, 11, 12, tuple(f"README_{part}.md" for part in "ABCD")),
+    ("heldout39", 41, 11, 11, tuple(f"README_{part}.md" for part in "ABCD")),
 ]
 
 
@@ -301,7 +303,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     # in tune/ now: such a folder is not scored
     promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 33)))
     held_out = bench.REAL_HELDOUT
-    assert len(held_out) == 9 and not set(held_out) & set(promoted)
+    assert len(held_out) == 10 and not set(held_out) & set(promoted)
     for part in ("tune", *held_out, *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
@@ -319,11 +321,11 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         # the tune split itself is scored (its misses printed) only with --real
         assert ("engine, real text: tune" in out) == ("--real" in flags)
         assert ("[engine, real text: tune] secret_tune_case" in out) == ("--real" in flags)
-        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 39))
+        every_batch = (2, 4, 5, 6, 7, 8, 9, *range(10, 40))
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "9"  # cases: one fake case from each of the nine batches
+        assert pooled[len(label) :].split()[0] == "10"  # cases: one fake case from each of the ten batches
         promoted_numbers = (3, 5, 6, 7, 8, *range(10, 33))
         # a whole word: "heldout3" is the start of "heldout33", a batch held out now
         assert not any(re.search(rf"real text: heldout{n}\b", out) for n in promoted_numbers)
