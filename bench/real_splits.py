@@ -22,11 +22,11 @@ promoted in the twenty-seventh, and heldout24 (scored six times), promoted in th
 thirtieth, and heldout27 (scored nine times) and heldout28 (scored eight times), promoted in the thirty-first,
 and heldout29 (scored seven times), promoted in the thirty-second, and heldout31 (scored seven times),
 promoted in the thirty-third, and heldout30 (scored fourteen times), promoted in the thirty-fourth, and
-heldout32 (scored seventeen times), promoted in the thirty-fifth. heldout33 (at the end of the thirty-second)
-and heldout34 and heldout35 (at the start of the thirty-third, before and after heldout31's promotion) and
-heldout36 (at its end, after its last change to the engine) and heldout37 (at the start of the thirty-fourth)
-and heldout38 (at the start of the thirty-fifth) and heldout39 (at the start of the thirty-sixth) are held
-out.
+heldout32 (scored seventeen times), promoted in the thirty-fifth, and heldout34 (scored seventeen times),
+promoted in the thirty-sixth. heldout33 (at the end of the thirty-second) and heldout35 (at the start of the
+thirty-third, after heldout31's promotion) and heldout36 (at its end, after its last change to the engine)
+and heldout37 (at the start of the thirty-fourth) and heldout38 (at the start of the thirty-fifth) and
+heldout39 (at the start of the thirty-sixth) are held out.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ REAL_HELDOUT = (
     "heldout4",
     "heldout9",
     "heldout33",
-    "heldout34",
     "heldout35",
     "heldout36",
     "heldout37",

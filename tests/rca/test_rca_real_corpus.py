@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout33/, heldout34/, heldout35/,
+heldout33/, heldout35/,
 heldout36/, heldout37/, heldout38/, heldout39/) are
 scored
 only by `bench/rca.py --real-heldout`
@@ -180,10 +180,11 @@ TUNE = REAL / "tune"
 # healthy), all three files refitted on the 3730: 2697/2951, 2711/2951, 30/779; tune21 gathered (84 cases, 25
 # healthy), all three files refitted on the 3814: 2744/3010, 2758/3010, 37/804. Thirty-fifth session:
 # heldout32 promoted (39 cases, 10 healthy), all three files refitted on the 3853: 2766/3039, 2780/3039,
-# 37/814.
+# 37/814. Thirty-sixth session: heldout34 promoted (40 cases, 12 healthy), all three files refitted on the
+# 3893: 2785/3067, 2799/3067, 37/826.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2766
-MEASURED_TOP3 = 2780
+MEASURED_TOP1 = 2785
+MEASURED_TOP3 = 2799
 MEASURED_FALSE_CAUSES = 37
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -241,17 +242,18 @@ MEASURED_FALSE_CAUSES = 37
 # 3563 (tune18 in): 2742/2844, 2794/2844, 5/719; on the 3641 (tune19 in): 2788/2896, 2842/2896, 5/745; on
 # the 3730 (tune20 in): 2842/2951, 2898/2951, 5/779; on the 3814 (tune21 in): 2891/3010, 2949/3010, 9/804.
 # Thirty-fifth session, all files refitted on the 3853 (heldout32 in): 2920/3039, 2978/3039, 9/814.
-MEASURED_SEMANTIC_TOP1 = 2920
-MEASURED_SEMANTIC_TOP3 = 2978
+# Thirty-sixth session, all files refitted on the 3893 (heldout34 in): 2946/3067, 3005/3067, 9/826.
+MEASURED_SEMANTIC_TOP1 = 2946
+MEASURED_SEMANTIC_TOP3 = 3005
 MEASURED_SEMANTIC_FALSE_CAUSES = 9
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3853
+    assert len(cases) == 3893
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3039 and result.healthy_cases == 814
+    assert incidents == 3067 and result.healthy_cases == 826
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)

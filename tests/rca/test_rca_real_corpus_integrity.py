@@ -2,7 +2,7 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout33/`, `heldout34/`, `heldout35/`, `heldout36/`, `heldout37/`, `heldout38/`, `heldout39/`) are not
+`heldout33/`, `heldout35/`, `heldout36/`, `heldout37/`, `heldout38/`, `heldout39/`) are not
 scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch,
 `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
 `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
@@ -43,12 +43,12 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     header = (
         "| signature | tune | heldout2 | heldout4 | heldout9 "
-        "| heldout33 | heldout34 | heldout35 | heldout36 | heldout37 | heldout38 | heldout39 |"
+        "| heldout33 | heldout35 | heldout36 | heldout37 | heldout38 | heldout39 |"
     )
     assert header in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
     counts = [int(n) for n in cases.strip("| ").split("|")[1:]]
-    assert counts == [3853, 105, 90, 87, 39, 40, 42, 42, 40, 43, 41]
+    assert counts == [3893, 105, 90, 87, 39, 42, 42, 40, 43, 41]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -67,14 +67,15 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     (43 cases, 10 healthy) in the twenty-ninth, heldout26 (40 cases, 8 healthy) in the thirtieth, heldout27
     (40 cases, 8 healthy) and heldout28 (36 cases, 7 healthy) in the thirty-first, heldout29 (30 cases, 6
     healthy) in the thirty-second, heldout31 (42 cases, 13 healthy) in the thirty-third, heldout30 (38 cases,
-    9 healthy) in the thirty-fourth, heldout32 (39 cases, 10 healthy) in the thirty-fifth: none has a column
+    9 healthy) in the thirty-fourth, heldout32 (39 cases, 10 healthy) in the thirty-fifth, heldout34 (40
+    cases, 12 healthy) in the thirty-sixth: none has a column
     of its own and tune holds 179 + 90 + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81
-    + 77 + 73 + 76 + 40 + 40 + 43 + 40 + 40 + 36 + 30 + 42 + 38 + 39 cases, at least 18 + 9 + 10 + 10 + 10 +
-    10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 + 10 + 8 + 8 + 7 + 6 + 13 + 9
-    + 10 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 + 100 cases (12 + 12 + 12 + 16 + 10 + 14 +
-    10 + 11 healthy) gathered straight into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B, TUNE10A/10B
-    and TUNE11A/11B_README.md), plus the 60 + 59 healthy texts of TUNE12A/12B_README.md, plus the 49 + 58
-    cases (15 + 21 healthy) of TUNE13A/13B_README.md, plus the 50 + 50 cases (11 + 11 healthy) of
+    + 77 + 73 + 76 + 40 + 40 + 43 + 40 + 40 + 36 + 30 + 42 + 38 + 39 + 40 cases, at least 18 + 9 + 10 + 10
+    + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 + 10 + 8 + 8 + 7 + 6
+    + 13 + 9 + 10 + 12 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 + 100 cases (12 + 12 + 12 + 16
+    + 10 + 14 + 10 + 11 healthy) gathered straight into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B,
+    TUNE10A/10B and TUNE11A/11B_README.md), plus the 60 + 59 healthy texts of TUNE12A/12B_README.md, plus
+    the 49 + 58 cases (15 + 21 healthy) of TUNE13A/13B_README.md, plus the 50 + 50 cases (11 + 11 healthy) of
     TUNE14A/14B_README.md, plus the 50 + 50 cases (11 + 10 healthy) of TUNE15A/15B_README.md, plus the 20 + 16
     cases (8 + 7 healthy) of TUNE16A/16B_README.md, plus the 25 + 28 cases (5 + 11 healthy) of
     TUNE17A/17B_README.md, plus the 26 + 23 + 22 + 23 cases (7 + 6 + 6 + 6 healthy) of
@@ -114,6 +115,7 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
         "heldout31",
         "heldout30",
         "heldout32",
+        "heldout34",
     }
     assert not promoted & set(header)
     column = header.index("tune")
@@ -121,8 +123,8 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     def cell(label: str) -> int:
         return int(next(r for r in rows if r.startswith(f"| {label}")).split("|")[column])
 
-    assert cell("**cases**") == 3853
-    assert cell("(healthy)") >= 814
+    assert cell("**cases**") == 3893
+    assert cell("(healthy)") >= 826
 
 
 def _column(rows: list[str], part: str) -> dict[str, int]:
@@ -135,7 +137,7 @@ def _column(rows: list[str], part: str) -> dict[str, int]:
     }
 
 
-def test_heldout10_to_heldout32_were_promoted_whole(capsys: pytest.CaptureFixture[str]) -> None:
+def test_heldout10_to_heldout32_and_heldout34_were_promoted_whole(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout10 (tenth batch, 88 cases), heldout11 (eleventh, 94 cases) and heldout12 (twelfth, 99 cases)
     were promoted into tune/ in the tenth, eleventh and twelfth sessions after two looks each, heldout13
     (thirteenth, 99 cases) in the thirteenth after three, heldout14 (fourteenth, 99 cases) in the fourteenth
@@ -152,12 +154,13 @@ def test_heldout10_to_heldout32_were_promoted_whole(capsys: pytest.CaptureFixtur
     36 cases, four parts) in the thirty-first after eight, heldout29 (twenty-ninth, 30 cases, four parts) in
     the thirty-second after seven, heldout31 (thirty-first, 42 cases, four parts) in the thirty-third after
     seven, heldout30 (thirtieth, 38 cases, four parts) in the thirty-fourth after fourteen, heldout32
-    (thirty-second, 39 cases, four parts) in the thirty-fifth after seventeen: no folder or
-    column of their own is left, and their READMEs moved to tune/."""
+    (thirty-second, 39 cases, four parts) in the thirty-fifth after seventeen, heldout34 (thirty-fourth, 40
+    cases, four parts) in the thirty-sixth after seventeen: no folder or column of their own is left, and
+    their READMEs moved to tune/."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     header = [c.strip() for c in capsys.readouterr().out.splitlines()[0].split("|")]
-    parts = {batch: "ABCD" for batch in (f"heldout{n}" for n in range(16, 33))}
-    for batch in (f"heldout{n}" for n in range(10, 33)):
+    parts = {batch: "ABCD" for batch in (f"heldout{n}" for n in (*range(16, 33), 34))}
+    for batch in (f"heldout{n}" for n in (*range(10, 33), 34)):
         assert batch not in header
         assert not (REAL / batch).exists()
         for part in parts.get(batch, "AB"):
@@ -166,16 +169,14 @@ def test_heldout10_to_heldout32_were_promoted_whole(capsys: pytest.CaptureFixtur
 
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
 # heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout33 on 2026-12-05
-# at the end of the thirty-second, heldout34 and heldout35 at the start of the
-# thirty-third and heldout36 at its end, heldout37 at the start of the thirty-fourth, heldout38 at the
-# start of the thirty-fifth and heldout39 at the start of the thirty-sixth, by helpers that never ran the
-# engine, four parts each (most threads claimed by then: the thinnest batches yet). heldout2 is counted by
-# the first test.
+# at the end of the thirty-second, heldout35 at the start of the thirty-third and heldout36 at its end,
+# heldout37 at the start of the thirty-fourth, heldout38 at the start of the thirty-fifth and heldout39 at
+# the start of the thirty-sixth, by helpers that never ran the engine, four parts each (most threads claimed
+# by then: the thinnest batches yet). heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
     ("heldout9", 87, 10, 40, ("README.md",)),
     ("heldout33", 39, 11, 9, tuple(f"README_{part}.md" for part in "ABCD")),
-    ("heldout34", 40, 12, 11, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout35", 42, 12, 14, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout36", 42, 13, 11, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout37", 40, 10, 14, tuple(f"README_{part}.md" for part in "ABCD")),
@@ -301,9 +302,9 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     real = tmp_path / "tests" / "rca" / "real_corpus"
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
-    promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 33)))
+    promoted = tuple(f"heldout{n}" for n in (5, 6, 7, 8, *range(10, 33), 34))
     held_out = bench.REAL_HELDOUT
-    assert len(held_out) == 10 and not set(held_out) & set(promoted)
+    assert len(held_out) == 9 and not set(held_out) & set(promoted)
     for part in ("tune", *held_out, *promoted):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
@@ -325,7 +326,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         assert not any(f"secret_heldout{n}_case" in out for n in every_batch)
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "10"  # cases: one fake case from each of the ten batches
-        promoted_numbers = (3, 5, 6, 7, 8, *range(10, 33))
+        assert pooled[len(label) :].split()[0] == "9"  # cases: one fake case from each of the nine batches
+        promoted_numbers = (3, 5, 6, 7, 8, *range(10, 33), 34)
         # a whole word: "heldout3" is the start of "heldout33", a batch held out now
         assert not any(re.search(rf"real text: heldout{n}\b", out) for n in promoted_numbers)
