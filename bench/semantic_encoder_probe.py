@@ -80,11 +80,12 @@ def render(results: dict[str, dict[str, object]], budgets: Sequence[int]) -> str
     ]
     for view, fig in results.items():
         at: dict[str, dict[str, list[int]]] = fig["at_budget"]  # type: ignore[assignment]
+        fitted = semantic_gate.fitted_gate(fig)
         gate, blend = at[semantic_gate.INCIDENT], at[semantic_gate.NAMING]
         cells = " | ".join(f"{gate[str(b)][0]} / {gate[str(b)][1]} ({blend[str(b)][0]})" for b in budgets)
         lines.append(
             f"| {view} | {fig['likeliest_right']} ({fig['top3_right']}) of {fig['silent_incidents']} | "
-            f"{fig['gate_right']} / {fig['gate_wrong']} / {fig['gate_healthy']} of {fig['silent_healthy']} | "
+            f"{fitted['right']} / {fitted['wrong']} / {fitted['healthy']} of {fig['silent_healthy']} | "
             f"{cells} |"
         )
     return "\n".join(lines)

@@ -43,13 +43,15 @@ FOLDS = 10
 NEIGHBOURS = 10
 # The readings a gate may weigh (keys of SCORES): the runtime's, and its mean with the class reader's.
 INCIDENT, NAMING = "incident reading", "+ healthy class"
+# The key in GATES (and in the summary's "gates") of the gate the runtime was fitted with.
+FITTED = "as fitted"
 # The gates weighed over the same readings, each with the reading it weighs and its settings in gate_passes's
 # order (min_probability, min_incident, confident_probability, confident_min_incident): the one fitted (the
 # thirteenth session's), and the one the thirty-fifth chose on `+ healthy class` by the same rule (the most
 # named right, no more healthy named) and did not ship: on the held-out batches it named 5 more of 427
 # incidents first and 3 more of 101 healthy texts (docs/BENCHMARKS.md).
 GATES: dict[str, tuple[str, tuple[float, float, float, float]]] = {
-    "as fitted": (
+    FITTED: (
         INCIDENT,
         (
             fit_semantic_tier.MIN_PROBABILITY,
@@ -187,15 +189,11 @@ def sweep(readings: Sequence[Reading], most_healthy: int, reading: str = INCIDEN
 def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, object]:
     incidents = [r for r in readings if r.label != HEALTHY]
     gates = {name: through_gate(readings, gate, reading) for name, (reading, gate) in GATES.items()}
-    fitted = gates["as fitted"]
     return {
         "silent_incidents": len(incidents),
         "silent_healthy": len(readings) - len(incidents),
         "likeliest_right": sum(1 for r in incidents if r.ranked[0] == r.label),
         "top3_right": sum(1 for r in incidents if r.label in r.ranked),
-        "gate_right": fitted["right"],
-        "gate_wrong": fitted["wrong"],
-        "gate_healthy": fitted["healthy"],
         "at_budget": {
             name: {str(b): at_budget(readings, score, b) for b in budgets} for name, score in SCORES.items()
         },
@@ -203,12 +201,20 @@ def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, ob
     }
 
 
+def fitted_gate(figures: dict[str, object]) -> dict[str, int]:
+    """What the fitted gate names in a summary's figures (its row of `gates`)."""
+    gates = figures["gates"]
+    assert isinstance(gates, dict)
+    return dict(gates[FITTED])
+
+
 def render(figures: dict[str, object], budgets: Sequence[int]) -> str:
+    fitted = fitted_gate(figures)
     lines = [
         f"silent out of fold: {figures['silent_incidents']} incidents, {figures['silent_healthy']} healthy",
         f"likeliest signature right: {figures['likeliest_right']} (top 3: {figures['top3_right']})",
-        f"the fitted gate names {figures['gate_right']} right, {figures['gate_wrong']} wrong, "
-        f"{figures['gate_healthy']} healthy",
+        f"the fitted gate names {fitted['right']} right, {fitted['wrong']} wrong, "
+        f"{fitted['healthy']} healthy",
         "",
         "| incident reading | " + " | ".join(f"{b} healthy named: right / wrong" for b in budgets) + " |",
         "|---|" + "---|" * len(budgets),

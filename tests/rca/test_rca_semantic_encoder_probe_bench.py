@@ -34,7 +34,7 @@ def test_the_encoder_view_is_put_back_even_when_the_run_fails() -> None:
 def _passing_at_half(monkeypatch: pytest.MonkeyPatch, gate: ModuleType) -> None:
     """The fitted gate, for these tests: a reading of at least 0.5 whose likeliest signature is at least 0.2
     likely is named."""
-    monkeypatch.setitem(gate.GATES, "as fitted", (gate.INCIDENT, (0.2, 0.5, 1.0, 1.0)))
+    monkeypatch.setitem(gate.GATES, gate.FITTED, (gate.INCIDENT, (0.2, 0.5, 1.0, 1.0)))
 
 
 def test_the_table_reads_each_views_figures(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,5 +74,6 @@ def test_texts_are_split_by_script_and_each_part_counted_alone(monkeypatch: pyte
     ]
     parts = bench.by_script(readings, {"ja_nccl", "ja_healthy"}, [0])
     assert (parts["CJK texts"]["silent_incidents"], parts["CJK texts"]["silent_healthy"]) == (1, 1)
-    assert (parts["CJK texts"]["gate_right"], parts["CJK texts"]["gate_healthy"]) == (1, 1)
+    cjk_gate = gate.fitted_gate(parts["CJK texts"])
+    assert (cjk_gate["right"], cjk_gate["healthy"]) == (1, 1)
     assert (parts["other texts"]["silent_incidents"], parts["other texts"]["likeliest_right"]) == (1, 0)

@@ -53,7 +53,7 @@ def test_the_summary_counts_the_fitted_gate_and_the_top_three(monkeypatch: pytes
     """The fitted gate's tally is what that gate of GATES names (here one passing every reading of at least
     0.5 whose likeliest signature is at least 0.2 likely)."""
     bench = _bench()
-    monkeypatch.setitem(bench.GATES, "as fitted", ("incident reading", (0.2, 0.5, 1.0, 1.0)))
+    monkeypatch.setitem(bench.GATES, bench.FITTED, ("incident reading", (0.2, 0.5, 1.0, 1.0)))
     readings = [
         _reading(bench, "none", "nccl_timeout", 0.9, probability=0.5),
         _reading(bench, "nccl_timeout", "nccl_timeout", 0.95, probability=0.5),
@@ -64,7 +64,8 @@ def test_the_summary_counts_the_fitted_gate_and_the_top_three(monkeypatch: pytes
     figures = bench.summary(readings, [0])
     assert (figures["silent_incidents"], figures["silent_healthy"]) == (3, 1)
     assert (figures["likeliest_right"], figures["top3_right"]) == (1, 2)
-    assert (figures["gate_right"], figures["gate_wrong"], figures["gate_healthy"]) == (1, 1, 1)
+    fitted = bench.fitted_gate(figures)
+    assert (fitted["right"], fitted["wrong"], fitted["healthy"]) == (1, 1, 1)
     assert "| incident reading | 1 / 0 |" in bench.render(figures, [0])
 
 
