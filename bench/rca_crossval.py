@@ -28,16 +28,19 @@ counted: a lower bound of top-3 after).
 `--groups N` leaves out N groups of repositories in turn (round-robin
 over the sorted repositories) instead of one repository at a time: each fold still holds out whole
 repositories, and the run takes N fits instead of one per repository (since the prose tier's second reader,
-a fit costs ~10 s, and the tune split holds 500+ repositories).
+a fit costs ~10 s, and the tune split holds 500+ repositories). `--seed S` (S > 0) deals the repositories
+into the groups in an order shuffled by S instead of sorted: which repositories share a fold moves the
+out-of-fold figures by more than many changes gain, so a change is judged over several seeds.
 
-    python bench/rca_crossval.py [--priors] [--no-prose] [--no-agree] [--semantic] [--groups N] [--json]
-                                 [--failures] [--incident-sweep]
+    python bench/rca_crossval.py [--priors] [--no-prose] [--no-agree] [--semantic] [--groups N [--seed S]]
+                                 [--json] [--failures] [--incident-sweep]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from collections import defaultdict
@@ -70,6 +73,15 @@ SUPPORT_SWEEP = (0.005, 0.01, 0.02, 0.05)
 # probability the semantic tier gives its signature when it rests on words (else None).
 Reading = tuple[tuple[str, ...], bool, float | None, tuple[float | None, ...]]
 _WORD_TIERS = (EvidenceTier.TEXT.value, EvidenceTier.PROSE.value)
+
+
+def fold_of(repos: set[str], groups: int, seed: int = 0) -> dict[str, int]:
+    """Each repository's fold: one fold a repository when `groups` is 0, else round-robin into `groups`,
+    over the sorted repositories (seed 0) or over an order shuffled by `seed`."""
+    order = sorted(repos)
+    if seed:
+        random.Random(seed).shuffle(order)
+    return {r: (i % groups if groups > 0 else i) for i, r in enumerate(order)}
 
 
 def _repo(case: Case) -> str:
@@ -168,11 +180,12 @@ def crossval(
     groups: int = 0,
     semantic: bool = False,
     readings: dict[str, Reading] | None = None,
+    seed: int = 0,
 ) -> tuple[list[CaseResult], int]:
     """Every tune case diagnosed by a catalog and prose model fitted without its repository; and the
     number of folds. `prose=False` diagnoses with the prose tier off; `semantic=True` with the semantic
     tier fitted per fold (off otherwise); `groups` > 0 holds out that many groups of repositories in turn
-    instead of one repository at a time.
+    instead of one repository at a time, dealt into them in the order `seed` gives (`fold_of`).
 
     `readings` (with `semantic`): diagnose with no cause withheld and record each case's reading there.
 
@@ -187,18 +200,17 @@ def crossval(
     synthetic = [(c, h) for c, h in hits if c.path.parent != TUNE]
     # the prose documents of a tune case carry its repository as their group (fit_prose_tier._repo)
     docs = [*corpus_docs([TUNE, SYNTHETIC]), *prior_docs()] if prose else []
-    repos = sorted({_repo(case) for case, _ in tune})
-    fold_of = {r: (i % groups if groups > 0 else i) for i, r in enumerate(repos)}
+    fold = fold_of({_repo(case) for case, _ in tune}, groups, seed)
     folds: dict[int, list[Case]] = defaultdict(list)
     for case, _ in tune:
-        folds[fold_of[_repo(case)]].append(case)
+        folds[fold[_repo(case)]].append(case)
     sem_docs = fit_semantic_tier.tune_docs(TUNE) if semantic else []
     sem_vectors = fit_semantic_tier.vectors(sem_docs) if semantic else None
     sem_multilingual = fit_semantic_tier.multilingual_vectors(sem_docs) if semantic else None
     sem_texts = [d.read_text for d in sem_docs]
     results: list[CaseResult] = []
-    for fold in sorted(folds):
-        held_out = {_repo(c) for c in folds[fold]}
+    for k in sorted(folds):
+        held_out = {_repo(c) for c in folds[k]}
         train = synthetic + [(c, h) for c, h in tune if _repo(c) not in held_out]
         drop: frozenset[str] = frozenset()
         if strict:
@@ -217,7 +229,7 @@ def crossval(
                 None if sem_multilingual is None else sem_multilingual[rows],
             )
         with use_prose_model(model), use_semantic_model(sem_model):
-            results += [_run(case, catalog, readings) for case in folds[fold]]
+            results += [_run(case, catalog, readings) for case in folds[k]]
     return results, len(folds)
 
 
@@ -236,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--groups", type=int, default=0, help="hold out N groups of repositories (0: one each)"
     )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="with --groups: deal repositories in an order shuffled by S"
+    )
     parser.add_argument("--semantic", action="store_true", help="fit and use the semantic tier per fold")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--failures", action="store_true", help="list the tune cases missed")
@@ -247,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.groups < 0:
         parser.error("--groups must be 0 (one repository per fold) or more")
+    if args.seed < 0 or (args.seed and not args.groups):
+        parser.error("--seed must be 0 or more, and needs --groups (one repository per fold has no order)")
     if args.incident_sweep and not args.semantic:
         parser.error("--incident-sweep needs --semantic (the incident reading is the semantic tier's)")
     assert DEFAULT_CORPORA[0] == TUNE
@@ -260,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         groups=args.groups,
         semantic=args.semantic,
         readings=readings,
+        seed=args.seed,
     )
     s = score(results)
     row = {
@@ -270,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.groups
             else "leave-one-repository-out"
         )
+        + (f", seed {args.seed}" if args.seed else "")
         + (", strict" if args.strict else "")
         + (", prose tier off" if args.no_prose else "")
         + (", no second prose reader" if args.no_agree else "")

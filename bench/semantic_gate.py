@@ -21,7 +21,12 @@ texts named; with `--sweep READING`, for each count of healthy texts named up to
 names, the gate of SWEEP_GRID weighing READING that names the most incidents right first.
 Tune split only; the held-out batches are never read.
 
-    python bench/semantic_gate.py [--budgets 5 10 20] [--sweep {incident,naming}] [--json]
+`--seeds S [S ...]` repeats the whole measure with the repositories dealt into the ten folds in each seed's
+order (`rca_crossval.fold_of`; seed 0 is the sorted order, the default) and prints the mean over the seeds,
+with each count's lowest and highest beside it: a reading or gate is worth shipping when it gains more than
+that spread.
+
+    python bench/semantic_gate.py [--budgets 5 10 20] [--seeds 0 1 2] [--sweep {incident,naming}] [--json]
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import fit_semantic_tier
 import numpy as np
@@ -84,20 +90,20 @@ class Reading:
     probability: float = 0.0  # the likeliest signature's
 
 
-def silent_cases() -> set[str]:
+def silent_cases(seed: int = 0) -> set[str]:
     """The tune cases the other tiers, fitted without their repository's fold, give no cause."""
-    results, _ = rca_crossval.crossval(groups=FOLDS, semantic=False)
+    results, _ = rca_crossval.crossval(groups=FOLDS, semantic=False, seed=seed)
     return {r.case.name for r in results if not r.causes}
 
 
-def read_out_of_fold(silent: set[str]) -> list[Reading]:
-    """Each silent case read by a semantic tier fitted on the other folds."""
+def read_out_of_fold(silent: set[str], seed: int = 0) -> list[Reading]:
+    """Each silent case read by a semantic tier fitted on the other folds (the folds of `seed`, as
+    `silent_cases` dealt them)."""
     docs = fit_semantic_tier.tune_docs()
     vectors = fit_semantic_tier.vectors(docs)
     texts = [d.read_text for d in docs]
     labels = np.array([d.label for d in docs])
-    repos = sorted({d.group for d in docs})
-    fold_of = {r: i % FOLDS for i, r in enumerate(repos)}
+    fold_of = rca_crossval.fold_of({d.group for d in docs}, FOLDS, seed)
     fold = np.array([fold_of[d.group] for d in docs])
     is_silent = np.array([d.case in silent for d in docs])
     readings: list[Reading] = []
@@ -186,6 +192,10 @@ def sweep(readings: Sequence[Reading], most_healthy: int, reading: str = INCIDEN
     return frontier
 
 
+# The summary's counts that `render` prints in its head.
+SUMMARY_COUNTS = ("silent_incidents", "silent_healthy", "likeliest_right", "top3_right")
+
+
 def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, object]:
     incidents = [r for r in readings if r.label != HEALTHY]
     gates = {name: through_gate(readings, gate, reading) for name, (reading, gate) in GATES.items()}
@@ -201,6 +211,30 @@ def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, ob
     }
 
 
+def over_seeds(summaries: Sequence[dict[str, object]]) -> dict[str, object]:
+    """The summaries of several fold assignments as one: each count their mean, with `spread` holding each
+    count's lowest and highest in the same shape."""
+    def mean(values: Sequence[object]) -> object:
+        first = values[0]
+        if isinstance(first, dict):
+            return {key: mean([v[key] for v in values]) for key in first}  # type: ignore[index]
+        if isinstance(first, (tuple, list)):
+            return [mean([v[i] for v in values]) for i in range(len(first))]  # type: ignore[index]
+        return round(float(np.mean(values)), 1)
+
+    def spread(values: Sequence[object]) -> object:
+        first = values[0]
+        if isinstance(first, dict):
+            return {key: spread([v[key] for v in values]) for key in first}  # type: ignore[index]
+        if isinstance(first, (tuple, list)):
+            return [spread([v[i] for v in values]) for i in range(len(first))]  # type: ignore[index]
+        return [min(values), max(values)]  # type: ignore[type-var]
+
+    merged = mean(summaries)
+    assert isinstance(merged, dict)
+    return merged | {"seeds": len(summaries), "spread": spread(summaries)}
+
+
 def fitted_gate(figures: dict[str, object]) -> dict[str, int]:
     """What the fitted gate names in a summary's figures (its row of `gates`)."""
     gates = figures["gates"]
@@ -208,13 +242,38 @@ def fitted_gate(figures: dict[str, object]) -> dict[str, int]:
     return dict(gates[FITTED])
 
 
+def _count(value: object, low_high: object = None) -> str:
+    """A count as printed: whole where it is (one fold assignment), else to one decimal (a mean), with its
+    lowest and highest over the seeds where given."""
+    assert isinstance(value, (int, float))
+    text = f"{value:.1f}" if isinstance(value, float) and not value.is_integer() else f"{value:.0f}"
+    if isinstance(low_high, list) and low_high[0] != low_high[1]:
+        text += f" [{low_high[0]}-{low_high[1]}]"
+    return text
+
+
 def render(figures: dict[str, object], budgets: Sequence[int]) -> str:
+    raw = figures.get("spread")
+    spread: dict[str, Any] = raw if isinstance(raw, dict) else {}
+
+    def at(path: Sequence[str | int]) -> object:
+        """The spread of the count at `path` (None for one fold assignment)."""
+        node: Any = spread
+        for key in path:
+            if not spread:
+                return None
+            node = node[key]
+        return node
+
     fitted = fitted_gate(figures)
+    head = {key: _count(figures[key], at([key])) for key in SUMMARY_COUNTS}
+    seeds = figures.get("seeds")
     lines = [
-        f"silent out of fold: {figures['silent_incidents']} incidents, {figures['silent_healthy']} healthy",
-        f"likeliest signature right: {figures['likeliest_right']} (top 3: {figures['top3_right']})",
-        f"the fitted gate names {fitted['right']} right, {fitted['wrong']} wrong, "
-        f"{fitted['healthy']} healthy",
+        *([f"mean over {seeds} fold assignments (seeds), [lowest-highest]"] if seeds else []),
+        f"silent out of fold: {head['silent_incidents']} incidents, {head['silent_healthy']} healthy",
+        f"likeliest signature right: {head['likeliest_right']} (top 3: {head['top3_right']})",
+        f"the fitted gate names {_count(fitted['right'])} right, {_count(fitted['wrong'])} wrong, "
+        f"{_count(fitted['healthy'])} healthy",
         "",
         "| incident reading | " + " | ".join(f"{b} healthy named: right / wrong" for b in budgets) + " |",
         "|---|" + "---|" * len(budgets),
@@ -222,7 +281,11 @@ def render(figures: dict[str, object], budgets: Sequence[int]) -> str:
     table = figures["at_budget"]
     assert isinstance(table, dict)
     for name, cells in table.items():
-        counts = " | ".join(f"{cells[str(b)][0]} / {cells[str(b)][1]}" for b in budgets)
+        counts = " | ".join(
+            f"{_count(cells[str(b)][0], at(['at_budget', name, str(b), 0]))} / "
+            f"{_count(cells[str(b)][1], at(['at_budget', name, str(b), 1]))}"
+            for b in budgets
+        )
         lines.append(f"| {name} | {counts} |")
     gates = figures["gates"]
     assert isinstance(gates, dict)
@@ -233,7 +296,9 @@ def render(figures: dict[str, object], budgets: Sequence[int]) -> str:
     ]
     for name, counts in gates.items():
         reading, gate = GATES[name]
-        tally = f"{counts['right']} | {counts['top3']} | {counts['wrong']} | {counts['healthy']}"
+        tally = " | ".join(
+            _count(counts[key], at(["gates", name, key])) for key in ("right", "top3", "wrong", "healthy")
+        )
         lines.append(f"| {name} {gate}, {reading} | {tally} |")
     frontier = figures.get("sweep")
     if isinstance(frontier, list):
@@ -251,12 +316,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sweep", choices=("incident", "naming"), help="print the frontier of gates weighing this reading"
     )
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=[0], help="fold assignments to average over (0: sorted order)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if any(b < 0 for b in args.budgets):
         parser.error("--budgets must be zero or more")
-    readings = read_out_of_fold(silent_cases())
-    figures = summary(readings, args.budgets)
+    if any(s < 0 for s in args.seeds) or len(set(args.seeds)) != len(args.seeds):
+        parser.error("--seeds must be distinct, zero or more")
+    if args.sweep and len(args.seeds) > 1:
+        parser.error("--sweep reads one fold assignment: give one seed")
+    runs = [read_out_of_fold(silent_cases(seed), seed) for seed in args.seeds]
+    readings = runs[0]
+    figures = summary(readings, args.budgets) if len(runs) == 1 else over_seeds(
+        [summary(r, args.budgets) for r in runs]
+    )
     if args.sweep:
         gates = figures["gates"]
         assert isinstance(gates, dict)

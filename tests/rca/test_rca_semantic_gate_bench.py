@@ -217,3 +217,62 @@ def test_the_incident_sweep_diagnoses_with_the_bar_lifted(
     assert reading is not None and reading < GUESS_MIN_INCIDENT
     (probability,) = supports  # the fold's probability of the word cause's signature, recorded beside it
     assert probability is not None and 0.0 <= probability <= 1.0
+
+
+def test_a_seed_deals_the_same_repositories_into_other_folds() -> None:
+    """`rca_crossval.fold_of`: seed 0 is round-robin over the sorted repositories (the folds every earlier
+    figure used); another seed keeps every fold's size and whole repositories but moves them; one fold per
+    repository when there are no groups."""
+    crossval = load_bench_script("rca_crossval")
+    repos = {f"owner/repo{i:02d}" for i in range(23)}
+    sorted_folds = crossval.fold_of(repos, 10)
+    assert sorted_folds == {r: i % 10 for i, r in enumerate(sorted(repos))}
+    shuffled = crossval.fold_of(repos, 10, seed=1)
+    assert set(shuffled) == repos
+    assert sorted(shuffled.values()) == sorted(sorted_folds.values())  # the same fold sizes
+    assert shuffled != sorted_folds
+    assert crossval.fold_of(repos, 10, seed=1) == shuffled  # a seed is repeatable
+    assert sorted(crossval.fold_of(repos, 0).values()) == list(range(23))
+
+
+def test_several_seeds_print_their_mean_with_the_lowest_and_highest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`over_seeds`: every count of the summaries becomes its mean, and `render` prints the lowest and highest
+    beside a count the seeds disagree on (and nothing beside one they agree on)."""
+    bench = _bench()
+    monkeypatch.setitem(bench.GATES, bench.FITTED, ("incident reading", (0.2, 0.5, 1.0, 1.0)))
+    one = [
+        _reading(bench, "none", "nccl_timeout", 0.1, probability=0.5),
+        _reading(bench, "nccl_timeout", "nccl_timeout", 0.95, probability=0.5),
+    ]
+    two = [*one, _reading(bench, "gpu_not_visible", "gpu_not_visible", 0.9, probability=0.5)]
+    merged = bench.over_seeds([bench.summary(one, [0]), bench.summary(two, [0])])
+    assert merged["seeds"] == 2
+    assert merged["silent_incidents"] == 1.5
+    assert merged["silent_healthy"] == 1.0
+    assert merged["spread"]["silent_incidents"] == [1, 2]
+    assert merged["at_budget"]["incident reading"]["0"] == [1.5, 0.0]
+    assert bench.fitted_gate(merged)["right"] == 1.5
+    text = bench.render(merged, [0])
+    assert "mean over 2 fold assignments" in text
+    assert "silent out of fold: 1.5 [1-2] incidents, 1 healthy" in text
+    assert "| incident reading | 1.5 [1-2] / 0 |" in text
+
+
+def test_seeds_must_be_distinct_and_one_for_a_sweep(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in (
+        (["--seeds", "1", "1"], "--seeds must be distinct"),
+        (["--seeds", "-2"], "--seeds must be distinct, zero or more"),
+        (["--seeds", "0", "1", "--sweep", "incident"], "--sweep reads one fold assignment"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            _bench().main(argv)
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
+
+
+def test_a_crossval_seed_needs_groups(capsys: pytest.CaptureFixture[str]) -> None:
+    """One repository per fold has no order to shuffle: `--seed` without `--groups` is a usage error."""
+    with pytest.raises(SystemExit) as exit_info:
+        load_bench_script("rca_crossval").main(["--seed", "3"])
+    assert exit_info.value.code == 2
+    assert "--seed must be 0 or more, and needs --groups" in capsys.readouterr().err
