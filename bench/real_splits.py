@@ -26,7 +26,7 @@ heldout32 (scored seventeen times), promoted in the thirty-fifth, and heldout34 
 promoted in the thirty-sixth. heldout33 (at the end of the thirty-second) and heldout35 (at the start of the
 thirty-third, after heldout31's promotion) and heldout36 (at its end, after its last change to the engine)
 and heldout37 (at the start of the thirty-fourth) and heldout38 (at the start of the thirty-fifth) and
-heldout39 (at the start of the thirty-sixth) are held out.
+heldout39 (at the start of the thirty-sixth) and heldout40 (at the start of the thirty-seventh) are held out.
 """
 
 from __future__ import annotations
@@ -45,4 +45,5 @@ REAL_HELDOUT = (
     "heldout37",
     "heldout38",
     "heldout39",
+    "heldout40",
 )

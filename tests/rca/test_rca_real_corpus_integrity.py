@@ -2,7 +2,7 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout33/`, `heldout35/`, `heldout36/`, `heldout37/`, `heldout38/`, `heldout39/`) are not
+`heldout33/`, `heldout35/`, `heldout36/`, `heldout37/`, `heldout38/`, `heldout39/`, `heldout40/`) are not
 scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch,
 `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
 `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
@@ -47,12 +47,12 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     header = (
         "| signature | tune | heldout2 | heldout4 | heldout9 "
-        "| heldout33 | heldout35 | heldout36 | heldout37 | heldout38 | heldout39 |"
+        "| heldout33 | heldout35 | heldout36 | heldout37 | heldout38 | heldout39 | heldout40 |"
     )
     assert header in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
     counts = [int(n) for n in cases.strip("| ").split("|")[1:]]
-    assert counts == [3893, 105, 90, 87, 39, 42, 42, 40, 43, 41]
+    assert counts == [3893, 105, 90, 87, 39, 42, 42, 40, 43, 41, 35]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -143,8 +143,8 @@ def test_heldout10_to_heldout32_and_heldout34_were_promoted_whole(capsys: pytest
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
 # heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout33 on 2026-12-05
 # at the end of the thirty-second, heldout35 at the start of the thirty-third and heldout36 at its end,
-# heldout37 at the start of the thirty-fourth, heldout38 at the start of the thirty-fifth and heldout39 at
-# the start of the thirty-sixth, by helpers that never ran the engine, four parts each (most threads claimed
+# heldout37 at the start of the thirty-fourth, heldout38 at the start of the thirty-fifth, heldout39 at
+# the start of the thirty-sixth and heldout40 at the start of the thirty-seventh, by helpers that never ran the engine, four parts each (most threads claimed
 # by then: the thinnest batches yet). heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
@@ -155,6 +155,7 @@ HELDOUT_COUNTS = [
     ("heldout37", 40, 10, 14, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout38", 43, 11, 12, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout39", 41, 11, 11, tuple(f"README_{part}.md" for part in "ABCD")),
+    ("heldout40", 35, 9, 12, tuple(f"README_{part}.md" for part in "ABCD")),
 ]
 
 
@@ -276,7 +277,7 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
     xid79 = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
     # in tune/ now: such a folder is not scored
     held_out = bench.REAL_HELDOUT
-    assert len(held_out) == 9 and not set(held_out) & set(PROMOTED)
+    assert len(held_out) == 10 and not set(held_out) & set(PROMOTED)
     for part in ("tune", *held_out, *PROMOTED):
         case = real / part / f"secret_{part}_case"
         case.mkdir(parents=True)
@@ -297,6 +298,6 @@ def test_real_heldout_flag_scores_each_batch_without_case_lines(
         assert not re.search(r"secret_heldout\d+_case", out)  # no held-out or promoted case line
         label = "engine, real text: held-out pooled"
         pooled = next(line for line in out.splitlines() if line.startswith(label))
-        assert pooled[len(label) :].split()[0] == "9"  # cases: one fake case from each of the nine batches
+        assert pooled[len(label) :].split()[0] == "10"  # cases: one fake case from each of the ten batches
         # a whole word: "heldout3" is the start of "heldout33", a batch held out now
         assert not any(re.search(rf"real text: {batch}\b", out) for batch in PROMOTED)
