@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout33/, heldout35/,
+heldout35/,
 heldout36/, heldout37/, heldout38/, heldout39/, heldout40/) are
 scored
 only by `bench/rca.py --real-heldout`
@@ -181,11 +181,13 @@ TUNE = REAL / "tune"
 # healthy), all three files refitted on the 3814: 2744/3010, 2758/3010, 37/804. Thirty-fifth session:
 # heldout32 promoted (39 cases, 10 healthy), all three files refitted on the 3853: 2766/3039, 2780/3039,
 # 37/814. Thirty-sixth session: heldout34 promoted (40 cases, 12 healthy), all three files refitted on the
-# 3893: 2785/3067, 2799/3067, 37/826.
+# 3893: 2785/3067, 2799/3067, 37/826. Thirty-seventh session: heldout33 promoted (39 cases, 11 healthy), all
+# three files refitted on the 3932: 2816/3095, 2831/3095, 39/837 (two of heldout33's healthy texts are named
+# with the semantic tier off).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2785
-MEASURED_TOP3 = 2799
-MEASURED_FALSE_CAUSES = 37
+MEASURED_TOP1 = 2816
+MEASURED_TOP3 = 2831
+MEASURED_FALSE_CAUSES = 39
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -243,17 +245,18 @@ MEASURED_FALSE_CAUSES = 37
 # the 3730 (tune20 in): 2842/2951, 2898/2951, 5/779; on the 3814 (tune21 in): 2891/3010, 2949/3010, 9/804.
 # Thirty-fifth session, all files refitted on the 3853 (heldout32 in): 2920/3039, 2978/3039, 9/814.
 # Thirty-sixth session, all files refitted on the 3893 (heldout34 in): 2946/3067, 3005/3067, 9/826.
-MEASURED_SEMANTIC_TOP1 = 2946
-MEASURED_SEMANTIC_TOP3 = 3005
+# Thirty-seventh session, all files refitted on the 3932 (heldout33 in): 2969/3095, 3031/3095, 9/837.
+MEASURED_SEMANTIC_TOP1 = 2969
+MEASURED_SEMANTIC_TOP3 = 3031
 MEASURED_SEMANTIC_FALSE_CAUSES = 9
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3893
+    assert len(cases) == 3932
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3067 and result.healthy_cases == 826
+    assert incidents == 3095 and result.healthy_cases == 837
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
