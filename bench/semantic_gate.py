@@ -211,28 +211,23 @@ def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, ob
     }
 
 
+def _per_count(values: Sequence[object], combine: Callable[[Sequence[Any]], object]) -> object:
+    """Summaries of the same shape walked together: each count replaced by `combine` of its values."""
+    first = values[0]
+    if isinstance(first, dict):
+        return {key: _per_count([v[key] for v in values], combine) for key in first}  # type: ignore[index]
+    if isinstance(first, (tuple, list)):
+        return [_per_count([v[i] for v in values], combine) for i in range(len(first))]  # type: ignore[index]
+    return combine(values)
+
+
 def over_seeds(summaries: Sequence[dict[str, object]]) -> dict[str, object]:
     """The summaries of several fold assignments as one: each count their mean, with `spread` holding each
     count's lowest and highest in the same shape."""
-    def mean(values: Sequence[object]) -> object:
-        first = values[0]
-        if isinstance(first, dict):
-            return {key: mean([v[key] for v in values]) for key in first}  # type: ignore[index]
-        if isinstance(first, (tuple, list)):
-            return [mean([v[i] for v in values]) for i in range(len(first))]  # type: ignore[index]
-        return round(float(np.mean(values)), 1)
-
-    def spread(values: Sequence[object]) -> object:
-        first = values[0]
-        if isinstance(first, dict):
-            return {key: spread([v[key] for v in values]) for key in first}  # type: ignore[index]
-        if isinstance(first, (tuple, list)):
-            return [spread([v[i] for v in values]) for i in range(len(first))]  # type: ignore[index]
-        return [min(values), max(values)]  # type: ignore[type-var]
-
-    merged = mean(summaries)
+    merged = _per_count(summaries, lambda counts: round(float(np.mean(counts)), 1))
+    spread = _per_count(summaries, lambda counts: [min(counts), max(counts)])
     assert isinstance(merged, dict)
-    return merged | {"seeds": len(summaries), "spread": spread(summaries)}
+    return merged | {"seeds": len(summaries), "spread": spread}
 
 
 def fitted_gate(figures: dict[str, object]) -> dict[str, int]:
