@@ -253,10 +253,10 @@ def render(figures: dict[str, object], budgets: Sequence[int]) -> str:
 
     def at(path: Sequence[str | int]) -> object:
         """The spread of the count at `path` (None for one fold assignment)."""
+        if not spread:
+            return None
         node: Any = spread
         for key in path:
-            if not spread:
-                return None
             node = node[key]
         return node
 
