@@ -91,7 +91,8 @@ class Reading:
 
 
 def silent_cases(seed: int = 0) -> set[str]:
-    """The tune cases the other tiers, fitted without their repository's fold, give no cause."""
+    """The tune cases the other tiers, fitted without their repository's fold (the folds of `seed`), give no
+    cause."""
     results, _ = rca_crossval.crossval(groups=FOLDS, semantic=False, seed=seed)
     return {r.case.name for r in results if not r.causes}
 
@@ -211,13 +212,13 @@ def summary(readings: Sequence[Reading], budgets: Sequence[int]) -> dict[str, ob
     }
 
 
-def _per_count(values: Sequence[object], combine: Callable[[Sequence[Any]], object]) -> object:
+def _per_count(values: Sequence[Any], combine: Callable[[Sequence[Any]], object]) -> object:
     """Summaries of the same shape walked together: each count replaced by `combine` of its values."""
     first = values[0]
     if isinstance(first, dict):
-        return {key: _per_count([v[key] for v in values], combine) for key in first}  # type: ignore[index]
+        return {key: _per_count([v[key] for v in values], combine) for key in first}
     if isinstance(first, (tuple, list)):
-        return [_per_count([v[i] for v in values], combine) for i in range(len(first))]  # type: ignore[index]
+        return [_per_count([v[i] for v in values], combine) for i in range(len(first))]
     return combine(values)
 
 
