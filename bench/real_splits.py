@@ -27,7 +27,7 @@ promoted in the thirty-sixth, and heldout33 (scored twenty times), promoted in t
 (at the start of the thirty-third, after heldout31's promotion) and heldout36 (at its end, after its last
 change to the engine) and heldout37 (at the start of the thirty-fourth) and heldout38 (at the start of the
 thirty-fifth) and heldout39 (at the start of the thirty-sixth) and heldout40 (at the start of the
-thirty-seventh) are held out.
+thirty-seventh) and heldout41 (at the start of the thirty-eighth) are held out.
 """
 
 from __future__ import annotations
@@ -46,4 +46,5 @@ REAL_HELDOUT = (
     "heldout38",
     "heldout39",
     "heldout40",
+    "heldout41",
 )
