@@ -23,9 +23,9 @@ thirtieth, and heldout27 (scored nine times) and heldout28 (scored eight times),
 and heldout29 (scored seven times), promoted in the thirty-second, and heldout31 (scored seven times),
 promoted in the thirty-third, and heldout30 (scored fourteen times), promoted in the thirty-fourth, and
 heldout32 (scored seventeen times), promoted in the thirty-fifth, and heldout34 (scored seventeen times),
-promoted in the thirty-sixth, and heldout33 (scored twenty times), promoted in the thirty-seventh. heldout35
-(at the start of the thirty-third, after heldout31's promotion) and heldout36 (at its end, after its last
-change to the engine) and heldout37 (at the start of the thirty-fourth) and heldout38 (at the start of the
+promoted in the thirty-sixth, and heldout33 (scored twenty times), promoted in the thirty-seventh, and
+heldout35 (scored nineteen times), promoted in the thirty-eighth. heldout36 (gathered at the end of the
+thirty-third session, after its last change to the engine) and heldout37 (at the start of the thirty-fourth) and heldout38 (at the start of the
 thirty-fifth) and heldout39 (at the start of the thirty-sixth) and heldout40 (at the start of the
 thirty-seventh) and heldout41 (at the start of the thirty-eighth) are held out.
 """
@@ -40,7 +40,6 @@ REAL_HELDOUT = (
     "heldout2",
     "heldout4",
     "heldout9",
-    "heldout35",
     "heldout36",
     "heldout37",
     "heldout38",

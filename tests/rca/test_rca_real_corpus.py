@@ -9,7 +9,6 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout35/,
 heldout36/, heldout37/, heldout38/, heldout39/, heldout40/,
 heldout41/) are
 scored
@@ -184,11 +183,13 @@ TUNE = REAL / "tune"
 # 37/814. Thirty-sixth session: heldout34 promoted (40 cases, 12 healthy), all three files refitted on the
 # 3893: 2785/3067, 2799/3067, 37/826. Thirty-seventh session: heldout33 promoted (39 cases, 11 healthy), all
 # three files refitted on the 3932: 2816/3095, 2831/3095, 39/837 (two of heldout33's healthy texts are named
-# with the semantic tier off).
+# with the semantic tier off). Thirty-eighth session: heldout35 promoted (42 cases, 12 healthy), all three files
+# refitted on the 3974: 2836/3125, 2851/3125, 44/849 (the refitted word tiers name five more healthy texts with
+# the semantic tier off; with it on they are withheld or unnamed, the pins below).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2816
-MEASURED_TOP3 = 2831
-MEASURED_FALSE_CAUSES = 39
+MEASURED_TOP1 = 2836
+MEASURED_TOP3 = 2851
+MEASURED_FALSE_CAUSES = 44
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -254,10 +255,10 @@ MEASURED_SEMANTIC_FALSE_CAUSES = 9
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3932
+    assert len(cases) == 3974
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3095 and result.healthy_cases == 837
+    assert incidents == 3125 and result.healthy_cases == 849
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
