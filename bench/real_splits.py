@@ -25,9 +25,10 @@ promoted in the thirty-third, and heldout30 (scored fourteen times), promoted in
 heldout32 (scored seventeen times), promoted in the thirty-fifth, and heldout34 (scored seventeen times),
 promoted in the thirty-sixth, and heldout33 (scored twenty times), promoted in the thirty-seventh, and
 heldout35 (scored nineteen times), promoted in the thirty-eighth. heldout36 (gathered at the end of the
-thirty-third session, after its last change to the engine) and heldout37 (at the start of the thirty-fourth) and heldout38 (at the start of the
-thirty-fifth) and heldout39 (at the start of the thirty-sixth) and heldout40 (at the start of the
-thirty-seventh) and heldout41 (at the start of the thirty-eighth) are held out.
+thirty-third session, after its last change to the engine) and heldout37 (at the start of the thirty-fourth)
+and heldout38 (at the start of the thirty-fifth) and heldout39 (at the start of the thirty-sixth) and
+heldout40 (at the start of the thirty-seventh) and heldout41 (at the start of the thirty-eighth) are held
+out.
 """
 
 from __future__ import annotations

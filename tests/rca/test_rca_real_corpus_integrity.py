@@ -74,12 +74,12 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     (40 cases, 8 healthy) and heldout28 (36 cases, 7 healthy) in the thirty-first, heldout29 (30 cases, 6
     healthy) in the thirty-second, heldout31 (42 cases, 13 healthy) in the thirty-third, heldout30 (38 cases,
     9 healthy) in the thirty-fourth, heldout32 (39 cases, 10 healthy) in the thirty-fifth, heldout34 (40
-    cases, 12 healthy) in the thirty-sixth, heldout33 (39 cases, 11 healthy) in the thirty-seventh, heldout35
-    (42 cases, 12 healthy) in the thirty-eighth: none has a column of its own (PROMOTED) and tune holds 179 + 90
-    + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 + 76 + 40 + 40 + 43 + 40 +
-    40 + 36 + 30 + 42 + 38 + 39 + 40 + 39 + 42 cases, at least 18 + 9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 +
-    18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 + 10 + 8 + 8 + 7 + 6 + 13 + 9 + 10 + 12 + 11 + 12
-    healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 +
+    cases, 12 healthy) in the thirty-sixth, heldout33 (39 cases, 11 healthy) in the thirty-seventh,
+    heldout35 (42 cases, 12 healthy) in the thirty-eighth: none has a column of its own (PROMOTED) and tune
+    holds 179 + 90 + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 + 76 + 40
+    + 40 + 43 + 40 + 40 + 36 + 30 + 42 + 38 + 39 + 40 + 39 + 42 cases, at least 18 + 9 + 10 + 10 + 10 + 10 +
+    11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 + 10 + 8 + 8 + 7 + 6 + 13 + 9 +
+    10 + 12 + 11 + 12 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 +
     100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight into tune/ (TUNE7_README.md,
     TUNE8_README.md, TUNE9A/9B,
     TUNE10A/10B and TUNE11A/11B_README.md), plus the 60 + 59 healthy texts of TUNE12A/12B_README.md, plus
