@@ -197,9 +197,11 @@ def test_an_encoder_file_that_is_not_the_published_one_is_refused_and_reported(
     try:
         log = tmp_path / "report.log"
         shutil.copy(_silent_cjk_case(), log)
-        with pytest.raises(InputError) as exc:
-            diagnose(DiagnoseInputs(logs=[str(log)]))
-        assert "[semantic]" in str(exc.value) and "SHA-256 000000000000" in str(exc.value)
+        try:  # an error when no other tier read a line of it, else a problem beside the diagnosis
+            problems: tuple[str, ...] = diagnose(DiagnoseInputs(logs=[str(log)])).problems
+        except InputError as exc:
+            problems = (str(exc),)
+        assert any("[semantic]" in p and "SHA-256 000000000000" in p for p in problems), problems
     finally:
         ml._encoder.cache_clear()
 

@@ -680,9 +680,29 @@ def test_the_incident_reading_is_the_mean_of_both_readers() -> None:
     assert doubtful <= both <= sure
 
 
+def test_the_naming_reading_weighs_the_incident_readers_and_the_healthy_class_alike() -> None:
+    """The gate's reading is the incident reading averaged with one minus the class reader's probability of
+    `none`: a text the class reader calls surely healthy loses half a point, one it calls surely a failure
+    gains it, and the incident readers still move it by half their own change."""
+    model = load_semantic_model()
+    assert model is not None
+    text = "the GPU fell off the bus during training"
+    features = model.features(emb.embed_lines([text]), [text])[0]
+    none = model.classes.index("none")
+    healthy = float(model.probabilities(features[None, :])[0, none])
+    assert model.naming(features) == pytest.approx((model.incident(features) + 1.0 - healthy) / 2.0)
+    surely_healthy = replace(model, bias=model.bias + 1000.0 * (np.arange(len(model.classes)) == none))
+    surely_failed = replace(model, bias=model.bias - 1000.0 * (np.arange(len(model.classes)) == none))
+    assert surely_failed.naming(features) - surely_healthy.naming(features) == pytest.approx(0.5, abs=1e-9)
+    sure = replace(model, incident_term_bias=model.incident_term_bias + 1000.0)
+    doubtful = replace(model, incident_term_bias=model.incident_term_bias - 1000.0)
+    assert sure.naming(features) - doubtful.naming(features) == pytest.approx(0.25, abs=1e-9)
+
+
 def test_a_reading_sure_of_one_signature_needs_less_proof_of_an_incident() -> None:
     """Under `min_incident` a cause is named only when its signature passes `confident_probability` and the
-    reading still passes `confident_min_incident`; at or over `min_incident` `min_probability` suffices."""
+    naming reading still passes `confident_min_incident`; at or over `min_incident` `min_probability`
+    suffices."""
     model = replace(
         load_semantic_model() or pytest.fail("no semantic weights"),
         min_probability=0.2,
@@ -697,12 +717,13 @@ def test_a_reading_sure_of_one_signature_needs_less_proof_of_an_incident() -> No
     assert not model.passes(0.84, 0.99)
     text = "the GPU fell off the bus during training"
     features = model.features(emb.embed_lines([text]), [text])[0]
-    incident = model.incident(features)
+    naming = model.naming(features)
     probabilities = model.probabilities(features[None, :])[0]
     likeliest = float(np.max(np.delete(probabilities, model.classes.index("none"))))
-    doubtful = replace(model, min_incident=incident + 0.01, confident_min_incident=incident + 0.01)
+    doubtful = replace(model, min_incident=naming + 0.01, confident_min_incident=naming + 0.01)
     assert doubtful.judge(features).named == ()
-    lower = incident - 0.01
+    assert replace(model, min_incident=naming, min_probability=0.0).judge(features).named
+    lower = naming - 0.01
     named = replace(doubtful, confident_min_incident=lower, confident_probability=likeliest)
     refused = replace(doubtful, confident_min_incident=lower, confident_probability=likeliest + 0.01)
     assert named.judge(features).named and named.judge(features).named[0][1] == pytest.approx(likeliest)

@@ -89,7 +89,8 @@ def test_each_gate_counts_what_it_names_over_the_same_readings() -> None:
     assert bench.through_gate(readings, gate) == {"right": 2, "top3": 3, "wrong": 1, "healthy": 1}
     stricter = (0.3, 0.85, 0.8, 0.8)  # the confident path needs 0.8 now
     assert bench.through_gate(readings, stricter) == {"right": 1, "top3": 2, "wrong": 1, "healthy": 1}
-    assert set(bench.GATES) == {"as fitted", "thirty-fifth session, not shipped"}
+    assert set(bench.GATES) == {"as fitted", "thirteenth session's, replaced"}
+    assert bench.GATES["as fitted"][0] == "+ healthy class"  # the runtime gates the naming reading
 
 
 def test_the_sweep_keeps_the_gates_that_name_more_right_for_each_healthy_text() -> None:
