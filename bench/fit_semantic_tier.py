@@ -20,7 +20,7 @@ English one of the same failure, and that is what it is for (out of fold, it nam
 incidents first; docs/BENCHMARKS.md, eighteenth and nineteenth sessions).
 
 A cause is named when the likeliest signature is at least MIN_PROBABILITY and the naming reading (the
-incident reading averaged with one minus the class reader's probability of `none`, `SemanticModel.naming`) at
+incident reading averaged with one minus the class reader's probability of `none`, `naming_reading`) at
 least MIN_INCIDENT, or, when that signature is at least CONFIDENT_PROBABILITY, at least CONFIDENT_MIN_INCIDENT
 (a reading sure of one failure needs less proof that something failed). These settings were chosen out of
 fold (`bench/semantic_gate.py --seeds 0 1 2 --sweep naming`: the texts the other tiers, fitted per fold of

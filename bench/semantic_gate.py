@@ -11,7 +11,7 @@ names right:
 - `incident reading`: the tier's incident reading (the mean of its two readers), which the runtime gated
   until the thirty-eighth session;
 - `+ healthy class`: that reading averaged with one minus the class reader's probability of `none` (the
-  naming reading, `SemanticModel.naming`, which the runtime gates since);
+  naming reading, `rca.semantic.naming_reading`, which the runtime gates since);
 - `+ neighbours`: that reading averaged with the share of the 10 nearest training texts (cosine over the same
   features) that are incidents.
 
@@ -47,7 +47,7 @@ import fit_semantic_tier
 import numpy as np
 import rca_crossval
 
-from gpuobs.rca.semantic import HEALTHY, gate_passes
+from gpuobs.rca.semantic import HEALTHY, gate_passes, naming_reading
 
 FOLDS = 10
 NEIGHBOURS = 10
@@ -146,7 +146,7 @@ def _unit(matrix: np.ndarray) -> np.ndarray:
 
 SCORES: dict[str, Callable[[Reading], float]] = {
     INCIDENT: lambda r: r.incident,
-    NAMING: lambda r: (r.incident + 1.0 - r.healthy_class) / 2.0,
+    NAMING: lambda r: naming_reading(r.incident, r.healthy_class),
     "+ neighbours": lambda r: (r.incident + r.neighbours_incident) / 2.0,
 }
 

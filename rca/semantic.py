@@ -82,6 +82,7 @@ __all__ = [
     "default_semantic_model",
     "gate_passes",
     "load_semantic_model",
+    "naming_reading",
     "semantic_incident",
     "semantic_records",
     "semantic_runners_up",
@@ -122,7 +123,7 @@ _MAX_QUOTE_CHARS = 400
 @dataclass(frozen=True)
 class SemanticVerdict:
     """The signatures named (best first) with their probabilities, the document's incident probability and
-    its naming reading (what the gate weighs, `SemanticModel.naming`)."""
+    its naming reading (what the gate weighs, `naming_reading`)."""
 
     named: tuple[tuple[str, float], ...]
     incident: float
@@ -254,18 +255,16 @@ class SemanticModel(ClassReader):
         words = float(features[self.vector_width :] @ self.incident_term_weights + self.incident_term_bias)
         return (_sigmoid(whole) + _sigmoid(words)) / 2.0
 
-    def naming(self, features: np.ndarray) -> float:
-        """How surely the document (one row of features) tells of a known failure: the incident reading
-        averaged with one minus the class reader's probability of healthy text (`none`). The gate weighs it:
-        out of fold, over three assignments of repositories to folds, it names more incidents right at the
-        same count of healthy texts named than the incident reading alone (docs/BENCHMARKS.md, thirty-seventh
-        and thirty-eighth sessions)."""
+    def readings(self, features: np.ndarray) -> tuple[float, float]:
+        """The document's (one row of features) incident reading and its naming reading (`naming_reading`
+        of it and this class reader's probability of healthy text)."""
+        incident = self.incident(features)
         healthy = float(self.probabilities(features[None, :])[0, self.classes.index(HEALTHY)])
-        return (self.incident(features) + 1.0 - healthy) / 2.0
+        return incident, naming_reading(incident, healthy)
 
     def judge(self, features: np.ndarray) -> SemanticVerdict:
         """The signatures one document's features name (see `verdict`)."""
-        return self.verdict(self.incident(features), self.naming(features), self.signatures(features))
+        return self.verdict(*self.readings(features), self.signatures(features))
 
     def verdict(self, incident: float, naming: float, ranked: Sequence[tuple[str, float]]) -> SemanticVerdict:
         """What a document with these readings and these signatures, likeliest first, names: none unless its
@@ -343,6 +342,16 @@ class SemanticModel(ClassReader):
             cjk=cjk,
             **gate,
         )
+
+
+def naming_reading(incident: float, healthy: float) -> float:
+    """How surely a document tells of a known failure: its incident reading averaged with one minus the
+    class reader's probability that it is healthy text (`none`). The gate weighs it: out of fold, over three
+    assignments of repositories to folds, it names more incidents right at the same count of healthy texts
+    named than the incident reading alone (docs/BENCHMARKS.md, thirty-seventh and thirty-eighth sessions).
+    One function, so that the benchmark that chose the gate (`bench/semantic_gate.py`) reads as the runtime
+    does."""
+    return (incident + 1.0 - healthy) / 2.0
 
 
 def gate_passes(reading: float, probability: float, gate: tuple[float, float, float, float]) -> bool:
@@ -555,7 +564,7 @@ def _read(
     features = _document_features(model, doc)
     reader = model.reader_for(doc.text)
     named_from = features if reader is model else _document_features(reader, doc)
-    return reader, named_from, (model.incident(features), model.naming(features))
+    return reader, named_from, model.readings(features)
 
 
 def _document_features(reader: ClassReader, doc: DocumentEmbedding) -> np.ndarray:

@@ -690,13 +690,15 @@ def test_the_naming_reading_weighs_the_incident_readers_and_the_healthy_class_al
     features = model.features(emb.embed_lines([text]), [text])[0]
     none = model.classes.index("none")
     healthy = float(model.probabilities(features[None, :])[0, none])
-    assert model.naming(features) == pytest.approx((model.incident(features) + 1.0 - healthy) / 2.0)
+    incident = model.incident(features)
+    assert model.readings(features) == pytest.approx((incident, (incident + 1.0 - healthy) / 2.0))
     surely_healthy = replace(model, bias=model.bias + 1000.0 * (np.arange(len(model.classes)) == none))
     surely_failed = replace(model, bias=model.bias - 1000.0 * (np.arange(len(model.classes)) == none))
-    assert surely_failed.naming(features) - surely_healthy.naming(features) == pytest.approx(0.5, abs=1e-9)
+    gained = surely_failed.readings(features)[1] - surely_healthy.readings(features)[1]
+    assert gained == pytest.approx(0.5, abs=1e-9)
     sure = replace(model, incident_term_bias=model.incident_term_bias + 1000.0)
     doubtful = replace(model, incident_term_bias=model.incident_term_bias - 1000.0)
-    assert sure.naming(features) - doubtful.naming(features) == pytest.approx(0.25, abs=1e-9)
+    assert sure.readings(features)[1] - doubtful.readings(features)[1] == pytest.approx(0.25, abs=1e-9)
 
 
 def test_a_reading_sure_of_one_signature_needs_less_proof_of_an_incident() -> None:
@@ -717,7 +719,7 @@ def test_a_reading_sure_of_one_signature_needs_less_proof_of_an_incident() -> No
     assert not model.passes(0.84, 0.99)
     text = "the GPU fell off the bus during training"
     features = model.features(emb.embed_lines([text]), [text])[0]
-    naming = model.naming(features)
+    naming = model.readings(features)[1]
     probabilities = model.probabilities(features[None, :])[0]
     likeliest = float(np.max(np.delete(probabilities, model.classes.index("none"))))
     doubtful = replace(model, min_incident=naming + 0.01, confident_min_incident=naming + 0.01)
