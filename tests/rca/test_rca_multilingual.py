@@ -94,18 +94,30 @@ def test_the_weights_hold_a_cjk_class_reader_fitted_on_both_encoders() -> None:
 
 
 @functools.cache
-def _silent_cjk_case() -> Path:
+def _silent_cjk_case(*, unread_by_other_tiers: bool = False) -> Path:
     """A Chinese, Japanese or Korean tune excerpt that no exact, text or prose tier names a cause in, and the
-    semantic tier does (its gate lets it through)."""
+    semantic tier does (its gate lets it through); with `unread_by_other_tiers`, one whose lines no parser
+    or known wording reads at all (the semantic tier is then its only reader)."""
     for case in sorted(TUNE.iterdir()):
         log = case / "excerpt.log"
         if not log.is_file() or not ml.written_in_cjk(log.read_text(encoding="utf-8", errors="replace")):
             continue
         if json.loads((case / "expected.json").read_text(encoding="utf-8")).get("top") is None:
             continue
+        if unread_by_other_tiers and _read_by_other_tiers(log):
+            continue
         if _causes(log, semantic=False) == () and _causes(log, semantic=True):
             return log
     pytest.fail("the tune split holds no CJK incident that only the semantic tier names")
+
+
+def _read_by_other_tiers(log: Path) -> bool:
+    """Whether a line of the file is read with the semantic tier off."""
+    try:
+        diagnose(DiagnoseInputs(logs=[str(log)]), semantic=False)
+    except InputError:
+        return False
+    return True
 
 
 def _causes(log: Path, *, semantic: bool) -> tuple[str, ...]:
@@ -132,6 +144,7 @@ def test_a_cjk_text_no_other_tier_reads_is_read_with_both_encoders(tmp_path: Pat
     assert [r.attrs["probability"] for r in plain] != [r.attrs["probability"] for r in records]
     # but the same incident reading: whether the text tells of an incident is the MiniLM readers' to say
     assert {r.attrs["incident"] for r in plain} == {r.attrs["incident"] for r in records}
+    assert {r.attrs["naming"] for r in plain} == {r.attrs["naming"] for r in records}  # the gate weighs it
     english = semantic_runners_up([("en.log", ENGLISH)], named=(), count=1, model=model)
     assert [r.attrs["reader"] for r in english] == [DEFAULT_READER]
     report = diagnose(DiagnoseInputs(logs=[str(log)]))  # the whole pipeline reaches it without an error
@@ -192,16 +205,14 @@ def test_weights_fitted_on_another_multilingual_encoder_are_refused(semantic_on:
 def test_an_encoder_file_that_is_not_the_published_one_is_refused_and_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, semantic_on: None
 ) -> None:
+    log = tmp_path / "report.log"
+    shutil.copy(_silent_cjk_case(unread_by_other_tiers=True), log)  # chosen with the published encoder
     monkeypatch.setattr(ml, "file_sha256", lambda path: "0" * 64)
     ml._encoder.cache_clear()
-    try:
-        log = tmp_path / "report.log"
-        shutil.copy(_silent_cjk_case(), log)
-        try:  # an error when no other tier read a line of it, else a problem beside the diagnosis
-            problems: tuple[str, ...] = diagnose(DiagnoseInputs(logs=[str(log)])).problems
-        except InputError as exc:
-            problems = (str(exc),)
-        assert any("[semantic]" in p and "SHA-256 000000000000" in p for p in problems), problems
+    try:  # the semantic tier was its only reader, so the refusal fails the diagnosis and says why
+        with pytest.raises(InputError) as exc:
+            diagnose(DiagnoseInputs(logs=[str(log)]))
+        assert "[semantic]" in str(exc.value) and "SHA-256 000000000000" in str(exc.value)
     finally:
         ml._encoder.cache_clear()
 
