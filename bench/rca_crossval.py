@@ -24,7 +24,9 @@ model gives each cause's signature, and prints, per incident bar, the incidents 
 healthy texts named that the bar would withhold; then, with the incident bar as shipped, per support bar, the
 healthy texts cleared and the incidents whose right cause leaves or enters the first place and the top three
 when the causes under it are withheld (the semantic tier's alternatives that would fill a freed slot are not
-counted: a lower bound of top-3 after).
+counted: a lower bound of top-3 after); then the healthy texts named split by whether words alone named them;
+then, per bar of the naming reading (what the semantic gate weighs), the same counts when that bar replaces
+the incident bar and, beyond the shipped bar, when it is added to it.
 `--groups N` leaves out N groups of repositories in turn (round-robin
 over the sorted repositories) instead of one repository at a time: each fold still holds out whole
 repositories, and the run takes N fits instead of one per repository (since the prose tier's second reader,
@@ -61,18 +63,22 @@ from gpuobs.rca.corpus import Case, CaseResult, score
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.prose import use_prose_model
 from gpuobs.rca.readers.files import log_heads
-from gpuobs.rca.semantic import GUESS_MIN_INCIDENT, semantic_incident, semantic_support, use_semantic_model
+from gpuobs.rca.semantic import GUESS_MIN_INCIDENT, semantic_readings, semantic_support, use_semantic_model
 
 TUNE = ROOT / "tests" / "rca" / "real_corpus" / "tune"
 SYNTHETIC = ROOT / "tests" / "rca" / "incidents"
 # The bars `--incident-sweep` reports: the incident reading's, and the support's.
 SWEEP = (0.2, 0.25, 0.3, 0.4, 0.5, 0.6)
 SUPPORT_SWEEP = (0.005, 0.01, 0.02, 0.05)
+# The bars of the naming reading (`rca.semantic.naming_reading`, what the semantic gate weighs) that
+# `--incident-sweep` reports in place of, and beside, the incident bar.
+NAMING_SWEEP = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 # A case's causes (ids, best first), whether the engine would check them (named by words, with at most the
-# semantic tier's alternatives after them), its incident reading then (else None), and per cause the
-# probability the semantic tier gives its signature when it rests on words (else None).
-Reading = tuple[tuple[str, ...], bool, float | None, tuple[float | None, ...]]
+# semantic tier's alternatives after them), its incident and naming readings then (else None), and per cause
+# the probability the semantic tier gives its signature when it rests on words (else None).
+Reading = tuple[tuple[str, ...], bool, float | None, float | None, tuple[float | None, ...]]
 _WORD_TIERS = (EvidenceTier.TEXT.value, EvidenceTier.PROSE.value)
+_UNREAD: Reading = ((), False, None, None, ())
 
 
 def fold_of(repos: set[str], groups: int, seed: int = 0) -> dict[str, int]:
@@ -123,12 +129,13 @@ def _run(case: Case, catalog: Catalog, readings: dict[str, Reading] | None = Non
             t in _WORD_TIERS or t == EvidenceTier.SEMANTIC.value for t in tiers
         )
         texts = log_heads(list(case.inputs().logs), None)
-        reading = semantic_incident(texts) if words else None
+        both = semantic_readings(texts) if words else None
+        reading, naming = (None, None) if both is None else both
         probabilities = semantic_support(texts, ids) if words else [None] * len(ids)
         supports = tuple(
             p if c.tier in _WORD_TIERS else None for c, p in zip(report.causes, probabilities, strict=True)
         )
-        readings[case.name] = (ids, words, reading, supports)
+        readings[case.name] = (ids, words, reading, naming, supports)
     return CaseResult(case, ids, time.perf_counter() - t0)
 
 
@@ -139,7 +146,7 @@ def sweep(results: list[CaseResult], readings: dict[str, Reading]) -> list[dict[
     for bar in SWEEP:
         lost = cleared = 0
         for r in results:
-            ids, words, reading, _ = readings.get(r.case.name, ((), False, None, ()))
+            ids, words, reading, _, _ = readings.get(r.case.name, _UNREAD)
             if not words or reading is None or reading >= bar:
                 continue
             if r.case.healthy:
@@ -159,7 +166,7 @@ def support_sweep(results: list[CaseResult], readings: dict[str, Reading]) -> li
         row = dict.fromkeys(("healthy_cleared", "top1_lost", "top1_gained", "top3_lost", "top3_gained"), 0)
         row["bar"] = bar
         for r in results:
-            ids, words, reading, supports = readings.get(r.case.name, ((), False, None, ()))
+            ids, words, reading, _, supports = readings.get(r.case.name, _UNREAD)
             if not words or (reading is not None and reading < GUESS_MIN_INCIDENT):
                 continue
             kept = [i for i, s in zip(ids, supports, strict=True) if s is None or s >= bar]
@@ -171,6 +178,44 @@ def support_sweep(results: list[CaseResult], readings: dict[str, Reading]) -> li
                 row[f"{top}_gained"] += r.case.top in after and r.case.top not in before
         rows.append(row)
     return rows
+
+
+def naming_sweep(results: list[CaseResult], readings: dict[str, Reading]) -> list[dict[str, float | int]]:
+    """Per bar of NAMING_SWEEP, what withholding causes named by words alone would cost and clear when the
+    check weighs the naming reading: `alone` in place of the incident bar, `also` beside it (withheld under
+    either). Per kind: the incidents whose right cause leaves the first place and the top three, and the
+    healthy texts cleared."""
+    rows = []
+    for bar in NAMING_SWEEP:
+        row: dict[str, float | int] = {"bar": bar}
+        for kind in ("alone", "also"):
+            for count in ("top1_lost", "top3_lost", "healthy_cleared"):
+                row[f"{kind}_{count}"] = 0
+        for r in results:
+            ids, words, reading, naming, _ = readings.get(r.case.name, _UNREAD)
+            if not words or naming is None:
+                continue
+            shipped = reading is not None and reading < GUESS_MIN_INCIDENT
+            for kind, withheld in (("alone", naming < bar), ("also", shipped or naming < bar)):
+                if not withheld or (kind == "also" and shipped):  # `also` counts beyond the shipped bar
+                    continue
+                if r.case.healthy:
+                    row[f"{kind}_healthy_cleared"] += 1
+                else:
+                    row[f"{kind}_top1_lost"] += ids[:1] == (r.case.top,)
+                    row[f"{kind}_top3_lost"] += r.case.top in ids[:3]
+        rows.append(row)
+    return rows
+
+
+def named_healthy(results: list[CaseResult], readings: dict[str, Reading]) -> dict[str, int]:
+    """The healthy texts given a cause, split by whether the causes rest on words alone (what an incident or
+    naming check can withhold) or on a fact or the semantic tier's own reading."""
+    split = {"by_words": 0, "otherwise": 0}
+    for r in results:
+        if r.case.healthy and r.causes:
+            split["by_words" if readings.get(r.case.name, _UNREAD)[1] else "otherwise"] += 1
+    return split
 
 
 def crossval(
@@ -305,10 +350,19 @@ def main(argv: list[str] | None = None) -> int:
     }
     swept = sweep(results, readings) if readings is not None else []
     supported = support_sweep(results, readings) if readings is not None else []
+    named = naming_sweep(results, readings) if readings is not None else []
+    healthy_split = named_healthy(results, readings) if readings is not None else {}
     if args.json:
         print(
             json.dumps(
-                row | {"incident_sweep": swept, "support_sweep": supported, "failures": list(s.failures)},
+                row
+                | {
+                    "incident_sweep": swept,
+                    "support_sweep": supported,
+                    "naming_sweep": named,
+                    "healthy_named": healthy_split,
+                    "failures": list(s.failures),
+                },
                 indent=2,
             )
         )
@@ -331,6 +385,18 @@ def main(argv: list[str] | None = None) -> int:
                 f"  support under {line['bar']} withheld: {line['healthy_cleared']} healthy texts cleared; "
                 f"right cause first: -{line['top1_lost']} +{line['top1_gained']}, "
                 f"in the top three: -{line['top3_lost']} +{line['top3_gained']}"
+            )
+        if healthy_split:
+            print(
+                f"  healthy texts named: {healthy_split['by_words']} by words alone, "
+                f"{healthy_split['otherwise']} otherwise"
+            )
+        for line in named:
+            print(
+                f"  naming reading under {line['bar']}, in place of the incident bar: "
+                f"{line['alone_healthy_cleared']} healthy cleared, right first -{line['alone_top1_lost']}, "
+                f"top three -{line['alone_top3_lost']}; beside it: {line['also_healthy_cleared']}, "
+                f"-{line['also_top1_lost']}, -{line['also_top3_lost']}"
             )
     return 0
 

@@ -84,6 +84,7 @@ __all__ = [
     "load_semantic_model",
     "naming_reading",
     "semantic_incident",
+    "semantic_readings",
     "semantic_records",
     "semantic_runners_up",
     "semantic_support",
@@ -430,11 +431,24 @@ def semantic_incident(texts: Sequence[tuple[str, str]], model: SemanticModel | N
     """The highest incident reading over the documents of `texts` ((name, text) pairs): how surely any of
     them tells of an incident; None when there is no model or no line to read. Raises SemanticUnavailable
     when the encoder cannot run."""
+    readings = semantic_readings(texts, model)
+    return None if readings is None else readings[0]
+
+
+def semantic_readings(
+    texts: Sequence[tuple[str, str]], model: SemanticModel | None = None
+) -> tuple[float, float] | None:
+    """The highest incident reading and the highest naming reading (`naming_reading`) over the documents of
+    `texts` ((name, text) pairs), each by the model's own readers; None when there is no model or no line to
+    read. Raises SemanticUnavailable when the encoder cannot run."""
     model = _usable_model(model)
     if model is None:
         return None
     docs = [doc for _, text in texts if (doc := _document(text)) is not None]
-    return max((model.incident(_document_features(model, doc)) for doc in docs), default=None)
+    pairs = [model.readings(_document_features(model, doc)) for doc in docs]
+    if not pairs:
+        return None
+    return max(i for i, _ in pairs), max(n for _, n in pairs)
 
 
 def semantic_support(

@@ -163,10 +163,10 @@ def test_the_incident_sweep_counts_what_each_bar_withholds() -> None:
 
     results = [result(n, t) for n, t in (("right", "a"), ("wrong", "a"), ("fact", "a"), ("calm", None))]
     readings = {
-        "right": (("a",), True, 0.22, (0.5,)),  # named right by words, read under 0.25
-        "wrong": (("b", "a"), True, 0.1, (0.5, 0.5)),  # named wrong first: nothing lost
-        "fact": (("a",), False, None, (None,)),  # a fact: never read, never withheld
-        "calm": (("a",), True, 0.25, (0.5,)),  # healthy, read exactly at 0.25: kept there, withheld above
+        "right": (("a",), True, 0.22, 0.5, (0.5,)),  # named right by words, read under 0.25
+        "wrong": (("b", "a"), True, 0.1, 0.5, (0.5, 0.5)),  # named wrong first: nothing lost
+        "fact": (("a",), False, None, None, (None,)),  # a fact: never read, never withheld
+        "calm": (("a",), True, 0.25, 0.5, (0.5,)),  # healthy, read at 0.25: kept there, withheld above
     }
     rows = {row["bar"]: row for row in bench.sweep(results, readings)}
     assert rows[0.2] == {"bar": 0.2, "incidents_lost": 0, "healthy_cleared": 0}
@@ -191,12 +191,12 @@ def test_the_support_sweep_counts_what_each_bar_withholds() -> None:
     cases = (("promoted", "a"), ("lost", "a"), ("fact", "a"), ("quiet", "a"), ("calm", None), ("half", None))
     results = [result(n, t) for n, t in cases]
     readings = {
-        "promoted": (("b", "a"), True, 0.9, (0.004, 0.5)),  # the wrong first goes under 0.005: a right first
-        "lost": (("a", "b", "c", "d"), True, 0.9, (0.01, 0.5, 0.5, 0.5)),  # right first at 0.01, out above
-        "fact": (("b",), False, None, (None,)),  # a fact: never checked
-        "quiet": (("b", "a"), True, 0.1, (0.0, 0.5)),  # withheld by the incident bar already
-        "calm": (("a",), True, 0.9, (0.015,)),  # healthy, cleared above 0.015
-        "half": (("a", "b"), True, 0.9, (0.001, 0.5)),  # healthy, one cause left: still named
+        "promoted": (("b", "a"), True, 0.9, 0.9, (0.004, 0.5)),  # the wrong first under 0.005: right first
+        "lost": (("a", "b", "c", "d"), True, 0.9, 0.9, (0.01, 0.5, 0.5, 0.5)),  # right first at 0.01
+        "fact": (("b",), False, None, None, (None,)),  # a fact: never checked
+        "quiet": (("b", "a"), True, 0.1, 0.5, (0.0, 0.5)),  # withheld by the incident bar already
+        "calm": (("a",), True, 0.9, 0.9, (0.015,)),  # healthy, cleared above 0.015
+        "half": (("a", "b"), True, 0.9, 0.9, (0.001, 0.5)),  # healthy, one cause left: still named
     }
     rows = {row["bar"]: row for row in bench.support_sweep(results, readings)}
     assert rows[0.005] == {
@@ -216,6 +216,57 @@ def test_the_support_sweep_counts_what_each_bar_withholds() -> None:
         "top3_lost": 1,
         "top3_gained": 0,
     }
+
+
+def test_the_naming_sweep_counts_what_each_bar_withholds() -> None:
+    """`--incident-sweep`'s naming rows: a naming bar in place of the incident bar counts every word-named
+    text under it; beside it, only those the shipped incident bar keeps. An incident counts where its right
+    cause was first or in the top three; facts are never counted; a reading at the bar is kept. The healthy
+    texts named are split by whether words alone named them."""
+    from pathlib import Path
+
+    from gpuobs.rca.corpus import Case, CaseResult
+
+    bench = load_bench_script("rca_crossval")
+
+    def result(name: str, top: str | None, causes: tuple[str, ...]) -> CaseResult:
+        return CaseResult(Case(name, Path(name), top), causes, 0.0)
+
+    cases = (
+        ("first", "a", ("a",)),
+        ("second", "a", ("b", "a")),
+        ("quiet", "a", ("a",)),
+        ("fact", "a", ("a",)),
+        ("calm", None, ("a",)),
+        ("told", None, ("a",)),
+    )
+    results = [result(*c) for c in cases]
+    readings = {
+        "first": (("a",), True, 0.9, 0.42, (0.5,)),  # right first, naming 0.42
+        "second": (("b", "a"), True, 0.9, 0.5, (0.5, 0.5)),  # right second, naming exactly 0.5
+        "quiet": (("a",), True, 0.1, 0.33, (0.5,)),  # the shipped incident bar withholds it already
+        "fact": (("a",), False, None, None, (None,)),  # a fact: never checked
+        "calm": (("a",), True, 0.9, 0.38, (0.5,)),  # healthy, named by words
+        "told": (("a",), False, None, None, (None,)),  # healthy, named by a fact
+    }
+    rows = {row["bar"]: row for row in bench.naming_sweep(results, readings)}
+    zero = dict.fromkeys(
+        (f"{k}_{c}" for k in ("alone", "also") for c in ("top1_lost", "top3_lost", "healthy_cleared")), 0
+    )
+    assert rows[0.3] == {"bar": 0.3, **zero}
+    assert rows[0.35] == {"bar": 0.35, **zero, "alone_top1_lost": 1, "alone_top3_lost": 1}
+    assert rows[0.4] == rows[0.35] | {"bar": 0.4, "alone_healthy_cleared": 1, "also_healthy_cleared": 1}
+    assert rows[0.5] == {
+        "bar": 0.5,
+        "alone_top1_lost": 2,
+        "alone_top3_lost": 2,
+        "alone_healthy_cleared": 1,
+        "also_top1_lost": 1,
+        "also_top3_lost": 1,
+        "also_healthy_cleared": 1,
+    }
+    assert rows[0.55]["alone_top3_lost"] == 3 and rows[0.55]["also_top3_lost"] == 2
+    assert bench.named_healthy(results, readings) == {"by_words": 1, "otherwise": 1}
 
 
 def test_the_incident_sweep_diagnoses_with_the_bar_lifted(
@@ -238,9 +289,10 @@ def test_the_incident_sweep_diagnoses_with_the_bar_lifted(
     case = Case("request", case_dir, None, args=("--logs", "excerpt.log"))
     readings: dict[str, object] = {}
     result = bench._run(case, load_catalog(), readings)
-    ids, words, reading, supports = readings["request"]
+    ids, words, reading, naming, supports = readings["request"]
     assert result.causes == ids == ("host_oom_killer",) and words
     assert reading is not None and reading < GUESS_MIN_INCIDENT
+    assert naming is not None and 0.0 <= naming <= 1.0 and naming != reading  # p(none) weighed in
     (probability,) = supports  # the fold's probability of the word cause's signature, recorded beside it
     assert probability is not None and 0.0 <= probability <= 1.0
 
