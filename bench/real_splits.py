@@ -24,11 +24,11 @@ and heldout29 (scored seven times), promoted in the thirty-second, and heldout31
 promoted in the thirty-third, and heldout30 (scored fourteen times), promoted in the thirty-fourth, and
 heldout32 (scored seventeen times), promoted in the thirty-fifth, and heldout34 (scored seventeen times),
 promoted in the thirty-sixth, and heldout33 (scored twenty times), promoted in the thirty-seventh, and
-heldout35 (scored nineteen times), promoted in the thirty-eighth. heldout36 (gathered at the end of the
-thirty-third session, after its last change to the engine) and heldout37 (at the start of the thirty-fourth)
+heldout35 (scored nineteen times), promoted in the thirty-eighth, and heldout36 (scored twenty times),
+promoted in the thirty-ninth. heldout37 (gathered at the start of the thirty-fourth session)
 and heldout38 (at the start of the thirty-fifth) and heldout39 (at the start of the thirty-sixth) and
-heldout40 (at the start of the thirty-seventh) and heldout41 (at the start of the thirty-eighth) are held
-out.
+heldout40 (at the start of the thirty-seventh) and heldout41 (at the start of the thirty-eighth) and
+heldout42 (at the start of the thirty-ninth) are held out.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ REAL_HELDOUT = (
     "heldout2",
     "heldout4",
     "heldout9",
-    "heldout36",
     "heldout37",
     "heldout38",
     "heldout39",
     "heldout40",
     "heldout41",
+    "heldout42",
 )

@@ -9,8 +9,8 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout36/, heldout37/, heldout38/, heldout39/, heldout40/,
-heldout41/) are
+heldout37/, heldout38/, heldout39/, heldout40/,
+heldout41/, heldout42/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses
@@ -185,10 +185,11 @@ TUNE = REAL / "tune"
 # three files refitted on the 3932: 2816/3095, 2831/3095, 39/837 (two of heldout33's healthy texts are named
 # with the semantic tier off). Thirty-eighth session: heldout35 promoted (42 cases, 12 healthy), all three
 # files refitted on the 3974: 2836/3125, 2851/3125, 44/849 (the refitted word tiers name five more of tune's
-# healthy texts with the semantic tier off; none of them heldout35's).
+# healthy texts with the semantic tier off; none of them heldout35's). Thirty-ninth session: heldout36
+# promoted (42 cases, 13 healthy), all three files refitted on the 4016: 2861/3154, 2878/3154, 44/862.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2836
-MEASURED_TOP3 = 2851
+MEASURED_TOP1 = 2861
+MEASURED_TOP3 = 2878
 MEASURED_FALSE_CAUSES = 44
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -249,18 +250,19 @@ MEASURED_FALSE_CAUSES = 44
 # Thirty-sixth session, all files refitted on the 3893 (heldout34 in): 2946/3067, 3005/3067, 9/826.
 # Thirty-seventh session, all files refitted on the 3932 (heldout33 in): 2969/3095, 3031/3095, 9/837.
 # Thirty-eighth session, all files refitted on the 3974 (heldout35 in), the gate weighing the naming reading
-# (>= 0.92, or >= 0.84 when the signature is >= 0.60 likely): 3026/3125, 3089/3125, 9/849.
-MEASURED_SEMANTIC_TOP1 = 3026
-MEASURED_SEMANTIC_TOP3 = 3089
+# (>= 0.92, or >= 0.84 when the signature is >= 0.60 likely): 3026/3125, 3089/3125, 9/849. Thirty-ninth
+# session, all files refitted on the 4016 (heldout36 in): 3051/3154, 3116/3154, 9/862.
+MEASURED_SEMANTIC_TOP1 = 3051
+MEASURED_SEMANTIC_TOP3 = 3116
 MEASURED_SEMANTIC_FALSE_CAUSES = 9
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 3974
+    assert len(cases) == 4016
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3125 and result.healthy_cases == 849
+    assert incidents == 3154 and result.healthy_cases == 862
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
