@@ -42,6 +42,7 @@ from gpuobs.rca.semantic import (
     SemanticModel,
     load_semantic_model,
     semantic_incident,
+    semantic_readings,
     semantic_records,
     semantic_switch,
 )
@@ -678,6 +679,30 @@ def test_the_incident_reading_is_the_mean_of_both_readers() -> None:
     doubtful = replace(model, incident_term_bias=model.incident_term_bias - 1000.0).incident(features)
     assert sure - doubtful == pytest.approx(0.5, abs=1e-9)
     assert doubtful <= both <= sure
+
+
+def test_a_texts_readings_are_the_highest_of_its_documents_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`semantic_readings` (what the word causes' incident check and `rca_crossval --incident-sweep` read):
+    each document read by the model's readers as the gate reads it; over several, the highest incident reading
+    and, on its own, the highest naming reading, even from different documents; `semantic_incident` is the
+    first of the two; nothing to read gives None."""
+    from gpuobs.rca import semantic as sem
+
+    model = load_semantic_model()
+    assert model is not None
+    for text in (XID79, HEALTHY_TEXTS["vllm_start"], FEATURE_REQUEST):
+        doc = sem._document(text)
+        assert doc is not None
+        one = model.readings(sem._document_features(model, doc))
+        assert semantic_readings([("one.log", text)], model) == pytest.approx(one)
+    assert semantic_readings([("blank.log", "\n \n")], model) is None
+    # which document gives each maximum: one reads surer of an incident, the other surer of a known failure
+    pairs = iter([(0.9, 0.2), (0.1, 0.7)])
+    monkeypatch.setattr(SemanticModel, "readings", lambda self, features: next(pairs))
+    texts = [("a.log", XID79), ("b.log", FEATURE_REQUEST)]
+    assert semantic_readings(texts, model) == (0.9, 0.7)
+    pairs = iter([(0.9, 0.2), (0.1, 0.7)])
+    assert semantic_incident(texts, model) == 0.9
 
 
 def test_the_naming_reading_weighs_the_incident_readers_and_the_healthy_class_alike() -> None:
