@@ -28,7 +28,7 @@ heldout35 (scored nineteen times), promoted in the thirty-eighth, and heldout36 
 promoted in the thirty-ninth. heldout37 (gathered at the start of the thirty-fourth session)
 and heldout38 (at the start of the thirty-fifth) and heldout39 (at the start of the thirty-sixth) and
 heldout40 (at the start of the thirty-seventh) and heldout41 (at the start of the thirty-eighth) and
-heldout42 (at the start of the thirty-ninth) are held out.
+heldout42 (at the start of the thirty-ninth) and heldout43 (at the start of the fortieth) are held out.
 """
 
 from __future__ import annotations
@@ -47,4 +47,5 @@ REAL_HELDOUT = (
     "heldout40",
     "heldout41",
     "heldout42",
+    "heldout43",
 )
