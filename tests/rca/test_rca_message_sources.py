@@ -869,6 +869,10 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "INFO 06-01 10:00:00 [config.py:2201] Chunked prefill is enabled with max_num_batched_tokens=2048.\n"),
     (None, "[05/15/2024-10:15:51] [W] [TRT] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n"),
     ("tensorrt_parse_error", "[TRT] [W] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n[TRT] [E] ModelImporter.cpp:726: While parsing node number 12 [NonZero -> \"onnx::Gather_123\"]:\n[TRT] [E] ModelImporter.cpp:729: --- End node ---\n[TRT] [E] ModelImporter.cpp:732: ERROR: builtin_op_importers.cpp:4890 In function importFallbackPluginImporter:\n[8] Assertion failed: creator && \"Plugin not found, are the plugin name, version, and namespace correct?\"\n"),
+    # the same notice through onnxruntime's TensorRT execution provider (its logger's "[W:onnxruntime:" severity
+    # letter) and pasted with no tag at all: still a warning.
+    (None, "2024-03-02 11:20:05.118 [W:onnxruntime:Default, tensorrt_execution_provider.h:63 log] [2024-03-02 11:20:05 WARNING] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n"),
+    (None, "onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n"),
     # --- start-up warnings that report no failure: vLLM's custom all-reduce disabled (custom_all_reduce.py: more
     # than two PCIe-only GPUs, or no P2P; NCCL carries the all-reduce).
     (None, "WARNING 06-01 10:00:00 [custom_all_reduce.py:137] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.\n"),
@@ -1408,3 +1412,18 @@ def test_go_nvml_return_names_are_nvml_records(line: str, cls: str | None) -> No
     they are NVML's own errors all the same."""
     found = [e.value for e in parse_document("agent.log", line + "\n") if e.key == "nvml_error"]
     assert found == ([cls] if cls else [])
+
+
+def test_an_execution_provider_library_that_fails_to_load_is_no_parse_error(tmp_path: Path) -> None:
+    """onnxruntime's FAIL status when it cannot load its CUDA provider's library (a CUDA library missing on the
+    host: the session runs on the CPU) says nothing about the model; the same status raised by the model's
+    own graph is still a parse error."""
+    missing = (
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1744 TryGetProviderInfo_CUDA] "
+        "provider_bridge_ort.cc:1426 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() "
+        "[ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: "
+        "libcublasLt.so.12: cannot open shared object file: No such file or directory\n"
+    )
+    assert "tensorrt_parse_error" not in pasted_causes(tmp_path, missing)
+    graph = "onnxruntime.capi.onnxruntime_pybind11_state.Fail: [ONNXRuntimeError] : 1 : FAIL : Load model failed\n"
+    assert pasted_causes(tmp_path, graph)[:1] == ["tensorrt_parse_error"]

@@ -187,10 +187,13 @@ TUNE = REAL / "tune"
 # files refitted on the 3974: 2836/3125, 2851/3125, 44/849 (the refitted word tiers name five more of tune's
 # healthy texts with the semantic tier off; none of them heldout35's). Thirty-ninth session: heldout36
 # promoted (42 cases, 13 healthy), all three files refitted on the 4016: 2861/3154, 2878/3154, 44/862.
+# Fortieth session: heldout37 promoted (40 cases, 10 healthy), the ONNX parser's INT64 notice under any tag
+# and onnxruntime's provider-library load failure no longer TensorRT parse errors, all three files refitted on
+# the 4056: 2883/3184, 2900/3184, 41/872.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2861
-MEASURED_TOP3 = 2878
-MEASURED_FALSE_CAUSES = 44
+MEASURED_TOP1 = 2883
+MEASURED_TOP3 = 2900
+MEASURED_FALSE_CAUSES = 41
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -251,10 +254,12 @@ MEASURED_FALSE_CAUSES = 44
 # Thirty-seventh session, all files refitted on the 3932 (heldout33 in): 2969/3095, 3031/3095, 9/837.
 # Thirty-eighth session, all files refitted on the 3974 (heldout35 in), the gate weighing the naming reading
 # (>= 0.92, or >= 0.84 when the signature is >= 0.60 likely): 3026/3125, 3089/3125, 9/849. Thirty-ninth
-# session, all files refitted on the 4016 (heldout36 in): 3051/3154, 3116/3154, 9/862.
-MEASURED_SEMANTIC_TOP1 = 3051
-MEASURED_SEMANTIC_TOP3 = 3116
-MEASURED_SEMANTIC_FALSE_CAUSES = 9
+# session, all files refitted on the 4016 (heldout36 in): 3051/3154, 3116/3154, 9/862. Fortieth session, the
+# TensorRT misfires above mended and all files refitted on the 4056 (heldout37 in): 3076/3184, 3142/3184,
+# 6/872.
+MEASURED_SEMANTIC_TOP1 = 3076
+MEASURED_SEMANTIC_TOP3 = 3142
+MEASURED_SEMANTIC_FALSE_CAUSES = 6
 
 
 def test_tune_split_keeps_its_score() -> None:
