@@ -1427,3 +1427,16 @@ def test_an_execution_provider_library_that_fails_to_load_is_no_parse_error(tmp_
     assert "tensorrt_parse_error" not in pasted_causes(tmp_path, missing)
     graph = "onnxruntime.capi.onnxruntime_pybind11_state.Fail: [ONNXRuntimeError] : 1 : FAIL : Load model failed\n"
     assert pasted_causes(tmp_path, graph)[:1] == ["tensorrt_parse_error"]
+
+
+def test_a_parse_failure_after_an_untagged_int64_notice_still_counts(tmp_path: Path) -> None:
+    """The INT64 notice is a warning with or without its tag; a failure to parse on the next line is not."""
+    notice = (
+        "onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not "
+        "natively support INT64. Attempting to cast down to INT32.\n"
+    )
+    assert pasted_causes(tmp_path, notice) == []
+    failure = 'In node 12 (importFallbackPluginImporter): UNSUPPORTED_NODE: Assertion failed: creator && "Plugin"\n'
+    assert pasted_causes(tmp_path, notice + "ERROR: Failed to parse the ONNX file.\n" + failure)[:1] == [
+        "tensorrt_parse_error"
+    ]
