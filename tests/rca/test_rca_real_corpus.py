@@ -256,7 +256,7 @@ MEASURED_FALSE_CAUSES = 41
 # (>= 0.92, or >= 0.84 when the signature is >= 0.60 likely): 3026/3125, 3089/3125, 9/849. Thirty-ninth
 # session, all files refitted on the 4016 (heldout36 in): 3051/3154, 3116/3154, 9/862. Fortieth session, the
 # TensorRT misfires above mended and all files refitted on the 4056 (heldout37 in): 3076/3184, 3142/3184,
-# 6/872.
+# 6/872; the semantic alternatives' bar lowered to 0.02: the same.
 MEASURED_SEMANTIC_TOP1 = 3076
 MEASURED_SEMANTIC_TOP3 = 3142
 MEASURED_SEMANTIC_FALSE_CAUSES = 6

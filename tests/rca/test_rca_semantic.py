@@ -34,6 +34,7 @@ from gpuobs.rca.engine import TOP_SLOTS, WITHHELD_NOTE, diagnose_evidence
 from gpuobs.rca.keys import SEMANTIC_MATCH
 from gpuobs.rca.pipeline import diagnose
 from gpuobs.rca.semantic import (
+    ALTERNATIVE_MIN_PROBABILITY,
     GUESS_MIN_INCIDENT,
     GUESS_MIN_SUPPORT,
     SEMANTIC_CONFIDENCE_HIGH,
@@ -44,6 +45,7 @@ from gpuobs.rca.semantic import (
     semantic_incident,
     semantic_readings,
     semantic_records,
+    semantic_runners_up,
     semantic_switch,
 )
 
@@ -906,3 +908,23 @@ def test_benign_hardware_baselines_stay_healthy_with_the_tier_on(name: str, sema
     report = json.loads(run.stdout)
     assert report["causes"] == []
     assert any(JUDGED_BASELINES[name] in n for n in report["notes"]), report["notes"]
+
+
+def test_runners_up_stop_at_the_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real encoder and weights: asked for many, the runners-up are the likeliest signatures, best first,
+    none under ALTERNATIVE_MIN_PROBABILITY and none already named; raising the bar to the second one's
+    probability keeps exactly the first two (and any tied with the second)."""
+    from gpuobs.rca import semantic
+
+    texts = [("described.log", SLOW_GROWTH_THEN_KILLED)]
+    listed = semantic_runners_up(texts, frozenset(), 50)
+    probabilities = [float(r.attrs["probability"]) for r in listed]  # rounded to four places
+    assert len(listed) >= 3, [(r.value, p) for r, p in zip(listed, probabilities, strict=True)]
+    assert probabilities == sorted(probabilities, reverse=True)
+    assert min(probabilities) >= ALTERNATIVE_MIN_PROBABILITY - 1e-4
+    first = str(listed[0].value)
+    assert first not in {r.value for r in semantic_runners_up(texts, frozenset({first}), 50)}
+    second = probabilities[1]
+    monkeypatch.setattr(semantic, "ALTERNATIVE_MIN_PROBABILITY", second - 0.5e-4)
+    kept = [r.value for r in semantic_runners_up(texts, frozenset(), 50)]
+    assert kept == [r.value for r, p in zip(listed, probabilities, strict=True) if p >= second]
