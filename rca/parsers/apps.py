@@ -231,13 +231,14 @@ _ORT_ALLOC_RE = re.compile(r"Failed to allocate memory for requested buffer|BFCA
 # ("onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights ... Attempting to cast
 # down to INT32.") come with nearly every import and report no failure to parse.
 # onnxruntime's own logger puts the severity letter first ("[W:onnxruntime:Default,
-# tensorrt_execution_provider.h:53 ...] [... WARNING] ... onnx2trt_utils.cpp:364: Your ONNX model has been
-# generated with INT64 weights"), and a pasted notice may lose every tag ("onnx2trt_utils.cpp:374: Your ONNX
-# model has been generated with INT64 weights"): the notice itself is the parser's warning, whatever wraps it.
+# tensorrt_execution_provider.h:53 ...] [... WARNING] ... onnx2trt_utils.cpp:364: ...").
 _TRT_MINOR_RE = re.compile(
     r"\[(?:TRT|TensorRT)\]\s*(?:\[[WIV]\]|(?:WARNING|INFO|VERBOSE):)|\[[WIV]\]\s*\[(?:TRT|TensorRT)\]|"
-    r"\[[WIV]:onnxruntime:|has been generated with INT64 weights"
+    r"\[[WIV]:onnxruntime:"
 )
+# A pasted INT64 notice may lose every tag ("onnx2trt_utils.cpp:374: Your ONNX model has been generated with
+# INT64 weights"): the notice itself is the parser's warning, whatever wraps it.
+_TRT_INT64_NOTICE_RE = re.compile(r"has been generated with INT64 weights")
 # onnxruntime failing to load an execution provider's library ("[ONNXRuntimeError] : 1 : FAIL : Failed to
 # load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object
 # file") is a CUDA library missing on the host (the session falls back to the CPU), not a model the parser
@@ -262,7 +263,8 @@ def _tensorrt(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if _TRT_ENGINE_RE.search(msg):
         ctx.emit(keys.TENSORRT_ENGINE_INCOMPATIBLE, None, pre, msg, {"message": msg.strip()[:500]})
         return
-    if pre.level in ("warning", "info", "debug") or _TRT_MINOR_RE.search(msg):
+    minor = _TRT_MINOR_RE.search(msg) or _TRT_INT64_NOTICE_RE.search(msg)
+    if pre.level in ("warning", "info", "debug") or minor:
         return
     if _TRT_PARSE_RE.search(msg) and not (_ORT_ALLOC_RE.search(msg) or _ORT_PROVIDER_LOAD_RE.search(msg)):
         attrs: dict[str, object] = {"message": msg.strip()[:500]}
