@@ -230,11 +230,10 @@ _ORT_ALLOC_RE = re.compile(r"Failed to allocate memory for requested buffer|BFCA
 # trtexec and the samples, "[TensorRT] WARNING:" before 8.0): the ONNX parser's warnings
 # ("onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights ... Attempting to cast
 # down to INT32.") come with nearly every import and report no failure to parse.
-# onnxruntime's own logger puts the severity letter first ("[W:onnxruntime:Default,
-# tensorrt_execution_provider.h:53 ...] [... WARNING] ... onnx2trt_utils.cpp:364: ...").
+# onnxruntime's own logger tag ("[W:onnxruntime:Default, tensorrt_execution_provider.h:53 log]") is peeled
+# by the shared prefix splitter, which sets the line's level.
 _TRT_MINOR_RE = re.compile(
-    r"\[(?:TRT|TensorRT)\]\s*(?:\[[WIV]\]|(?:WARNING|INFO|VERBOSE):)|\[[WIV]\]\s*\[(?:TRT|TensorRT)\]|"
-    r"\[[WIV]:onnxruntime:"
+    r"\[(?:TRT|TensorRT)\]\s*(?:\[[WIV]\]|(?:WARNING|INFO|VERBOSE):)|\[[WIV]\]\s*\[(?:TRT|TensorRT)\]"
 )
 # A pasted INT64 notice may lose every tag ("onnx2trt_utils.cpp:374: Your ONNX model has been generated with
 # INT64 weights"): the notice itself is the parser's warning, whatever wraps it.

@@ -70,6 +70,10 @@ _TRT_RE = re.compile(r"^\[(?P<mo>\d{2})/(?P<d>\d{2})/(?P<y>\d{4})-" + _HMS + r"\
 _REL_RE = re.compile(r"^\[\s*(?P<rel>\d+(?:\.\d+)?)\]\s*")
 # glog as printed by PyTorch c10d: "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ".
 _RANK_RE = re.compile(r"^\[rank(?P<rank>\d+)\]:")
+# onnxruntime's logger: "[W:onnxruntime:Default, tensorrt_execution_provider.h:53 log] " (severity letter
+# V/I/W/E/F, then the logger id, which may be empty, then the source location).
+_ORT_RE = re.compile(r"^\[(?P<lvl>[VIWEF]):onnxruntime:[^\]]*\]\s*")
+_ORT_LEVELS = {"V": "debug", "I": "info", "W": "warning", "E": "error", "F": "fatal"}
 _GLOG_RE = re.compile(r"^\[?(?P<lvl>[IWEF])(?:(?P<mo>\d{1,2})(?P<d>\d{2}) " + _HMS + r")?\s+[^\]\s]*\]\s*")
 # vLLM / Python: "(APIServer pid=1) ERROR 05-12 01:48:42 [api_router.py:72] ".
 _PROC_TAG_RE = re.compile(r"^\((?P<proc>[\w.-]+)(?: pid=(?P<pid>\d+))?\)\s*")
@@ -243,6 +247,11 @@ def split_prefix(line: str, year: int | None = None) -> LinePrefix:
             m = _TRT_RE.match(rest)
             if m:
                 out.time = _match_epoch(m, int(m["y"]), int(m["mo"]))
+                rest = rest[m.end() :]
+                continue
+            m = _ORT_RE.match(rest) if rest[2:3] == ":" else None
+            if m:
+                out.level = _ORT_LEVELS[m["lvl"]]
                 rest = rest[m.end() :]
                 continue
             m = _GLOG_RE.match(rest[1:]) if len(rest) > 2 and rest[1] in "IWEF" else None

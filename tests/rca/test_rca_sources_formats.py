@@ -211,6 +211,28 @@ def test_go_log_timestamps() -> None:
     assert klog_err.time == base + 0.000001
 
 
+def test_onnxruntime_logger_tag_gives_every_parser_the_line_level() -> None:
+    """onnxruntime's own tag ("[W:onnxruntime:Default, file:line func]", letters V/I/W/E/F, the logger id
+    possibly empty) is peeled by the shared splitter, so every parser sees the level, not only TensorRT's."""
+    base = _epoch(2019, 9, 14, 1, 19, 53)
+    warn = split_prefix(
+        "2019-09-14 01:19:53.5 [W:onnxruntime:test, tensorrt_execution_provider.h:28 log] Falling back", year=None
+    )
+    assert (warn.time, warn.level, warn.message) == (base + 0.5, "warning", "Falling back")
+    levels = [
+        split_prefix(f"[{letter}:onnxruntime:, inference_session.cc:1785 operator()] m").level for letter in "VIWEF"
+    ]
+    assert levels == ["debug", "info", "warning", "error", "fatal"]
+    # not a tag: another logger's name, or glog's letter without the colon
+    assert split_prefix("[W:tensorflow:Default, x.cc:1 f] m").level is None
+    parse = "While parsing node number 12 [OneHot -> \"/Gather_output_0\"]: Plugin not found"
+    assert not _of(parse_text(f"[W:onnxruntime:Default, tensorrt_execution_provider.h:53 log] {parse}"),
+                   keys.TENSORRT_PARSE_ERROR)
+    (err,) = _of(parse_text(f"[E:onnxruntime:Default, tensorrt_execution_provider.h:53 log] {parse}"),
+                 keys.TENSORRT_PARSE_ERROR)
+    assert err.attrs["node"] == 12 and err.attrs["message"].startswith("While parsing node number 12")
+
+
 # --- 5. repeat counting ----------------------------------------------------------------------------------------
 _GRPC_LINE = 'grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with: status = StatusCode.DEADLINE_EXCEEDED details = "Deadline Exceeded">'
 
