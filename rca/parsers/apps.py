@@ -620,7 +620,10 @@ def _model_load(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     level = pre.level or ""
     low = msg.lower()
-    erroring = (
+    # A line with no log level that ends in a question mark is a person asking ("is there a way to clear xid
+    # errors in the dcgm-exporter?"), not the exporter reporting: its words are no failure.
+    asking = not level and msg.rstrip().endswith("?")
+    erroring = not asking and (
         level in ("error", "fatal", "critical")
         or "level=error" in low
         or "level=fatal" in low

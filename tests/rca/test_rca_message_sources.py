@@ -296,6 +296,11 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     (None, "2024-01-01T10:00:00.000000Z  INFO text_generation_launcher: Starting shard rank=0\n2024-01-01T10:00:10.000000Z  INFO text_generation_launcher: Shard ready in 10.0s rank=0\n2024-01-01T10:00:11.000000Z  INFO text_generation_router: router/src/main.rs:300: Connected\n"),
     (None, "I0101 10:00:00.000000 1 main.go:256] Retreiving plugins.\nI0101 10:00:00.000000 1 server.go:165] Starting GRPC server for 'nvidia.com/gpu'\nI0101 10:00:00.000000 1 server.go:117] Starting to serve 'nvidia.com/gpu' on /var/lib/kubelet/device-plugins/nvidia-gpu.sock\nI0101 10:00:00.000000 1 server.go:125] Registered device plugin for 'nvidia.com/gpu' with Kubelet\n"),
     (None, "  Normal  Scheduled  10s  default-scheduler  Successfully assigned default/trainer-0 to node1\n  Normal  Pulled     8s   kubelet            Container image \"nvcr.io/nvidia/pytorch:24.01-py3\" already present on machine\n  Normal  Created    8s   kubelet            Created container trainer\n  Normal  Started    7s   kubelet            Started container trainer\n"),
+    # a person asking about the exporter (no log level, ends in a question mark) is no exporter failure, while the
+    # same words from the exporter's logger, at any level, are
+    (None, "Is there a way to clear xid errors in the dcgm-exporter?\n"),
+    (None, "Why does dcgm-exporter say Failed to watch metrics after a driver upgrade?\n"),
+    ("telemetry_exporter_failure", "time=\"2024-01-01T10:00:00Z\" level=error msg=\"Failed to watch metrics: Error watching fields: Host engine is not valid?\"\n"),
     (None, "time=\"2024-01-01T10:00:00Z\" level=info msg=\"Starting dcgm-exporter\"\ntime=\"2024-01-01T10:00:00Z\" level=info msg=\"DCGM successfully initialized!\"\ntime=\"2024-01-01T10:00:00Z\" level=info msg=\"Collecting DCP Metrics\"\ntime=\"2024-01-01T10:00:00Z\" level=info msg=\"Starting webserver\"\n"),
     (None, "nvidia-nvswitch: Probing device 0000:c8:00.0, Vendor Id = 0x10de, Device Id = 0x22a3, Class = 0x68000\nnv-fabricmanager[1234]: Successfully configured all the available GPUs and NVSwitches to route NVLink traffic.\n"),
     (None, "pcieport 0000:00:01.0: AER: enabled with IRQ 26\nmce: CPU0: Thermal monitoring enabled (TM1)\nEDAC MC: Ver: 3.0.0\n"),
