@@ -25,10 +25,11 @@ promoted in the thirty-third, and heldout30 (scored fourteen times), promoted in
 heldout32 (scored seventeen times), promoted in the thirty-fifth, and heldout34 (scored seventeen times),
 promoted in the thirty-sixth, and heldout33 (scored twenty times), promoted in the thirty-seventh, and
 heldout35 (scored nineteen times), promoted in the thirty-eighth, and heldout36 (scored twenty times),
-promoted in the thirty-ninth, and heldout37 (scored twenty-one times), promoted in the fortieth. heldout38
-(gathered at the start of the thirty-fifth session) and heldout39 (at the start of the thirty-sixth) and
-heldout40 (at the start of the thirty-seventh) and heldout41 (at the start of the thirty-eighth) and
-heldout42 (at the start of the thirty-ninth) and heldout43 (at the start of the fortieth) are held out.
+promoted in the thirty-ninth, and heldout37 (scored twenty-one times), promoted in the fortieth, and
+heldout38 (scored eighteen times), promoted in the forty-first. heldout39 (gathered at the start of the
+thirty-sixth session) and heldout40 (at the start of the thirty-seventh) and heldout41 (at the start of the
+thirty-eighth) and heldout42 (at the start of the thirty-ninth) and heldout43 (at the start of the fortieth)
+and heldout44 (at the start of the forty-first) are held out.
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ REAL_HELDOUT = (
     "heldout2",
     "heldout4",
     "heldout9",
-    "heldout38",
     "heldout39",
     "heldout40",
     "heldout41",
     "heldout42",
     "heldout43",
+    "heldout44",
 )
