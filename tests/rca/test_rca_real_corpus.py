@@ -189,9 +189,9 @@ TUNE = REAL / "tune"
 # promoted (42 cases, 13 healthy), all three files refitted on the 4016: 2861/3154, 2878/3154, 44/862.
 # Fortieth session: heldout37 promoted (40 cases, 10 healthy), the ONNX parser's INT64 notice under any tag
 # and onnxruntime's provider-library load failure no longer TensorRT parse errors, all three files refitted on
-# the 4056: 2883/3184, 2900/3184, 41/872. Forty-first session: onnxruntime's logger tag read by the shared prefix
-# splitter (no change), an exporter question no failure: 2883/3184, 2900/3184, 40/872; heldout38 promoted (43
-# cases, 11 healthy), all three files refitted on the 4099: 2916/3216, 2933/3216, 40/883.
+# the 4056: 2883/3184, 2900/3184, 41/872. Forty-first session: onnxruntime's logger tag read by the shared
+# prefix splitter (no change), an exporter question no failure: 2883/3184, 2900/3184, 40/872; heldout38
+# promoted (43 cases, 11 healthy), all three files refitted on the 4099: 2916/3216, 2933/3216, 40/883.
 MARGIN_CASES = 2
 MEASURED_TOP1 = 2916
 MEASURED_TOP3 = 2933
@@ -258,8 +258,8 @@ MEASURED_FALSE_CAUSES = 40
 # (>= 0.92, or >= 0.84 when the signature is >= 0.60 likely): 3026/3125, 3089/3125, 9/849. Thirty-ninth
 # session, all files refitted on the 4016 (heldout36 in): 3051/3154, 3116/3154, 9/862. Fortieth session, the
 # TensorRT misfires above mended and all files refitted on the 4056 (heldout37 in): 3076/3184, 3142/3184,
-# 6/872; the semantic alternatives' bar lowered to 0.02: the same. Forty-first session, with the readings above,
-# all files refitted on the 4099 (heldout38 in): 3108/3216, 3175/3216, 5/883.
+# 6/872; the semantic alternatives' bar lowered to 0.02: the same. Forty-first session, with the readings
+# above, all files refitted on the 4099 (heldout38 in): 3108/3216, 3175/3216, 5/883.
 MEASURED_SEMANTIC_TOP1 = 3108
 MEASURED_SEMANTIC_TOP3 = 3175
 MEASURED_SEMANTIC_FALSE_CAUSES = 5

@@ -83,9 +83,9 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     and tune holds 179 + 90 + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73
     + 76 + 40 + 40 + 43 + 40 + 40 + 36 + 30 + 42 + 38 + 39 + 40 + 39 + 42 + 42 + 40 + 43 cases, at least 18 +
     9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 + 10 + 8 +
-    8 + 7 + 6 + 13 + 9 + 10 + 12 + 11 + 12 + 13 + 10 + 11 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 +
-    100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight into tune/ (TUNE7_README.md,
-    TUNE8_README.md, TUNE9A/9B,
+    8 + 7 + 6 + 13 + 9 + 10 + 12 + 11 + 12 + 13 + 10 + 11 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 +
+    101 + 100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight into tune/
+    (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B,
     TUNE10A/10B and TUNE11A/11B_README.md), plus the 60 + 59 healthy texts of TUNE12A/12B_README.md, plus
     the 49 + 58 cases (15 + 21 healthy) of TUNE13A/13B_README.md, plus the 50 + 50 cases (11 + 11 healthy) of
     TUNE14A/14B_README.md, plus the 50 + 50 cases (11 + 10 healthy) of TUNE15A/15B_README.md, plus the 20 + 16
@@ -139,9 +139,9 @@ def test_heldout10_to_heldout38_were_promoted_whole(capsys: pytest.CaptureFixtur
     cases, four parts) in the thirty-sixth after seventeen, heldout33 (thirty-third, 39 cases, four parts) in
     the thirty-seventh after twenty, heldout35 (thirty-fifth, 42 cases, four parts) in the thirty-eighth after
     nineteen, heldout36 (thirty-sixth, 42 cases, four parts) in the thirty-ninth after twenty, heldout37
-    (thirty-seventh, 40 cases, four parts) in the fortieth after twenty-one, heldout38 (thirty-eighth, 43 cases,
-    four parts) in the forty-first after eighteen: no folder or column of their own
-    is left, and their READMEs moved to tune/."""
+    (thirty-seventh, 40 cases, four parts) in the fortieth after twenty-one, heldout38 (thirty-eighth, 43
+    cases, four parts) in the forty-first after eighteen: no folder or column of their own is left, and their
+    READMEs moved to tune/."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     header = [c.strip() for c in capsys.readouterr().out.splitlines()[0].split("|")]
     for n in (n for n in PROMOTED_NUMBERS if n >= 10):
@@ -154,10 +154,10 @@ def test_heldout10_to_heldout38_were_promoted_whole(capsys: pytest.CaptureFixtur
 
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
 # heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout39 on 2026-12-05 at
-# the start of the thirty-sixth, heldout40 at the start of the thirty-seventh, heldout41 at the start of the thirty-eighth,
-# heldout42 at the start of the thirty-ninth, heldout43 (2026-12-06) at the start of the fortieth and heldout44
-# at the start of the forty-first, by
-# helpers that never ran the engine, four parts each (most threads claimed by then: the thinnest batches yet).
+# the start of the thirty-sixth, heldout40 at the start of the thirty-seventh, heldout41 at the start of the
+# thirty-eighth, heldout42 at the start of the thirty-ninth, heldout43 (2026-12-06) at the start of the
+# fortieth and heldout44 at the start of the forty-first, by helpers that never ran the engine, four parts each
+# (most threads claimed by then: the thinnest batches yet).
 # heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
