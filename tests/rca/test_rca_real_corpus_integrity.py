@@ -156,8 +156,8 @@ def test_heldout10_to_heldout38_were_promoted_whole(capsys: pytest.CaptureFixtur
 # heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout39 on 2026-12-05 at
 # the start of the thirty-sixth, heldout40 at the start of the thirty-seventh, heldout41 at the start of the
 # thirty-eighth, heldout42 at the start of the thirty-ninth, heldout43 (2026-12-06) at the start of the
-# fortieth and heldout44 at the start of the forty-first, by helpers that never ran the engine, four parts each
-# (most threads claimed by then: the thinnest batches yet).
+# fortieth and heldout44 at the start of the forty-first, by helpers that never ran the engine, four parts
+# each (most threads claimed by then: the thinnest batches yet).
 # heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
