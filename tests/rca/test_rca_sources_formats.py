@@ -223,13 +223,14 @@ def test_onnxruntime_logger_tag_gives_every_parser_the_line_level() -> None:
         split_prefix(f"[{letter}:onnxruntime:, inference_session.cc:1785 operator()] m").level for letter in "VIWEF"
     ]
     assert levels == ["debug", "info", "warning", "error", "fatal"]
-    # not a tag: another logger's name, or glog's letter without the colon
+    # not onnxruntime's tag: another logger's name; glog's tag (its letter, then the date) is still glog's
     assert split_prefix("[W:tensorflow:Default, x.cc:1 f] m").level is None
+    glog = split_prefix("[W1010 12:00:00.000000 ProcessGroupNCCL.cpp:4115] m", year=2026)
+    assert (glog.level, glog.message) == ("warning", "m")
     parse = "While parsing node number 12 [OneHot -> \"/Gather_output_0\"]: Plugin not found"
-    assert not _of(parse_text(f"[W:onnxruntime:Default, tensorrt_execution_provider.h:53 log] {parse}"),
-                   keys.TENSORRT_PARSE_ERROR)
-    (err,) = _of(parse_text(f"[E:onnxruntime:Default, tensorrt_execution_provider.h:53 log] {parse}"),
-                 keys.TENSORRT_PARSE_ERROR)
+    tag = "[{}:onnxruntime:Default, tensorrt_execution_provider.h:53 log] "
+    assert not _of(parse_text(tag.format("W") + parse), keys.TENSORRT_PARSE_ERROR)
+    (err,) = _of(parse_text(tag.format("E") + parse), keys.TENSORRT_PARSE_ERROR)
     assert err.attrs["node"] == 12 and err.attrs["message"].startswith("While parsing node number 12")
 
 
