@@ -15,7 +15,7 @@ from gpuobs.rca import keys
 from gpuobs.rca.parsers.context import LineParser, ParseContext, Trigger
 from gpuobs.rca.parsers.cuda import exporter_nvml_reporter, parse_size
 from gpuobs.rca.parsers.prefix import LinePrefix
-from gpuobs.rca.parsers.text import negated
+from gpuobs.rca.parsers.text import asks, negated
 
 __all__ = ["FALLBACK", "LINE_COMPLETE", "PARSERS", "QUIET_LINES", "STATS_LINE_GAUGES", "quiet_stats_line"]
 
@@ -620,9 +620,9 @@ def _model_load(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
 def _exporter(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     level = pre.level or ""
     low = msg.lower()
-    # A line with no log level that ends in a question mark is a person asking ("is there a way to clear xid
-    # errors in the dcgm-exporter?"), not the exporter reporting: its words are no failure.
-    asking = not level and msg.rstrip().endswith("?")
+    # A line with no log level that is a question is a person asking ("is there a way to clear xid errors in
+    # the dcgm-exporter?"), not the exporter reporting: its words are no failure.
+    asking = not level and asks(msg)
     erroring = not asking and (
         level in ("error", "fatal", "critical")
         or "level=error" in low

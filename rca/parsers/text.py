@@ -411,6 +411,13 @@ _NEGATION_REACH = 48
 _CLAUSE_RE = re.compile(r"[.;:!?,()\[\]\"]|\bbut\b|\bthen\b")
 
 
+def asks(sentence: str) -> bool:
+    """Whether a sentence or line is a question ("does loading slow down with safetensors?", "is there a way
+    to clear xid errors in the dcgm-exporter?"): it tells nothing that happened. The readers of told figures
+    and the exporter reader (for lines with no log level) leave it alone."""
+    return sentence.rstrip().endswith("?")
+
+
 # "to avoid your system being overloaded", "prevents the node from running out of memory": the clause wants
 # what follows not to happen, however far into it the phrase comes.
 _AVERTERS = ("avoid", "prevent")

@@ -20,6 +20,7 @@ from collections.abc import Container, Iterator, Sequence
 from gpuobs.evidence import Evidence, EvidenceKind, EvidenceTier
 from gpuobs.rca import keys
 from gpuobs.rca.multilingual import cjk_chars
+from gpuobs.rca.parsers.text import asks
 from gpuobs.rca.prose import log_headed, prose_window, window_lines
 
 __all__ = [
@@ -218,12 +219,8 @@ def told_under_limits(lines: Sequence[str], skip: Container[int] = ()) -> frozen
     return frozenset(under)
 
 
-# A question tells nothing that happened ("does loading slow down with safetensors?", "is the prefill
-# serial?"): the readers below, which need no figure, leave it alone.
-def _question(sentence: str) -> bool:
-    return sentence.rstrip().endswith("?")
-
-
+# A question tells nothing that happened ("is the prefill serial?"): the readers below, which need no figure,
+# leave it alone (`asks`).
 # A model load told slow without a time: in words ("severely slows down the weight loading", "loading is
 # painfully slow", "loading it takes ages"), or at a read rate below a hard disk's (LOAD_RATE_SLOW).
 _SLOW_LOAD_RES = (
@@ -267,7 +264,7 @@ def told_slow_load(sentence: str) -> bool:
     if _CJK_SLOW_LOAD_RE.search(sentence):
         return not _CJK_NOT_SLOW_RE.search(sentence)
     low = sentence.lower()
-    if "load" not in low or _question(low) or _NEGATED_RE.search(low):
+    if "load" not in low or asks(low) or _NEGATED_RE.search(low):
         return False
     return any(pattern.search(low) for pattern in _SLOW_LOAD_RES)
 
@@ -340,7 +337,7 @@ def told_straggler(sentence: str) -> bool:
     low = sentence.lower()
     if not any(word in low for word in ("slow", "lag", "later", "behind", "back", "down")):
         return False
-    if _question(low) or _NEGATED_RE.search(low):
+    if asks(low) or _NEGATED_RE.search(low):
         return False
     if _SUBSET_RE.search(low) and (
         (_SLOWER_RE.search(low) and _THAN_REST_RE.search(low)) or _HOLDS_BACK_RE.search(low)
@@ -369,7 +366,7 @@ _RESTORED_RE = re.compile(r"\b(?:solves?|solved|fix(?:es|ed)?|restores?|restored
 def told_version_regression(sentence: str) -> bool:
     """Whether a sentence tells a throughput lost with a new version (or won back by going back)."""
     low = sentence.lower()
-    if not _RATE_WORDS_RE.search(low) or _question(low) or _NEGATED_RE.search(low):
+    if not _RATE_WORDS_RE.search(low) or asks(low) or _NEGATED_RE.search(low):
         return False
     if _ROLLBACK_RE.search(low) and (_RESTORED_RE.search(low) or _WORSE_RE.search(low)):
         return True
@@ -399,7 +396,7 @@ _KEPT_FROM_RE = re.compile(r"\b(?:prevents?|avoids?|keeps?)\b")
 def told_prefill_wait(sentence: str) -> bool:
     """Whether a sentence tells requests waiting for (or starved by) another request's prefill."""
     low = sentence.lower()
-    if "prefill" not in low or _question(low) or _NEGATED_RE.search(low) or _KEPT_FROM_RE.search(low):
+    if "prefill" not in low or asks(low) or _NEGATED_RE.search(low) or _KEPT_FROM_RE.search(low):
         return False
     return bool(_WAITERS_RE.search(low)) and any(pattern.search(low) for pattern in _PREFILL_WAIT_RES)
 
@@ -423,7 +420,7 @@ def told_late_oom(sentence: str) -> bool:
     """Whether a sentence tells an out-of-memory that came only after a long run (many steps, epochs,
     hours)."""
     low = sentence.lower()
-    if "after" not in low or not _OOM_WORDS_RE.search(low) or _question(low) or _NEGATED_RE.search(low):
+    if "after" not in low or not _OOM_WORDS_RE.search(low) or asks(low) or _NEGATED_RE.search(low):
         return False
     if _RESTORED_RE.search(low) or _GONE_RE.search(low):
         return False
@@ -497,7 +494,7 @@ def told_swap(sentence: str) -> bool:
     """Whether a sentence tells a model or checkpoint swapped in (or another loaded next to one still
     resident); read only beside an out-of-memory."""
     low = sentence.lower()
-    if _question(low) or _REMEDY_RE.search(low) or _RESTORED_RE.search(low) or _GONE_RE.search(low):
+    if asks(low) or _REMEDY_RE.search(low) or _RESTORED_RE.search(low) or _GONE_RE.search(low):
         return False
     return any(pattern.search(low) for pattern in _SWAP_RES)
 
