@@ -262,8 +262,9 @@ def _tensorrt(msg: str, pre: LinePrefix, ctx: ParseContext) -> None:
     if _TRT_ENGINE_RE.search(msg):
         ctx.emit(keys.TENSORRT_ENGINE_INCOMPATIBLE, None, pre, msg, {"message": msg.strip()[:500]})
         return
-    minor = _TRT_MINOR_RE.search(msg) or _TRT_INT64_NOTICE_RE.search(msg)
-    if pre.level in ("warning", "info", "debug") or minor:
+    if pre.level in ("warning", "info", "debug"):
+        return
+    if _TRT_MINOR_RE.search(msg) or _TRT_INT64_NOTICE_RE.search(msg):
         return
     if _TRT_PARSE_RE.search(msg) and not (_ORT_ALLOC_RE.search(msg) or _ORT_PROVIDER_LOAD_RE.search(msg)):
         attrs: dict[str, object] = {"message": msg.strip()[:500]}
