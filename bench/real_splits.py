@@ -29,7 +29,8 @@ promoted in the thirty-ninth, and heldout37 (scored twenty-one times), promoted 
 heldout38 (scored eighteen times), promoted in the forty-first. heldout39 (gathered at the start of the
 thirty-sixth session) and heldout40 (at the start of the thirty-seventh) and heldout41 (at the start of the
 thirty-eighth) and heldout42 (at the start of the thirty-ninth) and heldout43 (at the start of the fortieth)
-and heldout44 (at the start of the forty-first) are held out.
+and heldout44 (at the start of the forty-first) and heldout45 (at the start of the forty-second) are held
+out.
 """
 
 from __future__ import annotations
@@ -48,4 +49,5 @@ REAL_HELDOUT = (
     "heldout42",
     "heldout43",
     "heldout44",
+    "heldout45",
 )
