@@ -9,7 +9,7 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout39/, heldout40/,
+heldout40/,
 heldout41/, heldout42/, heldout43/, heldout44/, heldout45/) are
 scored
 only by `bench/rca.py --real-heldout`
@@ -192,9 +192,11 @@ TUNE = REAL / "tune"
 # the 4056: 2883/3184, 2900/3184, 41/872. Forty-first session: onnxruntime's logger tag read by the shared
 # prefix splitter (no change), an exporter question no failure: 2883/3184, 2900/3184, 40/872; heldout38
 # promoted (43 cases, 11 healthy), all three files refitted on the 4099: 2916/3216, 2933/3216, 40/883.
+# Forty-second session: heldout39 promoted (41 cases, 11 healthy), all three files refitted on the 4140:
+# 2932/3246, 2949/3246, 40/894.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2916
-MEASURED_TOP3 = 2933
+MEASURED_TOP1 = 2932
+MEASURED_TOP3 = 2949
 MEASURED_FALSE_CAUSES = 40
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
@@ -259,18 +261,19 @@ MEASURED_FALSE_CAUSES = 40
 # session, all files refitted on the 4016 (heldout36 in): 3051/3154, 3116/3154, 9/862. Fortieth session, the
 # TensorRT misfires above mended and all files refitted on the 4056 (heldout37 in): 3076/3184, 3142/3184,
 # 6/872; the semantic alternatives' bar lowered to 0.02: the same. Forty-first session, with the readings
-# above, all files refitted on the 4099 (heldout38 in): 3108/3216, 3175/3216, 5/883.
-MEASURED_SEMANTIC_TOP1 = 3108
-MEASURED_SEMANTIC_TOP3 = 3175
+# above, all files refitted on the 4099 (heldout38 in): 3108/3216, 3175/3216, 5/883. Forty-second session, all
+# files refitted on the 4140 (heldout39 in): 3136/3246, 3204/3246, 5/894.
+MEASURED_SEMANTIC_TOP1 = 3136
+MEASURED_SEMANTIC_TOP3 = 3204
 MEASURED_SEMANTIC_FALSE_CAUSES = 5
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 4099
+    assert len(cases) == 4140
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3216 and result.healthy_cases == 883
+    assert incidents == 3246 and result.healthy_cases == 894
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
