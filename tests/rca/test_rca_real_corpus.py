@@ -193,11 +193,13 @@ TUNE = REAL / "tune"
 # prefix splitter (no change), an exporter question no failure: 2883/3184, 2900/3184, 40/872; heldout38
 # promoted (43 cases, 11 healthy), all three files refitted on the 4099: 2916/3216, 2933/3216, 40/883.
 # Forty-second session: heldout39 promoted (41 cases, 11 healthy), all three files refitted on the 4140:
-# 2932/3246, 2949/3246, 40/894.
+# 2932/3246, 2949/3246, 40/894; tune22 gathered (56 cases, 40 healthy: questions, requests and normal
+# behaviour told in failure words), all three files refitted on the 4196: 2963/3262, 2980/3262, 46/934 (six of
+# the new healthy texts quote a failure's own message or words).
 MARGIN_CASES = 2
-MEASURED_TOP1 = 2932
-MEASURED_TOP3 = 2949
-MEASURED_FALSE_CAUSES = 40
+MEASURED_TOP1 = 2963
+MEASURED_TOP3 = 2980
+MEASURED_FALSE_CAUSES = 46
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -262,18 +264,19 @@ MEASURED_FALSE_CAUSES = 40
 # TensorRT misfires above mended and all files refitted on the 4056 (heldout37 in): 3076/3184, 3142/3184,
 # 6/872; the semantic alternatives' bar lowered to 0.02: the same. Forty-first session, with the readings
 # above, all files refitted on the 4099 (heldout38 in): 3108/3216, 3175/3216, 5/883. Forty-second session, all
-# files refitted on the 4140 (heldout39 in): 3136/3246, 3204/3246, 5/894.
-MEASURED_SEMANTIC_TOP1 = 3136
-MEASURED_SEMANTIC_TOP3 = 3204
-MEASURED_SEMANTIC_FALSE_CAUSES = 5
+# files refitted on the 4140 (heldout39 in): 3136/3246, 3204/3246, 5/894; on the 4196 (tune22 in): 3155/3262,
+# 3222/3262, 8/934 (three of tune22's feature requests quote the failure's own message).
+MEASURED_SEMANTIC_TOP1 = 3155
+MEASURED_SEMANTIC_TOP3 = 3222
+MEASURED_SEMANTIC_FALSE_CAUSES = 8
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 4140
+    assert len(cases) == 4196
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3246 and result.healthy_cases == 894
+    assert incidents == 3262 and result.healthy_cases == 934
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
