@@ -42,25 +42,16 @@ def scored_lines(doc: fit_semantic_tier.Doc) -> list[str]:
     return [text for chunk in chunk_lines(doc.text.splitlines()) for _, text in chunk][:SCORED_LINES]
 
 
+def _line_max_vector(doc: fit_semantic_tier.Doc) -> np.ndarray | None:
+    """The elementwise maximum over the document's scored lines' vectors; None when it has no line."""
+    lines = scored_lines(doc)
+    return embed_lines(lines).max(axis=0) if lines else None
+
+
 def line_max(docs: Sequence[fit_semantic_tier.Doc]) -> np.ndarray:
-    """Each document's elementwise maximum over its scored lines' vectors (a zero row when it has none),
-    embedded once and cached by the document's key."""
-    known: dict[str, np.ndarray] = {}
-    if LINE_CACHE.is_file():
-        with np.load(LINE_CACHE) as stored:
-            known = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
-    missing = [d for d in docs if d.key not in known]
-    for n, doc in enumerate(missing, start=1):
-        lines = scored_lines(doc)
-        empty = np.zeros(ENCODER_WIDTH, dtype=np.float32)
-        known[doc.key] = embed_lines(lines).max(axis=0) if lines else empty
-        if n % 200 == 0:
-            print(f"  line vectors: embedded {n}/{len(missing)}", file=sys.stderr)
-    if missing:
-        LINE_CACHE.parent.mkdir(parents=True, exist_ok=True)
-        keys = sorted(known)
-        np.savez(LINE_CACHE, keys=np.array(keys), vectors=np.stack([known[k] for k in keys]))
-    return np.stack([known[d.key] for d in docs]).astype(np.float64)
+    """Each document's line maximum (a zero row when it has no line), embedded once and cached by the
+    document's key as the fit caches its vectors."""
+    return fit_semantic_tier._cached(docs, LINE_CACHE, ENCODER_WIDTH, _line_max_vector)
 
 
 def mean_and_line_max(docs: Sequence[fit_semantic_tier.Doc]) -> np.ndarray:
