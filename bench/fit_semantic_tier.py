@@ -112,12 +112,12 @@ def tune_docs(root: Path = TUNE) -> list[Doc]:
 
 def vectors(docs: Sequence[Doc], cache: Path = CACHE) -> np.ndarray:
     """Each document's MiniLM vector (one row per document), embedded once and cached by its text's SHA-1."""
-    return _cached(docs, cache, ENCODER_WIDTH, _minilm_vector)
+    return cached_vectors(docs, cache, ENCODER_WIDTH, _minilm_vector)
 
 
 def multilingual_vectors(docs: Sequence[Doc], cache: Path = MULTILINGUAL_CACHE) -> np.ndarray:
     """Each document's multilingual vector (the mean over its chunks), embedded once and cached alike."""
-    return _cached(docs, cache, MULTILINGUAL_WIDTH, _multilingual_vector)
+    return cached_vectors(docs, cache, MULTILINGUAL_WIDTH, _multilingual_vector)
 
 
 def _minilm_vector(doc: Doc) -> np.ndarray | None:
@@ -132,7 +132,7 @@ def _multilingual_vector(doc: Doc) -> np.ndarray | None:
     return embed_multilingual(["\n".join(text for _, text in chunk) for chunk in chunks]).mean(axis=0)
 
 
-def _cached(docs: Sequence[Doc], cache: Path, width: int, embed: Any) -> np.ndarray:
+def cached_vectors(docs: Sequence[Doc], cache: Path, width: int, embed: Any) -> np.ndarray:
     """Each document's vector from `embed` (a text with no words: a zero vector, as the runtime reads nothing
     in it), embedded once and cached in `cache` by the document's key."""
     known: dict[str, np.ndarray] = {}

@@ -31,15 +31,15 @@ import semantic_encoder_probe
 import semantic_gate
 
 from gpuobs.rca.embedding import ENCODER_WIDTH, chunk_lines, embed_lines
+from gpuobs.rca.semantic import _SCORED_LINES
 
 LINE_CACHE = fit_semantic_tier.CACHE.parent / "line_vectors.npz"
-SCORED_LINES = 40  # as `rca.semantic._SCORED_LINES`: the lines the report quotes from
 RUNTIME_VECTORS = fit_semantic_tier.vectors
 
 
 def scored_lines(doc: fit_semantic_tier.Doc) -> list[str]:
     """The lines of the document's chunks the runtime scores for its quotes."""
-    return [text for chunk in chunk_lines(doc.text.splitlines()) for _, text in chunk][:SCORED_LINES]
+    return [text for chunk in chunk_lines(doc.text.splitlines()) for _, text in chunk][:_SCORED_LINES]
 
 
 def _line_max_vector(doc: fit_semantic_tier.Doc) -> np.ndarray | None:
@@ -51,7 +51,7 @@ def _line_max_vector(doc: fit_semantic_tier.Doc) -> np.ndarray | None:
 def line_max(docs: Sequence[fit_semantic_tier.Doc]) -> np.ndarray:
     """Each document's line maximum (a zero row when it has no line), embedded once and cached by the
     document's key as the fit caches its vectors."""
-    return fit_semantic_tier._cached(docs, LINE_CACHE, ENCODER_WIDTH, _line_max_vector)
+    return fit_semantic_tier.cached_vectors(docs, LINE_CACHE, ENCODER_WIDTH, _line_max_vector)
 
 
 def mean_and_line_max(docs: Sequence[fit_semantic_tier.Doc]) -> np.ndarray:

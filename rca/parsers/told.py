@@ -221,6 +221,7 @@ def told_under_limits(lines: Sequence[str], skip: Container[int] = ()) -> frozen
 
 # A question tells nothing that happened ("is the prefill serial?"): the readers below, which need no figure,
 # leave it alone (`asks`).
+
 # A model load told slow without a time: in words ("severely slows down the weight loading", "loading is
 # painfully slow", "loading it takes ages"), or at a read rate below a hard disk's (LOAD_RATE_SLOW).
 _SLOW_LOAD_RES = (
