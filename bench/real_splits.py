@@ -30,7 +30,7 @@ heldout38 (scored eighteen times), promoted in the forty-first, and heldout39 (s
 promoted in the forty-second. heldout40 (gathered at the start of the thirty-seventh session) and heldout41
 (at the start of the thirty-eighth) and heldout42 (at the start of the thirty-ninth) and heldout43 (at the
 start of the fortieth) and heldout44 (at the start of the forty-first) and heldout45 (at the start of the
-forty-second) are held out.
+forty-second) and heldout46 (at the start of the forty-third) are held out.
 """
 
 from __future__ import annotations
@@ -49,4 +49,5 @@ REAL_HELDOUT = (
     "heldout43",
     "heldout44",
     "heldout45",
+    "heldout46",
 )
