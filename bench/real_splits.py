@@ -27,10 +27,10 @@ promoted in the thirty-sixth, and heldout33 (scored twenty times), promoted in t
 heldout35 (scored nineteen times), promoted in the thirty-eighth, and heldout36 (scored twenty times),
 promoted in the thirty-ninth, and heldout37 (scored twenty-one times), promoted in the fortieth, and
 heldout38 (scored eighteen times), promoted in the forty-first, and heldout39 (scored fifteen times),
-promoted in the forty-second. heldout40 (gathered at the start of the thirty-seventh session) and heldout41
-(at the start of the thirty-eighth) and heldout42 (at the start of the thirty-ninth) and heldout43 (at the
-start of the fortieth) and heldout44 (at the start of the forty-first) and heldout45 (at the start of the
-forty-second) and heldout46 (at the start of the forty-third) are held out.
+promoted in the forty-second, and heldout40 (scored eighteen times), promoted in the forty-third. heldout41
+(gathered at the start of the thirty-eighth session) and heldout42 (at the start of the thirty-ninth) and
+heldout43 (at the start of the fortieth) and heldout44 (at the start of the forty-first) and heldout45 (at the
+start of the forty-second) and heldout46 (at the start of the forty-third) are held out.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ REAL_HELDOUT = (
     "heldout2",
     "heldout4",
     "heldout9",
-    "heldout40",
     "heldout41",
     "heldout42",
     "heldout43",
