@@ -198,11 +198,12 @@ TUNE = REAL / "tune"
 # same brief), all three files refitted on the 4236: 2961/3270, 2978/3270, 52/966. Forty-third session:
 # heldout40 promoted (35 cases, 9 healthy) and tune24 gathered (39 cases from Chinese, Japanese/Korean,
 # Windows and HPC scheduler threads), refitted on the 4310 (not pinned); tune25 gathered (40 cases, 13
-# healthy), all three files refitted on the 4350: 3017/3347, 3034/3347, 51/1003.
+# healthy), all three files refitted on the 4350: 3017/3347, 3034/3347, 51/1003; tune26 gathered (40 cases, 16
+# healthy), all three files refitted on the 4390: 3036/3371, 3053/3371, 52/1019.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 3017
-MEASURED_TOP3 = 3034
-MEASURED_FALSE_CAUSES = 51
+MEASURED_TOP1 = 3036
+MEASURED_TOP3 = 3053
+MEASURED_FALSE_CAUSES = 52
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -270,18 +271,19 @@ MEASURED_FALSE_CAUSES = 51
 # files refitted on the 4140 (heldout39 in): 3136/3246, 3204/3246, 5/894; on the 4196 (tune22 in): 3155/3262,
 # 3222/3262, 8/934 (three of tune22's feature requests quote the failure's own message); on the 4236 (tune23
 # in): 3161/3270, 3228/3270, 8/966. Forty-third session, all files refitted on the 4350 (heldout40, tune24 and
-# tune25 in): 3228/3347, 3301/3347, 8/1003 (the same eight healthy texts).
-MEASURED_SEMANTIC_TOP1 = 3228
-MEASURED_SEMANTIC_TOP3 = 3301
-MEASURED_SEMANTIC_FALSE_CAUSES = 8
+# tune25 in): 3228/3347, 3301/3347, 8/1003 (the same eight healthy texts); on the 4390 (tune26 in): 3252/3371,
+# 3326/3371, 9/1019 (one of tune26's healthy questions, on lmdeploy's KV-cache limit, read as that failure).
+MEASURED_SEMANTIC_TOP1 = 3252
+MEASURED_SEMANTIC_TOP3 = 3326
+MEASURED_SEMANTIC_FALSE_CAUSES = 9
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 4350
+    assert len(cases) == 4390
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3347 and result.healthy_cases == 1003
+    assert incidents == 3371 and result.healthy_cases == 1019
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
