@@ -12,8 +12,8 @@ gate, what the fitted gate lets through, and the incidents named right and wrong
 healthy texts are named (the naming reading's count in brackets).
 
 Measured in the forty-second session and not adopted (docs/BENCHMARKS.md). The line vectors are cached in
-`bench/.cache/line_vectors.npz` by the document's key (embedding the 4,236 tune texts' lines takes ~12 min on
-one core). Tune split only; the held-out batches are never read.
+`bench/.cache/line_vectors.npz` by the document's key (embedding the tune texts' lines, 4,236 then,
+took ~12 min on one core). Tune split only; the held-out batches are never read.
 
     python bench/semantic_line_probe.py [--seeds 0 1] [--budgets 5 10 20]
 """
@@ -31,7 +31,7 @@ import semantic_encoder_probe
 import semantic_gate
 
 from gpuobs.rca.embedding import ENCODER_WIDTH, chunk_lines, embed_lines
-from gpuobs.rca.semantic import _SCORED_LINES
+from gpuobs.rca.semantic import SCORED_LINES
 
 LINE_CACHE = fit_semantic_tier.CACHE.parent / "line_vectors.npz"
 RUNTIME_VECTORS = fit_semantic_tier.vectors
@@ -39,7 +39,7 @@ RUNTIME_VECTORS = fit_semantic_tier.vectors
 
 def scored_lines(doc: fit_semantic_tier.Doc) -> list[str]:
     """The lines of the document's chunks the runtime scores for its quotes."""
-    return [text for chunk in chunk_lines(doc.text.splitlines()) for _, text in chunk][:_SCORED_LINES]
+    return [text for chunk in chunk_lines(doc.text.splitlines()) for _, text in chunk][:SCORED_LINES]
 
 
 def _line_max_vector(doc: fit_semantic_tier.Doc) -> np.ndarray | None:

@@ -71,6 +71,7 @@ __all__ = [
     "GUESS_MIN_INCIDENT",
     "GUESS_MIN_SUPPORT",
     "HEALTHY",
+    "SCORED_LINES",
     "SEMANTIC_CONFIDENCE_HIGH",
     "SEMANTIC_CONFIDENCE_LOW",
     "SEMANTIC_ENV",
@@ -122,7 +123,9 @@ GUESS_MIN_SUPPORT = 0.01
 # Which readers read a document (each record's `reader`): the one for every text, or the one for CJK text.
 DEFAULT_READER, CJK_READER = SEMANTIC_READERS
 _QUOTED_LINES = 3
-_SCORED_LINES = 40
+# The lines of a document the report quotes from (the first of its chunks); bench/semantic_line_probe.py
+# reads the same lines.
+SCORED_LINES = 40
 _MAX_QUOTE_CHARS = 400
 
 
@@ -521,7 +524,7 @@ def _records(reading: _Reading, model: SemanticModel) -> list[Evidence]:
     """One record per signature the verdict names, best first, quoting the document's lines that its class
     reader reads most like it."""
     name, verdict, doc, reader = reading
-    lines = [line for chunk in doc.chunks for line in chunk][:_SCORED_LINES]
+    lines = [line for chunk in doc.chunks for line in chunk][:SCORED_LINES]
     texts = [text for _, text in lines]
     per_line = reader.probabilities(reader.features(_line_vectors(reader, lines), texts))
     records = []
