@@ -30,7 +30,8 @@ heldout38 (scored eighteen times), promoted in the forty-first, and heldout39 (s
 promoted in the forty-second, and heldout40 (scored eighteen times), promoted in the forty-third. heldout41
 (gathered at the start of the thirty-eighth session) and heldout42 (at the start of the thirty-ninth) and
 heldout43 (at the start of the fortieth) and heldout44 (at the start of the forty-first) and heldout45 (at the
-start of the forty-second) and heldout46 (at the start of the forty-third) are held out.
+start of the forty-second) and heldout46 (at the start of the forty-third) and heldout47 (at the start of the
+forty-fourth) are held out.
 """
 
 from __future__ import annotations
@@ -49,4 +50,5 @@ REAL_HELDOUT = (
     "heldout44",
     "heldout45",
     "heldout46",
+    "heldout47",
 )
