@@ -199,11 +199,14 @@ TUNE = REAL / "tune"
 # heldout40 promoted (35 cases, 9 healthy) and tune24 gathered (39 cases from Chinese, Japanese/Korean,
 # Windows and HPC scheduler threads), refitted on the 4310 (not pinned); tune25 gathered (40 cases, 13
 # healthy), all three files refitted on the 4350: 3017/3347, 3034/3347, 51/1003; tune26 gathered (40 cases, 16
-# healthy), all three files refitted on the 4390: 3036/3371, 3053/3371, 52/1019.
+# healthy), all three files refitted on the 4390: 3036/3371, 3053/3371, 52/1019. Forty-fourth session: six
+# of tune26's doubtful labels dropped, tune27 (37 cases, 8 healthy) and tune28 (30 cases, 8 healthy)
+# gathered, all three files refitted on the 4451: 3064/3416, 3081/3416, 52/1035; tune29 (19 cases, 6
+# healthy) gathered, all three files refitted on the 4470: 3084/3429, 3102/3429, 53/1041.
 MARGIN_CASES = 2
-MEASURED_TOP1 = 3036
-MEASURED_TOP3 = 3053
-MEASURED_FALSE_CAUSES = 52
+MEASURED_TOP1 = 3084
+MEASURED_TOP3 = 3102
+MEASURED_FALSE_CAUSES = 53
 # With the semantic tier on (ninth session; fitted on these cases, so this is in-sample: a pin against
 # regressions of the whole path, not a measure; its measure is the held-out batches and
 # `bench/rca_crossval.py --groups 10 --semantic`): 1240/1306, 1246/1306, 0/164. Tenth session, the tier
@@ -273,17 +276,19 @@ MEASURED_FALSE_CAUSES = 52
 # in): 3161/3270, 3228/3270, 8/966. Forty-third session, all files refitted on the 4350 (heldout40, tune24 and
 # tune25 in): 3228/3347, 3301/3347, 8/1003 (the same eight healthy texts); on the 4390 (tune26 in): 3252/3371,
 # 3326/3371, 9/1019 (one of tune26's healthy questions, on lmdeploy's KV-cache limit, read as that failure).
-MEASURED_SEMANTIC_TOP1 = 3252
-MEASURED_SEMANTIC_TOP3 = 3326
+# Forty-fourth session, six of tune26's labels dropped, all files refitted on the 4470 (tune27 to tune29 in):
+# 3299/3429, 3376/3429, 9/1041 (the same nine healthy texts).
+MEASURED_SEMANTIC_TOP1 = 3299
+MEASURED_SEMANTIC_TOP3 = 3376
 MEASURED_SEMANTIC_FALSE_CAUSES = 9
 
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 4390
+    assert len(cases) == 4470
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3371 and result.healthy_cases == 1019
+    assert incidents == 3429 and result.healthy_cases == 1041
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
