@@ -23,6 +23,7 @@ from types import ModuleType
 
 import pytest
 from support.bench import load_bench_script
+from support.tune_split import TUNE_CASES, TUNE_HEALTHY, TUNE_INCIDENTS
 
 from gpuobs.rca.corpus import Case, load_cases, run_in_process, score
 
@@ -285,10 +286,10 @@ MEASURED_SEMANTIC_FALSE_CAUSES = 9
 
 def test_tune_split_keeps_its_score() -> None:
     cases = load_cases(TUNE)
-    assert len(cases) == 4470
+    assert len(cases) == TUNE_CASES
     result = score([run_in_process(c) for c in cases])
     incidents = result.incident_cases
-    assert incidents == 3429 and result.healthy_cases == 1041
+    assert incidents == TUNE_INCIDENTS and result.healthy_cases == TUNE_HEALTHY
     floor1 = (MEASURED_TOP1 - MARGIN_CASES) / incidents
     floor3 = (MEASURED_TOP3 - MARGIN_CASES) / incidents
     assert result.top1 >= floor1, "\n".join(result.failures)
