@@ -31,7 +31,7 @@ promoted in the forty-second, and heldout40 (scored eighteen times), promoted in
 (gathered at the start of the thirty-eighth session) and heldout42 (at the start of the thirty-ninth) and
 heldout43 (at the start of the fortieth) and heldout44 (at the start of the forty-first) and heldout45 (at the
 start of the forty-second) and heldout46 (at the start of the forty-third) and heldout47 (at the start of the
-forty-fourth) are held out.
+forty-fourth) and heldout48 (at the start of the forty-fifth) are held out.
 """
 
 from __future__ import annotations
@@ -51,4 +51,5 @@ REAL_HELDOUT = (
     "heldout45",
     "heldout46",
     "heldout47",
+    "heldout48",
 )
