@@ -25,13 +25,13 @@ promoted in the thirty-third, and heldout30 (scored fourteen times), promoted in
 heldout32 (scored seventeen times), promoted in the thirty-fifth, and heldout34 (scored seventeen times),
 promoted in the thirty-sixth, and heldout33 (scored twenty times), promoted in the thirty-seventh, and
 heldout35 (scored nineteen times), promoted in the thirty-eighth, and heldout36 (scored twenty times),
-promoted in the thirty-ninth, and heldout37 (scored twenty-one times), promoted in the fortieth, and
-heldout38 (scored eighteen times), promoted in the forty-first, and heldout39 (scored fifteen times),
-promoted in the forty-second, and heldout40 (scored eighteen times), promoted in the forty-third. heldout41
-(gathered at the start of the thirty-eighth session) and heldout42 (at the start of the thirty-ninth) and
-heldout43 (at the start of the fortieth) and heldout44 (at the start of the forty-first) and heldout45 (at the
-start of the forty-second) and heldout46 (at the start of the forty-third) and heldout47 (at the start of the
-forty-fourth) and heldout48 (at the start of the forty-fifth) are held out.
+promoted in the thirty-ninth, and heldout37 (scored twenty-one times), promoted in the fortieth, and heldout38
+(scored eighteen times), promoted in the forty-first, and heldout39 (scored fifteen times), promoted in the
+forty-second, and heldout40 (scored eighteen times), promoted in the forty-third, and heldout41 (scored
+twenty-two times), promoted in the forty-fifth. heldout42 (gathered at the start of the thirty-ninth session)
+and heldout43 (at the start of the fortieth) and heldout44 (at the start of the forty-first) and heldout45 (at
+the start of the forty-second) and heldout46 (at the start of the forty-third) and heldout47 (at the start of
+the forty-fourth) and heldout48 (at the start of the forty-fifth) are held out.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ REAL_HELDOUT = (
     "heldout2",
     "heldout4",
     "heldout9",
-    "heldout41",
     "heldout42",
     "heldout43",
     "heldout44",
