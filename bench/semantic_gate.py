@@ -30,7 +30,12 @@ order (`rca_crossval.fold_of`; seed 0 is the sorted order, the default) and prin
 with each count's lowest and highest beside it: a reading or gate is worth shipping when it gains more than
 that spread.
 
+`--fit-setting NAME=VALUE` (repeatable) fits the tier in every fold with one of FIT_SETTINGS changed (the
+class reader's or the incident readers' regularisation, the terms' count or document floor): what another fit
+would name, read the same way.
+
     python bench/semantic_gate.py [--budgets 5 10 20] [--seeds 0 1 2] [--sweep {incident,naming}] [--json]
+                                  [--fit-setting MAX_TERMS=15000]
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ import rca_crossval
 from gpuobs.rca.semantic import HEALTHY, gate_passes, naming_reading
 
 FOLDS = 10
+# The constants of bench/fit_semantic_tier.py that `--fit-setting` may change, with their types.
+FIT_SETTINGS = {"CLASS_C": float, "INCIDENT_C": float, "MAX_TERMS": int, "MIN_DF": int}
 NEIGHBOURS = 10
 # The readings a gate may weigh (keys of SCORES): the incident readers' mean, and its mean with the class
 # reader's share outside healthy text (the naming reading, which the runtime's gate weighs).
@@ -357,7 +364,21 @@ def main(argv: list[str] | None = None) -> int:
         "--seeds", type=int, nargs="+", default=[0], help="fold assignments to average over (0: sorted order)"
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--fit-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"fit the tier with this setting changed (one of {', '.join(FIT_SETTINGS)})",
+    )
     args = parser.parse_args(argv)
+    for setting in args.fit_setting:
+        name, _, value = setting.partition("=")
+        try:
+            setattr(fit_semantic_tier, name, FIT_SETTINGS[name](value))
+        except (KeyError, ValueError):
+            names = ", ".join(FIT_SETTINGS)
+            parser.error(f"--fit-setting {setting!r}: use NAME=VALUE with NAME one of {names}")
     if any(b < 0 for b in args.budgets):
         parser.error("--budgets must be zero or more")
     if any(s < 0 for s in args.seeds) or len(set(args.seeds)) != len(args.seeds):

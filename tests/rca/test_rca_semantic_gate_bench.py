@@ -148,6 +148,32 @@ def test_a_negative_budget_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
     assert "--budgets must be zero or more" in capsys.readouterr().err
 
 
+def test_a_fit_setting_outside_the_list_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    for setting in ("C=3", "MAX_TERMS=many", "MAX_TERMS"):
+        with pytest.raises(SystemExit) as exit_info:
+            _bench().main(["--fit-setting", setting])
+        assert exit_info.value.code == 2
+        assert f"--fit-setting {setting!r}: use NAME=VALUE" in capsys.readouterr().err
+
+
+def test_a_fit_setting_is_in_place_while_the_folds_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folds' fits read the changed constant: it is set before the silent set is read out of fold."""
+    bench = _bench()
+    fit = bench.fit_semantic_tier
+    monkeypatch.setattr(fit, "MAX_TERMS", fit.MAX_TERMS)  # restored after the test
+    monkeypatch.setattr(fit, "CLASS_C", fit.CLASS_C)
+    seen: list[tuple[int, float]] = []
+
+    def read(silent: set[str], seed: int = 0) -> list[object]:
+        seen.append((fit.MAX_TERMS, fit.CLASS_C))
+        return [_reading(bench, "none", "a", 0.1), _reading(bench, "a", "a", 0.99, 0.9)]
+
+    monkeypatch.setattr(bench, "silent_cases", lambda seed=0: set())
+    monkeypatch.setattr(bench, "read_out_of_fold", read)
+    assert bench.main(["--fit-setting", "MAX_TERMS=123", "--fit-setting", "CLASS_C=7.5", "--json"]) == 0
+    assert seen == [(123, 7.5)]
+
+
 def test_the_incident_sweep_counts_what_each_bar_withholds() -> None:
     """`bench/rca_crossval.py --incident-sweep`'s counting (the run itself is ~15 min over the tune split,
     docs/BENCHMARKS.md, twenty-second session): only causes named by words alone count, an incident only when
