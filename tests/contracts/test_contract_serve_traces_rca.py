@@ -5,6 +5,11 @@ the Collector's file exporter would; RCA reads that file through `gpuobs.rca.dia
 `gpuobs diagnose --traces` does. A baseline of normal requests, then the `slow_kernel` fault (every
 model step slower): RCA must report the latency shift of the request spans and of the decode steps,
 and nothing of the kind for the baseline alone.
+
+The tiny CPU model's own step takes a few milliseconds, which a loaded 2-core machine can double by
+scheduling alone (a real shift, correctly reported, but not the one under test). So the baseline's steps
+are given a steady BASELINE_STEP_S, as a real GPU model's step takes tens of milliseconds, and the fault
+makes them more than ten times that: jitter can neither fake the baseline's shift nor hide the fault's.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from gpuobs.rca.anomalies import ANOMALY_PREFIX, REQUEST_SPANS
 
 MODEL = "gpuobs-tiny-llama"
 PER_PHASE = 10
-STEP_DELAY_S = 0.25  # slow_kernel: every model step this much longer (a baseline step is a few ms)
+BASELINE_STEP_S = 0.02  # slow_kernel during the baseline: a steady step time, as a GPU model's
+STEP_DELAY_S = 0.25  # slow_kernel for the incident: every model step this much longer
 LATENCY_SHIFT = f"{ANOMALY_PREFIX}latency_shift"
 
 
@@ -67,8 +73,13 @@ def _shift_spans(path: Path) -> set[str]:
 def test_slow_kernel_in_a_real_serve_shows_as_a_latency_shift_in_rca(
     server: ServeProcess, otlp: OtlpReceiver, tmp_path: Path
 ) -> None:
-    for i in range(PER_PHASE):
-        _complete(server, i)
+    status, body = http_json("POST", f"{server.url}/admin/faults/slow_kernel", {"delay_s": BASELINE_STEP_S})
+    assert status == 200, body
+    try:
+        for i in range(PER_PHASE):
+            _complete(server, i)
+    finally:
+        http_json("DELETE", f"{server.url}/admin/faults")
     otlp.wait_for(lambda ss: len(_request_spans(ss)) >= PER_PHASE)
     baseline = tmp_path / "baseline.jsonl"
     assert otlp.write_otlp_json(baseline) > 0
