@@ -21,8 +21,12 @@ right and wrong first when exactly that many silent healthy texts pass. Readings
   silent cases of the even folds and scored on the odd ones, then the other way round, so that no case is
   scored by a stack fitted on it.
 
-The silent sets are cached per seed in bench/.cache/silent_seed<N>.json, keyed by the tune split's content and
-the catalog (computing one takes ~6 min). Tune split only; the held-out batches are never read.
+The silent sets are cached per seed in bench/.cache/silent_seed<N>.json, keyed by every file the
+cross-validation that computes them reads (the engine's code and catalog, the tune split, the synthetic
+corpus, the message tests, the fit scripts; computing one takes ~6 min). The silent-fitted readers choose
+their training texts by a silent set computed with the word tiers fitted on every other fold, the test fold
+included: a second-order leak that can only flatter them. Tune split only; the held-out batches are never
+read.
 
     python bench/semantic_reading_probe.py [--seeds 0 1] [--budgets 5 10 20 32]
 """
@@ -70,20 +74,44 @@ class Case:
     readings: dict[str, float]
     parts: dict[str, float]
 
+    @property
+    def ranked(self) -> tuple[str]:
+        """The likeliest signature, as `semantic_gate.Reading.ranked` holds it first."""
+        return (self.likeliest,)
 
-def _tune_key(docs: Sequence[fit_semantic_tier.Doc]) -> str:
+
+# What `semantic_gate.silent_cases` reads, under the repository root: a change to any of it computes the set
+# again.
+_SILENT_INPUTS = (
+    "rca",
+    "gpuobs",
+    "tests/rca/incidents",
+    "tests/rca/real_corpus/tune",
+    "tests/rca/test_rca_message_sources.py",
+    "tests/rca/test_rca_message_variants.py",
+    "bench/message_wordings.py",
+    "bench/rca_crossval.py",
+    "bench/fit_text_tier.py",
+    "bench/fit_prose_tier.py",
+)
+
+
+def _inputs_key() -> str:
+    """The SHA-1 over the paths and contents of every file of _SILENT_INPUTS."""
+    root = fit_semantic_tier.ROOT
     digest = hashlib.sha1()
-    for doc in docs:
-        digest.update(f"{doc.case}\0{doc.label}\0{doc.key}\n".encode())
-    for path in sorted((fit_semantic_tier.ROOT / "rca" / "catalog").glob("*.toml")):
-        digest.update(path.read_bytes())
+    for name in _SILENT_INPUTS:
+        top = root / name
+        for path in sorted([top] if top.is_file() else (p for p in top.rglob("*") if p.is_file())):
+            if "__pycache__" not in path.parts:
+                digest.update(f"{path.relative_to(root)}\0".encode() + path.read_bytes())
     return digest.hexdigest()
 
 
-def silent_set(seed: int, docs: Sequence[fit_semantic_tier.Doc]) -> set[str]:
-    """`semantic_gate.silent_cases(seed)`, cached by the tune split's content and the catalog."""
+def silent_set(seed: int) -> set[str]:
+    """`semantic_gate.silent_cases(seed)`, cached by the content of what it reads (_SILENT_INPUTS)."""
     cache = fit_semantic_tier.CACHE.parent / f"silent_seed{seed}.json"
-    key = _tune_key(docs)
+    key = _inputs_key()
     if cache.is_file():
         stored = json.loads(cache.read_text(encoding="utf-8"))
         if stored.get("key") == key:
@@ -156,7 +184,7 @@ def read_fold(
 def read_seed(seed: int) -> list[Case]:
     """Every silent case of the folds of `seed`, read by the tier fitted on the other folds."""
     docs = fit_semantic_tier.tune_docs()
-    silent = silent_set(seed, docs)
+    silent = silent_set(seed)
     vectors = fit_semantic_tier.vectors(docs)
     texts = [d.read_text for d in docs]
     labels = np.array([d.label for d in docs])
@@ -237,12 +265,9 @@ def add_stacked(cases: list[Case]) -> None:
 
 
 def at_budget(cases: Sequence[Case], reading: str, budget: int) -> tuple[int, int]:
-    """Incidents named right and wrong first when exactly `budget` healthy texts pass the threshold."""
-    healthy = sorted((c.readings[reading] for c in cases if c.label == HEALTHY), reverse=True)
-    threshold = healthy[budget] + 1e-12 if budget < len(healthy) else float("-inf")
-    named = [c for c in cases if c.label != HEALTHY and c.readings[reading] >= threshold]
-    right = sum(1 for c in named if c.likeliest == c.label)
-    return right, len(named) - right
+    """Incidents named right and wrong first when exactly `budget` healthy texts pass `reading`'s threshold
+    (`semantic_gate.at_budget`, the count the gate was chosen by)."""
+    return semantic_gate.at_budget(cases, lambda c: c.readings[reading], budget)
 
 
 def render(per_seed: dict[int, list[Case]], budgets: Sequence[int]) -> str:
