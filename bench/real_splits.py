@@ -31,7 +31,8 @@ forty-second, and heldout40 (scored eighteen times), promoted in the forty-third
 twenty-two times), promoted in the forty-fifth. heldout42 (gathered at the start of the thirty-ninth session)
 and heldout43 (at the start of the fortieth) and heldout44 (at the start of the forty-first) and heldout45 (at
 the start of the forty-second) and heldout46 (at the start of the forty-third) and heldout47 (at the start of
-the forty-fourth) and heldout48 (at the start of the forty-fifth) are held out.
+the forty-fourth) and heldout48 (at the start of the forty-fifth) and heldout49 (at the start of the
+forty-sixth) are held out.
 """
 
 from __future__ import annotations
@@ -51,4 +52,5 @@ REAL_HELDOUT = (
     "heldout46",
     "heldout47",
     "heldout48",
+    "heldout49",
 )
