@@ -41,6 +41,7 @@ would name, read the same way.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import sys
@@ -103,11 +104,49 @@ class Reading:
     probability: float = 0.0  # the likeliest signature's
 
 
+# What `silent_cases` reads, under the repository root: a change to any of it computes the set again.
+SILENT_INPUTS = (
+    "rca",
+    "gpuobs",
+    "tests/rca/incidents",
+    "tests/rca/real_corpus/tune",
+    "tests/rca/test_rca_message_sources.py",
+    "tests/rca/test_rca_message_variants.py",
+    "bench/message_wordings.py",
+    "bench/rca_crossval.py",
+    "bench/fit_text_tier.py",
+    "bench/fit_prose_tier.py",
+)
+
+
+def silent_inputs_key() -> str:
+    """The SHA-1 over the paths and contents of every file of SILENT_INPUTS."""
+    root = fit_semantic_tier.ROOT
+    digest = hashlib.sha1()
+    for name in SILENT_INPUTS:
+        top = root / name
+        for path in sorted([top] if top.is_file() else (p for p in top.rglob("*") if p.is_file())):
+            if "__pycache__" not in path.parts:
+                digest.update(f"{path.relative_to(root)}\0".encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
 def silent_cases(seed: int = 0) -> set[str]:
     """The tune cases the other tiers, fitted without their repository's fold (the folds of `seed`), give no
-    cause."""
+    cause. A cross-validation takes minutes, so the set is cached per seed in
+    bench/.cache/silent_seed<N>.json, keyed by `silent_inputs_key`: a change to the engine, the corpora or the
+    fit scripts computes it again."""
+    cache = fit_semantic_tier.CACHE.parent / f"silent_seed{seed}.json"
+    key = silent_inputs_key()
+    if cache.is_file():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        if stored.get("key") == key:
+            return set(stored["silent"])
     results, _ = rca_crossval.crossval(groups=FOLDS, semantic=False, seed=seed)
-    return {r.case.name for r in results if not r.causes}
+    silent = {r.case.name for r in results if not r.causes}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"key": key, "silent": sorted(silent)}), encoding="utf-8")
+    return silent
 
 
 def read_out_of_fold(silent: set[str], seed: int = 0) -> list[Reading]:

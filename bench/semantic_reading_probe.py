@@ -21,9 +21,8 @@ right and wrong first when exactly that many silent healthy texts pass. Readings
   silent cases of the even folds and scored on the odd ones, then the other way round, so that no case is
   scored by a stack fitted on it.
 
-The silent sets are cached per seed in bench/.cache/silent_seed<N>.json, keyed by every file the
-cross-validation that computes them reads (the engine's code and catalog, the tune split, the synthetic
-corpus, the message tests, the fit scripts; computing one takes ~6 min). The silent-fitted readers choose
+The silent sets are `semantic_gate.silent_cases`, cached per seed (computing one takes ~6 min). The
+silent-fitted readers choose
 their training texts by a silent set computed with the word tiers fitted on every other fold, the test fold
 included: a second-order leak that can only flatter them. Tune split only; the held-out batches are never
 read.
@@ -34,8 +33,6 @@ read.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import math
 import re
 import sys
@@ -78,48 +75,6 @@ class Case:
     def ranked(self) -> tuple[str]:
         """The likeliest signature, as `semantic_gate.Reading.ranked` holds it first."""
         return (self.likeliest,)
-
-
-# What `semantic_gate.silent_cases` reads, under the repository root: a change to any of it computes the set
-# again.
-_SILENT_INPUTS = (
-    "rca",
-    "gpuobs",
-    "tests/rca/incidents",
-    "tests/rca/real_corpus/tune",
-    "tests/rca/test_rca_message_sources.py",
-    "tests/rca/test_rca_message_variants.py",
-    "bench/message_wordings.py",
-    "bench/rca_crossval.py",
-    "bench/fit_text_tier.py",
-    "bench/fit_prose_tier.py",
-)
-
-
-def _inputs_key() -> str:
-    """The SHA-1 over the paths and contents of every file of _SILENT_INPUTS."""
-    root = fit_semantic_tier.ROOT
-    digest = hashlib.sha1()
-    for name in _SILENT_INPUTS:
-        top = root / name
-        for path in sorted([top] if top.is_file() else (p for p in top.rglob("*") if p.is_file())):
-            if "__pycache__" not in path.parts:
-                digest.update(f"{path.relative_to(root)}\0".encode() + path.read_bytes())
-    return digest.hexdigest()
-
-
-def silent_set(seed: int) -> set[str]:
-    """`semantic_gate.silent_cases(seed)`, cached by the content of what it reads (_SILENT_INPUTS)."""
-    cache = fit_semantic_tier.CACHE.parent / f"silent_seed{seed}.json"
-    key = _inputs_key()
-    if cache.is_file():
-        stored = json.loads(cache.read_text(encoding="utf-8"))
-        if stored.get("key") == key:
-            return set(stored["silent"])
-    silent = semantic_gate.silent_cases(seed)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"key": key, "silent": sorted(silent)}), encoding="utf-8")
-    return silent
 
 
 def _incident_reading(
@@ -184,7 +139,7 @@ def read_fold(
 def read_seed(seed: int) -> list[Case]:
     """Every silent case of the folds of `seed`, read by the tier fitted on the other folds."""
     docs = fit_semantic_tier.tune_docs()
-    silent = silent_set(seed)
+    silent = semantic_gate.silent_cases(seed)
     vectors = fit_semantic_tier.vectors(docs)
     texts = [d.read_text for d in docs]
     labels = np.array([d.label for d in docs])
