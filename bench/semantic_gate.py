@@ -45,7 +45,7 @@ import hashlib
 import itertools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +53,7 @@ import fit_semantic_tier
 import numpy as np
 import rca_crossval
 
-from gpuobs.rca.semantic import HEALTHY, gate_passes, naming_reading
+from gpuobs.rca.semantic import HEALTHY, SemanticModel, gate_passes, naming_reading
 
 FOLDS = 10
 # The constants of bench/fit_semantic_tier.py that `--fit-setting` may change, with their types.
@@ -149,27 +149,57 @@ def silent_cases(seed: int = 0) -> set[str]:
     return silent
 
 
+@dataclass(frozen=True)
+class Fold:
+    """One fold of a seed's assignment: the tier fitted on the other folds, and the rows (indices into the
+    tune docs) it was fitted on and reads: the fold's silent cases."""
+
+    index: int
+    model: SemanticModel
+    train: np.ndarray
+    test: np.ndarray
+    train_features: np.ndarray
+    test_features: np.ndarray
+
+
+def fitted_folds(docs: Sequence[fit_semantic_tier.Doc], silent: set[str], seed: int = 0) -> Iterator[Fold]:
+    """The semantic tier fitted per fold (the folds of `seed`, as `silent_cases` dealt them), each with the
+    features of its training rows and of its fold's silent rows: what every out-of-fold reading starts
+    from."""
+    vectors = fit_semantic_tier.vectors(docs)
+    texts = [d.read_text for d in docs]
+    labels = [d.label for d in docs]
+    fold_of = rca_crossval.fold_of({d.group for d in docs}, FOLDS, seed)
+    fold = np.array([fold_of[d.group] for d in docs])
+    is_silent = np.array([d.case in silent for d in docs])
+    for k in range(FOLDS):
+        train = np.where(fold != k)[0]
+        test = np.where((fold == k) & is_silent)[0]
+        train_texts = [texts[i] for i in train]
+        model = fit_semantic_tier.fit(vectors[train], train_texts, [labels[i] for i in train])
+        yield Fold(
+            index=k,
+            model=model,
+            train=train,
+            test=test,
+            train_features=model.features(vectors[train], train_texts),
+            test_features=model.features(vectors[test], [texts[i] for i in test]),
+        )
+
+
 def read_out_of_fold(silent: set[str], seed: int = 0) -> list[Reading]:
     """Each silent case read by a semantic tier fitted on the other folds (the folds of `seed`, as
     `silent_cases` dealt them)."""
     docs = fit_semantic_tier.tune_docs()
-    vectors = fit_semantic_tier.vectors(docs)
-    texts = [d.read_text for d in docs]
     labels = np.array([d.label for d in docs])
-    fold_of = rca_crossval.fold_of({d.group for d in docs}, FOLDS, seed)
-    fold = np.array([fold_of[d.group] for d in docs])
-    is_silent = np.array([d.case in silent for d in docs])
     readings: list[Reading] = []
-    for k in range(FOLDS):
-        train = np.where(fold != k)[0]
-        test = np.where((fold == k) & is_silent)[0]
-        model = fit_semantic_tier.fit(vectors[train], [texts[i] for i in train], list(labels[train]))
-        train_features = _unit(model.features(vectors[train], [texts[i] for i in train]))
-        features = model.features(vectors[test], [texts[i] for i in test])
+    for fold in fitted_folds(docs, silent, seed):
+        model, features = fold.model, fold.test_features
+        train_features = _unit(fold.train_features)
         healthy = model.classes.index(HEALTHY)
         probabilities = model.probabilities(features)
         nearest = np.argsort(-(_unit(features) @ train_features.T), axis=1)[:, :NEIGHBOURS]
-        for row, case in enumerate(test):
+        for row, case in enumerate(fold.test):
             ranked = model.signatures(features[row])
             incident = model.incident(features[row])
             readings.append(
@@ -178,7 +208,7 @@ def read_out_of_fold(silent: set[str], seed: int = 0) -> list[Reading]:
                     ranked=tuple(name for name, _ in ranked[:3]),
                     incident=incident,
                     healthy_class=float(probabilities[row, healthy]),
-                    neighbours_incident=float(np.mean(labels[train][nearest[row]] != HEALTHY)),
+                    neighbours_incident=float(np.mean(labels[fold.train][nearest[row]] != HEALTHY)),
                     case=docs[case].case,
                     probability=ranked[0][1],
                 )

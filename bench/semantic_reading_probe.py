@@ -41,7 +41,6 @@ from dataclasses import dataclass
 
 import fit_semantic_tier
 import numpy as np
-import rca_crossval
 import semantic_gate
 
 from gpuobs.rca.semantic import HEALTHY, SemanticModel, naming_reading
@@ -140,32 +139,25 @@ def read_seed(seed: int) -> list[Case]:
     """Every silent case of the folds of `seed`, read by the tier fitted on the other folds."""
     docs = fit_semantic_tier.tune_docs()
     silent = semantic_gate.silent_cases(seed)
-    vectors = fit_semantic_tier.vectors(docs)
-    texts = [d.read_text for d in docs]
     labels = np.array([d.label for d in docs])
-    fold_of = rca_crossval.fold_of({d.group for d in docs}, semantic_gate.FOLDS, seed)
-    fold = np.array([fold_of[d.group] for d in docs])
     is_silent = np.array([d.case in silent for d in docs])
     cases: list[Case] = []
-    for k in range(semantic_gate.FOLDS):
-        train = np.where(fold != k)[0]
-        test = np.where((fold == k) & is_silent)[0]
-        model = fit_semantic_tier.fit(vectors[train], [texts[i] for i in train], list(labels[train]))
-        train_features = model.features(vectors[train], [texts[i] for i in train])
-        test_features = model.features(vectors[test], [texts[i] for i in test])
-        readings, parts = read_fold(model, train_features, labels[train], is_silent[train], test_features)
-        for row, case in enumerate(test):
+    for fold in semantic_gate.fitted_folds(docs, silent, seed):
+        readings, parts = read_fold(
+            fold.model, fold.train_features, labels[fold.train], is_silent[fold.train], fold.test_features
+        )
+        for row, case in enumerate(fold.test):
             cases.append(
                 Case(
-                    fold=k,
+                    fold=fold.index,
                     label=str(labels[case]),
-                    likeliest=model.signatures(test_features[row])[0][0],
+                    likeliest=fold.model.signatures(fold.test_features[row])[0][0],
                     text=docs[case].text,
                     readings={name: float(values[row]) for name, values in readings.items()},
                     parts={name: float(values[row]) for name, values in parts.items()},
                 )
             )
-        print(f"  seed {seed}: fold {k + 1}/{semantic_gate.FOLDS}", file=sys.stderr)
+        print(f"  seed {seed}: fold {fold.index + 1}/{semantic_gate.FOLDS}", file=sys.stderr)
     return cases
 
 

@@ -6,8 +6,10 @@ session); here hand-made readings check the arithmetic its figures rest on.
 
 from __future__ import annotations
 
-from types import ModuleType
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
+import numpy as np
 import pytest
 from support.bench import load_bench_script
 from support.pasted import FEATURE_REQUEST
@@ -379,3 +381,71 @@ def test_a_crossval_seed_needs_groups(capsys: pytest.CaptureFixture[str]) -> Non
         load_bench_script("rca_crossval").main(["--seed", "3"])
     assert exit_info.value.code == 2
     assert "--seed must be 0 or more, and needs --groups" in capsys.readouterr().err
+
+
+def test_the_silent_set_is_cached_until_what_it_reads_changes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A cross-validation runs once per seed and input state: the second ask reads the cache, a changed
+    input (the key) or another seed computes it again."""
+    bench = _bench()
+    monkeypatch.setattr(bench.fit_semantic_tier, "CACHE", tmp_path / "semantic_vectors.npz")
+    key = ["engine at A"]
+    monkeypatch.setattr(bench, "silent_inputs_key", lambda: key[0])
+    runs: list[int] = []
+
+    def crossval(groups: int, semantic: bool, seed: int) -> tuple[list[SimpleNamespace], None]:
+        assert (groups, semantic) == (bench.FOLDS, False)
+        runs.append(seed)
+        silent = SimpleNamespace(case=SimpleNamespace(name=f"quiet_{len(runs)}"), causes=[])
+        named = SimpleNamespace(case=SimpleNamespace(name="loud"), causes=["xid_79_fallen_off_bus"])
+        return [silent, named], None
+
+    monkeypatch.setattr(bench.rca_crossval, "crossval", crossval)
+    assert bench.silent_cases(0) == {"quiet_1"}
+    assert bench.silent_cases(0) == {"quiet_1"} and runs == [0]
+    assert bench.silent_cases(1) == {"quiet_2"} and runs == [0, 1]
+    key[0] = "engine at B"
+    assert bench.silent_cases(0) == {"quiet_3"} and runs == [0, 1, 0]
+    assert (tmp_path / "silent_seed0.json").is_file()
+
+
+def test_the_inputs_key_follows_the_engine_code() -> None:
+    """The key covers the engine's code: it is the same twice, and names every input it hashes."""
+    bench = _bench()
+    assert bench.silent_inputs_key() == bench.silent_inputs_key()
+    assert {"rca", "tests/rca/real_corpus/tune", "bench/rca_crossval.py"} <= set(bench.SILENT_INPUTS)
+
+
+def test_each_fold_reads_only_its_silent_cases_with_a_tier_fitted_on_the_other_folds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every silent case is read once, by the fold of its repository, whose tier never saw that repository;
+    loud cases are fitted on but never read."""
+    bench = _bench()
+    fit = bench.fit_semantic_tier
+    docs = [
+        fit.Doc(case=f"case_{g}_{i}", group=f"repo_{g}", label="none" if i else "a", text=f"line {g} {i}")
+        for g in range(12)
+        for i in range(2)
+    ]
+    silent = {d.case for d in docs if d.case.endswith("_1") or d.group in {"repo_3", "repo_7"}}
+    monkeypatch.setattr(fit, "vectors", lambda ds: np.arange(len(ds), dtype=float).reshape(-1, 1))
+
+    class Fitted:
+        def __init__(self, rows: np.ndarray, texts: list[str], labels: list[str]) -> None:
+            self.texts = texts
+
+        def features(self, rows: np.ndarray, texts: list[str]) -> np.ndarray:
+            return rows
+
+    monkeypatch.setattr(fit, "fit", Fitted)
+    read: list[str] = []
+    for fold in bench.fitted_folds(docs, silent, seed=1):
+        fitted_groups = {docs[i].group for i in fold.train}
+        tested = [docs[i] for i in fold.test]
+        assert all(d.case in silent and d.group not in fitted_groups for d in tested)
+        assert fold.model.texts == [docs[i].read_text for i in fold.train]
+        assert list(fold.test_features[:, 0]) == [float(i) for i in fold.test]
+        read.extend(d.case for d in tested)
+    assert sorted(read) == sorted(silent)
