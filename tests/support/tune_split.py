@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["TUNE_CASES", "TUNE_HEALTHY", "TUNE_INCIDENTS"]
 
-# Forty-fifth session: heldout41 promoted (29 incidents, 11 healthy).
-TUNE_INCIDENTS = 3458
-TUNE_HEALTHY = 1052
+# Forty-sixth session: heldout42 promoted (28 incidents, 12 healthy).
+TUNE_INCIDENTS = 3486
+TUNE_HEALTHY = 1064
 TUNE_CASES = TUNE_INCIDENTS + TUNE_HEALTHY
