@@ -12,6 +12,7 @@ process what the kubelet's livenessProbe does for a pod (deploy/serving).
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
@@ -86,7 +87,7 @@ def _probe(url: str, timeout_s: float) -> str | None:
             return None
         try:
             problems = json.loads(exc.read() or b"{}").get("problems") or []
-        except ValueError:
+        except (ValueError, OSError, http.client.HTTPException):  # a body cut short still answered 503
             problems = []
         return "; ".join(str(p) for p in problems) or "/health answered 503"
     except TimeoutError:
@@ -95,7 +96,8 @@ def _probe(url: str, timeout_s: float) -> str | None:
         if isinstance(exc.reason, TimeoutError):
             return f"/health did not answer in {timeout_s:g} s"
         return None  # refused or unreachable: not listening (yet)
-    except OSError:
+    except (OSError, http.client.HTTPException):
+        # reset, or an answer cut short (a worker killed mid-reply): going away is the exit status's business
         return None
 
 

@@ -51,9 +51,10 @@ def test_supervisor_does_not_restart_a_usage_error(tmp_path: Path) -> None:
 
 
 class HealthServer:
-    """A real HTTP server on loopback whose /health answers `status` (what a worker's would)."""
+    """A real HTTP server on loopback whose /health answers `status` (what a worker's would); with `cut`, it
+    announces the body's length and closes the connection before sending it (a worker killed mid-reply)."""
 
-    def __init__(self, status: int) -> None:
+    def __init__(self, status: int, cut: bool = False) -> None:
         import http.server
         import json
         import threading
@@ -66,7 +67,8 @@ class HealthServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
-                self.wfile.write(answer)
+                if not cut:
+                    self.wfile.write(answer)
 
             def log_message(self, *args: object) -> None:
                 return
@@ -118,6 +120,42 @@ def test_supervisor_leaves_a_healthy_worker_alone() -> None:
         assert not runner.is_alive()
     finally:
         fine.close()
+
+
+def test_a_health_answer_cut_short_does_not_kill_the_supervisor() -> None:
+    """A /health reply cut mid-body (the worker killed while answering, as `make test` once caught) counts as
+    a worker going away, not as a crash of the supervisor: it keeps watching and leaves the worker alone."""
+    import threading
+
+    cut = HealthServer(200, cut=True)
+    try:
+        watch = HealthWatch(cut.url, unhealthy_after_s=0.3, period_s=0.05)
+        sup = Supervisor([sys.executable, "-c", "import time; time.sleep(120)"], health=watch)
+        runner = threading.Thread(target=sup.run)
+        runner.start()
+        time.sleep(2.0)  # some forty probes, each answer cut short
+        assert runner.is_alive(), "the supervisor's loop died on a cut answer"
+        assert sup.restarts == 0 and sup.child is not None and sup.child.poll() is None
+        sup.stop()
+        runner.join(30)
+        assert not runner.is_alive()
+    finally:
+        cut.close()
+
+
+def test_a_503_whose_body_is_cut_short_still_counts_as_unhealthy() -> None:
+    sick = HealthServer(503, cut=True)
+    try:
+        watch = HealthWatch(sick.url, unhealthy_after_s=0.5, period_s=0.1, stop_grace_s=5)
+        sup = Supervisor(
+            [sys.executable, "-c", "import time; time.sleep(120)"],
+            BackoffPolicy(initial_s=0.05, max_s=0.1, max_restarts=1),
+            health=watch,
+        )
+        assert sup.run() == 1  # restarted once for its health, then gave up
+        assert sup.restarts == 1
+    finally:
+        sick.close()
 
 
 def _worker(proc: ServeProcess) -> dict:
