@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -21,7 +22,7 @@ def request_text(method: str, url: str, body: Any = None, timeout: float = 10.0)
             return int(resp.status), resp.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
         return int(exc.code), exc.read().decode("utf-8", "replace")
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # a reply cut short by a dying server too
         raise ActivityFailed(f"{method} {url}: {exc}") from exc
 
 
