@@ -32,7 +32,7 @@ twenty-two times), promoted in the forty-fifth, and heldout42 (scored twenty tim
 forty-sixth. heldout43 (gathered at the start of the fortieth session) and heldout44 (at the start of the
 forty-first) and heldout45 (at the start of the forty-second) and heldout46 (at the start of the forty-third)
 and heldout47 (at the start of the forty-fourth) and heldout48 (at the start of the forty-fifth) and heldout49
-(at the start of the forty-sixth) are held out.
+(at the start of the forty-sixth) and heldout50 (at the start of the forty-seventh) are held out.
 """
 
 from __future__ import annotations
@@ -52,4 +52,5 @@ REAL_HELDOUT = (
     "heldout47",
     "heldout48",
     "heldout49",
+    "heldout50",
 )
