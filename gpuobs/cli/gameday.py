@@ -94,7 +94,14 @@ def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: 
     from gpuobs.chaos.gameday.session import run_gameday
 
     display = GamedayDisplay([p.stem for p in experiments])
-    _log_chaostoolkit_to(out / "chaostoolkit.log")
+    # Before any stack starts: a folder that cannot be made or written is the user's to fix.
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: a file, not a folder for the game-day's journals and reports")
+    try:
+        _log_chaostoolkit_to(out / "chaostoolkit.log")
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise InputError(f"--out {out}: cannot write the game-day's files there: {reason}") from None
     if quiet:
         return run_gameday(experiments, out, listener=display.on_event, **kwargs)
     with Live(display.render(), console=console, refresh_per_second=4) as live:

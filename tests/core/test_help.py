@@ -84,3 +84,17 @@ def test_errors_are_one_unwrapped_line_through_a_pipe() -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and missing in lines[0] and len(lines[0]) > 80, done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("verb", ["gameday", "demo"])
+@pytest.mark.parametrize("beneath", [False, True], ids=["a file", "beneath a file"])
+def test_an_unusable_out_folder_is_an_input_error(verb: str, beneath: bool, tmp_path: Path) -> None:
+    """`--out` naming a file (or a path under one) is said in one line before any stack starts, and the file
+    is left as it was; it used to escape as a FileExistsError / NotADirectoryError traceback."""
+    kept = tmp_path / "notes.txt"
+    kept.write_text("the user's own file\n")
+    out = kept / "reports" if beneath else kept
+    done = run_gpuobs(verb, "--out", str(out))
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and f"--out {out}:" in done.stderr
+    assert kept.read_text() == "the user's own file\n"
