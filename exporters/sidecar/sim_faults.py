@@ -52,9 +52,14 @@ _MAX_PID = 1 << 22  # Linux's largest pid_max
 _MAX_MIG_INSTANCES = 7  # MIG devices an H100/H200 can be split into
 
 
+def _bound(limit: float) -> str:
+    """A limit as a reader writes it: 1048576, not 1.04858e+06 (which hides the real bound)."""
+    return str(int(limit)) if float(limit).is_integer() else f"{limit:g}"
+
+
 def _number(name: str, value: Any, low: float, high: float) -> float:
     """`value` as a float in [low, high]; anything else (NaN, Infinity, text, true) is a SimFaultError."""
-    wanted = f"{name} must be a number from {low:g} to {high:g}"
+    wanted = f"{name} must be a number from {_bound(low)} to {_bound(high)}"
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise SimFaultError(f"{wanted}, got {str(value)[:64]!r}")
     try:

@@ -82,6 +82,8 @@ HOSTILE = [
     ('{"fault": "xid", "gpu": 0, "code": 79, "self": 1}', "self"),
     ('{"fault": "xid", "gpu": NaN, "code": 79}', "NaN"),
     ('{"fault": "xid", "gpu": 1e300, "code": 79}', "gpu"),
+    ('{"fault": "xid", "gpu": -1, "code": 79}', "gpu must be a number from 0 to 1048576, got -1"),
+    ('{"fault": "ecc", "gpu": 0, "corrected": 2e9}', "from 0 to 1000000000"),
     ('{"fault": "ecc", "gpu": 0, "corrected": -1}', "corrected"),
     ('{"fault": "ecc", "gpu": 0, "uncorrected": 1e30}', "uncorrected"),
     ('{"fault": "mig", "gpu": 0, "instances": 200000}', "instances"),
