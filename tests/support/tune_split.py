@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["TUNE_CASES", "TUNE_HEALTHY", "TUNE_INCIDENTS"]
 
-# Forty-sixth session: heldout42 promoted (28 incidents, 12 healthy).
-TUNE_INCIDENTS = 3486
-TUNE_HEALTHY = 1064
+# Forty-seventh session: heldout43 promoted (29 incidents, 11 healthy).
+TUNE_INCIDENTS = 3515
+TUNE_HEALTHY = 1075
 TUNE_CASES = TUNE_INCIDENTS + TUNE_HEALTHY
