@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from gpuobs.serving.errors import UnknownModelError
 from gpuobs.serving.hotswap import ModelHandle
 from gpuobs.serving.http.protocol import (
+    UNSUPPORTED_NEUTRAL,
     ApiError,
     ChatMessage,
     CommonBody,
@@ -38,6 +39,7 @@ __all__ = [
     "parse",
     "prepare",
     "read_json",
+    "refuse_unsupported",
 ]
 
 MAX_CHARS_PER_TOKEN = 128  # more characters than this per token cannot fit: refused before tokenizing
@@ -186,6 +188,27 @@ def chat_prompt(tokenizer: TokenizerLike, messages: list[ChatMessage]) -> str:
     return "".join(parts) + "<|assistant|>\n"
 
 
+def refuse_unsupported(body: CommonBody) -> None:
+    """400 for a sampling feature this server does not implement (logprobs, echo, penalties, ...) asked
+    for with a value that changes the answer; its neutral values (what clients send by default) pass."""
+    for name, neutral in UNSUPPORTED_NEUTRAL.items():
+        value = getattr(body, name)
+        if not any(_same_value(value, n) for n in neutral):
+            raise ApiError(
+                400,
+                f"{name} is not supported by gpuobs serve (got {str(value)[:40]}); leave it out",
+                param=name,
+                code="unsupported_parameter",
+            )
+
+
+def _same_value(value: object, neutral: object) -> bool:
+    """`value == neutral`, except that a bool matches only a bool: logprobs=0 asks for logprobs, false not."""
+    if isinstance(value, bool) or isinstance(neutral, bool):
+        return type(value) is type(neutral) and value == neutral
+    return value == neutral
+
+
 def prepare(
     body: CommonBody,
     handle: ModelHandle,
@@ -195,6 +218,7 @@ def prepare(
     tenant_header: str | None,
 ) -> PreparedRequest:
     """Check the prompt against the model and every sampling parameter; 400 with the parameter otherwise."""
+    refuse_unsupported(body)
     vocab = int(getattr(handle.engine.tokenizer, "vocab_size", 0) or 0)
     if not prompt_ids:
         raise ApiError(

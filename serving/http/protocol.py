@@ -24,6 +24,7 @@ from gpuobs.serving.errors import ServingError
 
 __all__ = [
     "FAILED_FINISH_REASONS",
+    "UNSUPPORTED_NEUTRAL",
     "ApiError",
     "ChatBody",
     "ChatMessage",
@@ -89,6 +90,29 @@ class CommonBody(BaseModel):
     priority: StrictInt | None = 0
     ignore_eos: StrictBool | None = False
     deadline_ms: StrictInt | None = None
+    # OpenAI sampling features this server does not implement: read only to refuse them when asked for
+    # (`prepare`), so a client never gets an answer computed without what it asked.
+    logprobs: Any = None
+    top_logprobs: Any = None
+    echo: Any = None
+    best_of: Any = None
+    logit_bias: Any = None
+    presence_penalty: Any = None
+    frequency_penalty: Any = None
+    suffix: Any = None
+
+
+# Each unsupported feature with the values that ask for nothing (what OpenAI clients send by default).
+UNSUPPORTED_NEUTRAL: dict[str, tuple[object, ...]] = {
+    "logprobs": (None, False),
+    "top_logprobs": (None, 0),
+    "echo": (None, False),
+    "best_of": (None, 1),
+    "logit_bias": (None, {}),
+    "presence_penalty": (None, 0),
+    "frequency_penalty": (None, 0),
+    "suffix": (None, ""),
+}
 
 
 class CompletionBody(CommonBody):

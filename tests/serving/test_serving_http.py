@@ -197,6 +197,60 @@ def test_bad_completion_inputs_get_400(server: ServeProcess, body: bytes, code: 
     assert payload["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("path", "asked"),
+    [
+        ("/v1/completions", {"logprobs": 2}),
+        ("/v1/completions", {"logprobs": 0}),  # 0 still asks for the sampled tokens' logprobs
+        ("/v1/completions", {"echo": True}),
+        ("/v1/completions", {"best_of": 3}),
+        ("/v1/completions", {"suffix": " end"}),
+        ("/v1/completions", {"logit_bias": {"5": -100}}),
+        ("/v1/chat/completions", {"logprobs": True}),
+        ("/v1/chat/completions", {"top_logprobs": 3}),
+        ("/v1/chat/completions", {"presence_penalty": 0.5}),
+        ("/v1/chat/completions", {"frequency_penalty": -1}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={v[k]}" for k in v),
+)
+def test_unsupported_sampling_features_are_refused_not_ignored(
+    server: ServeProcess, path: str, asked: dict
+) -> None:
+    """An answer computed without what the client asked for (no logprobs, no penalty) would look right and
+    be wrong: the server says it does not implement the feature, naming the parameter."""
+    body: dict = {"model": MODEL, "max_tokens": 2, **asked}
+    if path.endswith("chat/completions"):
+        body["messages"] = [{"role": "user", "content": "hi"}]
+    else:
+        body["prompt"] = "hi"
+    status, payload = raw_post(server, path, json.dumps(body).encode())
+    name = next(iter(asked))
+    assert status == 400, payload
+    assert payload["error"]["param"] == name and payload["error"]["code"] == "unsupported_parameter"
+    assert f"{name} is not supported" in payload["error"]["message"]
+
+
+def test_neutral_values_of_unsupported_features_are_served(client: openai.OpenAI) -> None:
+    """What OpenAI clients send by default (penalties 0, logprobs false or null, best_of 1, no bias)."""
+    chat = client.chat.completions.create(
+        model=MODEL,
+        messages=[{"role": "user", "content": "hi"}],
+        max_tokens=2,
+        presence_penalty=0,
+        frequency_penalty=0.0,
+        logprobs=False,
+        logit_bias={},
+    )
+    assert chat.choices[0].finish_reason in ("stop", "length")
+    done = client.completions.create(
+        model=MODEL, prompt="hi", max_tokens=2, best_of=1, echo=False, logprobs=None, suffix=""
+    )
+    assert done.choices[0].finish_reason in ("stop", "length")
+    with pytest.raises(openai.BadRequestError) as asked:
+        client.completions.create(model=MODEL, prompt="hi", max_tokens=2, logprobs=1)
+    assert asked.value.body["param"] == "logprobs"
+
+
 def test_bad_chat_inputs_and_limits(server: ServeProcess) -> None:
     status, payload = raw_post(
         server,
