@@ -114,11 +114,21 @@ def split_runnable(paths: Sequence[Path], named: bool) -> tuple[list[Path], list
 
 
 def load_experiment(path: Path) -> dict[str, Any]:
-    """Read and validate one experiment with chaoslib; raises chaoslib's InvalidExperiment."""
+    """Read and validate one experiment with chaoslib; raises chaoslib's InvalidExperiment, naming the file,
+    for a file that cannot be read, is not a JSON object or is not a valid experiment."""
+    from chaoslib.exceptions import InvalidExperiment
     from chaoslib.experiment import ensure_experiment_is_valid
 
-    experiment: dict[str, Any] = json.loads(path.read_text())
-    ensure_experiment_is_valid(experiment)
+    try:
+        experiment = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidExperiment(f"{path}: not a readable JSON experiment ({exc})") from None
+    if not isinstance(experiment, dict):
+        raise InvalidExperiment(f"{path}: an experiment is a JSON object, got {type(experiment).__name__}")
+    try:
+        ensure_experiment_is_valid(experiment)
+    except InvalidExperiment as exc:
+        raise InvalidExperiment(f"{path}: {exc}") from None
     return experiment
 
 

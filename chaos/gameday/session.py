@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuobs.chaos.gameday.report import html_report, markdown_report
-from gpuobs.chaos.gameday.runner import GamedayInterrupted, Listener, Outcome, run_one
+from gpuobs.chaos.gameday.runner import GamedayInterrupted, Listener, Outcome, load_experiment, run_one
 from gpuobs.chaos.gameday.stack import LocalStack, StackTarget
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.safety import check_grpc_target, check_url
@@ -47,6 +47,8 @@ def run_gameday(
     """Run `experiments` against `target` (default: a fresh embedded local stack in out_dir/stack)."""
     import time
 
+    for path in experiments:  # every file valid before a stack starts or a fault is injected
+        load_experiment(path)
     result = GamedayResult()
     stack = None
     t0 = time.monotonic()

@@ -180,7 +180,10 @@ def gameday(
     if list_only:
         rows = []
         for p in paths:
-            exp = load_experiment(p)
+            try:
+                exp = load_experiment(p)
+            except ChaosException as exc:
+                raise InputError(str(exc)) from None
             rows.append(
                 {
                     "experiment": p.stem,
@@ -223,6 +226,8 @@ def gameday(
         return
     out = out or Path(f"gameday-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
+        for p in paths:  # a bad file is said before the live table opens (run_gameday checks them too)
+            load_experiment(p)
         result = run_with_display(
             paths, out, json_out, target=target, prometheus=not no_prometheus, allowed_hosts=hosts
         )

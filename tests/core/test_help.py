@@ -98,3 +98,26 @@ def test_an_unusable_out_folder_is_an_input_error(verb: str, beneath: bool, tmp_
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stderr and f"--out {out}:" in done.stderr
     assert kept.read_text() == "the user's own file\n"
+
+
+BAD_EXPERIMENTS = {
+    "not JSON": "{bad",
+    "a JSON list": "[1, 2]",
+    "no description": '{"title": 5}',
+}
+
+
+@pytest.mark.parametrize("mode", [["--dry-run"], ["--list"], ["--no-prometheus"]], ids=" ".join)
+@pytest.mark.parametrize("text", list(BAD_EXPERIMENTS.values()), ids=list(BAD_EXPERIMENTS))
+def test_a_bad_experiment_file_is_an_input_error_before_any_stack(
+    mode: list[str], text: str, tmp_path: Path
+) -> None:
+    """A game-day experiment that is not JSON, not an object or not valid is named in one error line, and in
+    a real run before the local stack starts (it used to escape as a JSONDecodeError traceback)."""
+    experiment = tmp_path / "mine.json"
+    experiment.write_text(text)
+    out = tmp_path / "out"
+    done = run_gpuobs("gameday", str(experiment), *mode, "--out", str(out))
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and f"{experiment}:" in done.stderr
+    assert not (out / "stack").exists()
