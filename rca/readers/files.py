@@ -6,6 +6,7 @@ nvidia-smi reports, /api/history documents, else log lines); `--traces` inputs a
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
@@ -111,9 +112,16 @@ def _too_much_evidence(name: str, notes: list[str] | None) -> None:
     _note(notes, f"{name}: more than {MAX_EVIDENCE_PER_INPUT} evidence records; the rest was not read")
 
 
+# Byte-order marks of UTF-16 text: what Windows PowerShell's `>` writes (`nvidia-smi > gpu.txt`). Its ASCII
+# letters come with NUL bytes, so it would read as binary; it is transcoded to UTF-8 first.
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
 def _decode(data: bytes, name: str, notes: list[str] | None = None) -> str:
     if data[:2] == b"\x1f\x8b":
         data = _inflate(data, name, notes)
+    if data[:2] in _UTF16_BOMS:
+        return data.decode("utf-16", errors="replace")
     if looks_binary(data):
         raise InputError(f"{name}: binary file, not a log (give a text, .gz or JSON log)")
     return data.decode("utf-8", errors="replace")
@@ -202,9 +210,11 @@ def _open_stream(path: str, stdin: IO[bytes] | None) -> tuple[str, BinaryIO, Bin
         except OSError as exc:
             raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
         owned = raw
-    if raw.peek(2)[:2] == b"\x1f\x8b":
-        return name, gzip.GzipFile(fileobj=raw), owned  # type: ignore[return-value]
-    return name, raw, owned  # type: ignore[return-value]
+    stream: BinaryIO = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw  # type: ignore[assignment]
+    if stream.peek(2)[:2] in _UTF16_BOMS:  # type: ignore[attr-defined]
+        # read as UTF-8 bytes like any other input; the decoder keeps a character split across reads
+        stream = codecs.EncodedFile(stream, "utf-8", "utf-16", errors="replace")  # type: ignore[assignment]
+    return name, stream, owned
 
 
 def _stream_line_log(

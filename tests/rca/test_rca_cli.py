@@ -172,6 +172,41 @@ def test_binary_input_is_a_clear_error(tmp_path: Path) -> None:
     assert run.returncode == 2 and "core.bin" in run.stderr and "Traceback" not in run.stderr
 
 
+_XID79_LINE = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+
+
+@pytest.mark.parametrize(
+    "form", ["utf-16-le", "utf-16-be", "gzip", "long", "stdin"], ids=lambda f: f"{f} with a BOM"
+)
+def test_utf16_text_is_read_like_utf8(tmp_path: Path, form: str) -> None:
+    """What Windows PowerShell's `>` writes (UTF-16 with a byte-order mark) is a log, not a binary file: read
+    whole, gzip'd, streamed past the first megabyte (the failure on its last line), or piped."""
+    import gzip
+
+    text = "".join(f"step {i} ok é\n" for i in range(60_000 if form == "long" else 3)) + _XID79_LINE
+    data = text.encode("utf-16")  # little-endian with its BOM on this machine
+    if form == "utf-16-be":
+        data = b"\xfe\xff" + text.encode("utf-16-be")
+    elif form == "gzip":
+        data = gzip.compress(data)
+    if form == "stdin":
+        run = subprocess.run(
+            [sys.executable, "-m", "gpuobs", "diagnose", "--json", "--logs", "-"],
+            input=data,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        stdout, stderr = run.stdout.decode(), run.stderr.decode()
+    else:
+        log = tmp_path / "dmesg.txt"
+        log.write_bytes(data)
+        done = _cli("--json", "--logs", str(log))
+        run, stdout, stderr = done, done.stdout, done.stderr
+    assert run.returncode == 0, stderr[-2000:]
+    assert json.loads(stdout)["top_cause"] == "xid_79_fallen_off_bus"
+
+
 def test_window_filters_evidence() -> None:
     inside = CliRunner().invoke(
         app,
