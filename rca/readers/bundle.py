@@ -42,7 +42,19 @@ def _open(path: str | Path) -> tarfile.TarFile:
     try:
         return tarfile.open(p, "r:*")
     except _READ_ERRORS as exc:
-        raise InputError(f"--bundle {path}: not a gpuobs bundle (.tar.gz): {exc}") from exc
+        # one line: tarfile's own message lists every compression it tried, one per line
+        what = "gzip data with no tar archive inside" if _starts_with(p, b"\x1f\x8b") else "not a .tar.gz"
+        raise InputError(
+            f"--bundle {path}: not a gpuobs bundle ({what}; `gpuobs bundle -o FILE.tar.gz` makes one)"
+        ) from exc
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def _member(tar: tarfile.TarFile, name: str, path: str | Path, max_bytes: int | None = None) -> bytes:

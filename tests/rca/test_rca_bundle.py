@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -143,8 +144,14 @@ def test_bundle_records_failed_sources(tmp_path: Path, inputs: dict[str, Path]) 
 def test_load_bundle_rejects_what_is_not_a_bundle(tmp_path: Path) -> None:
     text = tmp_path / "x.tar.gz"
     text.write_text("hello")
-    with pytest.raises(InputError, match="not a gpuobs bundle"):
+    with pytest.raises(InputError, match=r"not a gpuobs bundle \(not a .tar.gz;") as plain:
         load_bundle(text)
+    gzipped = tmp_path / "log.gz"
+    gzipped.write_bytes(gzip.compress(b"a log, not an archive\n"))
+    with pytest.raises(InputError, match="gzip data with no tar archive inside") as no_tar:
+        load_bundle(gzipped)
+    for error in (plain, no_tar):  # one line, not tarfile's list of every compression it tried
+        assert "\n" not in str(error.value) and "method" not in str(error.value)
     empty = tmp_path / "empty.tar.gz"
     with tarfile.open(empty, "w:gz") as tar:
         info = tarfile.TarInfo("other/file.txt")
