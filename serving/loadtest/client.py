@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -19,6 +20,7 @@ from gpuobs.serving.loadtest.stats import RequestResult
 __all__ = [
     "Endpoint",
     "Target",
+    "body_excerpt",
     "error_message",
     "fetch_model",
     "normalize_base_url",
@@ -67,6 +69,15 @@ def normalize_base_url(url: str) -> str:
     if path.endswith("/v1"):
         path = path[: -len("/v1")]
     return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def body_excerpt(body: bytes, limit: int = 200) -> str:
+    """An answer's body as one line of its words for a report: a proxy's or web server's HTML error page
+    would otherwise bring its tags, newlines and indentation, and one error then fills a screen."""
+    text = body[: limit * 8].decode("utf-8", "replace")
+    if text.lstrip().startswith("<"):
+        text = re.sub(r"<[^>]*>", " ", text)
+    return " ".join(text.split())[:limit]
 
 
 def error_message(body: bytes) -> str | None:
@@ -147,7 +158,7 @@ async def stream_request(
                         if len(raw) > _MAX_ERROR_BODY:
                             break
                     result.outcome = "rejected" if response.status_code == 429 else "http_error"
-                    result.error = (error_message(raw) or raw[:200].decode("utf-8", "replace"))[:500]
+                    result.error = (error_message(raw) or body_excerpt(raw))[:500]
                     result.finished = time.perf_counter() - t0
                     return
                 usage_tokens: int | None = None

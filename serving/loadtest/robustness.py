@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from gpuobs.serving.loadtest.client import Target, error_message
+from gpuobs.serving.loadtest.client import Target, body_excerpt, error_message
 
 __all__ = [
     "CATEGORIES",
@@ -204,7 +204,7 @@ async def check_health(
         answer = await client.post(target.base_url + "/v1/completions", json=body, headers=target.headers(),
                                    timeout=timeout_s)
         if answer.status_code != 200:
-            return False, f"a valid completion answered {answer.status_code}: {answer.text[:200]}"
+            return False, f"a valid completion answered {answer.status_code}: {body_excerpt(answer.content)}"
         choices = answer.json().get("choices")
         if not isinstance(choices, list) or not choices:
             return False, "a valid completion came back without choices"
@@ -266,16 +266,16 @@ async def run_robustness_async(
             message = error_message(response.content)
             if status >= 500:
                 report.crashes += 1
-                record(bad, "crash", status, message or response.text[:300])
+                record(bad, "crash", status, message or body_excerpt(response.content, 300))
             elif status >= 400 and message and "Traceback" not in response.text:
                 report.clear_4xx += 1
                 record(bad, "clear_4xx", status, message)
             elif status >= 400:
                 report.unclear_4xx += 1
-                record(bad, "unclear_4xx", status, response.text[:300])
+                record(bad, "unclear_4xx", status, body_excerpt(response.content, 300))
             else:
                 report.accepted += 1
-                record(bad, "accepted", status, response.text[:300])
+                record(bad, "accepted", status, body_excerpt(response.content, 300))
 
     try:
         await asyncio.gather(*(one(bad) for bad in requests))

@@ -11,8 +11,10 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -221,6 +223,36 @@ def test_failed_requests_show_the_servers_own_message(server: ServeProcess) -> N
     assert out.returncode == 1, out.stderr
     assert "no-such-model" in out.stdout and "requests failed with" in out.stdout
     assert "first error" in out.stderr and "no-such-model" in out.stderr
+
+
+def test_an_html_error_page_is_reported_as_one_line_of_its_words(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A URL that is not an OpenAI server (here Python's own http.server, which answers POST with an HTML 501
+    page) is reported by its message, one line per error, not its tags and indentation over a screen."""
+    folder = tmp_path_factory.mktemp("plain-http")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    web = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                           cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            time.sleep(0.1)
+        out = _loadtest(f"http://127.0.0.1:{port}", "--model", "m", "--rate", "2", "--duration", "0.5",
+                        "--max-steps", "1", "--robustness", "4", "--json", timeout=120)
+    finally:
+        web.terminate()
+        web.wait(timeout=30)
+    data = json.loads(out.stdout)
+    errors = data["steps"][0]["errors"]
+    answers = [f["answer"] for f in data["robustness"]["failures"]]
+    assert errors and answers, data
+    for line in [e["message"] for e in errors] + answers:
+        assert "Unsupported method" in line and "501" in line, line
+        assert "\n" not in line and "<" not in line, line
 
 
 def test_cli_table_output_and_target_miss_exit_code(server: ServeProcess) -> None:
