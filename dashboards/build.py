@@ -51,9 +51,13 @@ class BuildResult:
         return {"out_dir": str(self.out_dir), "files": [f.to_dict() for f in self.files]}
 
 
-def _directory(path: Path, what: str) -> Path:
+def _not_a_file(path: Path, what: str) -> None:
     if path.exists() and not path.is_dir():
         raise InputError(f"{what} {path} exists and is not a directory")
+
+
+def _directory(path: Path, what: str) -> Path:
+    _not_a_file(path, what)
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".gpuobs-write-test"
@@ -119,6 +123,15 @@ def build(
     rules = rule_files(options)
     alerting = {name: _HEADER + dump_yaml(doc) for name, doc in provisioning_files(options).items()}
 
+    folders = [
+        (out, "OUT_DIR"),
+        (out / RULES_DIR, "rules directory"),
+        (out / ALERTING_DIR, "alerting directory"),
+    ]
+    if k8s_dir is not None:
+        folders.append((Path(k8s_dir), "--k8s directory"))
+    for path, what in folders:  # a file in the way is refused before any folder is made
+        _not_a_file(path, what)
     _directory(out, "OUT_DIR")
     rules_dir = _directory(out / RULES_DIR, "rules directory")
     alerting_dir = _directory(out / ALERTING_DIR, "alerting directory")

@@ -61,6 +61,7 @@ def test_bad_out_dir_is_one_line_and_exit_2(tmp_path: Path) -> None:
         assert len(lines) == 1 and lines[0].startswith("error:"), out.stderr
         assert "Traceback" not in out.stderr
     assert a_file.read_text() == "x"
+    assert not (tmp_path / "o").exists()  # refused before any folder was made
 
 
 def test_missing_out_dir_is_a_usage_error() -> None:
