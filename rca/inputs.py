@@ -119,6 +119,12 @@ class DiagnoseInputs:
             if isinstance(value, str):
                 raise InputError(f"DiagnoseInputs.{name}: give a list, not one string ({value!r})")
             object.__setattr__(self, name, tuple(value))
+        from gpuobs.rca.readers.http import require_http_url
+
+        if self.prometheus:
+            require_http_url("--prometheus", self.prometheus, "http://prometheus:9090")
+        if self.exporter and "://" in self.exporter:  # anything else names a saved file
+            require_http_url("--exporter", self.exporter, "http://127.0.0.1:9400")
 
     @property
     def given(self) -> bool:

@@ -306,6 +306,37 @@ def test_an_unreachable_only_source_is_an_input_error_but_not_when_others_answer
     assert data["top_cause"] == "xid_79_fallen_off_bus" and data["problems"][0].startswith("[prometheus]")
 
 
+@pytest.mark.parametrize(
+    ("verb", "flag", "url", "shown"),
+    [
+        ("diagnose", "--prometheus", "prom:9090", "'prom:9090'"),
+        ("diagnose", "--prometheus", "ftp://admin:hunter2@prom:9090", "'ftp://prom:9090'"),
+        ("diagnose", "--prometheus", "http://[::1", "'http://[::1'"),
+        ("diagnose", "--exporter", "htps://node-7:9400", "'htps://node-7:9400'"),
+        ("bundle", "--prometheus", "admin:hunter2@prom:9090", "'prom:9090'"),
+    ],
+)
+def test_a_url_that_is_not_http_is_a_usage_error_before_anything_is_read(
+    tmp_path: Path, verb: str, flag: str, url: str, shown: str
+) -> None:
+    """A typo'd server URL used to be read after the logs and reported as a source that failed with urllib's
+    words ("unknown url type: 'prom:9090/api/v1/query?...'"); now one line at once, no password shown, and no
+    bundle written."""
+    out = tmp_path / "incident.tar.gz"
+    args = ["-o", str(out)] if verb == "bundle" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuobs", verb, "--logs", str(XID79), flag, url, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=dict(os.environ, COLUMNS="160", NO_COLOR="1"),
+    )
+    assert done.returncode == 2, done.stdout
+    assert f"{flag} {shown} is not an http(s) URL" in done.stderr and "Traceback" not in done.stderr
+    assert "hunter2" not in done.stderr + done.stdout and not out.exists()
+
+
 _KERNEL_XID79 = (
     "Nov 30 10:00:00 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, "
     "GPU has fallen off the bus.\n"
