@@ -57,7 +57,7 @@ def _not_a_file(path: Path, what: str) -> None:
 
 
 def _directory(path: Path, what: str) -> Path:
-    _not_a_file(path, what)
+    """Make the folder and prove it writable (a file in the way was refused by `_not_a_file` before)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".gpuobs-write-test"
@@ -132,10 +132,9 @@ def build(
         folders.append((Path(k8s_dir), "--k8s directory"))
     for path, what in folders:  # a file in the way is refused before any folder is made
         _not_a_file(path, what)
-    _directory(out, "OUT_DIR")
-    rules_dir = _directory(out / RULES_DIR, "rules directory")
-    alerting_dir = _directory(out / ALERTING_DIR, "alerting directory")
-    k8s = _directory(Path(k8s_dir), "--k8s directory") if k8s_dir is not None else None
+    made = [_directory(path, what) for path, what in folders]
+    rules_dir, alerting_dir = made[1], made[2]
+    k8s = made[3] if k8s_dir is not None else None
 
     written: list[WrittenFile] = []
     for file, (uid, data) in dashboards.items():
