@@ -60,6 +60,13 @@ def allowed_hosts(configuration: dict[str, Any] | None) -> tuple[str, ...]:
     return _list((configuration or {}).get("gpuobs_allowed_hosts"), DEFAULT_ALLOWED_HOSTS)
 
 
+def _not_allowed(host: str, hosts: tuple[str, ...]) -> SafetyError:
+    return SafetyError(
+        f"target {host} is not on the allowlist ({', '.join(hosts)}); add it to gpuobs_allowed_hosts "
+        f"(`gpuobs gameday --allow-host {host}`) to allow it"
+    )
+
+
 def check_url(url: str, configuration: dict[str, Any] | None) -> str:
     """Return `url` if its host is on the allowlist; raise SafetyError otherwise."""
     parsed = urllib.parse.urlsplit(url)
@@ -67,10 +74,7 @@ def check_url(url: str, configuration: dict[str, Any] | None) -> str:
         raise SafetyError(f"not an http(s) URL: {url!r}")
     hosts = allowed_hosts(configuration)
     if parsed.hostname not in hosts:
-        raise SafetyError(
-            f"target {parsed.hostname} is not on the allowlist ({', '.join(hosts)}); "
-            "add it to gpuobs_allowed_hosts to allow it"
-        )
+        raise _not_allowed(parsed.hostname, hosts)
     return url.rstrip("/")
 
 
@@ -82,10 +86,7 @@ def check_grpc_target(target: str, configuration: dict[str, Any] | None) -> str:
         raise SafetyError(f"not a gRPC host:port target: {target!r}")
     hosts = allowed_hosts(configuration)
     if host not in hosts:
-        raise SafetyError(
-            f"target {host} is not on the allowlist ({', '.join(hosts)}); "
-            "add it to gpuobs_allowed_hosts to allow it"
-        )
+        raise _not_allowed(host, hosts)
     return target.strip()
 
 

@@ -113,15 +113,33 @@ def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: 
         return run_gameday(experiments, out, listener=on_event, **kwargs)
 
 
-def _dry_run(experiments: list[Path], config: dict[str, Any]) -> list[dict[str, Any]]:
-    from gpuobs.chaos.gameday.runner import expected_of, load_experiment
-    from gpuobs.chaos.safety import check_grpc_target, check_url
+_TARGET_FLAGS = {
+    "serving_url": "--serving-url",
+    "exporter_url": "--exporter-url",
+    "prometheus_url": "--prometheus-url",
+    "grpc_target": "--grpc-target",
+}
 
-    for key in ("serving_url", "exporter_url", "prometheus_url"):
-        if config.get(key):
-            check_url(str(config[key]), config)
-    if config.get("grpc_target"):
-        check_grpc_target(str(config["grpc_target"]), config)
+
+def _check_target(config: dict[str, Any]) -> None:
+    """The named stack's URLs and gRPC target, checked as its actions will check them, before a folder is made
+    or the live table opens: a typo or a host off the allowlist is one line naming the flag."""
+    from gpuobs.chaos.safety import SafetyError, check_grpc_target, check_url
+
+    for key, flag in _TARGET_FLAGS.items():
+        value = config.get(key)
+        if not value:
+            continue
+        check = check_grpc_target if key == "grpc_target" else check_url
+        try:
+            check(str(value), config)
+        except SafetyError as exc:
+            raise InputError(f"{flag}: {exc}") from None
+
+
+def _dry_run(experiments: list[Path]) -> list[dict[str, Any]]:
+    from gpuobs.chaos.gameday.runner import expected_of, load_experiment
+
     plan = []
     for path in experiments:
         exp = load_experiment(path)
@@ -197,11 +215,20 @@ def gameday(
             for r in rows:
                 console.print(f"[bold]{r['experiment']}[/]  {r['expected_signature'] or '-'}  {r['title']}")
         return
-    paths, skipped = split_runnable(paths, named=bool(experiments))
-    if skipped:
-        note(
-            f"left out {', '.join(p.stem for p in skipped)}: no Kubernetes API is configured (no kubeconfig, "
-            "not in a pod); name an experiment to run it anyway"
+    stack_flags = {
+        "--exporter-url": exporter_url,
+        "--prometheus-url": prometheus_url,
+        "--serve-log": serve_log,
+        "--kernel-log": kernel_log,
+        "--exporter-log": exporter_log,
+        "--grpc-target": grpc_target,
+    }
+    given = [flag for flag, value in stack_flags.items() if value]
+    if given and not serving_url:
+        verb = "describe" if len(given) > 1 else "describes"
+        raise InputError(
+            f"{', '.join(given)} {verb} a stack named with --serving-url; without it the game-day runs its own "
+            "local stack"
         )
     target = None
     if serving_url:
@@ -209,10 +236,17 @@ def gameday(
             serving_url, exporter_url, prometheus_url, serve_log, kernel_log, exporter_log, grpc_target
         )
     hosts = [*DEFAULT_ALLOWED_HOSTS, *allow_host]
+    if target is not None:
+        _check_target(target.configuration() | {"gpuobs_allowed_hosts": ",".join(hosts)})
+    paths, skipped = split_runnable(paths, named=bool(experiments))
+    if skipped:
+        note(
+            f"left out {', '.join(p.stem for p in skipped)}: no Kubernetes API is configured (no kubeconfig, "
+            "not in a pod); name an experiment to run it anyway"
+        )
     if dry_run:
-        config = (target or StackTarget()).configuration() | {"gpuobs_allowed_hosts": ",".join(hosts)}
         try:
-            plan = _dry_run(paths, config)
+            plan = _dry_run(paths)
         except ChaosException as exc:
             raise InputError(str(exc)) from None
         if json_out:

@@ -121,3 +121,40 @@ def test_a_bad_experiment_file_is_an_input_error_before_any_stack(
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stderr and f"{experiment}:" in done.stderr
     assert not (out / "stack").exists()
+
+
+STACK_TARGETS = {
+    "a URL with no scheme": (["--serving-url", "127.0.0.1:8000"], "--serving-url: not an http(s) URL"),
+    "an ftp exporter": (
+        ["--serving-url", "http://127.0.0.1:8000", "--exporter-url", "ftp://127.0.0.1"],
+        "--exporter-url: not an http(s) URL",
+    ),
+    "a host off the allowlist": (
+        ["--serving-url", "http://10.1.2.3:8000"],
+        "--serving-url: target 10.1.2.3 is not on the allowlist",
+    ),
+    "a gRPC target with no port": (
+        ["--serving-url", "http://127.0.0.1:8000", "--grpc-target", "localhost"],
+        "--grpc-target: not a gRPC host:port target",
+    ),
+    "stack flags without --serving-url": (
+        ["--exporter-url", "http://127.0.0.1:9400", "--kernel-log", "kern.log"],
+        "--exporter-url, --kernel-log describe a stack named with --serving-url",
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", [["--dry-run"], ["--json"]], ids=["dry run", "real run"])
+@pytest.mark.parametrize("flags", list(STACK_TARGETS.values()), ids=list(STACK_TARGETS))
+def test_a_bad_stack_target_is_one_line_naming_its_flag_before_anything_runs(
+    mode: list[str], flags: tuple[list[str], str], tmp_path: Path
+) -> None:
+    """A typo'd or disallowed target used to be found by the first action: in a real run under the live table
+    (every experiment row printed), with --out made, and without the flag's name; stack flags without
+    --serving-url were silently ignored."""
+    args, message = flags
+    out = tmp_path / "out"
+    done = run_gpuobs("gameday", "serving-slow-kernel", *args, *mode, "--out", str(out))
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == "" and not out.exists()
