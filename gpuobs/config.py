@@ -13,6 +13,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +21,7 @@ from gpuobs.errors import InputError
 
 __all__ = [
     "ENV_PREFIX",
+    "Setting",
     "config_path",
     "default_map",
     "drop_service_links",
@@ -63,28 +65,49 @@ def load_config(path: Path | None = None) -> dict[str, Any]:
         raise InputError(f"cannot read config file {path}: {exc}") from exc
 
 
-def default_map(config: Mapping[str, Any], verbs: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
-    """click's `default_map` from the config file's verb tables; keys may use `-` or `_`.
+@dataclass(frozen=True)
+class Setting:
+    """One option of a verb as the config file may name it: its parameter name, its long flag (`json` for
+    `--json`, whose parameter is `json_out`), and whether it takes several values (a lone string is then a
+    list of one)."""
 
-    `verbs` maps each verb to its option names. A key that names no option of its verb is an InputError, so
-    a typo does not silently leave the default in place. Tables of other names (library settings such as
+    name: str
+    flag: str | None = None
+    many: bool = False
+
+    def names(self) -> set[str]:
+        return {k.replace("_", "-") for k in (self.name, self.flag) if k}
+
+
+def default_map(
+    config: Mapping[str, Any], verbs: Mapping[str, Iterable[str | Setting]]
+) -> dict[str, dict[str, Any]]:
+    """click's `default_map` from the config file's verb tables; keys may use `-` or `_`, and name an option
+    by its flag (`json`, `catalog`) or its parameter (`json_out`, `catalog_dir`).
+
+    `verbs` maps each verb to its options. A key that names no option of its verb is an InputError, so a typo
+    does not silently leave the default in place. Tables of other names (library settings such as
     `[kernels]`) are left to their readers.
     """
     out: dict[str, dict[str, Any]] = {}
-    for verb, names in verbs.items():
+    for verb, options in verbs.items():
         table = config.get(verb)
         if table is None:
             continue
         if not isinstance(table, dict):
             raise InputError(f"[{verb}] in {config_path()} must be a table of settings")
-        known = set(names)
+        settings = [o if isinstance(o, Setting) else Setting(o) for o in options]
+        by_key = {key: s for s in settings for key in s.names()}
         section: dict[str, Any] = {}
         for key, value in table.items():
-            name = str(key).replace("-", "_")
-            if name not in known:
-                options = ", ".join(sorted(n.replace("_", "-") for n in known))
-                raise InputError(f"unknown setting {key!r} in [{verb}] of {config_path()} (known: {options})")
-            section[name] = value
+            setting = by_key.get(str(key).replace("_", "-"))
+            if setting is None:
+                known = ", ".join(sorted((s.flag or s.name).replace("_", "-") for s in settings))
+                raise InputError(f"unknown setting {key!r} in [{verb}] of {config_path()} (known: {known})")
+            if setting.name in section:
+                shown = (setting.flag or setting.name).replace("_", "-")
+                raise InputError(f"[{verb}] of {config_path()} sets {shown} twice")
+            section[setting.name] = [value] if setting.many and isinstance(value, str) else value
         out[verb] = section
     return out
 

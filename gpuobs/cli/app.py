@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpuobs import __version__
-from gpuobs.config import ENV_PREFIX, default_map, drop_service_links, load_config, verb_env_prefix
+from gpuobs.config import ENV_PREFIX, Setting, default_map, drop_service_links, load_config, verb_env_prefix
 from gpuobs.errors import GpuobsError
 
 __all__ = ["EXIT_STDOUT_CLOSED", "app", "main", "tidy_help"]
@@ -67,8 +67,15 @@ def _settings(ctx: typer.Context) -> None:
             )
     ctx.auto_envvar_prefix = ENV_PREFIX
     commands = getattr(ctx.command, "commands", {})  # typer's group (typer carries its own click)
-    verbs = {name: [p.name for p in cmd.params if p.name] for name, cmd in commands.items()}
+    verbs = {name: [_setting(p) for p in cmd.params if p.name] for name, cmd in commands.items()}
     ctx.default_map = default_map(load_config(), verbs)
+
+
+def _setting(param: Any) -> Setting:
+    """A verb's option as its config-file table may name it (by flag or by parameter)."""
+    flags = [opt[2:] for opt in param.opts if opt.startswith("--")]
+    many = bool(param.multiple) or (param.nargs != 1 and param.param_type_name == "argument")
+    return Setting(param.name, flags[0] if flags else None, many)
 
 
 def _register_verbs() -> None:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from gpuobs.config import default_map, drop_service_links, resolve
+from gpuobs.config import Setting, default_map, drop_service_links, resolve
 from gpuobs.errors import (
     ChaosError,
     DashboardError,
@@ -58,6 +58,21 @@ def test_default_map_takes_verb_tables_and_refuses_unknown_keys() -> None:
         default_map({"export": {"prot": 1}}, verbs)
     with pytest.raises(InputError, match=r"\[serve\].*must be a table"):
         default_map({"serve": 8000}, verbs)
+
+
+def test_default_map_takes_an_option_by_its_flag_and_a_lone_string_for_a_list() -> None:
+    """`--json` is the parameter `json_out`: the config file may say either (it used to know only the
+    parameter, and listed it as the known name); a lone string where the option takes several is a list."""
+    verbs = {"diagnose": [Setting("as_json", "json"), Setting("logs", "logs", many=True), Setting("paths")]}
+    table = {"json": True, "logs": "kern.log", "paths": ["a.log"]}
+    assert default_map({"diagnose": table}, verbs) == {
+        "diagnose": {"as_json": True, "logs": ["kern.log"], "paths": ["a.log"]}
+    }
+    assert default_map({"diagnose": {"as-json": False}}, verbs) == {"diagnose": {"as_json": False}}
+    with pytest.raises(InputError, match=r"known: json, logs, paths\)"):
+        default_map({"diagnose": {"jsn": True}}, verbs)
+    with pytest.raises(InputError, match="sets json twice"):
+        default_map({"diagnose": {"json": True, "as_json": False}}, verbs)
 
 
 def test_kubernetes_service_links_are_dropped_and_settings_kept() -> None:

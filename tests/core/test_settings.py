@@ -6,6 +6,7 @@ Kubernetes service links (`GPUOBS_PORT=tcp://...` from a Service named `gpuobs`)
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -80,6 +81,25 @@ def test_unknown_config_key_and_bad_environment_value_are_one_line_exit_2(tmp_pa
     assert "unknown setting 'prot' in [export]" in out.stderr and "Traceback" not in out.stderr, out.stderr
     out = _gpuobs("export", *SIM_NODE, env={"GPUOBS_EXPORT_GPUS": "many"})
     assert out.returncode == 2 and "--gpus" in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_the_config_file_names_options_by_their_flags(tmp_path: Path) -> None:
+    """`json = true` and `catalog = ...` (the flags --json and --catalog) in [diagnose]: they used to be
+    unknown settings, the error listing the parameter names `as-json` and `catalog-dir`; `logs` may be one
+    path."""
+    log = tmp_path / "kern.log"
+    log.write_text("NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n")
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[diagnose]\njson = true\ncatalog = "{catalog}"\nlogs = "{log}"\n')
+    out = _gpuobs("diagnose", env={"GPUOBS_CONFIG": str(config)})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["top_cause"] == "xid_79_fallen_off_bus"
+    config.write_text("[diagnose]\njsn = true\n")
+    out = _gpuobs("diagnose", env={"GPUOBS_CONFIG": str(config)})
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "known: bundle, catalog, end, exporter, json," in out.stderr, out.stderr
 
 
 def test_serve_reads_its_own_port_variable_despite_service_links(tmp_path: Path) -> None:
