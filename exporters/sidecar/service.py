@@ -7,6 +7,7 @@ it. The CLI, the demo, the benchmark and the tests all start the exporter throug
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -66,8 +67,15 @@ class ExporterConfig:
             raise InputError(f"--gpus must be between 1 and 1024, got {self.gpus}")
         if not 0 <= self.port <= 65535:
             raise InputError(f"--port must be between 0 and 65535, got {self.port}")
-        if self.history_minutes <= 0 or self.history_interval_s <= 0 or self.slow_interval_s <= 0:
-            raise InputError("--history-minutes and the poll intervals must be positive")
+        durations = {
+            "--history-minutes": (self.history_minutes, "minutes"),
+            "--history-interval": (self.history_interval_s, "seconds"),
+            "--slow-interval": (self.slow_interval_s, "seconds"),
+            "--otlp-interval": (self.otlp_interval_s, "seconds"),
+        }
+        for flag, (value, unit) in durations.items():
+            if not (math.isfinite(value) and value > 0):  # nan and inf pass a bare `> 0` or fail it silently
+                raise InputError(f"{flag} must be a positive number of {unit}, got {value:g}")
 
 
 def make_backend(config: ExporterConfig) -> GpuBackend:
