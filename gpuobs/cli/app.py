@@ -9,6 +9,7 @@ click (auto_envvar_prefix and default_map, set up by the root callback; see gpuo
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import pkgutil
 import sys
@@ -132,6 +133,31 @@ def tidy_help(command: Any) -> Any:
     return command
 
 
+def finite_numbers(command: Any) -> Any:
+    """Make every NUMBER option of every verb refuse `nan` and `inf`.
+
+    A float option takes them, and each then passed or slipped past the verbs' own range checks (`nan > 0`
+    is false, `inf > 0` true): an OTLP push every `inf` seconds, a load-test ladder of `inf` requests/s. One
+    pass here covers flags, GPUOBS_* variables and the config file alike, for every verb.
+    """
+    for param in command.params:
+        param.callback = _finite(param.callback)
+    for child in getattr(command, "commands", {}).values():
+        finite_numbers(child)
+    return command
+
+
+def _finite(callback: Any) -> Any:
+    """A parameter callback that refuses a non-finite number, then runs the parameter's own callback."""
+
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise typer.BadParameter(f"{value} is not a finite number", ctx=ctx, param=param)
+        return callback(ctx, param, value) if callback is not None else value
+
+    return check
+
+
 # typer labels every option `<str>`, `<int>`, `<bool>` (flags included); click's words read better.
 typer.core.TyperOption.display_type_rich = (  # type: ignore[method-assign]
     lambda self, ctx: _type_label(self.display_type(ctx))
@@ -166,7 +192,7 @@ def main() -> None:
     """Console-script entry point: runs the app and turns gpuobs errors into exit code 2."""
     was_devnull = _is_devnull(1)
     try:
-        tidy_help(typer.main.get_command(app))()
+        finite_numbers(tidy_help(typer.main.get_command(app)))()
     except GpuobsError as exc:
         _err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)

@@ -158,3 +158,29 @@ def test_a_bad_stack_target_is_one_line_naming_its_flag_before_anything_runs(
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     assert message in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == "" and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["loadtest", "http://127.0.0.1:1", "--rate", "inf"], {}),
+        (["loadtest", "http://127.0.0.1:1", "--duration", "nan"], {}),
+        (["export", "--backend", "sim", "--port", "0"], {"GPUOBS_EXPORT_OTLP_INTERVAL": "nan"}),
+        (["serve", "--drain-timeout-s", "inf", "--port", "0"], {}),
+        (["demo", "--interval", "-inf"], {}),
+    ],
+    ids=["loadtest rate", "loadtest duration", "export from the environment", "serve", "demo"],
+)
+def test_no_number_option_takes_nan_or_inf(args: list[str], env: dict[str, str]) -> None:
+    """click's float type takes `nan` and `inf`, and the verbs' own checks let them through (`inf > 0`) or
+    named them obscurely (`nan > 0` is false): `--rate inf` went on to load the server. One check covers every
+    verb's NUMBER options, however given."""
+    done = subprocess.run(
+        [GPUOBS, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TERM": "dumb", "GPUOBS_CONFIG": os.devnull, "COLUMNS": "250", **env},
+    )
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "is not a finite number" in done.stderr and "Traceback" not in done.stderr
