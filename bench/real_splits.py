@@ -33,7 +33,7 @@ forty-sixth, and heldout43 (scored twenty times), promoted in the forty-seventh.
 start of the forty-first session) and heldout45 (at the start of the forty-second) and heldout46 (at the start
 of the forty-third) and heldout47 (at the start of the forty-fourth) and heldout48 (at the start of the
 forty-fifth) and heldout49 (at the start of the forty-sixth) and heldout50 (at the start of the forty-seventh)
-are held out.
+and heldout51 (at the start of the forty-eighth) are held out.
 """
 
 from __future__ import annotations
@@ -53,4 +53,5 @@ REAL_HELDOUT = (
     "heldout48",
     "heldout49",
     "heldout50",
+    "heldout51",
 )
