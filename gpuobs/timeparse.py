@@ -108,13 +108,19 @@ def parse_time(text: str, *, now: float | None = None) -> float:
         return now
     if low.startswith("now") and low[3:4] in ("-", "+"):
         offset = _relative(raw[4:], text)
-        return now - offset if low[3] == "-" else now + offset
+        return _clamped(now - offset if low[3] == "-" else now + offset)
     if low.startswith("-"):
-        return now - _relative(raw[1:], text)
+        return _clamped(now - _relative(raw[1:], text))
     ago = _duration_or_none(raw)
     if ago is not None:
-        return now - ago
+        return _clamped(now - ago)
     return parse_instant(raw)
+
+
+def _clamped(when: float) -> float:
+    """A relative time kept between the epoch and _MAX_EPOCH_S: `now-99999999d` means "from the start", and a
+    time before year 1 or after 9999 cannot be shown as a date."""
+    return min(max(when, 0.0), _MAX_EPOCH_S)
 
 
 def _relative(offset: str, text: str) -> float:

@@ -34,9 +34,9 @@ class TimeWindow:
 
     @classmethod
     def last(cls, seconds: float, now: float | None = None) -> TimeWindow:
-        """The `seconds` up to now."""
+        """The `seconds` up to now (from the epoch at most: `--since 99999999d` means every record)."""
         now = time.time() if now is None else now
-        return cls(now - seconds, now)
+        return cls(max(now - seconds, 0.0), now)
 
     @classmethod
     def from_flags(

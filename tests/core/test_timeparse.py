@@ -103,6 +103,16 @@ def test_relative_times(text: str, expected: float) -> None:
     assert parse_time(text, now=NOW) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"), [("now-99999999d", 0.0), ("99999999d", 0.0), ("now+99999999d", 1e11)]
+)
+def test_a_relative_time_past_the_epoch_or_the_far_future_is_clamped(text: str, expected: float) -> None:
+    """`now-99999999d` is year -271764, which no date can show: `gpuobs diagnose --start now-99999999d` (or
+    `--since 99999999d`) died with "ValueError: year -271764 is out of range" when the report printed its
+    window. Before the epoch means from the start."""
+    assert parse_time(text, now=NOW) == expected
+
+
 def test_now_defaults_to_the_clock() -> None:
     before = dt.datetime.now(dt.UTC).timestamp()
     assert before - 1 <= parse_time("now") <= before + 60

@@ -263,6 +263,16 @@ def test_window_flags_parse_with_gpuobs_timeparse_and_name_the_flag() -> None:
         TimeWindow.from_flags(start="now", end="now-1h")
 
 
+@pytest.mark.parametrize("flags", [["--since", "99999999d"], ["--start", "now-99999999d"]])
+def test_a_window_reaching_past_the_epoch_reads_everything(flags: list[str]) -> None:
+    """The report printed the window's start as a date: year -271764 escaped as a ValueError traceback."""
+    run = _cli("--json", "--logs", str(XID79), *flags)
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert data["top_cause"] == "xid_79_fallen_off_bus"
+    assert data["window"]["start_iso"] == "1970-01-01T00:00:00.000Z", data["window"]
+
+
 def test_bundle_replays_to_the_same_diagnosis(tmp_path: Path) -> None:
     archive = tmp_path / "incident.tar.gz"
     case = CASES / "oom_killed_container"
