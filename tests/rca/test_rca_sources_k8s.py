@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import calendar
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,9 +133,47 @@ def test_live_namespace_through_the_kubernetes_client(mock_api: str) -> None:
 
 
 def test_live_api_failure_is_a_problem(mock_api: str) -> None:
+    """The MOCK server answers 404 for any other namespace: one line with the status (the client's own text
+    ran over several lines of headers and body)."""
     result = collect(DiagnoseInputs(k8s_namespace="other-namespace", live=False))
     assert result.evidence == [] and len(result.problems) == 1
-    assert result.problems[0].startswith("[kubernetes]") and "other-namespace" in result.problems[0]
+    problem = result.problems[0]
+    assert problem.startswith("[kubernetes]") and "other-namespace" in problem
+    assert "(HTTP 404 Not Found)" in problem and "\n" not in problem, problem
+
+
+def test_an_unreachable_api_server_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """urllib3's retry chain (`Max retries exceeded ... NewConnectionError(...)`) is said as what it means."""
+    kubeconfig = tmp_path / "kubeconfig"
+    with mock_kube_api(kubeconfig) as url:
+        pass  # the server is stopped: its port refuses connections
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    with pytest.raises(InputError) as err:
+        fetch_live("serving")
+    assert str(err.value) == (
+        f"Kubernetes API {url}: cannot list events/pods in serving "
+        "(unreachable: [Errno 111] Connection refused)"
+    )
+
+
+def test_a_broken_kubeconfig_is_named_not_reported_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kubeconfig that exists but cannot be read was reported as "no Kubernetes configuration found
+    (Service host/port is not set.)": the in-cluster fallback's error, which hid the file's."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("clusters: [unclosed\n")
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    expected = rf"kubeconfig {re.escape(str(kubeconfig))} cannot be used \(while parsing"
+    with pytest.raises(InputError, match=expected):
+        fetch_live("serving")
+
+
+@pytest.mark.parametrize("namespace", ["Serving", "gpu_pods", "-serving", "a" * 64, "serving!"])
+def test_a_namespace_that_cannot_exist_is_a_usage_error(namespace: str) -> None:
+    with pytest.raises(InputError, match="is not a namespace name"):
+        DiagnoseInputs(k8s_namespace=namespace)
 
 
 def test_no_kubeconfig_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
