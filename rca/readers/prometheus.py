@@ -20,6 +20,7 @@ from typing import Any
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
+from gpuobs.http_body import body_excerpt
 from gpuobs.names import exporter as x
 from gpuobs.names import gpu as g
 from gpuobs.names import kernel as kn
@@ -98,9 +99,8 @@ class _Prom:
             with open_url(f"{self._full_url}/api/v1/query?{params}", self.timeout_s) as resp:
                 body = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
             raise InputError(
-                f"Prometheus {self.url}: query {expr!r} failed: HTTP {exc.code} {detail}"
+                f"Prometheus {self.url}: query {expr!r} failed: HTTP {exc.code} {_error_detail(exc.read())}"
             ) from exc
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise InputError(f"Prometheus {self.url}: unreachable ({getattr(exc, 'reason', exc)})") from exc
@@ -108,6 +108,16 @@ class _Prom:
             raise InputError(f"Prometheus {self.url}: query {expr!r} failed: {body.get('error')}")
         result = body.get("data", {}).get("result", [])
         return result if isinstance(result, list) else []
+
+
+def _error_detail(body: bytes) -> str:
+    """Prometheus's own `error` field of a refused query, else the body's words (a proxy's HTML page, or no
+    Prometheus at that URL at all)."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):  # not JSON, or JSON that is not an object
+        error = None
+    return str(error) if isinstance(error, str) and error else body_excerpt(body, 300)
 
 
 def _rng(seconds: float) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -14,6 +13,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from gpuobs.http_body import body_excerpt
 from gpuobs.serving.loadtest.prompts import PlannedRequest
 from gpuobs.serving.loadtest.stats import RequestResult
 
@@ -69,15 +69,6 @@ def normalize_base_url(url: str) -> str:
     if path.endswith("/v1"):
         path = path[: -len("/v1")]
     return f"{parts.scheme}://{parts.netloc}{path}"
-
-
-def body_excerpt(body: bytes, limit: int = 200) -> str:
-    """An answer's body as one line of its words for a report: a proxy's or web server's HTML error page
-    would otherwise bring its tags, newlines and indentation, and one error then fills a screen."""
-    text = body[: limit * 8].decode("utf-8", "replace")
-    if text.lstrip().startswith("<"):
-        text = re.sub(r"<[^>]*>", " ", text)
-    return " ".join(text.split())[:limit]
 
 
 def error_message(body: bytes) -> str | None:

@@ -4,7 +4,10 @@ one-hour window through `promtool tsdb create-blocks-from openmetrics`."""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -263,6 +266,23 @@ def test_prometheus_down_is_a_problem_not_a_failure(tmp_path: Path) -> None:
     assert len(result.problems) == 2
     assert result.problems[0].startswith("[prometheus]") and "unreachable" in result.problems[0]
     assert result.problems[1].startswith("[exporter]")
+
+
+def test_a_web_server_that_is_not_prometheus_is_one_line_of_words(tmp_path: Path) -> None:
+    """`--prometheus` at a plain web server (a wrong port, a proxy): its HTML 404 page was quoted with its
+    tags, newlines and indentation in the report's problems."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        result = collect(DiagnoseInputs(prometheus=url, live=False))
+    finally:
+        server.shutdown()
+        server.server_close()
+    [problem] = result.problems
+    assert "failed: HTTP 404 Error response" in problem and "File not found." in problem, problem
+    assert "<" not in problem and "\n" not in problem and "  " not in problem, problem
 
 
 def test_a_metrics_paste_with_its_shell_prompt_is_read_not_refused() -> None:
