@@ -1,4 +1,5 @@
-"""File inputs -> Evidence: files, folders, `-` for stdin, gzip files; binary or unreadable -> InputError.
+"""File inputs -> Evidence: files, folders, `-` for stdin, gzip, bzip2 and xz files; binary or unreadable ->
+InputError.
 
 `--logs` inputs are recognised by content (`parsers.document`: Kubernetes dumps, saved /metrics,
 nvidia-smi reports, /api/history documents, else log lines); `--traces` inputs are OTLP JSON files.
@@ -6,18 +7,20 @@ nvidia-smi reports, /api/history documents, else log lines); `--traces` inputs a
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import gzip
 import io
 import json
 import logging
+import lzma
 import os
 import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, cast
 
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
@@ -88,14 +91,42 @@ def looks_binary(data: bytes) -> bool:
     return printable / len(head) < 0.85
 
 
+# Compressed logs by their first bytes: gzip (logrotate's default, `journalctl | gzip`), bzip2 and xz
+# (logrotate's `compresscmd` choices, sosreport and nvidia-bug-report archives). zstd needs a package the
+# reader does not carry: it is named, with the command that decompresses it.
+_COMPRESSED: tuple[tuple[bytes, str, Any], ...] = (
+    (b"\x1f\x8b", "gzip", gzip.GzipFile),
+    (b"BZh", "bzip2", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
+)
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+_WHAT_IS_READ = "give a text log (plain, .gz, .bz2 or .xz) or a JSON document"
+_MAGIC_BYTES = 6
+
+
+def _decompressing(raw: BinaryIO, head: bytes, name: str) -> tuple[BinaryIO, str | None]:
+    """`raw` read through its decompressor when `head` (its first bytes) names one, and that format's name."""
+    for magic, kind, opener in _COMPRESSED:
+        if head.startswith(magic):
+            # GzipFile's first parameter is a file name; the others take a file object there
+            stream = opener(fileobj=raw) if opener is gzip.GzipFile else opener(raw)
+            return cast(BinaryIO, stream), kind
+    if head.startswith(_ZSTD_MAGIC):
+        raise InputError(f"{name}: zstd-compressed; decompress it first (zstd -d), or {_WHAT_IS_READ}")
+    return raw, None
+
+
 def _inflate(data: bytes, name: str, notes: list[str] | None) -> bytes:
-    """gzip data inflated as a stream up to MAX_EXPANDED_BYTES (a bomb is cut there, never read whole)."""
+    """Compressed data inflated as a stream up to MAX_EXPANDED_BYTES (a bomb is cut there, never read
+    whole)."""
     cap = MAX_EXPANDED_BYTES
+    stream, kind = _decompressing(io.BytesIO(data), data[:_MAGIC_BYTES], name)
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
-            out = gz.read(cap + 1)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"{name}: corrupt gzip data ({exc})") from exc
+        with stream:
+            out = stream.read(cap + 1)
+    except _DECOMPRESS_ERRORS as exc:
+        raise InputError(f"{name}: corrupt {kind} data ({exc})") from exc
     if len(out) > cap:
         _note(notes, f"{name}: inflates past {cap >> 20} MiB; only the first {cap >> 20} MiB were read")
         out = out[:cap]
@@ -118,12 +149,12 @@ _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 def _decode(data: bytes, name: str, notes: list[str] | None = None) -> str:
-    if data[:2] == b"\x1f\x8b":
+    if _decompressing(io.BytesIO(), data[:_MAGIC_BYTES], name)[1] is not None:
         data = _inflate(data, name, notes)
     if data[:2] in _UTF16_BOMS:
         return data.decode("utf-16", errors="replace")
     if looks_binary(data):
-        raise InputError(f"{name}: binary file, not a log (give a text, .gz or JSON log)")
+        raise InputError(f"{name}: binary file, not a log ({_WHAT_IS_READ})")
     return data.decode("utf-8", errors="replace")
 
 
@@ -193,7 +224,7 @@ def _is_line_log(head: str) -> bool:
 
 
 def _open_stream(path: str, stdin: IO[bytes] | None) -> tuple[str, BinaryIO, BinaryIO | None]:
-    """(display name, binary stream of the inflated input, the file to close) for a plain or gzip file,
+    """(display name, binary stream of the inflated input, the file to close) for a plain or compressed file,
     or `-` (stdin is not closed)."""
     if path == "-":
         given = stdin if stdin is not None else sys.stdin.buffer
@@ -210,11 +241,19 @@ def _open_stream(path: str, stdin: IO[bytes] | None) -> tuple[str, BinaryIO, Bin
         except OSError as exc:
             raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
         owned = raw
-    stream: BinaryIO = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw  # type: ignore[assignment]
+    stream, _ = _decompressing(raw, raw.peek(_MAGIC_BYTES)[:_MAGIC_BYTES], name)  # type: ignore[arg-type]
     if stream.peek(2)[:2] in _UTF16_BOMS:  # type: ignore[attr-defined]
         # read as UTF-8 bytes like any other input; the decoder keeps a character split across reads
         stream = codecs.EncodedFile(stream, "utf-8", "utf-16", errors="replace")  # type: ignore[assignment]
     return name, stream, owned
+
+
+def _kind(stream: BinaryIO) -> str:
+    """The compression a stream from `_open_stream` is read through (for an error about its data)."""
+    for _, kind, opener in _COMPRESSED:
+        if isinstance(stream, opener):
+            return kind
+    return "input"
 
 
 def _stream_line_log(
@@ -260,16 +299,16 @@ def _read_log_streamed(
     try:
         try:
             head = stream.read(_HEAD_BYTES)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{name}: corrupt gzip data ({exc})") from exc
+        except _DECOMPRESS_ERRORS as exc:
+            raise InputError(f"{name}: corrupt {_kind(stream)} data ({exc})") from exc
         if looks_binary(head):
-            raise InputError(f"{name}: binary file, not a log (give a text, .gz or JSON log)")
+            raise InputError(f"{name}: binary file, not a log ({_WHAT_IS_READ})")
         try:
             if _is_line_log(head.decode("utf-8", errors="replace")):
                 return _stream_line_log(name, stream, head, notes, phrasebook)
             rest = stream.read(MAX_EXPANDED_BYTES + 1 - len(head))
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{name}: corrupt gzip data ({exc})") from exc
+        except _DECOMPRESS_ERRORS as exc:
+            raise InputError(f"{name}: corrupt {_kind(stream)} data ({exc})") from exc
         data = head + rest
         if len(data) > MAX_EXPANDED_BYTES:
             _note(notes, f"{name}: more than {MAX_EXPANDED_BYTES >> 20} MiB; the rest was not read")
@@ -307,7 +346,7 @@ def log_heads(paths: list[str], stdin: bytes | None, max_bytes: int = _HEAD_BYTE
                 if owned is not None:
                     stream.close()
                     owned.close()
-        except (InputError, OSError, EOFError, zlib.error) as exc:
+        except (InputError, *_DECOMPRESS_ERRORS) as exc:
             logger.info("semantic read of %s skipped: %s", path, exc)
             continue
         if not looks_binary(data):
@@ -454,10 +493,11 @@ def looks_like_a_log(text: str, sample: int = 50) -> bool:
 def _head_text(path: str) -> str:
     """The first 64 KiB of a named file as text ('' when it cannot be read)."""
     try:
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rb") as fh:
-            return bytes(fh.read(65536)).decode("utf-8", errors="replace")
-    except OSError:
+        with open(path, "rb") as raw:
+            stream, _ = _decompressing(raw, raw.peek(_MAGIC_BYTES)[:_MAGIC_BYTES], path)  # type: ignore[arg-type]
+            with stream:
+                return bytes(stream.read(65536)).decode("utf-8", errors="replace")
+    except (InputError, *_DECOMPRESS_ERRORS):
         return ""
 
 

@@ -207,6 +207,46 @@ def test_utf16_text_is_read_like_utf8(tmp_path: Path, form: str) -> None:
     assert json.loads(stdout)["top_cause"] == "xid_79_fallen_off_bus"
 
 
+@pytest.mark.parametrize("form", ["bzip2", "xz", "xz long", "xz stdin"])
+def test_bzip2_and_xz_logs_are_read_like_gzip(tmp_path: Path, form: str) -> None:
+    """logrotate's bzip2 and xz choices (and sosreport's .xz files) were refused as "binary file, not a log":
+    read whole, streamed past the first megabyte (the failure on its last line), or piped."""
+    import bz2
+    import lzma
+
+    text = "".join(f"step {i} ok\n" for i in range(120_000 if "long" in form else 3)) + _XID79_LINE
+    data = bz2.compress(text.encode()) if form == "bzip2" else lzma.compress(text.encode())
+    if form.endswith("stdin"):
+        done = subprocess.run(
+            [sys.executable, "-m", "gpuobs", "diagnose", "--json", "--logs", "-"],
+            input=data,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        code, stdout, stderr = done.returncode, done.stdout.decode(), done.stderr.decode()
+    else:
+        log = tmp_path / ("kern.log.bz2" if form == "bzip2" else "kern.log.xz")
+        log.write_bytes(data)
+        run = _cli("--json", "--logs", str(log))
+        code, stdout, stderr = run.returncode, run.stdout, run.stderr
+    assert code == 0, stderr[-2000:]
+    assert json.loads(stdout)["top_cause"] == "xid_79_fallen_off_bus"
+
+
+def test_a_zstd_or_cut_compressed_log_is_one_line_saying_what_it_is(tmp_path: Path) -> None:
+    import lzma
+
+    zstd = tmp_path / "kern.log.zst"
+    zstd.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(range(200)))  # a zstd frame's magic number, then anything
+    cut = tmp_path / "kern.log.xz"
+    cut.write_bytes(lzma.compress(_XID79_LINE.encode() * 50)[:40])
+    for path, message in ((zstd, "zstd-compressed; decompress it first (zstd -d)"), (cut, "corrupt xz data")):
+        run = _cli("--logs", str(path))
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+        assert f"{path}: {message}" in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
 def test_window_filters_evidence() -> None:
     inside = CliRunner().invoke(
         app,
