@@ -30,7 +30,9 @@ Exit codes: 0 bundle written (sources that failed are listed in its manifest), 2
 
 def bundle(
     output: str = typer.Option(..., "-o", "--output", help="Archive to write (FILE.tar.gz)."),
-    logs: list[str] = typer.Option([], "--logs", help="Log file, folder, .gz or '-' for stdin (repeatable)."),
+    logs: list[str] = typer.Option(
+        [], "--logs", help="Log file, folder, .gz/.bz2/.xz or '-' for stdin (repeatable)."
+    ),
     prometheus: str = typer.Option(None, "--prometheus", help="Prometheus base URL."),
     exporter: str = typer.Option(
         None, "--exporter", help="Exporter URL (/api/history) or a saved /metrics file."

@@ -217,7 +217,10 @@ def diagnose_cmd(
         show_default=False,
     ),
     logs: list[str] = typer.Option(
-        [], "--logs", help="Log file or folder (.gz ok); '-' reads stdin. Repeatable.", show_default=False
+        [],
+        "--logs",
+        help="Log file or folder (.gz, .bz2, .xz ok); '-' reads stdin. Repeatable.",
+        show_default=False,
     ),
     prometheus: str | None = typer.Option(None, "--prometheus", help="Prometheus base URL to query."),
     exporter: str | None = typer.Option(None, "--exporter", help="gpuobs exporter URL (/api/history)."),
