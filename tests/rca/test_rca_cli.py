@@ -175,6 +175,22 @@ def test_binary_input_is_a_clear_error(tmp_path: Path) -> None:
 _XID79_LINE = "NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
 
 
+def _diagnose_bytes(data: bytes, log: Path | None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of a real `gpuobs diagnose --json` reading `data` from the file `log`, or
+    piped to `--logs -` when `log` is None."""
+    if log is not None:
+        log.write_bytes(data)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuobs", "diagnose", "--json", "--logs", "-" if log is None else str(log)],
+        input=data if log is None else None,
+        capture_output=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
 @pytest.mark.parametrize(
     "form", ["utf-16-le", "utf-16-be", "gzip", "long", "stdin"], ids=lambda f: f"{f} with a BOM"
 )
@@ -189,21 +205,8 @@ def test_utf16_text_is_read_like_utf8(tmp_path: Path, form: str) -> None:
         data = b"\xfe\xff" + text.encode("utf-16-be")
     elif form == "gzip":
         data = gzip.compress(data)
-    if form == "stdin":
-        run = subprocess.run(
-            [sys.executable, "-m", "gpuobs", "diagnose", "--json", "--logs", "-"],
-            input=data,
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
-        stdout, stderr = run.stdout.decode(), run.stderr.decode()
-    else:
-        log = tmp_path / "dmesg.txt"
-        log.write_bytes(data)
-        done = _cli("--json", "--logs", str(log))
-        run, stdout, stderr = done, done.stdout, done.stderr
-    assert run.returncode == 0, stderr[-2000:]
+    code, stdout, stderr = _diagnose_bytes(data, None if form == "stdin" else tmp_path / "dmesg.txt")
+    assert code == 0, stderr[-2000:]
     assert json.loads(stdout)["top_cause"] == "xid_79_fallen_off_bus"
 
 
@@ -216,20 +219,8 @@ def test_bzip2_and_xz_logs_are_read_like_gzip(tmp_path: Path, form: str) -> None
 
     text = "".join(f"step {i} ok\n" for i in range(120_000 if "long" in form else 3)) + _XID79_LINE
     data = bz2.compress(text.encode()) if form == "bzip2" else lzma.compress(text.encode())
-    if form.endswith("stdin"):
-        done = subprocess.run(
-            [sys.executable, "-m", "gpuobs", "diagnose", "--json", "--logs", "-"],
-            input=data,
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
-        code, stdout, stderr = done.returncode, done.stdout.decode(), done.stderr.decode()
-    else:
-        log = tmp_path / ("kern.log.bz2" if form == "bzip2" else "kern.log.xz")
-        log.write_bytes(data)
-        run = _cli("--json", "--logs", str(log))
-        code, stdout, stderr = run.returncode, run.stdout, run.stderr
+    log = tmp_path / ("kern.log.bz2" if form == "bzip2" else "kern.log.xz")
+    code, stdout, stderr = _diagnose_bytes(data, None if form.endswith("stdin") else log)
     assert code == 0, stderr[-2000:]
     assert json.loads(stdout)["top_cause"] == "xid_79_fallen_off_bus"
 
