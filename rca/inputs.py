@@ -123,7 +123,7 @@ class DiagnoseInputs:
             if isinstance(value, str):
                 raise InputError(f"DiagnoseInputs.{name}: give a list, not one string ({value!r})")
             object.__setattr__(self, name, tuple(value))
-        from gpuobs.rca.readers.http import require_http_url
+        from gpuobs.urls import require_http_url
 
         if self.prometheus:
             require_http_url("--prometheus", self.prometheus, "http://prometheus:9090")

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from gpuobs.errors import InputError
+from gpuobs.urls import require_http_url
 
 __all__ = ["register"]
 
@@ -203,6 +204,15 @@ def _serve(
         raise InputError(f"--unhealthy-restart-s must be >= 0, got {unhealthy_restart_s}")
     if not 0 < drain_timeout_s <= 3600:
         raise InputError(f"--drain-timeout-s must be in (0, 3600], got {drain_timeout_s}")
+    if memory_budget_bytes is not None and memory_budget_bytes <= 0:
+        raise InputError(f"--memory-budget-bytes must be positive, got {memory_budget_bytes}")
+    if served_model_name is not None and not served_model_name.strip():
+        raise InputError("--served-model-name is empty: leave it out to serve the model under its own name")
+    for flag, secret in (("--api-key", api_key), ("--admin-token", admin_token)):
+        if secret is not None and not secret.strip():  # `--api-key "$KEY"` with KEY unset: not an open server
+            raise InputError(f"{flag} is empty (an unset variable?): leave it out to serve without one")
+    if otlp_endpoint is not None:
+        require_http_url("--otlp-endpoint", otlp_endpoint, "http://otel-collector:4318")
     options = _engine_options(engine_option)
     _check_port_free("--port", address_v, port_v)
     if grpc_v is not None:

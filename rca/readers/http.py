@@ -8,14 +8,11 @@ evidence sources. Readers open URLs through `open_url` and name them with `displ
 from __future__ import annotations
 
 import base64
-import re
 import urllib.parse
 import urllib.request
 from typing import IO
 
-from gpuobs.errors import InputError
-
-__all__ = ["display_url", "open_url", "require_http_url", "split_credentials"]
+__all__ = ["display_url", "open_url", "split_credentials"]
 
 
 def split_credentials(url: str) -> tuple[str, str | None]:
@@ -37,22 +34,6 @@ def split_credentials(url: str) -> tuple[str, str | None]:
 def display_url(url: str) -> str:
     """The URL as messages and evidence sources show it: credentials left out."""
     return split_credentials(url)[0]
-
-
-def require_http_url(flag: str, url: str, example: str) -> None:
-    """InputError unless `url` is an http(s) URL with a host.
-
-    A typo (`prom:9090`, `ftp://prom`) is a usage error before anything is read, not a source that failed with
-    urllib's words after the others were read. The message leaves out whatever stands before an `@`.
-    """
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # a broken IPv6 literal
-        ok = False
-    if not ok:
-        shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@]*@", r"\1", url.strip())
-        raise InputError(f"{flag} {shown!r} is not an http(s) URL, e.g. {example}")
 
 
 def open_url(url: str, timeout_s: float) -> IO[bytes]:

@@ -74,6 +74,26 @@ def test_a_bad_engine_option_names_the_key_and_its_type(option: str, words: str)
     assert "could not be loaded" not in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--memory-budget-bytes", "-5"], "--memory-budget-bytes must be positive, got -5"),
+        (["--otlp-endpoint", "collector:4318"], "--otlp-endpoint 'collector:4318' is not an http(s) URL"),
+        (["--served-model-name", " "], "--served-model-name is empty"),
+        (["--api-key", ""], "--api-key is empty (an unset variable?)"),
+        (["--admin-token", ""], "--admin-token is empty (an unset variable?)"),
+    ],
+    ids=["negative budget", "OTLP with no scheme", "blank model name", "empty API key", "empty admin token"],
+)
+def test_a_setting_that_cannot_work_is_refused_before_the_model_loads(args: list[str], words: str) -> None:
+    """These used to start: a negative budget died in the model load with a traceback in a JSON log line, an
+    OTLP endpoint without a scheme warned of failed exports every 300 s, a blank name was served, and an empty
+    `--api-key "$KEY"` (KEY unset) served /v1 with no key at all."""
+    done = serve("--port", str(free_port()), *args)
+    assert done.returncode == 2 and words in done.stderr, done.stderr[-2000:]
+    assert "random weights" not in done.stderr and "Traceback" not in done.stderr, "checked before loading"
+
+
 def test_device_cuda_without_a_gpu_is_the_message_only() -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
