@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuobs.errors import InputError
+from gpuobs.user_input import require_http_url, require_namespace
 
 __all__ = ["DEFAULT_RUNBOOK_BASE_URL", "Options", "SloOptions"]
 
@@ -19,6 +20,7 @@ DEFAULT_RUNBOOK_BASE_URL = "https://github.com/gpuobs/gpuobs/blob/main/docs/runb
 
 _DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
 _JOB = re.compile(r"^[A-Za-z0-9_.:/-]+$")
+_GRAFANA_UID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,21 @@ class Options:
         for name in ("exporter_job", "serving_job"):
             value = getattr(self, name)
             if not _JOB.match(value):
-                raise InputError(f"{name.replace('_', '-')} must be a Prometheus job name, got {value!r}")
+                raise InputError(f"--{name.replace('_', '-')} must be a Prometheus job name, got {value!r}")
         for name in ("event_window", "for_override"):
             value = getattr(self, name)
             if value is not None and not _DURATION.match(value):
                 raise InputError(f"{name.replace('_', '-')} must be a duration like 10m, got {value!r}")
-        if not self.runbook_base_url.strip():
-            raise InputError("runbook-base-url must not be empty")
+        # Links, a contact point, a data source and manifests that would be written and then fail in Grafana,
+        # Alertmanager or kubectl: refused here, in the user's words.
+        require_http_url("--runbook-base-url", self.runbook_base_url, DEFAULT_RUNBOOK_BASE_URL)
+        require_http_url("--alertmanager-url", self.alertmanager_url, "http://alertmanager:9093")
+        if not _GRAFANA_UID.fullmatch(self.grafana_datasource_uid):
+            raise InputError(
+                "--grafana-datasource-uid must be 1 to 40 letters, digits, '-' or '_' (Grafana's rule for a "
+                f"UID), got {self.grafana_datasource_uid!r}"
+            )
+        require_namespace("--namespace", self.namespace)
         for name in ("gpu_memory_full_ratio", "kv_cache_full_ratio"):
             if not 0 < getattr(self, name) <= 1:
                 raise InputError(f"{name.replace('_', '-')} must be in (0, 1], got {getattr(self, name)}")

@@ -6,7 +6,6 @@ with `DiagnoseInputs` and hand it to `gpuobs.rca.diagnose` (or `collect` for a b
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,9 +16,6 @@ from gpuobs.evidence import Evidence
 from gpuobs.timeparse import parse_duration, parse_time
 
 __all__ = ["DEFAULT_LIVE_WINDOW_S", "DiagnoseInputs", "TimeWindow"]
-
-# A namespace is an RFC 1123 label (Kubernetes' own rule).
-_NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 DEFAULT_LIVE_WINDOW_S = 1800.0
 """The window of a live diagnosis when none is given: the last 30 minutes."""
@@ -123,17 +119,14 @@ class DiagnoseInputs:
             if isinstance(value, str):
                 raise InputError(f"DiagnoseInputs.{name}: give a list, not one string ({value!r})")
             object.__setattr__(self, name, tuple(value))
-        from gpuobs.urls import require_http_url
+        from gpuobs.user_input import require_http_url, require_namespace
 
         if self.prometheus:
             require_http_url("--prometheus", self.prometheus, "http://prometheus:9090")
         if self.exporter and "://" in self.exporter:  # anything else names a saved file
             require_http_url("--exporter", self.exporter, "http://127.0.0.1:9400")
-        if self.k8s_namespace and not _NAMESPACE.fullmatch(self.k8s_namespace):
-            raise InputError(
-                f"--k8s-namespace {self.k8s_namespace!r} is not a namespace name (at most 63 lower-case "
-                "letters, digits and '-', starting and ending with a letter or digit)"
-            )
+        if self.k8s_namespace:
+            require_namespace("--k8s-namespace", self.k8s_namespace)
 
     @property
     def given(self) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from gpuobs.errors import InputError
-from gpuobs.urls import require_http_url
+from gpuobs.user_input import require_http_url
 
 __all__ = ["register"]
 

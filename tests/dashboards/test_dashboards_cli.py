@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gpuobs.dashboards.options import Options
@@ -62,6 +63,28 @@ def test_bad_out_dir_is_one_line_and_exit_2(tmp_path: Path) -> None:
         assert "Traceback" not in out.stderr
     assert a_file.read_text() == "x"
     assert not (tmp_path / "o").exists()  # refused before any folder was made
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--runbook-base-url", "runbooks.example/x"], "--runbook-base-url 'runbooks.example/x' is not"),
+        (["--alertmanager-url", "alertmanager:9093"], "--alertmanager-url 'alertmanager:9093' is not"),
+        (["--grafana-datasource-uid", ""], "--grafana-datasource-uid must be 1 to 40 letters"),
+        (["--grafana-datasource-uid", "prom source"], "--grafana-datasource-uid must be 1 to 40 letters"),
+        (["--namespace", "GPU_obs", "--k8s", "K8S"], "--namespace 'GPU_obs' is not a namespace name"),
+    ],
+    ids=["runbook URL with no scheme", "Alertmanager with no scheme", "empty UID", "UID with a space",
+         "namespace in capitals"],
+)
+def test_a_setting_grafana_or_kubectl_would_refuse_is_refused_first(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    """These were written: runbook links and a contact point that go nowhere, Grafana-managed rules with no
+    data source, manifests kubectl refuses. Now one line before any folder is made."""
+    out = _gpuobs("build", str(tmp_path / "o"), *(str(tmp_path / a) if a == "K8S" else a for a in args))
+    assert out.returncode == 2 and words in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "o").exists() and not (tmp_path / "K8S").exists()
 
 
 def test_missing_out_dir_is_a_usage_error() -> None:

@@ -1,4 +1,6 @@
-"""URLs a user gives on the command line, checked before anything is read or started."""
+"""Values a user names on the command line (server URLs, Kubernetes namespaces), checked before anything is
+read, written or started: a typo is one line naming the flag, not a failure later in another library's
+words."""
 
 from __future__ import annotations
 
@@ -7,7 +9,10 @@ import urllib.parse
 
 from gpuobs.errors import InputError
 
-__all__ = ["require_http_url"]
+__all__ = ["require_http_url", "require_namespace"]
+
+# A namespace is an RFC 1123 label (Kubernetes' own rule).
+_NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def require_http_url(flag: str, url: str, example: str) -> None:
@@ -24,3 +29,12 @@ def require_http_url(flag: str, url: str, example: str) -> None:
     if not ok:
         shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@]*@", r"\1", url.strip())
         raise InputError(f"{flag} {shown!r} is not an http(s) URL, e.g. {example}")
+
+
+def require_namespace(flag: str, namespace: str) -> None:
+    """InputError unless `namespace` can name a Kubernetes namespace."""
+    if not _NAMESPACE.fullmatch(namespace):
+        raise InputError(
+            f"{flag} {namespace!r} is not a namespace name (at most 63 lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit)"
+        )
