@@ -8,6 +8,7 @@ click (auto_envvar_prefix and default_map, set up by the root callback; see gpuo
 
 from __future__ import annotations
 
+import errno
 import importlib
 import math
 import os
@@ -23,7 +24,7 @@ from gpuobs import __version__
 from gpuobs.config import ENV_PREFIX, Setting, default_map, drop_service_links, load_config, verb_env_prefix
 from gpuobs.errors import GpuobsError
 
-__all__ = ["EXIT_STDOUT_CLOSED", "app", "main", "tidy_help"]
+__all__ = ["EXIT_STDOUT_CLOSED", "EXIT_WRITE_FAILED", "app", "main", "tidy_help"]
 
 app = typer.Typer(
     name="gpuobs",
@@ -170,6 +171,10 @@ typer.core.TyperArgument.display_type_rich = (  # type: ignore[method-assign]
 # stdout closed before the output was written (`gpuobs diagnose ... | head -1`): 128 + SIGPIPE, what a
 # shell reports for `cat` in the same place, so it never reads as a verb's own 0/1/2.
 EXIT_STDOUT_CLOSED = 141
+# A write that failed for want of room or a device error (`gpuobs diagnose --json > /full/disk/out.json`):
+# sysexits' EX_IOERR, one line on stderr instead of a traceback from deep inside click or rich.
+EXIT_WRITE_FAILED = 74
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _is_devnull(fd: int) -> bool:
@@ -202,6 +207,12 @@ def main() -> None:
     except BrokenPipeError:
         _quiet_stdout()
         sys.exit(EXIT_STDOUT_CLOSED)
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            raise
+        _err.print(f"[bold red]error:[/] a write failed: {escape(exc.strerror or str(exc))}", highlight=False)
+        _quiet_stdout()  # the interpreter's last flush of the same stdout would fail again, with a traceback
+        sys.exit(EXIT_WRITE_FAILED)
     except SystemExit:
         if _stdout_closed(was_devnull):
             sys.exit(EXIT_STDOUT_CLOSED)

@@ -184,3 +184,23 @@ def test_no_number_option_takes_nan_or_inf(args: list[str], env: dict[str, str])
     )
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     assert "is not a finite number" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize(
+    "args", [["dashboards", "alerts"], ["dashboards", "alerts", "--json"], ["diagnose", "--list-signatures"]]
+)
+def test_a_full_disk_under_stdout_is_one_line_not_a_traceback(args: list[str]) -> None:
+    """`gpuobs ... > out.json` on a full disk: the write's OSError escaped from inside rich or click as a
+    traceback (and the interpreter's last flush printed another). Now one line and sysexits' EX_IOERR."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [GPUOBS, *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "TERM": "dumb", "GPUOBS_CONFIG": os.devnull},
+        )
+    assert done.returncode == 74, done.stderr
+    assert done.stderr.strip() == "error: a write failed: No space left on device", done.stderr
