@@ -14,6 +14,7 @@ from typing import Any
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.timeparse import parse_duration, parse_time
+from gpuobs.user_input import require_http_url, require_namespace
 
 __all__ = ["DEFAULT_LIVE_WINDOW_S", "DiagnoseInputs", "TimeWindow"]
 
@@ -119,8 +120,6 @@ class DiagnoseInputs:
             if isinstance(value, str):
                 raise InputError(f"DiagnoseInputs.{name}: give a list, not one string ({value!r})")
             object.__setattr__(self, name, tuple(value))
-        from gpuobs.user_input import require_http_url, require_namespace
-
         if self.prometheus:
             require_http_url("--prometheus", self.prometheus, "http://prometheus:9090")
         if self.exporter and "://" in self.exporter:  # anything else names a saved file
