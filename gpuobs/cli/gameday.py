@@ -227,8 +227,8 @@ def gameday(
     if given and not serving_url:
         verb = "describe" if len(given) > 1 else "describes"
         raise InputError(
-            f"{', '.join(given)} {verb} a stack named with --serving-url; without it the game-day runs its own "
-            "local stack"
+            f"{', '.join(given)} {verb} a stack named with --serving-url; without it the game-day runs its "
+            "own local stack"
         )
     target = None
     if serving_url:
