@@ -171,7 +171,15 @@ def _gameday_demo(json_out: bool, out: Path | None) -> None:
         raise typer.Exit(1)
 
 
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user set the option (a flag, a GPUOBS_DEMO_* variable or the config file) rather than
+    leaving its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
 def demo(
+    ctx: typer.Context,
     exporter_only: bool = typer.Option(
         False, "--exporter-only", help="Only the exporter on a simulated node, shown as a table."
     ),
@@ -183,6 +191,15 @@ def demo(
     out: Path | None = typer.Option(None, "--out", help="Folder for the game-day's journals and reports."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
+    # Options of the other demo would be ignored without a word: said instead.
+    table_only = [f"--{name}" for name in ("gpus", "scrapes", "interval") if _given(ctx, name)]
+    if table_only and not exporter_only:
+        verb = "apply" if len(table_only) > 1 else "applies"
+        raise InputError(
+            f"{', '.join(table_only)} {verb} only with --exporter-only (the game-day demo runs its own stack)"
+        )
+    if out is not None and exporter_only:
+        raise InputError("--out is the game-day demo's folder; --exporter-only writes no files")
     if not exporter_only:
         _gameday_demo(json_out, out)
         return

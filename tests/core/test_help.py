@@ -204,3 +204,19 @@ def test_a_full_disk_under_stdout_is_one_line_not_a_traceback(args: list[str]) -
         )
     assert done.returncode == 74, done.stderr
     assert done.stderr.strip() == "error: a write failed: No space left on device", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--gpus", "4"], "--gpus applies only with --exporter-only"),
+        (["--scrapes", "2", "--interval", "0"], "--scrapes, --interval apply only with --exporter-only"),
+        (["--exporter-only", "--out", "reports"], "--out is the game-day demo's folder"),
+    ],
+)
+def test_a_demo_option_the_chosen_demo_would_ignore_is_refused(args: list[str], words: str) -> None:
+    """`gpuobs demo --gpus 4` ran the whole game-day demo (a minute or two) and never used the 4; `--out`
+    with --exporter-only wrote nothing there. Said at once, before any stack starts."""
+    done = run_gpuobs("demo", *args)
+    assert done.returncode == 2 and words in done.stderr, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout == "" and "Traceback" not in done.stderr
