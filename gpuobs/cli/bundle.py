@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 from rich.markup import escape
 
@@ -23,6 +25,8 @@ Examples:
   gpuobs bundle --prometheus http://prom:9090 --since 1h -o fleet.tar.gz
 
 With no input flags it takes the live state of this node (NVML and the kernel log), as --live does.
+
+An archive already at FILE is kept unless --force: an earlier incident's evidence is not written over.
 
 Exit codes: 0 bundle written (sources that failed are listed in its manifest), 2 usage or input error.
 """
@@ -48,12 +52,17 @@ def bundle(
     end: str = typer.Option(None, "--end", help="Window end: same forms as --start."),
     live: bool = typer.Option(None, "--live/--no-live", help="Add this node's NVML state and kernel log."),
     json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+    force: bool = typer.Option(False, "--force", help="Replace the archive if it exists."),
 ) -> None:
     from gpuobs.rca import DiagnoseInputs, TimeWindow
     from gpuobs.rca.bundle import make_bundle
 
     if not output.endswith((".tar.gz", ".tgz")):
         raise InputError(f"-o {output}: the bundle is a gzip tar; name it FILE.tar.gz")
+    if os.path.lexists(output) and not force:  # an earlier incident's evidence is not written over unasked
+        raise InputError(
+            f"-o {output} exists (an earlier bundle?); name another file, or --force to replace it"
+        )
     inputs = DiagnoseInputs(
         logs=logs,
         prometheus=prometheus,

@@ -194,6 +194,29 @@ def test_cli_bundle_then_diagnose_replays_it(tmp_path: Path, inputs: dict[str, P
     assert bad.exit_code != 0 and isinstance(bad.exception, InputError)
 
 
+def test_an_existing_archive_is_kept_unless_forced(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """`-o incident.tar.gz` named twice wrote the second bundle over the first incident's evidence."""
+    out = tmp_path / "incident.tar.gz"
+    first = subprocess.run(
+        [sys.executable, "-m", "gpuobs", "bundle", "--logs", str(inputs["logs"]), "-o", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert first.returncode == 0, first.stderr
+    kept = out.read_bytes()
+    again = subprocess.run(
+        [sys.executable, "-m", "gpuobs", "bundle", "--logs", str(inputs["logs"]), "-o", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert again.returncode == 2 and f"-o {out} exists (an earlier bundle?)" in again.stderr, again.stderr
+    assert "--force" in again.stderr and out.read_bytes() == kept
+    forced = subprocess.run(
+        [sys.executable, "-m", "gpuobs", "bundle", "--logs", str(inputs["logs"]), "-o", str(out), "--force"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert load_bundle(out).evidence  # a whole new archive in its place
+
+
 def test_redaction_rules() -> None:
     r = Redactor()
     assert r.text("Authorization: Basic dXNlcjpwYXNz") == f"Authorization: Basic {MASK}"
