@@ -79,11 +79,15 @@ def _device_key(device_id: str) -> str:
     return device_id.split("::", 1)[0]
 
 
-def _is_socket(path: str) -> bool:
+def _not_a_socket(path: str) -> str | None:
+    """Why `path` is not a unix socket (absent, or a file or folder: a mistyped flag), or None when it is."""
     try:
-        return stat.S_ISSOCK(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
     except OSError:
-        return False
+        return f"no pod-resources socket at {path}"
+    if stat.S_ISSOCK(mode):
+        return None
+    return f"{path} is a {'folder' if stat.S_ISDIR(mode) else 'file'}, not the kubelet's pod-resources socket"
 
 
 class PodResourcesClient:
@@ -120,8 +124,9 @@ class PodResourcesClient:
         """
         import grpc
 
-        if not _is_socket(self.socket_path):
-            raise PodResourcesUnavailable(f"no pod-resources socket at {self.socket_path}")
+        why = _not_a_socket(self.socket_path)
+        if why is not None:
+            raise PodResourcesUnavailable(why)
         call = self._call()
         try:
             return call(messages().ListPodResourcesRequest(), timeout=self.timeout_s)
@@ -209,11 +214,11 @@ class PodAttributor:
         with self._refresh_lock:
             try:
                 mapping = self._client.list_gpu_assignments()
-            except PodResourcesUnavailable:
+            except PodResourcesUnavailable as exc:
                 if not self._ever_answered:
                     if self._state != "absent":
-                        logger.info("kubelet pod-resources socket %s not found: GPU metrics carry no "
-                                    "pod/namespace/container labels", self.socket_path)
+                        logger.info("kubelet pod-resources: %s: GPU metrics carry no pod/namespace/container "
+                                    "labels", exc)
                     self._state = "absent"
                     return False
                 self._failed(f"socket {self.socket_path} disappeared")

@@ -170,7 +170,19 @@ def test_absent_socket_means_no_labels_and_one_info_log(sock: Path,
         assert not attributor.available
     records = [r for r in caplog.records if r.name == LOGGER]
     assert [r.levelno for r in records] == [logging.INFO], [r.getMessage() for r in records]
-    assert "not found" in records[0].getMessage()
+    assert f"no pod-resources socket at {sock}" in records[0].getMessage()
+
+
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_a_file_or_folder_where_the_socket_should_be_is_named_as_such(tmp_path: Path, kind: str) -> None:
+    """`--pod-resources-socket` pointed at a file or a folder was logged as "socket ... not found"."""
+    path = tmp_path / "kubelet.sock"
+    if kind == "file":
+        path.write_text("not a socket")
+    else:
+        path.mkdir()
+    with pytest.raises(PodResourcesUnavailable, match=f"{path} is a {kind}, not the kubelet's pod-resources"):
+        PodResourcesClient(str(path)).list_gpu_assignments()
 
 
 def test_kubelet_appearing_later_is_picked_up(kubelet: Callable[[Pods], FakeKubelet], sock: Path) -> None:
