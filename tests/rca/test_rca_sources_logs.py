@@ -527,7 +527,7 @@ def test_cli_reads_stdin_through_the_real_process(tmp_path: Path) -> None:
     binary = tmp_path / "bin.log"
     binary.write_bytes(b"\x00" * 100)
     proc = subprocess.run(
-        [sys.executable, "-m", "gpuobs", "bundle", "--logs", str(binary), "-o", str(out)],
+        [sys.executable, "-m", "gpuobs", "bundle", "--logs", str(binary), "-o", str(tmp_path / "bin.tar.gz")],
         capture_output=True,
         timeout=60,
         check=False,
