@@ -23,11 +23,11 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from gpuobs.errors import InputError
 from gpuobs.names.spec import MetricKind, MetricSpec
 from gpuobs.telemetry import OutageLog, quiet_otlp_retry_logs
+from gpuobs.user_input import require_http_url
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Observation
@@ -54,9 +54,7 @@ class OtlpPoint:
 
 def metrics_endpoint(url: str) -> str:
     """`<url>/v1/metrics` (kept as is when already there); InputError unless an http(s) URL."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputError(f"--otlp-endpoint {url!r} is not an http(s) URL, e.g. http://otel-collector:4318")
+    require_http_url("--otlp-endpoint", url, "http://otel-collector:4318")
     endpoint = url.strip().rstrip("/")
     return endpoint if endpoint.endswith("/v1/metrics") else f"{endpoint}/v1/metrics"
 

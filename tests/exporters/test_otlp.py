@@ -294,3 +294,11 @@ def test_endpoint_gets_the_signal_path(url: str, expected: str) -> None:
 def test_bad_endpoint_is_an_input_error(url: str) -> None:
     with pytest.raises(InputError, match="not an http"):
         OtlpMetricsPusher(url, interval_s=10, read_points=list)
+
+
+def test_a_bad_endpoint_error_leaves_its_password_out() -> None:
+    """The check is gpuobs.user_input's, shared with diagnose, bundle, serve and dashboards: it used to be a
+    copy here that printed the whole URL, password included."""
+    with pytest.raises(InputError) as err:
+        OtlpMetricsPusher("admin:hunter2@collector:4318", interval_s=10, read_points=list)
+    assert "hunter2" not in str(err.value) and "'collector:4318' is not an http(s) URL" in str(err.value)
