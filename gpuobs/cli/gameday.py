@@ -113,10 +113,15 @@ def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: 
         return run_gameday(experiments, out, listener=on_event, **kwargs)
 
 
-_TARGET_FLAGS = {
+# The flag of each setting of a named stack (StackTarget's configuration keys): the one table the checks below
+# read, for what was given without --serving-url and for which flag a bad target came from.
+_STACK_FLAGS = {
     "serving_url": "--serving-url",
     "exporter_url": "--exporter-url",
     "prometheus_url": "--prometheus-url",
+    "serve_log": "--serve-log",
+    "kernel_log": "--kernel-log",
+    "exporter_log": "--exporter-log",
     "grpc_target": "--grpc-target",
 }
 
@@ -126,7 +131,16 @@ def _check_target(config: dict[str, Any]) -> None:
     or the live table opens: a typo or a host off the allowlist is one line naming the flag."""
     from gpuobs.chaos.safety import SafetyError, check_grpc_target, check_url
 
-    for key, flag in _TARGET_FLAGS.items():
+    if not config.get("serving_url"):
+        given = [flag for key, flag in _STACK_FLAGS.items() if config.get(key)]
+        if given:
+            verb = "describe" if len(given) > 1 else "describes"
+            raise InputError(
+                f"{', '.join(given)} {verb} a stack named with --serving-url; without it the game-day runs "
+                "its own local stack"
+            )
+        return
+    for key in ("serving_url", "exporter_url", "prometheus_url", "grpc_target"):
         value = config.get(key)
         if not value:
             continue
@@ -134,7 +148,7 @@ def _check_target(config: dict[str, Any]) -> None:
         try:
             check(str(value), config)
         except SafetyError as exc:
-            raise InputError(f"{flag}: {exc}") from None
+            raise InputError(f"{_STACK_FLAGS[key]}: {exc}") from None
 
 
 def _dry_run(experiments: list[Path]) -> list[dict[str, Any]]:
@@ -215,29 +229,12 @@ def gameday(
             for r in rows:
                 console.print(f"[bold]{r['experiment']}[/]  {r['expected_signature'] or '-'}  {r['title']}")
         return
-    stack_flags = {
-        "--exporter-url": exporter_url,
-        "--prometheus-url": prometheus_url,
-        "--serve-log": serve_log,
-        "--kernel-log": kernel_log,
-        "--exporter-log": exporter_log,
-        "--grpc-target": grpc_target,
-    }
-    given = [flag for flag, value in stack_flags.items() if value]
-    if given and not serving_url:
-        verb = "describe" if len(given) > 1 else "describes"
-        raise InputError(
-            f"{', '.join(given)} {verb} a stack named with --serving-url; without it the game-day runs its "
-            "own local stack"
-        )
-    target = None
-    if serving_url:
-        target = StackTarget(
-            serving_url, exporter_url, prometheus_url, serve_log, kernel_log, exporter_log, grpc_target
-        )
     hosts = [*DEFAULT_ALLOWED_HOSTS, *allow_host]
-    if target is not None:
-        _check_target(target.configuration() | {"gpuobs_allowed_hosts": ",".join(hosts)})
+    stack = StackTarget(
+        serving_url or "", exporter_url, prometheus_url, serve_log, kernel_log, exporter_log, grpc_target
+    )
+    _check_target(stack.configuration() | {"gpuobs_allowed_hosts": ",".join(hosts)})
+    target = stack if serving_url else None
     paths, skipped = split_runnable(paths, named=bool(experiments))
     if skipped:
         note(
