@@ -105,16 +105,26 @@ _WHAT_IS_READ = "give a text log (plain, .gz, .bz2 or .xz) or a JSON document"
 _MAGIC_BYTES = 6
 
 
-def _decompressing(raw: BinaryIO, head: bytes, name: str) -> tuple[BinaryIO, str | None]:
-    """`raw` read through its decompressor when `head` (its first bytes) names one, and that format's name."""
+def _compression(head: bytes, name: str) -> tuple[str, Any] | None:
+    """(format name, opener) when `head`, an input's first bytes, names a compression read here; None for
+    plain data; InputError for zstd."""
     for magic, kind, opener in _COMPRESSED:
         if head.startswith(magic):
-            # GzipFile's first parameter is a file name; the others take a file object there
-            stream = opener(fileobj=raw) if opener is gzip.GzipFile else opener(raw)
-            return cast(BinaryIO, stream), kind
+            return kind, opener
     if head.startswith(_ZSTD_MAGIC):
         raise InputError(f"{name}: zstd-compressed; decompress it first (zstd -d), or {_WHAT_IS_READ}")
-    return raw, None
+    return None
+
+
+def _decompressing(raw: BinaryIO, head: bytes, name: str) -> tuple[BinaryIO, str | None]:
+    """`raw` read through its decompressor when `head` (its first bytes) names one, and that format's name."""
+    found = _compression(head, name)
+    if found is None:
+        return raw, None
+    kind, opener = found
+    # GzipFile's first parameter is a file name; the others take a file object there
+    stream = opener(fileobj=raw) if opener is gzip.GzipFile else opener(raw)
+    return cast(BinaryIO, stream), kind
 
 
 def _inflate(data: bytes, name: str, notes: list[str] | None) -> bytes:
@@ -149,7 +159,7 @@ _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 def _decode(data: bytes, name: str, notes: list[str] | None = None) -> str:
-    if _decompressing(io.BytesIO(), data[:_MAGIC_BYTES], name)[1] is not None:
+    if _compression(data[:_MAGIC_BYTES], name) is not None:
         data = _inflate(data, name, notes)
     if data[:2] in _UTF16_BOMS:
         return data.decode("utf-16", errors="replace")
