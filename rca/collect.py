@@ -127,7 +127,9 @@ def collect(
         )
         result.unread.extend(unread)
     if inputs.traces:
-        run("traces", lambda: files.read_traces(list(inputs.traces), stdin), fatal_inputs=True)
+        unread_traces: list[str] = []
+        run("traces", lambda: files.read_traces(list(inputs.traces), stdin, unread_traces), fatal_inputs=True)
+        result.unread.extend(unread_traces)
     if inputs.prometheus:
         url = inputs.prometheus
         run("prometheus", lambda: prometheus.fetch_prometheus(url, start, end))

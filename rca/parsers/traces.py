@@ -115,7 +115,11 @@ def _requests(text: str, source: str) -> Iterator[dict[str, Any]]:
         yield whole
         return
     if isinstance(whole, list):
-        yield from (x for x in whole if isinstance(x, dict))
+        for n, item in enumerate(whole, start=1):
+            if not isinstance(item, dict):
+                what = _json_type(item)
+                raise InputError(f"{source}: item {n} of the JSON array is {what}, not an OTLP request")
+            yield item
         return
     for n, line in enumerate(stripped.splitlines(), start=1):
         if not line.strip():
@@ -124,8 +128,15 @@ def _requests(text: str, source: str) -> Iterator[dict[str, Any]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{source}: line {n} is not OTLP JSON ({exc.msg})") from exc
-        if isinstance(obj, dict):
-            yield obj
+        if not isinstance(obj, dict):
+            raise InputError(f"{source}: line {n} is {_json_type(obj)}, not an OTLP request")
+        yield obj
+
+
+def _json_type(value: Any) -> str:
+    """How a JSON value that is not an object reads in a message ("a number", "an array")."""
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
+    return "null" if value is None else names.get(type(value), "not an object")
 
 
 def evidence_from_otlp(request: dict[str, Any], source: str = "traces") -> list[Evidence]:

@@ -529,12 +529,24 @@ def unread_reason(name: str, text: str | None = None) -> str:
     )
 
 
-def read_traces(paths: list[str], stdin: IO[bytes] | None = None) -> list[Evidence]:
-    """Span evidence from OTLP JSON files (.gz accepted); InputError names a file that is not one."""
+def read_traces(
+    paths: list[str], stdin: IO[bytes] | None = None, unread: list[str] | None = None
+) -> list[Evidence]:
+    """Span evidence from OTLP JSON files (.gz accepted); InputError names a file that is not one.
+
+    A file that is an OTLP export but gives no span goes to `unread` with the reason, as a log file of
+    which no line was recognised does: the report must not read as if its spans had been weighed.
+    """
     from gpuobs.rca.parsers.traces import parse_otlp_text
 
     out: list[Evidence] = []
     for path in paths:
         item = read_input(path, stdin)
-        out.extend(parse_otlp_text(item.text, source=item.name))
+        found = parse_otlp_text(item.text, source=item.name)
+        if not found and unread is not None:
+            unread.append(
+                f"{item.name}: no span in it (diagnose reads resourceSpans[].scopeSpans[].spans[], each "
+                "with a name and a startTimeUnixNano)"
+            )
+        out.extend(found)
     return out

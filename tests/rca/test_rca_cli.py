@@ -405,6 +405,31 @@ def test_an_input_nothing_was_read_from_is_named_with_a_hint(tmp_path: Path) -> 
     assert any(str(describe) in n and "not read" in n for n in notes), notes
 
 
+def test_a_trace_file_with_no_span_is_named_not_weighed_as_empty(tmp_path: Path) -> None:
+    """`--traces` given JSON that holds no OTLP span (an array of numbers, spans without a name or start
+    time, an empty export) was read as zero spans and reported as "no known failure signature"; now a JSON
+    value that is not a request is an input error naming it, and a file with no span is named as not read."""
+    numbers = tmp_path / "numbers.json"
+    numbers.write_text("[1, 2, 3]")
+    scalar = tmp_path / "scalar.jsonl"
+    scalar.write_text('{"resourceSpans": []}\n"text"\n')
+    for path, words in ((numbers, "item 1 of the JSON array is a number"), (scalar, "line 2 is a string")):
+        done = _cli("--traces", str(path))
+        assert done.returncode == 2 and words in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    nameless = tmp_path / "nameless.json"
+    nameless.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 5}]}]}]}))
+    alone = _cli("--traces", str(nameless))
+    assert alone.returncode == 2, alone.stdout
+    assert f"{nameless}: no span in it" in alone.stderr and "No known failure signature" not in alone.stdout
+    kern = tmp_path / "kern.log"
+    kern.write_text(_KERNEL_XID79)
+    mixed = _cli("--logs", str(kern), "--traces", str(nameless), "--json")
+    assert mixed.returncode == 0, mixed.stderr
+    notes = json.loads(mixed.stdout)["notes"]
+    assert any(f"not read: {nameless}: no span in it" in n for n in notes), notes
+
+
 def test_a_healthy_tool_output_is_read_and_healthy(tmp_path: Path) -> None:
     """`kubectl describe node` listing the node's GPUs (or, under the device plugin's mixed MIG strategy, its
     MIG slices beside `nvidia.com/gpu: 0`) was read: no cause, exit 1, not an unreadable input (exit 2). The
