@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -63,6 +65,7 @@ from gpuobs.serving.model_runner import (
     step_activation_bytes,
 )
 from gpuobs.serving.scheduler import (
+    SCHEDULERS,
     Scheduler,
     SchedulerConfig,
     SequenceState,
@@ -126,6 +129,34 @@ class EngineConfig:
     # None: sized for the model by liveness.default_stall_budget_s (30 s for the embedded tiny model).
     stall_budget_s: float | None = None
 
+    def check(self) -> None:
+        """Refuse a setting no engine could run with, naming the field, before the model loads: found
+        after the load, it is a traceback inside a log line (and, for a real model, a minute later)."""
+        from gpuobs.serving.model.loader import DTYPES, KERNEL_BACKENDS
+
+        def need(ok: bool, name: str, what: str) -> None:
+            if not ok:
+                raise InputError(f"{name} must be {what}, got {getattr(self, name)!r}")
+
+        device_ok = re.fullmatch(r"cpu|auto|cuda(:\d+)?", self.device) is not None
+        need(device_ok, "device", "cpu, cuda, cuda:N or auto")
+        need(self.dtype is None or self.dtype in DTYPES, "dtype", "float32, bfloat16 or float16")
+        need(self.kernels in KERNEL_BACKENDS, "kernels", " | ".join(KERNEL_BACKENDS))
+        need(self.scheduler in SCHEDULERS, "scheduler", " | ".join(SCHEDULERS))
+        for name in ("block_size", "max_batch_size", "max_queue_len", "max_prefill_tokens", "kv_cache_bytes"):
+            need(getattr(self, name) >= 1, name, ">= 1")
+        for name in ("num_kv_blocks", "device_memory_bytes", "max_model_len", "cpu_threads"):
+            need(getattr(self, name) is None or getattr(self, name) >= 1, name, ">= 1 (or none)")
+        need(0.0 < self.kv_cache_memory_fraction <= 1.0, "kv_cache_memory_fraction", "in (0, 1]")
+        need(self.stall_budget_s is None or 0.0 < self.stall_budget_s < math.inf, "stall_budget_s",
+             "a number of seconds > 0 (or none)")
+        need(all(b >= 1 for b in self.buckets) and list(self.buckets) == sorted(set(self.buckets)), "buckets",
+             "increasing prompt lengths >= 1")
+        need(len(self.bucket_wait_s) == len(self.buckets) + 1, "bucket_wait_s",
+             f"{len(self.buckets) + 1} waits (one per bucket and one for the open-ended last)")
+        need(all(0.0 <= w < math.inf for w in self.bucket_wait_s), "bucket_wait_s", "seconds >= 0")
+        need(all(0.0 < w < math.inf for w in self.tenant_weights.values()), "tenant_weights", "weights > 0")
+
 
 class _LoopFailure(Exception):
     """Raised inside the engine loop when a part it cannot recover from (the scheduler) failed."""
@@ -159,6 +190,7 @@ class Engine:
         """Load the model and size the KV cache; `tracer_provider` defaults to the global one."""
         from gpuobs.serving.model.loader import load_model
 
+        config.check()
         self.config = config
         loaded = load_model(config.model_dir, device=config.device, dtype=config.dtype,
                             kernels=config.kernels, name=config.model_name)
@@ -178,8 +210,6 @@ class Engine:
         mc = self.model.config
         limit = mc.max_position_embeddings
         self.max_model_len = min(config.max_model_len or limit, limit)
-        if config.block_size < 1 or config.max_batch_size < 1 or config.max_queue_len < 1:
-            raise InputError("block_size, max_batch_size and max_queue_len must be >= 1")
         num_blocks = config.num_kv_blocks or auto_num_blocks(
             self.model, config.block_size, self.max_model_len, config.kv_cache_bytes,
             config.kv_cache_memory_fraction)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gpuobs.serving.engine import GenerationRequest
 
 __all__ = [
+    "SCHEDULERS",
     "BucketedScheduler",
     "FifoStaticScheduler",
     "QueueFullError",
@@ -452,6 +453,10 @@ class FifoStaticScheduler(Scheduler):
         if not full and waited < self._wait_s and not self.queue[0].preemptions:
             return []
         return list(itertools.islice(self.queue, self.config.max_batch_size))
+
+
+# The schedulers make_scheduler builds, by name (EngineConfig.scheduler, serve's --scheduler).
+SCHEDULERS = ("bucketed", "fifo_static")
 
 
 def make_scheduler(kind: str, config: SchedulerConfig, blocks: BlockManager) -> Scheduler:

@@ -46,6 +46,10 @@ def _engine_options(pairs: list[str]) -> dict[str, object]:
         if key not in known:
             raise InputError(f"-E {key}: no such engine option (known: {', '.join(known)})")
         out[key] = _engine_value(key, raw.strip(), hints[key])
+    try:
+        EngineConfig(**out).check()  # type: ignore[arg-type]  # each value has its field's type
+    except InputError as exc:
+        raise InputError(f"-E {exc}") from None
     return out
 
 
@@ -185,8 +189,10 @@ def _serve(
     """Serve a Llama model over OpenAI-compatible HTTP (and gRPC Predict with --grpc-port)."""
     address_v, port_v, grpc_v, scheduler_v, device_v = address, port, grpc_port or None, scheduler, device
     model_v = str(model) if model else None
-    if scheduler_v not in ("bucketed", "fifo_static"):
-        raise InputError(f"--scheduler must be bucketed or fifo_static, got {scheduler_v!r}")
+    from gpuobs.serving.scheduler import SCHEDULERS
+
+    if scheduler_v not in SCHEDULERS:
+        raise InputError(f"--scheduler must be {' or '.join(SCHEDULERS)}, got {scheduler_v!r}")
     if device_v not in ("cpu", "cuda", "auto") and not re.fullmatch(r"cuda:\d+", device_v):
         raise InputError(f"--device must be cpu, cuda, cuda:N or auto, got {device_v!r}")
     if log_level.lower() not in ("debug", "info", "warning", "error"):

@@ -23,6 +23,8 @@ from gpuobs.serving.model.tokenizer import (
 )
 
 __all__ = [
+    "DTYPES",
+    "KERNEL_BACKENDS",
     "TINY_CONFIG",
     "TINY_NAME",
     "LoadedModel",
@@ -34,6 +36,15 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# Every spelling of a weight dtype the loader takes -> torch's name for it.
+DTYPES = {
+    "float32": "float32", "float": "float32", "fp32": "float32",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float16": "float16", "half": "float16", "fp16": "float16",
+}
+# `kernels` of load_model: gpuobs.kernels dispatch, the PyTorch references, or kernels on CUDA only.
+KERNEL_BACKENDS = ("kernels", "reference", "auto")
 
 TINY_NAME = "gpuobs-tiny-llama"
 # Small enough for fast CPU tests, shaped like a real Llama (GQA 4:2; head dim 32, which vLLM's CPU
@@ -180,14 +191,9 @@ def load_model(
     config = LlamaConfig.from_dir(path)
     dev = resolve_device(device)
     dtype_name = dtype or ("float32" if dev == "cpu" else config.torch_dtype)
-    if dtype_name in ("float32", "float", "fp32"):
-        tdtype = torch.float32
-    elif dtype_name in ("bfloat16", "bf16"):
-        tdtype = torch.bfloat16
-    elif dtype_name in ("float16", "half", "fp16"):
-        tdtype = torch.float16
-    else:
+    if dtype_name not in DTYPES:
         raise InputError(f"unsupported dtype {dtype_name!r} (float32|bfloat16|float16)")
+    tdtype = getattr(torch, DTYPES[dtype_name])
     backend = kernels if kernels != "auto" else ("kernels" if dev.startswith("cuda") else "reference")
     model = LlamaModel(config, _load_weights(path), torch.device(dev), tdtype, get_ops(backend))
     eos = config.eos_token_ids[0] if config.eos_token_ids else None

@@ -75,6 +75,25 @@ def test_a_bad_engine_option_names_the_key_and_its_type(option: str, words: str)
 
 
 @pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        ("kv_cache_memory_fraction=2", "-E kv_cache_memory_fraction must be in (0, 1], got 2.0"),
+        ("max_model_len=0", "-E max_model_len must be >= 1 (or none), got 0"),
+        ("kernels=triton", "-E kernels must be kernels | reference | auto, got 'triton'"),
+        ("bucket_wait_s=nan,nan,nan,nan", "-E bucket_wait_s must be seconds >= 0"),
+        ("buckets=512,64", "-E buckets must be increasing prompt lengths >= 1, got (512, 64)"),
+    ],
+)
+def test_an_engine_option_out_of_range_is_refused_before_the_model_loads(option: str, words: str) -> None:
+    """A value of the right type that no engine can run with: a KV fraction of 2 and a model length of 0
+    used to serve, an unknown kernel backend died in the model load as "the model could not be loaded" with
+    a traceback in a JSON log line, and NaN waits reached the scheduler."""
+    done = serve("--port", str(free_port()), "-E", option)
+    assert done.returncode == 2 and words in done.stderr, done.stderr[-2000:]
+    assert "random weights" not in done.stderr and "Traceback" not in done.stderr, "checked before loading"
+
+
+@pytest.mark.parametrize(
     ("args", "words"),
     [
         (["--memory-budget-bytes", "-5"], "--memory-budget-bytes must be positive, got -5"),
