@@ -75,13 +75,26 @@ class Outcome:
         return row
 
 
+# The experiment files chaostoolkit runs: JSON, or YAML by these suffixes.
+_YAML_SUFFIXES = (".yaml", ".yml")
+_EXPERIMENT_SUFFIXES = (".json", *_YAML_SUFFIXES)
+
+
 def find_experiments(names: Sequence[str]) -> list[Path]:
-    """Experiment files by path or by name in chaos/experiments/ (all of them when `names` is empty)."""
+    """Experiment files by path, by folder (its .json, .yaml and .yml files) or by name in chaos/experiments/
+    (all of them when `names` is empty)."""
     if not names:
         return sorted(EXPERIMENTS_DIR.glob("*.json"))
     out = []
     for name in names:
         path = Path(name)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix.lower() in _EXPERIMENT_SUFFIXES)
+            if not found:
+                forms = ", ".join(_EXPERIMENT_SUFFIXES)
+                raise FileNotFoundError(f"no experiment file ({forms}) in folder {name}")
+            out.extend(found)
+            continue
         if not path.is_file():
             path = EXPERIMENTS_DIR / (name if name.endswith(".json") else f"{name}.json")
         if not path.is_file():
@@ -114,17 +127,24 @@ def split_runnable(paths: Sequence[Path], named: bool) -> tuple[list[Path], list
 
 
 def load_experiment(path: Path) -> dict[str, Any]:
-    """Read and validate one experiment with chaoslib; raises chaoslib's InvalidExperiment, naming the file,
-    for a file that cannot be read, is not a JSON object or is not a valid experiment."""
+    """Read and validate one experiment (JSON, or YAML by its suffix, as `chaos run` reads them) with
+    chaoslib; raises chaoslib's InvalidExperiment, naming the file, for a file that cannot be read, is not an
+    object or is not a valid experiment."""
+    import yaml
     from chaoslib.exceptions import InvalidExperiment
     from chaoslib.experiment import ensure_experiment_is_valid
 
+    as_yaml = path.suffix.lower() in _YAML_SUFFIXES
+    form = "YAML" if as_yaml else "JSON"
     try:
-        experiment = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidExperiment(f"{path}: not a readable JSON experiment ({exc})") from None
+        text = path.read_text(encoding="utf-8")
+        experiment = yaml.safe_load(text) if as_yaml else json.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError) as exc:
+        reason = " ".join(str(exc).split())  # YAML's errors run over several lines
+        raise InvalidExperiment(f"{path}: not a readable {form} experiment ({reason})") from None
     if not isinstance(experiment, dict):
-        raise InvalidExperiment(f"{path}: an experiment is a JSON object, got {type(experiment).__name__}")
+        kind = "nothing" if experiment is None else type(experiment).__name__
+        raise InvalidExperiment(f"{path}: an experiment is a {form} object (a mapping), got {kind}")
     try:
         ensure_experiment_is_valid(experiment)
     except InvalidExperiment as exc:

@@ -175,7 +175,9 @@ def _dry_run(experiments: list[Path]) -> list[dict[str, Any]]:
 
 def gameday(
     experiments: list[str] = typer.Argument(
-        None, help="Experiment names or files (default: all; k8s-* only with a Kubernetes API configured)."
+        None,
+        help="Experiment names, files (.json, .yaml or .yml, as `chaos run` reads them) or folders of them "
+        "(default: all; k8s-* only with a Kubernetes API configured).",
     ),
     out: Path | None = typer.Option(
         None, "--out", help="Folder for journals and reports [default: ./gameday-TIME]."

@@ -186,6 +186,38 @@ def test_gameday_default_set_leaves_out_kubernetes_experiments_without_an_api(tm
     assert "no Kubernetes API" not in configured.stderr
 
 
+def test_gameday_reads_yaml_experiments_and_folders_as_chaos_run_does(tmp_path: Path) -> None:
+    """chaostoolkit runs .yaml/.yml experiments, and a team keeps its own in a folder: both were refused
+    ("not a readable JSON experiment", "no experiment 'folder'"). Now a YAML file is planned like its JSON
+    twin, a folder gives its experiment files, and a broken YAML file or an empty folder is one line."""
+    import yaml
+
+    source = json.loads((EXPERIMENTS / "serving-worker-sigkill.json").read_text())
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "oom-kill.yaml").write_text(yaml.safe_dump(source))
+    (mine / "hang.yml").write_text((EXPERIMENTS / "serving-hang.json").read_text())  # JSON is YAML too
+    (mine / "notes.txt").write_text("not an experiment")
+    one = _gameday_dry_run(tmp_path, str(mine / "oom-kill.yaml"))
+    assert one.returncode == 0, one.stderr
+    assert [(r["experiment"], r["expected_signature"]) for r in json.loads(one.stdout)] == [
+        ("oom-kill", expected_of(source)["expected_signature"])
+    ]
+    folder = _gameday_dry_run(tmp_path, str(mine))
+    assert folder.returncode == 0, folder.stderr
+    assert [r["experiment"] for r in json.loads(folder.stdout)] == ["hang", "oom-kill"]
+    broken = mine / "broken.yaml"
+    broken.write_text("title: [\n")
+    bad = _gameday_dry_run(tmp_path, str(broken))
+    assert bad.returncode == 2 and f"{broken}: not a readable YAML experiment" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    none = _gameday_dry_run(tmp_path, str(empty))
+    assert none.returncode == 2, none.stderr
+    assert f"no experiment file (.json, .yaml, .yml) in folder {empty}" in none.stderr
+
+
 def test_rising_counters_in_experiments_are_counters_serve_exposes() -> None:
     """An experiment's `rising_counters` spell serve's counter names in JSON: each must be one the registry
     declares as a counter, or the probe would watch a series that never exists and never detect."""
