@@ -120,6 +120,11 @@ class DiagnoseInputs:
             if isinstance(value, str):
                 raise InputError(f"DiagnoseInputs.{name}: give a list, not one string ({value!r})")
             object.__setattr__(self, name, tuple(value))
+        stdin_readers = [*self.logs, *self.traces, self.exporter].count("-")
+        if stdin_readers > 1:  # the second reader found the stream closed, as "unexpected ValueError"
+            raise InputError(
+                "standard input ('-') is read once: name it once, in --logs, --traces or --exporter"
+            )
         if self.prometheus:
             require_http_url("--prometheus", self.prometheus, "http://prometheus:9090")
         if self.exporter and "://" in self.exporter:  # anything else names a saved file

@@ -151,6 +151,18 @@ def test_stdin_and_usage_errors_as_a_real_process(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "invalid duration" in bad.stderr
 
 
+@pytest.mark.parametrize(
+    "flags", [["--logs", "-", "--traces", "-"], ["--logs", "-", "-"], ["--exporter", "-", "--logs", "-"]]
+)
+def test_standard_input_named_twice_is_a_usage_error(flags: list[str]) -> None:
+    """The second reader of `-` found standard input closed: a run that went on with "[traces] unexpected
+    ValueError: I/O operation on closed file" among its problems."""
+    pasted = (CASES / "xid_79_paste_no_timestamps" / "issue-comment.txt").read_text()
+    done = _cli(*flags, stdin=pasted)
+    assert done.returncode == 2 and "standard input ('-') is read once" in done.stderr, done.stdout
+    assert "closed file" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
 def test_log_paths_given_without_a_flag_are_read_like_logs(tmp_path: Path) -> None:
     """`gpuobs diagnose dmesg.txt -` is how a pasted file is given: bare paths join the --logs ones."""
     pasted = (CASES / "xid_79_paste_no_timestamps" / "issue-comment.txt").read_text()
