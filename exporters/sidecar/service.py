@@ -38,6 +38,13 @@ BACKENDS = ("nvml", "sim", "auto")
 DEFAULT_POD_RESOURCES_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock"
 
 
+# Polling and pushing more often than this buys nothing (NVML refreshes its counters every 1/6 s or slower)
+# and costs a core; the flight recorder's ring is bounded so that no setting can grow the sidecar's memory
+# past a few hundred MB (a week at one sample per 10 s is 60,480 samples).
+MIN_INTERVAL_S = 0.1
+MAX_HISTORY_SAMPLES = 100_000
+
+
 @dataclass(frozen=True)
 class ExporterConfig:
     """Every setting of `gpuobs export` (resolved already: flag > GPUOBS_EXPORT_* env > config file)."""
@@ -76,6 +83,15 @@ class ExporterConfig:
         for flag, (value, unit) in durations.items():
             if not (math.isfinite(value) and value > 0):  # nan and inf pass a bare `> 0` or fail it silently
                 raise InputError(f"{flag} must be a positive number of {unit}, got {value:g}")
+            if unit == "seconds" and value < MIN_INTERVAL_S:  # 1e-9 spun a core and grew without bound
+                raise InputError(f"{flag} must be at least {MIN_INTERVAL_S:g} s, got {value:g}")
+        samples = self.history_minutes * 60 / self.history_interval_s
+        if samples > MAX_HISTORY_SAMPLES:
+            raise InputError(
+                f"--history-minutes {self.history_minutes:g} at one sample per --history-interval "
+                f"{self.history_interval_s:g} s is {samples:,.0f} samples; the flight recorder keeps at most "
+                f"{MAX_HISTORY_SAMPLES:,}: raise the interval or shorten the history"
+            )
 
 
 def make_backend(config: ExporterConfig) -> GpuBackend:

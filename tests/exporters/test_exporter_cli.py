@@ -75,6 +75,11 @@ def test_bad_input_is_one_line_exit_2() -> None:
         (["--backend", "sim", "--otlp-interval", "-1"], "--otlp-interval must be a positive"),
         (["--backend", "sim", "--slow-interval", "-0.5"], "--slow-interval must be a positive"),
         (["--backend", "sim", "--history-minutes", "0"], "--history-minutes must be a positive num"),
+        # A nanosecond interval spun a core and grew the flight recorder without bound; so did a history of
+        # a billion minutes, more slowly.
+        (["--backend", "sim", "--history-interval", "1e-9"], "--history-interval must be at least 0.1 s"),
+        (["--backend", "sim", "--otlp-interval", "0.01"], "--otlp-interval must be at least 0.1 s"),
+        (["--backend", "sim", "--history-minutes", "1e9"], "the flight recorder keeps at most 100,000"),
     ):
         out = _run("export", *args, "--port", str(free_port()))
         assert out.returncode == 2, (args, out.stderr)
