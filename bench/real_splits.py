@@ -33,7 +33,8 @@ forty-sixth, and heldout43 (scored twenty times), promoted in the forty-seventh,
 nineteen times), promoted in the forty-eighth. heldout45 (gathered at the start of the forty-second session)
 and heldout46 (at the start of the forty-third) and heldout47 (at the start of the forty-fourth) and heldout48
 (at the start of the forty-fifth) and heldout49 (at the start of the forty-sixth) and heldout50 (at the start
-of the forty-seventh) and heldout51 (at the start of the forty-eighth) are held out.
+of the forty-seventh) and heldout51 (at the start of the forty-eighth) and heldout52 (at the start of the
+forty-ninth) are held out.
 """
 
 from __future__ import annotations
@@ -53,4 +54,5 @@ REAL_HELDOUT = (
     "heldout49",
     "heldout50",
     "heldout51",
+    "heldout52",
 )
