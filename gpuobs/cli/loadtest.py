@@ -47,6 +47,28 @@ def _range(text: str, flag: str) -> tuple[int, int]:
     return lo, hi
 
 
+def _check_flags(limits: list[tuple[str, float, str]]) -> None:
+    """Each (flag, value, bound) with bound "> 0", ">= 0", ">= 1", "> 1" or "0..1": one line naming the flag,
+    before any config is built (the config classes word their checks by field, several to a message)."""
+    tests = {
+        "> 0": lambda v: v > 0,
+        ">= 0": lambda v: v >= 0,
+        ">= 1": lambda v: v >= 1,
+        "> 1": lambda v: v > 1,
+        "0..1": lambda v: 0 <= v <= 1,
+    }
+    for flag, value, bound in limits:
+        if not tests[bound](value):
+            shown = "between 0 and 1" if bound == "0..1" else bound
+            raise InputError(f"{flag} must be {shown}, got {value:g}")
+
+
+def _choice(flag: str, value: str, choices: list[str]) -> str:
+    if value not in choices:
+        raise InputError(f"{flag} must be {' or '.join(choices)}, got {value!r}")
+    return value
+
+
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value * 1000:.0f}"
 
@@ -160,11 +182,19 @@ def register(app: typer.Typer) -> None:
         from gpuobs.serving import loadtest as lt
 
         target_ms, price = p99_target_ms, gpu_hour_price
-        try:
-            process = lt.ArrivalProcess(arrival)
-            ep = lt.Endpoint(endpoint)
-        except ValueError as exc:
-            raise InputError(f"{exc}: --arrival is poisson|constant, --endpoint completions|chat") from None
+        process = lt.ArrivalProcess(_choice("--arrival", arrival, [a.value for a in lt.ArrivalProcess]))
+        ep = lt.Endpoint(_choice("--endpoint", endpoint, [e.value for e in lt.Endpoint]))
+        _check_flags([
+            ("--rate", rate, "> 0"), ("--duration", duration, "> 0"), ("--requests", requests, ">= 1"),
+            ("--p99-target-ms", target_ms, "> 0"), ("--gpu-hour-price", price, ">= 0"),
+            ("--gpus", gpus, ">= 1"), ("--robustness", robustness, ">= 0"),
+            ("--max-steps", max_steps, ">= 1"),
+            ("--step-factor", step_factor, "> 1"), ("--long-fraction", long_fraction, "0..1"),
+            ("--max-tokens", max_tokens, ">= 1"), ("--elasticity-max-s", elasticity_max_s, "> 0"),
+            ("--timeout", timeout, "> 0"),
+        ])
+        if api_key is not None and not api_key.strip():  # `--api-key "$KEY"` with KEY unset: a 401 each
+            raise InputError("--api-key is empty (an unset variable?): leave it out for a server without one")
         try:
             mix = lt.PromptMix(long_fraction=long_fraction, short_words=_range(short_words, "--short-words"),
                                long_words=_range(long_words, "--long-words"), short_max_tokens=max_tokens,

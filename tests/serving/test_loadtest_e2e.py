@@ -287,6 +287,15 @@ def test_api_key_is_sent_and_its_absence_is_a_clear_input_error(
     (["http://127.0.0.1:9", "--arrival", "bursty"], "--arrival"),
     (["http://127.0.0.1:9", "--long-words", "9"], "--long-words"),
     (["http://127.0.0.1:9", "--gpu-hour-price", "-1"], "price"),
+    # Each out-of-range number names its flag: the config classes named fields ("long_fraction must lie in [0,
+    # 1]") or several at once ("request timeout must be > 0, drain timeout >= 0 and max in-flight >= 1").
+    (["http://127.0.0.1:9", "--long-fraction", "1.5"], "--long-fraction must be between 0 and 1, got 1.5"),
+    (["http://127.0.0.1:9", "--timeout", "0"], "--timeout must be > 0, got 0"),
+    (["http://127.0.0.1:9", "--step-factor", "1"], "--step-factor must be > 1, got 1"),
+    (["http://127.0.0.1:9", "--max-steps", "0"], "--max-steps must be >= 1, got 0"),
+    (["http://127.0.0.1:9", "--endpoint", "embeddings"], "--endpoint must be completions or chat"),
+    # `--api-key "$KEY"` with KEY unset: was sent as no key at all, so every answer was a 401
+    (["http://127.0.0.1:9", "--api-key", ""], "--api-key is empty (an unset variable?)"),
 ])
 def test_cli_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
     out = _loadtest(*args, timeout=60)
