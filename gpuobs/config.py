@@ -21,6 +21,7 @@ from gpuobs.errors import InputError
 
 __all__ = [
     "ENV_PREFIX",
+    "KERNELS_TABLE",
     "Setting",
     "config_path",
     "default_map",
@@ -34,6 +35,9 @@ T = TypeVar("T")
 
 ENV_PREFIX = "GPUOBS"
 """Environment variables of `gpuobs <verb> --<option>` are `GPUOBS_<VERB>_<OPTION>`."""
+
+KERNELS_TABLE = "kernels"
+"""The config table of the kernel launcher's settings (read by `resolve()` in every process that launches)."""
 
 # Kubernetes gives every pod `<SERVICE>_PORT=tcp://<cluster IP>:<port>` for each Service of its namespace
 # (service links): a Service named `gpuobs-serve` yields GPUOBS_SERVE_PORT, which is not a port.
@@ -80,15 +84,24 @@ class Setting:
 
 
 def default_map(
-    config: Mapping[str, Any], verbs: Mapping[str, Iterable[str | Setting]]
+    config: Mapping[str, Any], verbs: Mapping[str, Iterable[str | Setting]], others: Iterable[str] = ()
 ) -> dict[str, dict[str, Any]]:
     """click's `default_map` from the config file's verb tables; keys may use `-` or `_`, and name an option
     by its flag (`json`, `catalog`) or its parameter (`json_out`, `catalog_dir`).
 
     `verbs` maps each verb to its options. A key that names no option of its verb is an InputError, so a typo
-    does not silently leave the default in place. Tables of other names (library settings such as
-    `[kernels]`) are left to their readers.
+    does not silently leave the default in place; so is a table that is neither a verb's nor one of `others`
+    (read by their own readers: `[dashboards]`, `[kernels]`), and a setting outside any table.
     """
+    known_tables = sorted({*verbs, *others})
+    for name, value in config.items():
+        if not isinstance(value, dict) and name not in known_tables:
+            raise InputError(
+                f"{name} = {value!r} in {config_path()} is outside any table: put it under the verb it sets "
+                f"([{'], ['.join(known_tables)}])"
+            )
+        if name not in known_tables:
+            raise InputError(f"unknown table [{name}] in {config_path()} (known: {', '.join(known_tables)})")
     out: dict[str, dict[str, Any]] = {}
     for verb, options in verbs.items():
         table = config.get(verb)
@@ -141,6 +154,8 @@ def resolve(
         source, raw = env_name, os.environ[env_name]
     else:
         table = (config if config is not None else load_config()).get(section, {})
+        if not isinstance(table, dict):
+            raise InputError(f"[{section}] in {config_path()} must be a table of settings")
         key = name.replace("_", "-")
         for candidate in (name, key):
             if candidate in table:

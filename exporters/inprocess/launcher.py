@@ -72,7 +72,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gpuobs import cuda_errors
-from gpuobs.config import resolve
+from gpuobs.config import KERNELS_TABLE, resolve
 from gpuobs.errors import ExporterError
 from gpuobs.exporters.inprocess.spans import (
     PendingLaunch,
@@ -166,7 +166,7 @@ class KernelLauncher:
     ) -> None:
         if sample_rate is None:
             sample_rate = resolve(
-                "kernels", names.SPAN_SAMPLE_SETTING, None, names.DEFAULT_SPAN_SAMPLE, parse_sample_rate
+                KERNELS_TABLE, names.SPAN_SAMPLE_SETTING, None, names.DEFAULT_SPAN_SAMPLE, parse_sample_rate
             )
         self.sample_rate = parse_sample_rate(sample_rate)
         self._rng = random.Random(seed)

@@ -21,7 +21,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpuobs import __version__
-from gpuobs.config import ENV_PREFIX, Setting, default_map, drop_service_links, load_config, verb_env_prefix
+from gpuobs.config import (
+    ENV_PREFIX,
+    KERNELS_TABLE,
+    Setting,
+    default_map,
+    drop_service_links,
+    load_config,
+    verb_env_prefix,
+)
 from gpuobs.errors import GpuobsError
 
 __all__ = ["EXIT_STDOUT_CLOSED", "EXIT_WRITE_FAILED", "app", "main", "tidy_help"]
@@ -69,8 +77,14 @@ def _settings(ctx: typer.Context) -> None:
             )
     ctx.auto_envvar_prefix = ENV_PREFIX
     commands = getattr(ctx.command, "commands", {})  # typer's group (typer carries its own click)
-    verbs = {name: [_setting(p) for p in cmd.params if p.name] for name, cmd in commands.items()}
-    ctx.default_map = default_map(load_config(), verbs)
+    # A group's table (`[dashboards]`) holds the settings its subcommands share, read by `resolve()`.
+    groups = {name for name, cmd in commands.items() if hasattr(cmd, "commands")}
+    verbs = {
+        name: [_setting(p) for p in cmd.params if p.name]
+        for name, cmd in commands.items()
+        if name not in groups
+    }
+    ctx.default_map = default_map(load_config(), verbs, others=[*groups, KERNELS_TABLE])
 
 
 def _setting(param: Any) -> Setting:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from gpuobs.cli.render import console, emit_json, emit_table
-from gpuobs.config import load_config, resolve
+from gpuobs.config import config_path, load_config, resolve
+from gpuobs.errors import InputError
 
 if TYPE_CHECKING:
     from gpuobs.dashboards.options import Options
@@ -37,23 +38,32 @@ _BUILD_HELP = "\n\n".join(
 )
 
 
+# What a deployment sets, by flag, GPUOBS_<NAME> or the [dashboards] table (Options' other fields: tests).
+_SETTINGS = (
+    "exporter_job",
+    "serving_job",
+    "runbook_base_url",
+    "grafana_datasource_uid",
+    "alertmanager_url",
+    "namespace",
+)
+
+
 def _options(**flags: Any) -> Options:
     from gpuobs.dashboards.options import Options
 
     cfg = load_config()
     defaults = Options()
+    table = cfg.get("dashboards", {})
+    for key in table if isinstance(table, dict) else ():
+        if str(key).replace("-", "_") not in _SETTINGS:  # a typo must not silently leave the default in place
+            known = ", ".join(s.replace("_", "-") for s in _SETTINGS)
+            raise InputError(f"unknown setting {key!r} in [dashboards] of {config_path()} (known: {known})")
 
     def r(name: str, cast: Callable[[Any], Any]) -> Any:
         return resolve("dashboards", name, flags.get(name), getattr(defaults, name), cast, cfg)
 
-    return Options(
-        exporter_job=r("exporter_job", str),
-        serving_job=r("serving_job", str),
-        runbook_base_url=r("runbook_base_url", str),
-        grafana_datasource_uid=r("grafana_datasource_uid", str),
-        alertmanager_url=r("alertmanager_url", str),
-        namespace=r("namespace", str),
-    )
+    return Options(**{name: r(name, str) for name in _SETTINGS})
 
 
 @group.command("build", help=_BUILD_HELP)

@@ -52,12 +52,19 @@ def test_library_setting_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_default_map_takes_verb_tables_and_refuses_unknown_keys() -> None:
     config = {"export": {"pod-resources-socket": "none", "port": 9500}, "kernels": {"anything": 1}}
     verbs = {"export": ["port", "pod_resources_socket"], "serve": ["port"]}
-    assert default_map(config, verbs) == {"export": {"port": 9500, "pod_resources_socket": "none"}}
+    assert default_map(config, verbs, others=["kernels"]) == {
+        "export": {"port": 9500, "pod_resources_socket": "none"}
+    }
     unknown = r"unknown setting 'prot' in \[export\].*known: pod-resources-socket, port"
     with pytest.raises(InputError, match=unknown):
         default_map({"export": {"prot": 1}}, verbs)
     with pytest.raises(InputError, match=r"\[serve\].*must be a table"):
         default_map({"serve": 8000}, verbs)
+    # A table nobody reads and a setting outside any table were ignored: a typo left the default in place.
+    with pytest.raises(InputError, match=r"unknown table \[kernels\] .*\(known: export, serve\)"):
+        default_map(config, verbs)
+    with pytest.raises(InputError, match=r"port = 9500 in .* is outside any table.*\[export\], \[serve\]"):
+        default_map({"port": 9500}, verbs)
 
 
 def test_default_map_takes_an_option_by_its_flag_and_a_lone_string_for_a_list() -> None:

@@ -102,6 +102,30 @@ def test_the_config_file_names_options_by_their_flags(tmp_path: Path) -> None:
     assert "known: bundle, catalog, end, exporter, json," in out.stderr, out.stderr
 
 
+def test_the_dashboards_table_sets_the_build_and_a_misplaced_setting_is_named(tmp_path: Path) -> None:
+    """`dashboards build --help` names "the dashboards table of the config file", but `[dashboards]` was
+    checked as a verb's table against the group's options (it has none): every key was "unknown setting ...
+    (known: )". A table of no verb (`[diagnoze]`) and a setting outside any table were silently ignored."""
+    config = tmp_path / "config.toml"
+    config.write_text('[dashboards]\nexporter-job = "site-dcgm"\n')
+    out = _gpuobs("dashboards", "build", str(tmp_path / "out"), env={"GPUOBS_CONFIG": str(config)})
+    assert out.returncode == 0, out.stderr
+    assert 'job=\\"site-dcgm\\"' in (tmp_path / "out" / "gpuobs-fleet-overview.json").read_text()
+    for text, words in (
+        ("[dashboards]\nexporter-jobb = 'x'\n", "unknown setting 'exporter-jobb' in [dashboards]"),
+        ("[diagnoze]\njson = true\n", "unknown table [diagnoze]"),
+        ('since = "30m"\n', "since = '30m' in"),
+    ):
+        config.write_text(text)
+        out = _gpuobs("diagnose", "--list-signatures", env={"GPUOBS_CONFIG": str(config)})
+        if "dashboards" in text:
+            out = _gpuobs("dashboards", "alerts", env={"GPUOBS_CONFIG": str(config)})
+        assert out.returncode == 2 and words in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+    config.write_text("[kernels]\nkernel-span-sample = 0.5\n")  # the launcher's table, read by resolve()
+    assert _gpuobs("diagnose", "--list-signatures", env={"GPUOBS_CONFIG": str(config)}).returncode == 0
+
+
 def test_serve_reads_its_own_port_variable_despite_service_links(tmp_path: Path) -> None:
     """Services named `gpuobs`, `gpuobs-serve` and `gpuobs-serve-grpc` exist in the namespace."""
     server = ServeProcess(tmp_path, grpc=False, port_flag=False, env={
