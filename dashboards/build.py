@@ -2,7 +2,8 @@
 
 Layout: `OUT_DIR/*.json` (dashboards, for Grafana's file provider), `OUT_DIR/rules/*.yml` (Prometheus
 rule files), `OUT_DIR/grafana-alerting/*.yml` (Grafana alerting provisioning), and with `k8s_dir` the
-Kubernetes manifests there. Everything is validated before anything is written.
+Kubernetes manifests there. Everything is validated before anything is written, and a file in the way that a
+build did not write (a kustomization.yaml of the user's own) is kept unless `force`.
 """
 
 from __future__ import annotations
@@ -68,6 +69,30 @@ def _directory(path: Path, what: str) -> Path:
     return path
 
 
+def _not_someone_elses(target: WrittenFile) -> None:
+    """Refuse to replace a file a build did not write: YAML a build writes starts with its header, and a
+    dashboard keeps its uid (an edited copy exported from Grafana is still that dashboard)."""
+    path = target.path
+    if not path.exists():
+        return
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path} exists and cannot be read ({exc}): move it away or pass --force") from None
+    if target.kind == "dashboard":
+        try:
+            ours = json.loads(text).get("uid") == target.detail["uid"]
+        except (ValueError, AttributeError):
+            ours = False
+    else:
+        ours = text.startswith(_HEADER)
+    if not ours:
+        raise InputError(
+            f"{path} exists and was not written by `gpuobs dashboards build`: nothing was written; move it "
+            "away, or pass --force to replace it"
+        )
+
+
 def _dashboards(options: Options) -> dict[str, tuple[str, dict[str, Any]]]:
     from gpuobs.dashboards.boards import boards
     from gpuobs.dashboards.boards.panels import to_json
@@ -105,9 +130,14 @@ def _rule_detail(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def build(
-    out_dir: Path | str, options: Options | None = None, k8s_dir: Path | str | None = None
+    out_dir: Path | str,
+    options: Options | None = None,
+    k8s_dir: Path | str | None = None,
+    force: bool = False,
 ) -> BuildResult:
-    """Generate and write everything; raise InputError when a directory cannot be used."""
+    """Generate and write everything; raise InputError when a directory cannot be used, or when a file
+    about to be replaced was not written by a build (a kustomization.yaml of the user's own, say) unless
+    `force`."""
     import yaml
 
     from gpuobs.dashboards.k8s import manifests
@@ -132,45 +162,34 @@ def build(
         folders.append((Path(k8s_dir), "--k8s directory"))
     for path, what in folders:  # a file in the way is refused before any folder is made
         _not_a_file(path, what)
-    made = [_directory(path, what) for path, what in folders]
-    rules_dir, alerting_dir = made[1], made[2]
-    k8s = made[3] if k8s_dir is not None else None
+    rules_dir, alerting_dir = out / RULES_DIR, out / ALERTING_DIR
+    k8s = Path(k8s_dir) if k8s_dir is not None else None
 
-    written: list[WrittenFile] = []
+    planned: list[tuple[WrittenFile, str]] = []
     for file, (uid, data) in dashboards.items():
-        path = out / file
-        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        written.append(
-            WrittenFile(
-                path, "dashboard", {"uid": uid, "title": data["title"], "panels": _count_panels(data)}
-            )
-        )
+        info = {"uid": uid, "title": data["title"], "panels": _count_panels(data)}
+        board = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        planned.append((WrittenFile(out / file, "dashboard", info), board))
     for file, document in rules.items():
-        path = rules_dir / file
-        path.write_text(_HEADER + dump_yaml(document), encoding="utf-8")
-        written.append(WrittenFile(path, "prometheus-rules", _rule_detail(document)))
+        rule_file = WrittenFile(rules_dir / file, "prometheus-rules", _rule_detail(document))
+        planned.append((rule_file, _HEADER + dump_yaml(document)))
     for file, text in alerting.items():
-        path = alerting_dir / file
-        path.write_text(text, encoding="utf-8")
-        written.append(WrittenFile(path, "grafana-alerting"))
+        planned.append((WrittenFile(alerting_dir / file, "grafana-alerting"), text))
     if k8s is not None:
         boards_json = {file: data for file, (_, data) in dashboards.items()}
         for file, objects in manifests(options, boards_json, list(rules.values()), alerting).items():
-            path = k8s / file
+            names = [f"{o['kind']}/{o.get('metadata', {}).get('name', '')}".rstrip("/") for o in objects]
             text = "---\n".join(yaml.safe_dump(o, sort_keys=False, width=120) for o in objects)
-            path.write_text(_HEADER + text, encoding="utf-8")
-            written.append(
-                WrittenFile(
-                    path,
-                    "kubernetes",
-                    {
-                        "objects": [
-                            f"{o['kind']}/{o.get('metadata', {}).get('name', '')}".rstrip("/")
-                            for o in objects
-                        ]
-                    },
-                )
-            )
+            planned.append((WrittenFile(k8s / file, "kubernetes", {"objects": names}), _HEADER + text))
+    if not force:
+        for target, _ in planned:  # every file checked before the first folder is made
+            _not_someone_elses(target)
+    for path, what in folders:
+        _directory(path, what)
+    written: list[WrittenFile] = []
+    for target, text in planned:
+        target.path.write_text(text, encoding="utf-8")
+        written.append(target)
     logger.info("wrote %d files under %s", len(written), out)
     return BuildResult(out, tuple(written))
 

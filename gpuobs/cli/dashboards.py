@@ -97,6 +97,9 @@ def build_cmd(
         None, "--namespace", help="Namespace of the Kubernetes manifests [default: gpuobs]."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace files in the way that a build did not write (kept otherwise)."
+    ),
 ) -> None:
     from gpuobs.dashboards.build import build
 
@@ -108,7 +111,7 @@ def build_cmd(
         alertmanager_url=alertmanager_url,
         namespace=namespace,
     )
-    result = build(out_dir, options, k8s)
+    result = build(out_dir, options, k8s, force=force)
     if json_out:
         emit_json(result.to_dict())
         return

@@ -87,6 +87,29 @@ def test_a_setting_grafana_or_kubectl_would_refuse_is_refused_first(
     assert "Traceback" not in out.stderr and not (tmp_path / "o").exists() and not (tmp_path / "K8S").exists()
 
 
+def test_a_file_the_build_did_not_write_is_kept_unless_forced(tmp_path: Path) -> None:
+    """`--k8s deploy/monitoring` over a folder holding the user's own kustomization.yaml (or a dashboard JSON
+    of another uid under a gpuobs file name) replaced it without a word; now nothing is written, the file is
+    named, and --force replaces it. A second build over its own output still just rewrites it."""
+    out, k8s = tmp_path / "out", tmp_path / "monitoring"
+    k8s.mkdir()
+    mine = k8s / "kustomization.yaml"
+    mine.write_text("resources:\n- my-own-app.yaml\n")
+    refused = _gpuobs("build", str(out), "--k8s", str(k8s))
+    assert refused.returncode == 2, refused.stderr
+    assert f"{mine} exists and was not written by" in " ".join(refused.stderr.split())
+    assert mine.read_text() == "resources:\n- my-own-app.yaml\n" and not out.exists(), "nothing written"
+    again = _gpuobs("build", str(out), "--k8s", str(k8s), "--force")
+    assert again.returncode == 0, again.stderr
+    assert "my-own-app" not in mine.read_text()
+    assert _gpuobs("build", str(out), "--k8s", str(k8s)).returncode == 0, "its own output"
+    board = out / "gpuobs-incident.json"
+    board.write_text(json.dumps({"uid": "someone-else", "title": "Theirs"}))
+    clash = _gpuobs("build", str(out))
+    assert clash.returncode == 2 and "gpuobs-incident.json" in clash.stderr, clash.stderr
+    assert json.loads(board.read_text())["uid"] == "someone-else"
+
+
 def test_missing_out_dir_is_a_usage_error() -> None:
     out = _gpuobs("build")
     assert out.returncode == 2
