@@ -30,11 +30,11 @@ promoted in the thirty-ninth, and heldout37 (scored twenty-one times), promoted 
 forty-second, and heldout40 (scored eighteen times), promoted in the forty-third, and heldout41 (scored
 twenty-two times), promoted in the forty-fifth, and heldout42 (scored twenty times), promoted in the
 forty-sixth, and heldout43 (scored twenty times), promoted in the forty-seventh, and heldout44 (scored
-nineteen times), promoted in the forty-eighth. heldout45 (gathered at the start of the forty-second session)
-and heldout46 (at the start of the forty-third) and heldout47 (at the start of the forty-fourth) and heldout48
-(at the start of the forty-fifth) and heldout49 (at the start of the forty-sixth) and heldout50 (at the start
-of the forty-seventh) and heldout51 (at the start of the forty-eighth) and heldout52 (at the start of the
-forty-ninth) are held out.
+nineteen times), promoted in the forty-eighth, and heldout45 (scored nineteen times), promoted in the
+forty-ninth. heldout46 (gathered at the start of the forty-third session) and heldout47 (at the start of the
+forty-fourth) and heldout48 (at the start of the forty-fifth) and heldout49 (at the start of the forty-sixth)
+and heldout50 (at the start of the forty-seventh) and heldout51 (at the start of the forty-eighth) and
+heldout52 (at the start of the forty-ninth) are held out.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ REAL_HELDOUT = (
     "heldout2",
     "heldout4",
     "heldout9",
-    "heldout45",
     "heldout46",
     "heldout47",
     "heldout48",
