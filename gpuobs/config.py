@@ -67,6 +67,8 @@ def load_config(path: Path | None = None) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise InputError(f"cannot read config file {path}: {exc}") from exc
+    except RecursionError:  # tomllib parses nested arrays recursively
+        raise InputError(f"cannot read config file {path}: nested too deeply") from None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuobs import __version__
+from gpuobs import __version__, json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence
 from gpuobs.rca.collect import CollectResult, collect
@@ -122,7 +122,7 @@ class _Writer:
         """A raw input: JSON documents structurally (secret-named fields), anything else as text."""
         if text.lstrip()[:1] in ("{", "["):
             try:
-                doc = json.loads(text)
+                doc = json_input.loads(text)
             except ValueError:
                 doc = None
             if doc is not None:

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuobs import json_input
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.load import LoadGenerator, Sample
 
@@ -138,10 +139,12 @@ def load_experiment(path: Path) -> dict[str, Any]:
     form = "YAML" if as_yaml else "JSON"
     try:
         text = path.read_text(encoding="utf-8")
-        experiment = yaml.safe_load(text) if as_yaml else json.loads(text)
+        experiment = yaml.safe_load(text) if as_yaml else json_input.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError) as exc:
         reason = " ".join(str(exc).split())  # YAML's errors run over several lines
         raise InvalidExperiment(f"{path}: not a readable {form} experiment ({reason})") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise InvalidExperiment(f"{path}: not a readable {form} experiment (nested too deeply)") from None
     if not isinstance(experiment, dict):
         kind = "nothing" if experiment is None else type(experiment).__name__
         raise InvalidExperiment(f"{path}: an experiment is a {form} object (a mapping), got {kind}")

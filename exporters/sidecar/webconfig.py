@@ -485,6 +485,8 @@ def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
         at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
         problem = getattr(exc, "problem", None) or exc
         raise InputError(f"{source}: invalid YAML{at}: {problem}") from exc
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise InputError(f"{source}: invalid YAML: nested too deeply to read") from None
     config = parse_web_config(data, base_dir=file.resolve().parent, source=source)
     logger.info("web config %s: TLS %s, basic auth %s", file, "on" if config.tls else "off",
                 f"on ({len(config.users)} users)" if config.auth_required else "off")

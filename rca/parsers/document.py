@@ -13,10 +13,10 @@ a known prefix: records keep their line number, which orders them when there is 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gpuobs import json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.rca import keys
@@ -97,7 +97,7 @@ def _history(text: str) -> dict[str, object] | None:
     if '"samples"' not in text[:_JSON_SNIFF_CHARS] or '"gpus"' not in text[:_JSON_SNIFF_CHARS]:
         return None
     try:
-        doc = json.loads(text)
+        doc = json_input.loads(text)
     except ValueError:
         return None
     return doc if isinstance(doc, dict) and isinstance(doc.get("samples"), list) else None

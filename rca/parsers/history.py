@@ -22,26 +22,29 @@ def evidence_from_history(
     if not isinstance(data, dict) or not isinstance(data.get("samples"), list):
         raise InputError(f"{source}: not an exporter /api/history document (no 'samples' list)")
     host = data.get("host") or None
+    given = data["samples"]
+    readable = [smp for smp in given if isinstance(smp, dict) and isinstance(smp.get("ts"), int | float)]
+    if given and not readable:  # else the document reads as a healthy, quiet node
+        raise InputError(
+            f"{source}: not an exporter /api/history document (none of its {len(given)} samples is an object "
+            "with a numeric 'ts')"
+        )
     samples = [
-        smp
-        for smp in data["samples"]
-        if isinstance(smp, dict)
-        and isinstance(smp.get("ts"), int | float)
-        and (start is None or smp["ts"] >= start)
-        and (end is None or smp["ts"] <= end)
+        smp for smp in readable if (start is None or smp["ts"] >= start) and (end is None or smp["ts"] <= end)
     ]
     out: list[Evidence] = []
     series: dict[tuple[int, str, str], list[tuple[float, float]]] = {}
     nvml_down = [smp["ts"] for smp in samples if smp.get("nvml_up") is False]
     for smp in samples:
         for gpu in smp.get("gpus") or []:
-            idx, uuid = gpu.get("gpu"), gpu.get("uuid") or ""
-            if not isinstance(idx, int):
+            if not isinstance(gpu, dict) or not isinstance(gpu.get("gpu"), int):
                 continue
+            idx, uuid = gpu["gpu"], str(gpu.get("uuid") or "")
             series.setdefault((idx, uuid, x.GPU_UP.native), []).append(
                 (smp["ts"], 1.0 if gpu.get("up") else 0.0)
             )
-            for name, value in (gpu.get("values") or {}).items():
+            values = gpu.get("values")
+            for name, value in (values if isinstance(values, dict) else {}).items():
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     series.setdefault((idx, uuid, name), []).append((smp["ts"], float(value)))
     for (idx, uuid, name), points in sorted(series.items()):
@@ -114,7 +117,7 @@ def evidence_from_history(
 
 
 def _events(events: Any, start: float | None, end: float | None) -> Iterable[dict[str, Any]]:
-    for event in events or []:
+    for event in events if isinstance(events, list) else []:
         if (
             isinstance(event, dict)
             and isinstance(event.get("ts"), int | float)

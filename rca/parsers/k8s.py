@@ -7,11 +7,11 @@ BackOff, Killing, Unhealthy and the rest. `readers.kubernetes` lists the objects
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Any
 
+from gpuobs import json_input
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.rca import keys
 from gpuobs.timeparse import parse_instant
@@ -31,7 +31,7 @@ def maybe_k8s_json(text: str) -> list[dict[str, Any]] | None:
     if not head.startswith("{") or ('"kind"' not in text[:4096] and '"items"' not in text[:4096]):
         return None
     try:
-        data = json.loads(text)
+        data = json_input.loads(text)
     except ValueError:
         return None
     if not isinstance(data, dict) or (data.get("kind") not in _KINDS and "items" not in data):

@@ -11,12 +11,13 @@ from __future__ import annotations
 import calendar
 import contextlib
 import functools
-import json
 import math
 import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from gpuobs import json_input
 
 __all__ = [
     "LinePrefix",
@@ -371,7 +372,7 @@ _JSON_MSG_KEYS = ("msg", "message", "log", "MESSAGE")
 
 def _json_line(text: str, year: int | None) -> LinePrefix | None:
     try:
-        data = json.loads(text)
+        data = json_input.loads(text)
     except ValueError:
         return None
     if not isinstance(data, dict):

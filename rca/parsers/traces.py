@@ -13,6 +13,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from gpuobs import json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.names import logs as log_fields
@@ -108,7 +109,7 @@ def _requests(text: str, source: str) -> Iterator[dict[str, Any]]:
     if not stripped:
         return
     try:
-        whole = json.loads(stripped)
+        whole = json_input.loads(stripped)
     except ValueError:
         whole = None
     if isinstance(whole, dict):
@@ -125,7 +126,7 @@ def _requests(text: str, source: str) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json_input.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{source}: line {n} is not OTLP JSON ({exc.msg})") from exc
         if not isinstance(obj, dict):

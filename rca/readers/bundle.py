@@ -7,12 +7,12 @@ replays an incident deterministically.
 
 from __future__ import annotations
 
-import json
 import tarfile
 import zlib
 from pathlib import Path
 from typing import Any
 
+from gpuobs import json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.rca.collect import CollectResult
@@ -83,10 +83,9 @@ def _member(tar: tarfile.TarFile, name: str, path: str | Path, max_bytes: int | 
 def _json_member(tar: tarfile.TarFile, name: str, path: str | Path) -> Any:
     """A member parsed as JSON; InputError for what is not JSON or nests too deep to parse."""
     try:
-        return json.loads(_member(tar, name, path))
-    except (ValueError, RecursionError) as exc:
-        why = "nests too deeply" if isinstance(exc, RecursionError) else f"is not JSON ({exc})"
-        raise InputError(f"--bundle {path}: {name} {why}") from None
+        return json_input.loads(_member(tar, name, path))
+    except ValueError as exc:
+        raise InputError(f"--bundle {path}: {name} is not JSON ({exc})") from None
 
 
 def _version(manifest: dict[str, Any], path: str | Path) -> int:

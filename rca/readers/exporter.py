@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import urllib.error
 from typing import Any
 
+from gpuobs import json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.rca.parsers.history import evidence_from_history
@@ -33,7 +33,7 @@ def fetch_exporter_history(
     target = f"{full}/api/history?since={since:.3f}"
     try:
         with open_url(target, timeout_s) as resp:
-            data = json.loads(resp.read())
+            data = json_input.loads(resp.read())
     except urllib.error.HTTPError as exc:
         raise InputError(f"exporter {base}: /api/history answered HTTP {exc.code}") from exc
     except (urllib.error.URLError, OSError) as exc:

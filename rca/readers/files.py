@@ -11,7 +11,6 @@ import bz2
 import codecs
 import gzip
 import io
-import json
 import logging
 import lzma
 import os
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, cast
 
+from gpuobs import json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 
@@ -227,8 +227,8 @@ def _is_line_log(head: str) -> bool:
     if len(lines) < 2:
         return False
     try:
-        first = json.loads(lines[0])
-    except (ValueError, RecursionError):
+        first = json_input.loads(lines[0])
+    except ValueError:
         return False
     return isinstance(first, dict) and "kind" not in first and "resourceSpans" not in first
 
@@ -379,9 +379,9 @@ def machine_written(text: str) -> bool:
     if lines[0][:1] not in ("{", "["):
         return False
     try:
-        json.loads(text)
+        json_input.loads(text)
         return True
-    except (ValueError, RecursionError):
+    except ValueError:
         pass
     return sum(_is_json_object(line) for line in lines) >= 0.9 * len(lines)
 
@@ -390,8 +390,8 @@ def _is_json_object(line: str) -> bool:
     if not (line.startswith("{") and line.endswith("}")):
         return False
     try:
-        return isinstance(json.loads(line), dict)
-    except (ValueError, RecursionError):
+        return isinstance(json_input.loads(line), dict)
+    except ValueError:
         return False
 
 

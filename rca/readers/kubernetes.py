@@ -6,11 +6,11 @@ in-cluster configuration inside a pod.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
 
+from gpuobs import json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Evidence
 from gpuobs.rca.parsers.k8s import evidence_from_objects
@@ -54,8 +54,8 @@ def fetch_live_objects(namespace: str) -> list[dict[str, Any]]:
         # not break on fields a newer API server adds.
         raw_events = api.list_namespaced_event(namespace, _preload_content=False, _request_timeout=20)
         raw_pods = api.list_namespaced_pod(namespace, _preload_content=False, _request_timeout=20)
-        events = json.loads(raw_events.data).get("items", [])
-        pods = json.loads(raw_pods.data).get("items", [])
+        events = json_input.loads(raw_events.data).get("items", [])
+        pods = json_input.loads(raw_pods.data).get("items", [])
     except Exception as exc:
         raise InputError(
             f"Kubernetes API {cfg.host}: cannot list events/pods in {namespace} ({_api_failure(exc)})"
@@ -99,7 +99,7 @@ def _api_failure(exc: Exception) -> str:
     status = getattr(exc, "status", None)
     if status:  # the server answered (kubernetes.client.ApiException)
         try:
-            message = str(json.loads(getattr(exc, "body", None) or "{}").get("message", ""))
+            message = str(json_input.loads(getattr(exc, "body", None) or "{}").get("message", ""))
         except (ValueError, AttributeError):  # a body that is not a JSON object (a proxy's page)
             message = ""
         return f"HTTP {status} {getattr(exc, 'reason', '')}".rstrip() + (f": {message}" if message else "")

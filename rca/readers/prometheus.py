@@ -10,7 +10,6 @@ summarised per half of the window (median), so a shift shows without a trace.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import math
 import time
@@ -18,6 +17,7 @@ import urllib.error
 import urllib.parse
 from typing import Any
 
+from gpuobs import json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence, EvidenceKind
 from gpuobs.http_body import body_excerpt
@@ -97,16 +97,21 @@ class _Prom:
         self.queries += 1
         try:
             with open_url(f"{self._full_url}/api/v1/query?{params}", self.timeout_s) as resp:
-                body = json.loads(resp.read())
+                body = json_input.loads(resp.read())
         except urllib.error.HTTPError as exc:
             raise InputError(
                 f"Prometheus {self.url}: query {expr!r} failed: HTTP {exc.code} {_error_detail(exc.read())}"
             ) from exc
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, OSError) as exc:
             raise InputError(f"Prometheus {self.url}: unreachable ({getattr(exc, 'reason', exc)})") from exc
+        except ValueError as exc:  # a server that is not Prometheus, or a proxy's page
+            raise InputError(f"Prometheus {self.url}: the answer to {expr!r} is not JSON ({exc})") from exc
+        if not isinstance(body, dict) or "status" not in body:  # JSON, but not from Prometheus's API
+            raise InputError(f"Prometheus {self.url}: the answer to {expr!r} is not a Prometheus API answer")
         if body.get("status") != "success":
             raise InputError(f"Prometheus {self.url}: query {expr!r} failed: {body.get('error')}")
-        result = body.get("data", {}).get("result", [])
+        data = body.get("data")
+        result = data.get("result") if isinstance(data, dict) else None
         return result if isinstance(result, list) else []
 
 
@@ -114,7 +119,7 @@ def _error_detail(body: bytes) -> str:
     """Prometheus's own `error` field of a refused query, else the body's words (a proxy's HTML page, or no
     Prometheus at that URL at all)."""
     try:
-        error = json.loads(body).get("error")
+        error = json_input.loads(body).get("error")
     except (ValueError, AttributeError):  # not JSON, or JSON that is not an object
         error = None
     return str(error) if isinstance(error, str) and error else body_excerpt(body, 300)

@@ -305,7 +305,7 @@ def test_damaged_bundles_are_one_line_input_errors(tmp_path: Path, inputs: dict[
     version = _bundle_with_manifest(
         tmp_path / "version.tar.gz", json.dumps({"format": "gpuobs-bundle", "version": "abc"}).encode()
     )
-    for bad, why in ((truncated, "truncated"), (nested, "nests too deeply"), (version, "not an integer")):
+    for bad, why in ((truncated, "truncated"), (nested, "manifest.json is not JSON (nested too deeply to read)"), (version, "not an integer")):
         res = _diagnose_bundle(bad)
         assert res.returncode == 2, (bad.name, res.returncode, res.stdout, res.stderr)
         assert why in res.stderr and "Traceback" not in res.stderr and "Aborted" not in res.stderr

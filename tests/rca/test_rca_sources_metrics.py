@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import subprocess
 import threading
 import time
@@ -283,6 +284,30 @@ def test_a_web_server_that_is_not_prometheus_is_one_line_of_words(tmp_path: Path
     [problem] = result.problems
     assert "failed: HTTP 404 Error response" in problem and "File not found." in problem, problem
     assert "<" not in problem and "\n" not in problem and "  " not in problem, problem
+
+
+def test_json_of_the_wrong_shape_from_the_exporter_or_prometheus_is_named(tmp_path: Path) -> None:
+    """A real web server answering JSON that is not theirs: an /api/history whose samples are not objects was
+    read as a quiet healthy node (no evidence, no problem), and a query answer that is a list or has no status
+    was "query failed: None" or an "unexpected AttributeError"."""
+    (tmp_path / "api" / "v1").mkdir(parents=True)
+    (tmp_path / "api" / "history").write_text(json.dumps({"samples": [1, 2], "events": 5}))
+    (tmp_path / "api" / "v1" / "query").write_text(json.dumps([{"status": "success"}]))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        result = collect(DiagnoseInputs(prometheus=url, exporter=url, live=False))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not result.evidence
+    prometheus, exporter = result.problems
+    assert prometheus.startswith("[prometheus]"), prometheus
+    assert "is not a Prometheus API answer" in prometheus, prometheus
+    assert exporter.startswith("[exporter]"), exporter
+    assert "none of its 2 samples is an object with a numeric 'ts'" in exporter, exporter
 
 
 def test_a_metrics_paste_with_its_shell_prompt_is_read_not_refused() -> None:
