@@ -192,8 +192,10 @@ class Supervisor:
         self.stop(signal.SIGTERM)
 
     def install_signal_handlers(self) -> None:
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
+        """SIGTERM, SIGINT and SIGHUP (a closed terminal, a process manager's reload) all stop the worker
+        with its drain; SIGHUP's default ends the supervisor at once and the worker with it, undrained."""
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
 
     def run(self, grace_s: float = 20.0) -> int:
         """Supervise until stopped or the worker exits cleanly; returns the last exit status (>= 0)."""

@@ -302,7 +302,8 @@ def run_until_signal(config: ExporterConfig, backend: GpuBackend | None = None) 
         logger.info("received %s, stopping", signal.Signals(signum).name)
         stop.set()
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    # SIGHUP's default ends the process without the "stopped" line or closing the OTLP pusher
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     try:
         exporter = Exporter(config, backend).start()
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -86,6 +87,16 @@ def test_bad_input_is_one_line_exit_2() -> None:
         assert needle in out.stderr and "Traceback" not in out.stderr, out.stderr
     out = _run("demo", "--exporter-only", "--scrapes", "50")
     assert out.returncode == 2 and "--scrapes" in out.stderr
+
+
+def test_sighup_stops_the_exporter_cleanly() -> None:
+    """SIGHUP (a closed terminal, a process manager's reload) ended the exporter by its default action, with
+    no "stopped" line and the OTLP pusher not flushed; now it stops as SIGTERM does, exit 0."""
+    exporter = ExporterProcess("--backend", "sim", "--gpus", "1", "--pod-resources-socket", "none").start()
+    assert exporter.proc is not None
+    exporter.proc.send_signal(signal.SIGHUP)
+    assert exporter.proc.wait(timeout=30) == 0, exporter.logs()[-2000:]
+    assert "received SIGHUP, stopping" in exporter.logs() and "export_stopped" in exporter.logs()
 
 
 def test_port_in_use_exits_2() -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.procs import stop_process
 from support.prometheus import free_port
 from support.serve import ServeProcess, http_json
 
@@ -201,6 +202,19 @@ def test_supervised_worker_is_restarted_after_kill_and_crash(tmp_path: Path) -> 
         # SIGTERM to the supervisor stops the worker and exits 0
         assert proc.stop(timeout=30) == 0
         assert not _pid_alive(third["pid"])
+
+
+def test_sighup_to_the_supervisor_drains_the_worker_and_exits_0(tmp_path: Path) -> None:
+    """SIGHUP (a closed terminal, a process manager's reload) ended the supervisor at once, by its default
+    action, and the worker went with it undrained; now it stops everything as SIGTERM does."""
+    proc = ServeProcess(tmp_path, "--supervise", grpc=False)
+    with proc:
+        worker = _worker(proc)
+        assert stop_process(proc.proc, signal.SIGHUP, timeout=30) == 0  # type: ignore[arg-type]
+        assert not _pid_alive(worker["pid"])
+        logs = proc.json_logs()
+        assert any("supervisor got SIGHUP" in str(r.get("msg")) for r in logs), logs[-5:]
+        assert any(r.get("event") == "shutdown_drain" for r in logs), logs[-5:]
 
 
 def test_supervised_worker_with_a_dead_engine_is_restarted(tmp_path: Path) -> None:
