@@ -38,7 +38,9 @@ import signal
 import socket
 import struct
 import termios
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
@@ -120,7 +122,7 @@ class DrainingServer(uvicorn.Server):
     """A uvicorn server whose shutdown answers what reached it (see the module docstring), drains for
     `drain_timeout_s`, then ends what is left with an error (runtime.drain_expired), and whose SIGTERM/
     SIGINT end the process with 0 as documented (uvicorn re-raises a caught signal after its shutdown,
-    which made the exit 130/143)."""
+    which made the exit 130/143). SIGHUP drains too (see `capture_signals`)."""
 
     def __init__(self, config: uvicorn.Config, runtime: ServingRuntime) -> None:
         super().__init__(config)
@@ -129,6 +131,21 @@ class DrainingServer(uvicorn.Server):
     def handle_exit(self, sig: int, frame: Any) -> None:
         super().handle_exit(sig, frame)
         self._captured_signals.clear()
+
+    @contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """uvicorn's SIGINT and SIGTERM handlers, and the same for SIGHUP (a closed terminal, a process
+        manager's reload, a hang-up sent to the supervised worker's process group): its default action
+        ended the server at once, undrained, cutting every request in flight without a word."""
+        with super().capture_signals():
+            if threading.current_thread() is not threading.main_thread():
+                yield  # signals are the main thread's only (as uvicorn's own handlers are)
+                return
+            previous = signal.signal(signal.SIGHUP, self.handle_exit)
+            try:
+                yield
+            finally:
+                signal.signal(signal.SIGHUP, previous)
 
     def protocol_factory(self) -> Callable[[], asyncio.Protocol]:
         """New HTTP protocols as uvicorn's `startup` makes them for its listeners."""

@@ -20,7 +20,9 @@ MODEL = "gpuobs-tiny-llama"
 DRAIN_S = 2.0
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
+)
 def test_signal_drains_then_cuts_a_long_stream_with_an_error_event(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
