@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -132,14 +131,13 @@ class EngineConfig:
     def check(self) -> None:
         """Refuse a setting no engine could run with, naming the field, before the model loads: found
         after the load, it is a traceback inside a log line (and, for a real model, a minute later)."""
-        from gpuobs.serving.model.loader import DTYPES, KERNEL_BACKENDS
+        from gpuobs.serving.model.loader import DEVICE_CHOICES, DTYPES, KERNEL_BACKENDS, is_device_name
 
         def need(ok: bool, name: str, what: str) -> None:
             if not ok:
                 raise InputError(f"{name} must be {what}, got {getattr(self, name)!r}")
 
-        device_ok = re.fullmatch(r"cpu|auto|cuda(:\d+)?", self.device) is not None
-        need(device_ok, "device", "cpu, cuda, cuda:N or auto")
+        need(is_device_name(self.device), "device", DEVICE_CHOICES)
         need(self.dtype is None or self.dtype in DTYPES, "dtype", "float32, bfloat16 or float16")
         need(self.kernels in KERNEL_BACKENDS, "kernels", " | ".join(KERNEL_BACKENDS))
         need(self.scheduler in SCHEDULERS, "scheduler", " | ".join(SCHEDULERS))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -189,12 +188,13 @@ def _serve(
     """Serve a Llama model over OpenAI-compatible HTTP (and gRPC Predict with --grpc-port)."""
     address_v, port_v, grpc_v, scheduler_v, device_v = address, port, grpc_port or None, scheduler, device
     model_v = str(model) if model else None
+    from gpuobs.serving.model.loader import DEVICE_CHOICES, is_device_name
     from gpuobs.serving.scheduler import SCHEDULERS
 
     if scheduler_v not in SCHEDULERS:
         raise InputError(f"--scheduler must be {' or '.join(SCHEDULERS)}, got {scheduler_v!r}")
-    if device_v not in ("cpu", "cuda", "auto") and not re.fullmatch(r"cuda:\d+", device_v):
-        raise InputError(f"--device must be cpu, cuda, cuda:N or auto, got {device_v!r}")
+    if not is_device_name(device_v):
+        raise InputError(f"--device must be {DEVICE_CHOICES}, got {device_v!r}")
     if log_level.lower() not in ("debug", "info", "warning", "error"):
         raise InputError(f"--log-level must be debug, info, warning or error, got {log_level!r}")
     for name, value in (("--port", port_v), ("--grpc-port", grpc_v)):

@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -45,6 +46,14 @@ DTYPES = {
 }
 # `kernels` of load_model: gpuobs.kernels dispatch, the PyTorch references, or kernels on CUDA only.
 KERNEL_BACKENDS = ("kernels", "reference", "auto")
+# `device` of load_model (and of `serve --device`, EngineConfig): one spelling of the rule for all three.
+DEVICE_CHOICES = "cpu, cuda, cuda:N or auto"
+_DEVICE_NAME = re.compile(r"cpu|auto|cuda(:\d+)?")
+
+
+def is_device_name(device: str) -> bool:
+    """Whether `device` is one of DEVICE_CHOICES (whether such a GPU is there is resolve_device's part)."""
+    return _DEVICE_NAME.fullmatch(device) is not None
 
 TINY_NAME = "gpuobs-tiny-llama"
 # Small enough for fast CPU tests, shaped like a real Llama (GQA 4:2; head dim 32, which vLLM's CPU
@@ -145,13 +154,13 @@ def ensure_tiny_model(cache_dir: Path | None = None) -> Path:
 
 def resolve_device(device: str) -> str:
     """`auto` is CUDA when a GPU is visible, else CPU; asking for CUDA without one is an input error."""
+    if not is_device_name(device):
+        raise InputError(f"device must be {DEVICE_CHOICES}, got {device!r}")
     torch = require("torch", "serving")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"device {device!r} asked for but no CUDA GPU is visible to torch")
-    if device != "cpu" and not device.startswith("cuda"):
-        raise InputError(f"unknown device {device!r} (cpu|cuda|auto)")
     return device
 
 

@@ -121,8 +121,9 @@ def test_bad_model_directories_are_input_errors(tmp_path: Path, tiny: Path) -> N
     (noweights / "config.json").write_text((tiny / "config.json").read_text())
     with pytest.raises(InputError, match="safetensors"):
         load_model(noweights, device="cpu")
-    with pytest.raises(InputError, match="unknown device"):
-        load_model(tiny, device="tpu")
+    for wrong in ("tpu", "cudax", "cuda:"):  # "cudax" passed a startswith("cuda") check before
+        with pytest.raises(InputError, match="device must be cpu, cuda, cuda:N or auto"):
+            load_model(tiny, device=wrong)
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match="no CUDA GPU"):
             load_model(tiny, device="cuda")
