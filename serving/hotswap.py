@@ -10,7 +10,6 @@ the simulated capacity used on CPU) is refused with `SwapRefusedError` before an
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import threading
 import time
@@ -20,8 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuobs.errors import InputError
+from gpuobs.names import logs as lf
 from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError, UnknownModelError
 from gpuobs.serving.interface import EngineClient
+from gpuobs.serving.model.config import LlamaConfig
 
 __all__ = [
     "ModelHandle",
@@ -65,6 +67,9 @@ class SwapStatus:
     finished: float | None = None
     estimated_bytes: int | None = None
     free_bytes: int | None = None
+    # the swap failed on what the model directory holds (weights that do not match the config...), not on
+    # the server: the admin API answers 422, and the log line carries the reason without a traceback
+    input_error: bool = False
     done: threading.Event = field(default_factory=threading.Event)
 
     def as_dict(self) -> dict[str, Any]:
@@ -88,23 +93,18 @@ def estimate_model_bytes(
 
     `dtype_bytes` overrides the checkpoint's `torch_dtype` (the CPU engine loads float32 weights).
     """
-    path = Path(model_dir) / "config.json"
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        vocab, hidden = int(raw["vocab_size"]), int(raw["hidden_size"])
-        inter, layers = int(raw["intermediate_size"]), int(raw["num_hidden_layers"])
-        heads = int(raw["num_attention_heads"])
-        kv_heads = int(raw.get("num_key_value_heads") or heads)
-        head_dim = int(raw.get("head_dim") or hidden // heads)
-        if dtype_bytes is None:
-            dtype_bytes = _DTYPE_BYTES.get(str(raw.get("torch_dtype", "float32")), 4)
-    except (OSError, ValueError, KeyError, TypeError):
+        c = LlamaConfig.from_dir(Path(model_dir))
+    except (InputError, OSError):
         return None
-    attn = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
-    mlp = 3 * hidden * inter
+    if dtype_bytes is None:
+        dtype_bytes = _DTYPE_BYTES.get(c.torch_dtype, 4)
+    hidden, head_dim = c.hidden_size, c.head_dim
+    attn = hidden * c.num_attention_heads * head_dim * 2 + hidden * c.num_key_value_heads * head_dim * 2
+    mlp = 3 * hidden * c.intermediate_size
     per_layer = attn + mlp + 2 * hidden
-    embed = vocab * hidden * (1 if raw.get("tie_word_embeddings") else 2)
-    params = embed + layers * per_layer + hidden
+    embed = c.vocab_size * hidden * (1 if c.tie_word_embeddings else 2)
+    params = embed + c.num_hidden_layers * per_layer + hidden
     return params * dtype_bytes + kv_cache_bytes
 
 
@@ -114,13 +114,21 @@ def _model_path(engine: EngineClient, model_dir: str | None) -> str | None:
 
 
 def _model_dir_problem(model_dir: str) -> str | None:
-    """Why `model_dir` cannot be loaded (None when it has a config.json); never raises on odd paths."""
+    """Why `model_dir` cannot be loaded, as far as its config.json tells (None when it reads as a Llama
+    configuration); never raises on odd paths. Found here, a bad directory is a refused request; found by
+    the load, it was a swap that failed later, or a 500 when the size estimate choked on it."""
     try:
-        if (Path(model_dir) / "config.json").is_file():
-            return None
-        return "has no config.json" if Path(model_dir).is_dir() else "does not exist"
+        if not (Path(model_dir) / "config.json").is_file():
+            return "has no config.json" if Path(model_dir).is_dir() else "does not exist"
     except (OSError, ValueError) as exc:  # a name too long, a NUL byte: a bad request, not a 500
         return f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    try:
+        LlamaConfig.from_dir(Path(model_dir))
+    except InputError as exc:
+        return f"cannot be served: {exc}"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    return None
 
 
 class ModelManager:
@@ -333,9 +341,13 @@ class ModelManager:
             if old is not None and free_old:
                 self._free(old)
         except Exception as exc:
-            status.state, status.error = "failed", f"{type(exc).__name__}: {exc}"
+            status.state, status.input_error = "failed", isinstance(exc, InputError)
+            status.error = str(exc) if status.input_error else f"{type(exc).__name__}: {exc}"
             self._on_swap("failed")
-            logger.exception("hot-swap failed", extra={"model_id": status.model_dir})
+            if status.input_error:
+                logger.error("hot-swap failed", extra={"model_id": status.model_dir, lf.ERROR: status.error})
+            else:
+                logger.exception("hot-swap failed", extra={"model_id": status.model_dir})
             if engine is not None:
                 try:
                     engine.stop(drain=False, timeout_s=5)

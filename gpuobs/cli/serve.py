@@ -188,7 +188,7 @@ def _serve(
     """Serve a Llama model over OpenAI-compatible HTTP (and gRPC Predict with --grpc-port)."""
     address_v, port_v, grpc_v, scheduler_v, device_v = address, port, grpc_port or None, scheduler, device
     model_v = str(model) if model else None
-    from gpuobs.serving.model.loader import DEVICE_CHOICES, is_device_name
+    from gpuobs.serving.model.loader import DEVICE_CHOICES, is_device_name, served_name_problem
     from gpuobs.serving.scheduler import SCHEDULERS
 
     if scheduler_v not in SCHEDULERS:
@@ -212,8 +212,11 @@ def _serve(
         raise InputError(f"--drain-timeout-s must be in (0, 3600], got {drain_timeout_s}")
     if memory_budget_bytes is not None and memory_budget_bytes <= 0:
         raise InputError(f"--memory-budget-bytes must be positive, got {memory_budget_bytes}")
-    if served_model_name is not None and not served_model_name.strip():
-        raise InputError("--served-model-name is empty: leave it out to serve the model under its own name")
+    name_problem = None if served_model_name is None else served_name_problem(served_model_name)
+    if name_problem is not None:
+        raise InputError(
+            f"--served-model-name {name_problem}: leave it out to serve the model under its own name"
+        )
     for flag, secret in (("--api-key", api_key), ("--admin-token", admin_token)):
         if secret is not None and not secret.strip():  # `--api-key "$KEY"` with KEY unset: not an open server
             raise InputError(f"{flag} is empty (an unset variable?): leave it out to serve without one")

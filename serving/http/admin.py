@@ -21,6 +21,7 @@ from gpuobs.serving.faults import FAULT_KINDS, FaultInjector
 from gpuobs.serving.http.ingress import parse
 from gpuobs.serving.http.protocol import ApiError, LoadBody
 from gpuobs.serving.http.runtime import ServingRuntime
+from gpuobs.serving.model.loader import served_name_problem
 
 __all__ = [
     "SERVER_FAULTS",
@@ -86,6 +87,12 @@ def add_admin_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
     @app.post("/admin/models/load")
     async def admin_load(request: Request) -> Response:
         body = parse(LoadBody, await read_json(request))
+        name_problem = None if body.name is None else served_name_problem(body.name)
+        if name_problem is not None:
+            raise ApiError(
+                400, f"name {name_problem}: leave it out to keep the served name", param="name",
+                code="invalid_value",
+            )
         try:
             status = runtime.manager.start_swap(body.model, body.name)
         except SwapRefusedError as exc:
@@ -95,6 +102,8 @@ def add_admin_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
         if not body.wait:
             return JSONResponse(status.as_dict(), status_code=202)
         await asyncio.to_thread(status.done.wait, float(body.timeout_s))
+        if status.state == "failed" and status.input_error:
+            raise ApiError(422, f"swap failed: {status.error}", code="swap_failed")
         if status.state == "failed":
             raise ApiError(500, f"swap failed: {status.error}", type_="server_error", code="swap_failed")
         return JSONResponse(status.as_dict(), status_code=200 if status.done.is_set() else 202)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gpuobs.errors import InputError
+from gpuobs.json_input import loads
+
+# The sizes a decoder cannot be built with at 0: a config.json saying so is refused before any weight loads
+# (a zero head count divided by zero; a zero layer count served a model of nothing).
+_SIZES = (
+    "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+    "num_key_value_heads", "max_position_embeddings",
+)
 
 __all__ = ["LlamaConfig"]
 
@@ -33,8 +41,19 @@ class LlamaConfig:
     torch_dtype: str = "float32"
 
     def __post_init__(self) -> None:
+        for name in _SIZES:
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("rms_norm_eps", "rope_theta"):
+            if not 0 < getattr(self, name) < math.inf:
+                raise InputError(f"{name} must be a number > 0, got {getattr(self, name)}")
         if self.head_dim == 0:
             object.__setattr__(self, "head_dim", self.hidden_size // self.num_attention_heads)
+        if self.head_dim < 1:
+            raise InputError(
+                f"head_dim must be >= 1, got {self.head_dim} (config.json's, or hidden_size // "
+                "num_attention_heads)"
+            )
         if self.num_attention_heads % self.num_key_value_heads:
             raise InputError(
                 f"num_attention_heads {self.num_attention_heads} is not a multiple of "
@@ -71,17 +90,15 @@ class LlamaConfig:
                 eos_token_ids=eos_ids,
                 torch_dtype=str(raw.get("torch_dtype") or raw.get("dtype") or "float32"),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(Infinity)
             raise InputError(f"config.json is not a Llama configuration: {exc!r}") from exc
 
     @classmethod
     def from_dir(cls, model_dir: Path) -> LlamaConfig:
         path = model_dir / "config.json"
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InputError(f"cannot read {path}: {exc}") from exc
+        raw = _json_object(path)
         archs = raw.get("architectures") or ["LlamaForCausalLM"]
+        archs = archs if isinstance(archs, list) else [archs]
         if not any(a in ("LlamaForCausalLM", "MistralForCausalLM") for a in archs):
             raise InputError(f"{path}: architecture {archs} is not supported (Llama only)")
         if raw.get("sliding_window"):
@@ -90,11 +107,9 @@ class LlamaConfig:
         # generation_config.json may name more end-of-sequence tokens (Llama 3 instruct models do)
         gen_path = model_dir / "generation_config.json"
         if gen_path.is_file():
-            try:
-                eos = json.loads(gen_path.read_text(encoding="utf-8")).get("eos_token_id")
-            except (OSError, json.JSONDecodeError) as exc:
-                raise InputError(f"cannot read {gen_path}: {exc}") from exc
-            extra = [eos] if isinstance(eos, int) else [e for e in eos or [] if isinstance(e, int)]
+            eos = _json_object(gen_path).get("eos_token_id")
+            listed = eos if isinstance(eos, list) else [eos]
+            extra = [e for e in listed if isinstance(e, int) and not isinstance(e, bool)]
             merged = tuple(dict.fromkeys([*config.eos_token_ids, *extra]))
             config = replace(config, eos_token_ids=merged)
         return config
@@ -110,3 +125,14 @@ class LlamaConfig:
         if out["rope_scaling"] is None:
             del out["rope_scaling"]
         return out
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file of a model directory, or an InputError naming the file and what is wrong."""
+    try:
+        raw = loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: JSONDecodeError, NestedTooDeeply
+        raise InputError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise InputError(f"{path} is not a JSON object (it holds a {type(raw).__name__})")
+    return raw

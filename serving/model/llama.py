@@ -16,10 +16,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from gpuobs.errors import InputError
 from gpuobs.serving.model.config import LlamaConfig
 from gpuobs.serving.model.ops import KernelOps
 
-__all__ = ["LayerWeights", "LlamaModel", "rope_tables"]
+__all__ = ["LayerWeights", "LlamaModel", "rope_tables", "weight_shape"]
 
 
 def _inv_freq(config: LlamaConfig) -> torch.Tensor:
@@ -51,6 +52,32 @@ def rope_tables(config: LlamaConfig, device: torch.device) -> tuple[torch.Tensor
     return freqs.cos().float().to(device), freqs.sin().float().to(device)
 
 
+def weight_shape(config: LlamaConfig, name: str) -> tuple[int, ...]:
+    """A weight's shape as config.json describes it (Hugging Face name, `model.` prefix dropped): a
+    checkpoint that disagrees is refused at load, not found later as a reshape error in the first request
+    or, where no reshape notices, served as a model its config does not describe."""
+    c = config
+    q, kv, hidden, inter = (
+        c.num_attention_heads * c.head_dim, c.num_key_value_heads * c.head_dim, c.hidden_size,
+        c.intermediate_size,
+    )
+    per_layer = name.split(".", 2)[2] if name.startswith("layers.") else name
+    return {
+        "embed_tokens.weight": (c.vocab_size, hidden),
+        "lm_head.weight": (c.vocab_size, hidden),
+        "norm.weight": (hidden,),
+        "input_layernorm.weight": (hidden,),
+        "post_attention_layernorm.weight": (hidden,),
+        "self_attn.q_proj.weight": (q, hidden),
+        "self_attn.k_proj.weight": (kv, hidden),
+        "self_attn.v_proj.weight": (kv, hidden),
+        "self_attn.o_proj.weight": (hidden, q),
+        "mlp.gate_proj.weight": (inter, hidden),
+        "mlp.up_proj.weight": (inter, hidden),
+        "mlp.down_proj.weight": (hidden, inter),
+    }[per_layer]
+
+
 @dataclass
 class LayerWeights:
     """One decoder layer; qkv and gate_up are fused, q/k/v/gate/up are views into them."""
@@ -78,8 +105,15 @@ class LlamaModel:
         def w(name: str) -> torch.Tensor:
             for key in (name, f"model.{name}"):
                 if key in weights:
-                    return weights[key].to(device=device, dtype=dtype).contiguous()
-            raise KeyError(f"weight {name} missing from the checkpoint")
+                    tensor = weights[key]
+                    expected = weight_shape(config, name)
+                    if tuple(tensor.shape) != expected:
+                        raise InputError(
+                            f"weight {key} has shape {list(tensor.shape)} but config.json makes it "
+                            f"{list(expected)}: the config does not describe these weights"
+                        )
+                    return tensor.to(device=device, dtype=dtype).contiguous()
+            raise InputError(f"weight {name} is missing from the checkpoint")
 
         self.embed = w("embed_tokens.weight")
         self.layers: list[LayerWeights] = []
@@ -97,7 +131,7 @@ class LlamaModel:
             )
         self.norm = w("norm.weight")
         if "lm_head.weight" in weights and not config.tie_word_embeddings:
-            self.lm_head = weights["lm_head.weight"].to(device=device, dtype=dtype).contiguous()
+            self.lm_head = w("lm_head.weight")
         else:
             self.lm_head = self.embed
         self.cos, self.sin = rope_tables(config, device)

@@ -24,15 +24,19 @@ from gpuobs.serving.model.tokenizer import (
 )
 
 __all__ = [
+    "DEVICE_CHOICES",
     "DTYPES",
     "KERNEL_BACKENDS",
+    "SERVED_NAME_MAX_CHARS",
     "TINY_CONFIG",
     "TINY_NAME",
     "LoadedModel",
     "default_cache_dir",
     "ensure_tiny_model",
+    "is_device_name",
     "load_model",
     "resolve_device",
+    "served_name_problem",
     "write_random_model",
 ]
 
@@ -56,6 +60,21 @@ def is_device_name(device: str) -> bool:
     return _DEVICE_NAME.fullmatch(device) is not None
 
 TINY_NAME = "gpuobs-tiny-llama"
+# A served model name is a label on every metric and a field of every log line: one line, and short.
+SERVED_NAME_MAX_CHARS = 256
+
+
+def served_name_problem(name: str) -> str | None:
+    """What is wrong with `name` as a served model name (None: nothing), for `--served-model-name` and a
+    hot-swap's `name` alike: blank, a control character (a newline split log lines and the model label),
+    or longer than SERVED_NAME_MAX_CHARS (each scrape and log line carried it)."""
+    if not name.strip():
+        return "is empty"
+    if not name.isprintable():
+        return "holds a control character (a newline, a tab...)"
+    if len(name) > SERVED_NAME_MAX_CHARS:
+        return f"is {len(name)} characters long (at most {SERVED_NAME_MAX_CHARS})"
+    return None
 # Small enough for fast CPU tests, shaped like a real Llama (GQA 4:2; head dim 32, which vLLM's CPU
 # backend accepts).
 TINY_CONFIG = LlamaConfig(

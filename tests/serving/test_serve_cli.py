@@ -99,14 +99,20 @@ def test_an_engine_option_out_of_range_is_refused_before_the_model_loads(option:
         (["--memory-budget-bytes", "-5"], "--memory-budget-bytes must be positive, got -5"),
         (["--otlp-endpoint", "collector:4318"], "--otlp-endpoint 'collector:4318' is not an http(s) URL"),
         (["--served-model-name", " "], "--served-model-name is empty"),
+        (["--served-model-name", "a\nb"], "--served-model-name holds a control character"),
+        (["--served-model-name", "m" * 257], "--served-model-name is 257 characters long (at most 256)"),
         (["--api-key", ""], "--api-key is empty (an unset variable?)"),
         (["--admin-token", ""], "--admin-token is empty (an unset variable?)"),
     ],
-    ids=["negative budget", "OTLP with no scheme", "blank model name", "empty API key", "empty admin token"],
+    ids=[
+        "negative budget", "OTLP with no scheme", "blank model name", "model name with a newline",
+        "model name too long", "empty API key", "empty admin token",
+    ],
 )
 def test_a_setting_that_cannot_work_is_refused_before_the_model_loads(args: list[str], words: str) -> None:
     """These used to start: a negative budget died in the model load with a traceback in a JSON log line, an
-    OTLP endpoint without a scheme warned of failed exports every 300 s, a blank name was served, and an empty
+    OTLP endpoint without a scheme warned of failed exports every 300 s, a blank name was served (a newline
+    in one split every log line and metric label that carried it, and a long one rode on each), and an empty
     `--api-key "$KEY"` (KEY unset) served /v1 with no key at all."""
     done = serve("--port", str(free_port()), *args)
     assert done.returncode == 2 and words in done.stderr, done.stderr[-2000:]

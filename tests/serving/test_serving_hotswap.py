@@ -8,6 +8,8 @@ server reads it from the device).
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ from support.serve import ServeProcess, http_json
 from gpuobs.serving.model.loader import TINY_CONFIG, write_random_model
 
 MODEL = "gpuobs-tiny-llama"
+LOAD = "POST"
 BUDGET = 48 * 2**20  # the tiny model with a 16 MiB KV cache takes ~18 MiB: room for one more of it
 
 
@@ -39,7 +42,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     big = root / "big"
     big.mkdir()
-    (big / "config.json").write_text(__import__("json").dumps(big_cfg.to_hf_dict()))  # config is enough
+    (big / "config.json").write_text(json.dumps(big_cfg.to_hf_dict()))  # config is enough
     return {"small": small, "big": big}
 
 
@@ -210,6 +213,64 @@ def test_swap_with_hostile_inputs_answers_4xx(server: ServeProcess) -> None:
     assert http_json("GET", f"{server.url}/ready")[0] == 200
 
 
+def _broken_copy(root: Path, name: str, good: Path, config: str | None) -> str:
+    """`good`'s weights and tokenizer under a config.json of `config` (None: no weights, a good config)."""
+    target = root / name
+    target.mkdir()
+    for f in good.iterdir():
+        if f.name != "config.json" and (config is not None or f.suffix != ".safetensors"):
+            shutil.copy(f, target / f.name)
+    (target / "config.json").write_text(config if config is not None else (good / "config.json").read_text())
+    return str(target)
+
+
+def test_swap_to_a_broken_model_directory_is_refused_and_the_old_model_serves_on(
+    server: ServeProcess, models: dict[str, Path], tmp_path: Path
+) -> None:
+    """A model directory whose config.json cannot describe a model was a 500 "internal error: RecursionError"
+    or "OverflowError" (the size estimate choked on it), or a swap that failed later with an AttributeError; a
+    config.json that disagrees with the weights beside it was switched to and served. Each is now refused
+    before the load (409) or fails the load as the directory's fault (422), in one line naming the file; the
+    old model serves on and the log holds no traceback."""
+    good = models["small"]
+    config = json.loads((good / "config.json").read_text())
+    refused = {  # name: (config.json text, words of the 409)
+        "nested": ("[" * 100_000 + "]" * 100_000, "config.json: nested too deeply to read"),
+        "list": ("[1, 2]", "config.json is not a JSON object (it holds a list)"),
+        "infinite": (json.dumps({**config, "hidden_size": float("inf")}), "cannot convert float infinity"),
+        "zero-heads": (json.dumps({**config, "num_attention_heads": 0}), "num_attention_heads must be >= 1"),
+    }
+    for name, (text, words) in refused.items():
+        model_dir = _broken_copy(tmp_path, name, good, text)
+        status, body = http_json(LOAD, f"{server.url}/admin/models/load", {"model": model_dir, "wait": True})
+        assert status == 409 and body["error"]["code"] == "swap_refused", (name, body)
+        assert words in body["error"]["message"] and model_dir in body["error"]["message"], (name, body)
+    failed = {  # name: (config.json text or None for no weights, words of the 422)
+        "wider": (json.dumps({**config, "hidden_size": 2 * config["hidden_size"]}), "does not describe"),
+        "no-weights": (None, "has no *.safetensors weights"),
+    }
+    for name, (maybe_text, words) in failed.items():
+        model_dir = _broken_copy(tmp_path, name, good, maybe_text)
+        status, body = http_json(LOAD, f"{server.url}/admin/models/load", {"model": model_dir, "wait": True})
+        assert status == 422 and body["error"]["code"] == "swap_failed", (name, body)
+        assert words in body["error"]["message"], (name, body)
+    names = (("", "is empty"), (" ", "is empty"), ("a\nb", "control character"), ("x" * 300, "at most 256"))
+    for bad_name, words in names:
+        load = {"model": str(good), "name": bad_name}
+        status, body = http_json(LOAD, f"{server.url}/admin/models/load", load)
+        assert status == 400 and body["error"]["param"] == "name" and words in body["error"]["message"], body
+    assert http_json("GET", f"{server.url}/ready")[0] == 200
+    status, body = http_json(
+        "POST", f"{server.url}/v1/completions", {"model": MODEL, "prompt": "still here", "max_tokens": 2}
+    )
+    assert status == 200 and body["usage"]["completion_tokens"] == 2, body
+    assert "Traceback" not in server.logs()
+    failures = [r for r in server.json_logs() if r.get("msg") == "hot-swap failed"]
+    assert len(failures) == 2, failures  # one line each, the reason in its `error` field
+    assert failures[0]["error"].startswith("weight model.embed_tokens.weight has shape [260, 128] but")
+    assert failures[1]["error"] == f"{tmp_path / 'no-weights'} has no *.safetensors weights"
+
+
 class _NamedEngine:
     """Just what ModelManager reads of an engine: its name, device, memory; stop() is a no-op."""
 
@@ -238,7 +299,7 @@ def test_a_swapped_in_engine_serves_under_the_served_name(tmp_path: Path) -> Non
     manager = ModelManager(factory, warmup=lambda engine: None)
     first = manager.load_initial(None)
     assert built == [(None, None)] and first.name == "dir-None"  # no served name given: the engine's own
-    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "config.json").write_text(json.dumps(TINY_CONFIG.to_hf_dict()))
     status = manager.start_swap(str(tmp_path))
     assert status.done.wait(10) and status.state == "switched", status.error
     assert built[-1] == (str(tmp_path), "dir-None")
