@@ -10,7 +10,9 @@ from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
 
-__all__ = ["request_json", "request_text"]
+from gpuobs.chaos.incident import current
+
+__all__ = ["check_fault_api", "request_json", "request_text"]
 
 
 def request_text(method: str, url: str, body: Any = None, timeout: float = 10.0) -> tuple[int, str]:
@@ -33,3 +35,19 @@ def request_json(method: str, url: str, body: Any = None, timeout: float = 10.0)
         return status, json.loads(text) if text else None
     except ValueError:
         return status, text
+
+
+def check_fault_api(url: str, what: str) -> None:
+    """Before a fault is marked: `url` (a fault API's GET) answers 200 with a JSON object, or the running
+    incident records why not (Incident.fault_refused) and ActivityFailed says it. A server started without
+    --enable-fault-injection answers 404 with its reason; a proxy's login page answers 200 with HTML."""
+    status, body = request_json("GET", url, timeout=10)
+    if status == 200 and isinstance(body, dict):
+        return
+    error = body.get("error") if isinstance(body, dict) else None
+    said = error.get("message") if isinstance(error, dict) else error
+    reason = f"{what}: {url} answered {status}: {str(said if said else body)[:200]}"
+    if status == 200:
+        reason = f"{what}: {url} answered 200 without JSON (is it a gpuobs server?): {str(body)[:200]!r}"
+    current().fault_refused(reason)
+    raise ActivityFailed(reason)

@@ -69,6 +69,18 @@ class Incident:
     def since_fault(self) -> float | None:
         return self.marks.get("fault")
 
+    def fault_refused(self, reason: str) -> None:
+        """A fault action found, before injecting, that the target cannot take its fault (fault injection
+        off, not a gpuobs server): the probes after it fail at once with `reason`, rather than waiting out
+        their timeouts for a deviation no fault will cause."""
+        with self._lock:
+            self.details.setdefault("fault_refused", reason)
+
+    def no_fault_reason(self) -> str | None:
+        """Why no fault went in, when a fault action said so (see fault_refused) and none went in since."""
+        with self._lock:
+            return None if "fault" in self.marks else self.details.get("fault_refused")
+
     def add_undo(self, name: str, undo: Callable[[], Any]) -> None:
         with self._lock:
             self._undos.append((name, undo))

@@ -186,15 +186,18 @@ def _watch_alerts(prometheus_url: str, stop: threading.Event) -> None:
             return
 
 
-def _journal_failures(journal: dict[str, Any]) -> list[str]:
+def _journal_failures(journal: dict[str, Any], slo_violations: list[str] | None = None) -> list[str]:
+    """What went wrong, from the journal; `slo_violations` (the steady-state probe's last reasons) say why
+    a steady state did not hold, which the journal records only as False."""
     failures = []
+    why = f" ({'; '.join(slo_violations)[:300]})" if slo_violations else ""
     if journal.get("status") != "completed":
         failures.append(f"experiment {journal.get('status')}")
     if journal.get("deviated"):
-        failures.append("the steady state did not hold after the method")
+        failures.append(f"the steady state did not hold after the method{why}")
     before = (journal.get("steady_states") or {}).get("before") or {}
     if not before.get("steady_state_met"):
-        failures.append("the steady state did not hold before the fault")
+        failures.append(f"the steady state did not hold before the fault{why}")
     for run in journal.get("run", []):
         if run.get("status") != "succeeded":
             name = run.get("activity", {}).get("name")
@@ -266,7 +269,7 @@ def run_one(
     outcome.journal = str(journal_path)
     outcome.status = str(journal.get("status"))
     outcome.marks = dict(incident.marks)
-    outcome.failures = _journal_failures(journal)
+    outcome.failures = _journal_failures(journal, incident.details.get("slo_violations"))
     fault = incident.marks.get("fault")
 
     def since(phase: str) -> float | None:
@@ -288,12 +291,13 @@ def run_one(
     outcome.requests_lost = sum(
         1 for s in outcome.samples if s.outcome == "lost" and s.start >= outcome.started
     )
-    if fault is None:
+    if fault is None:  # what a fault should have caused is not asked of a stack that got none
         outcome.failures.append("no fault was injected")
-    if expected and outcome.diagnosed_signature != expected:
+    if fault is not None and expected and outcome.diagnosed_signature != expected:
         outcome.failures.append(f"diagnosed {outcome.diagnosed_signature or 'nothing'}, expected {expected}")
     within = ext.get("recover_within_s")
-    if within is not None and (outcome.recover_s is None or outcome.recover_s > float(within)):
+    late = within is not None and (outcome.recover_s is None or outcome.recover_s > float(within))
+    if fault is not None and late:
         outcome.failures.append(f"recovered in {outcome.recover_s} s, target {within} s")
     max_lost = ext.get("max_requests_lost")
     if max_lost is not None and outcome.requests_lost > int(max_lost):

@@ -17,7 +17,7 @@ from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
 
-from gpuobs.chaos.httpjson import request_json
+from gpuobs.chaos.httpjson import check_fault_api, request_json
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.node.probes import xid_totals
 from gpuobs.chaos.safety import SafetyError, check_url, is_dry_run
@@ -46,13 +46,14 @@ def inject_gpu_fault(
     if is_dry_run(configuration):
         logger.info("dry run: would inject %s into %s", body, base)
         return {**body, "dry_run": True}
+    check_fault_api(f"{base}/api/faults", f"injecting {fault}")
     current().details.setdefault("xid_baseline", xid_totals(base, configuration))
     current().add_undo("node.fault", lambda: request_json("DELETE", f"{base}/api/faults", timeout=10))
     current().mark("fault", {"action": "inject_gpu_fault", **body})
     status, answer = request_json("POST", f"{base}/api/faults", body, timeout=10)
     if status != 200:
         raise ActivityFailed(f"exporter refused fault {body}: {status} {answer}")
-    return dict(answer)
+    return answer if isinstance(answer, dict) else {"answer": answer}
 
 
 def clear_gpu_faults(
@@ -64,11 +65,14 @@ def clear_gpu_faults(
     base = check_url(exporter_url, configuration)
     if is_dry_run(configuration):
         return {"dry_run": True}
+    refused = current().no_fault_reason()
+    if refused is not None:  # nothing went in to clear
+        return {"cleared": [], "no_fault": refused}
     current().pop_undos("node.fault")
     status, answer = request_json("DELETE", f"{base}/api/faults", timeout=10)
     if status != 200:
         raise ActivityFailed(f"clearing exporter faults failed: {status} {answer}")
-    return dict(answer)
+    return answer if isinstance(answer, dict) else {"answer": answer}
 
 
 def _now_iso() -> str:

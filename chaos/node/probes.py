@@ -121,6 +121,9 @@ def wait_for_gpu_problem(
     secrets: dict[str, Any] | None = None,
 ) -> list[str]:
     """Poll the exporter (and the kernel log) until the node shows a problem: the detection."""
+    refused = current().no_fault_reason()
+    if refused is not None:  # no fault went in: no problem will show, however long one waits
+        raise ActivityFailed(f"no fault went in ({refused}): nothing to detect")
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         problems = gpu_problems(exporter_url, kernel_log, configuration)

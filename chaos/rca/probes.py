@@ -25,7 +25,9 @@ def _inputs(
 ) -> tuple[list[str], str | None, str | None]:
     if isinstance(logs, str):
         logs = [p for p in logs.split(",") if p.strip()]
-    files = [p for p in (logs or []) if Path(p).exists()]
+    # a log not given is "" (the game-day's --serve-log left out): Path("") is the working folder, which
+    # the diagnosis read as a log and failed on; a log not written yet is left out, as before
+    files = [p for p in (logs or []) if isinstance(p, str) and p.strip() and Path(p).is_file()]
     prom = check_url(prometheus_url, config) if prometheus_url else None
     exporter = check_url(exporter_url, config) if exporter_url else None
     return files, prom, exporter
@@ -147,6 +149,9 @@ def diagnosed_as(
     /api/history and a Prometheus server, each optional. `around_fault`: see top_signature (a
     slowdown is a shift against the steady state before the fault). Returns the signature found.
     """
+    refused = current().no_fault_reason()
+    if refused is not None:  # no fault went in: nothing of it to diagnose
+        raise ActivityFailed(f"no fault went in ({refused}): nothing to diagnose")
     deadline = time.monotonic() + timeout_s
     seen: str | None = None
     while True:

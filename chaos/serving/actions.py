@@ -18,7 +18,7 @@ from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
 
-from gpuobs.chaos.httpjson import request_json
+from gpuobs.chaos.httpjson import check_fault_api, request_json
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.load import GrpcLoadGenerator, LoadGenerator
 from gpuobs.chaos.safety import check_grpc_target, check_url, is_dry_run
@@ -42,11 +42,14 @@ DEFAULT_GRPC_TARGET = "127.0.0.1:50051"
 _LOADS: dict[str, LoadGenerator] = {}
 
 
-def _worker_pid(base: str) -> int:
+def _worker(base: str) -> dict[str, Any]:
+    """The serving worker's /health body, which names its pid (and whether a supervisor runs it)."""
     status, body = request_json("GET", f"{base}/health", timeout=5)
     if not isinstance(body, dict) or not isinstance(body.get("pid"), int):
-        raise ActivityFailed(f"{base}/health answered {status} without a worker pid: {body!r}")
-    return int(body["pid"])
+        reason = f"{base}/health answered {status} without a worker pid: {str(body)[:200]!r}"
+        current().fault_refused(reason)
+        raise ActivityFailed(reason)
+    return body
 
 
 def _wait_ready(base: str, timeout_s: float) -> None:
@@ -67,10 +70,12 @@ def signal_worker(
     base_url: str = DEFAULT_URL,
     ready_timeout_s: float = 60.0,
     oom_killer_log: str | None = None,
+    require_supervisor: bool = True,
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Send `signal_name` to the serving worker (its pid from /health); the supervisor should restart it.
+    A worker whose /health says no supervisor runs it is not signalled unless `require_supervisor` is false.
 
     Only for a worker on this machine (the URL must be on the allowlist, loopback by default). With
     `oom_killer_log`, the kill is the host OOM killer's: its kernel lines go to that kernel-log file
@@ -80,7 +85,16 @@ def signal_worker(
     sig = getattr(signal, signal_name, None)
     if not isinstance(sig, signal.Signals) or signal_name not in ("SIGKILL", "SIGTERM", "SIGINT", "SIGSEGV"):
         raise ActivityFailed(f"signal_name must be SIGKILL, SIGTERM, SIGINT or SIGSEGV, got {signal_name!r}")
-    pid = _worker_pid(base)
+    worker = _worker(base)
+    pid = int(worker["pid"])
+    if require_supervisor and worker.get("supervised") is False:
+        reason = (
+            f"{base} runs without --supervise: nothing would restart its worker after {signal_name}, and the "
+            "stack would stay down (set require_supervisor to false where something else restarts it, such "
+            "as a Kubernetes restart policy)"
+        )
+        current().fault_refused(reason)
+        raise ActivityFailed(reason)
     if is_dry_run(configuration):
         logger.info("dry run: would send %s to worker %d of %s", signal_name, pid, base)
         return {"pid": pid, "signal": signal_name, "dry_run": True}
@@ -132,12 +146,18 @@ def inject_fault(
     def undo() -> None:
         request_json("DELETE", f"{base}/admin/faults/{kind}", timeout=10)
 
+    check_fault_api(f"{base}/admin/faults", f"injecting {kind}")
     current().add_undo(f"serving.fault.{kind}", undo)
     current().mark("fault", {"action": "inject_fault", "kind": kind})
     status, body = request_json("POST", f"{base}/admin/faults/{kind}", params or {}, timeout=10)
     if status != 200:
         raise ActivityFailed(f"injecting {kind} failed with {status}: {body}")
-    return dict(body)
+    if not isinstance(body, dict):  # dict(body) of a page's text was "dictionary update sequence element..."
+        raise ActivityFailed(
+            f"injecting {kind}: {base} answered 200 without the fault's JSON (is it a gpuobs serve?): "
+            f"{str(body)[:200]!r}"
+        )
+    return body
 
 
 def clear_faults(
@@ -148,7 +168,7 @@ def clear_faults(
 ) -> list[str]:
     """Clear one serving fault (or every one): `DELETE /admin/faults[/<kind>]`; returns what was cleared."""
     base = check_url(base_url, configuration)
-    if is_dry_run(configuration):
+    if is_dry_run(configuration) or current().no_fault_reason() is not None:  # nothing went in to clear
         return []
     current().pop_undos(f"serving.fault.{kind}" if kind else "serving.fault.")
     path = f"{base}/admin/faults/{kind}" if kind else f"{base}/admin/faults"

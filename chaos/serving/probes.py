@@ -93,6 +93,14 @@ def slo_violations(
     return problems
 
 
+def _completion_text(body: Any) -> str | None:
+    """The text of an OpenAI completion answer, or None when `body` is not one."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    text = first.get("text") if isinstance(first, dict) else None
+    return text if isinstance(text, str) else None
+
+
 def _http_violations(base: str, max_latency_s: float, model: str) -> list[str]:
     problems: list[str] = []
     for path in ("/health", "/ready"):
@@ -120,9 +128,12 @@ def _http_violations(base: str, max_latency_s: float, model: str) -> list[str]:
     latency = time.perf_counter() - t0
     if status != 200:
         return [f"completion answered {status}: {str(body)[:200]}"]
+    text = _completion_text(body)
+    if text is None:  # a login page, a proxy's placeholder: a 200 that serves nothing is no steady state
+        shown = repr(str(body)[:200])
+        return [f"completion answered 200 without a completion (is {base} a gpuobs serve?): {shown}"]
     if latency > max_latency_s:
         problems.append(f"completion took {latency:.2f} s > {max_latency_s:.2f} s")
-    text = str(body["choices"][0]["text"]) if isinstance(body, dict) and body.get("choices") else ""
     golden = _GOLDEN.setdefault(base, text)
     if text != golden:
         problems.append(f"completion text changed: {text!r} != {golden!r}")
@@ -141,6 +152,7 @@ def service_healthy(
     problems = slo_violations(base_url, max_latency_s, model, grpc_target, configuration)
     if problems:
         logger.info("serving SLOs violated: %s", "; ".join(problems))
+        current().details["slo_violations"] = problems  # the game-day's report says why, not only that
     return not problems
 
 
@@ -193,6 +205,9 @@ def wait_for_deviation(
     (preemptions under a shrunken KV cache): a rise over their values when the probe starts counts as the
     deviation too, since a short golden request can still slip through a starved scheduler on time.
     """
+    refused = current().no_fault_reason()
+    if refused is not None:  # no fault went in: no deviation will come, however long one waits
+        raise ActivityFailed(f"no fault went in ({refused}): nothing to detect")
     deadline = time.monotonic() + timeout_s
     before = counter_totals(rising_counters, base_url, configuration) if rising_counters else {}
     while time.monotonic() < deadline:

@@ -38,10 +38,11 @@ _PHASES = ("fault", "detected", "diagnosed", "recovered")
 class GamedayDisplay:
     """A live table: one row per experiment, the seconds from the fault to each phase as they happen."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], named_stack: str | None = None) -> None:
         self.rows: dict[str, dict[str, str]] = {n: {"state": "waiting"} for n in names}
         self.faults: dict[str, float] = {}
-        self.stack = "starting the local stack"
+        # a stack named with --serving-url is not started: the title says which one the faults go to
+        self.stack = f"the stack at {named_stack}" if named_stack else "starting the local stack"
         self._lock = threading.Lock()
 
     def on_event(self, experiment: str, phase: str, at: float, detail: Any) -> None:
@@ -93,7 +94,8 @@ def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: 
     """Run the game-day, with the live table unless `quiet`; returns the GamedayResult."""
     from gpuobs.chaos.gameday.session import run_gameday
 
-    display = GamedayDisplay([p.stem for p in experiments])
+    target = kwargs.get("target")
+    display = GamedayDisplay([p.stem for p in experiments], target.serving_url if target else None)
     # Before any stack starts: a folder that cannot be made or written is the user's to fix.
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: a file, not a folder for the game-day's journals and reports")

@@ -5,10 +5,10 @@ heartbeat (not dead, no step past its stall budget) and the model did not fail t
 a model is loaded and warmed. A 503 names each problem; the kubelet (livenessProbe on /health) or
 `gpuobs serve --supervise` restarts a worker that stays unhealthy.
 
-`/health` body: `{"status": "ok" | "unhealthy", "pid", "restarts", "engines": [{"model", "alive", "state",
-"reason", "stall_budget_s", "loop_age_s", "step_phase", "step_running_s", "loop_errors_total"}],
-"problems": ["engine of M is stalled: ..."]}` (problems only when unhealthy). `/ready` body: `{"ready",
-"model", "error"}` (error only when not ready for a known reason).
+`/health` body: `{"status": "ok" | "unhealthy", "pid", "restarts", "supervised", "engines": [{"model",
+"alive", "state", "reason", "stall_budget_s", "loop_age_s", "step_phase", "step_running_s",
+"loop_errors_total"}], "problems": ["engine of M is stalled: ..."]}` (problems only when unhealthy).
+`/ready` body: `{"ready", "model", "error"}` (error only when not ready for a known reason).
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ def liveness(runtime: ServingRuntime) -> tuple[int, dict[str, Any]]:
         "status": "unhealthy" if problems else "ok",
         "pid": os.getpid(),
         "restarts": _restarts(),
+        # whether `serve --supervise` started this worker (it sets the restarts variable): what a chaos
+        # action that kills the worker asks first, since nothing else on the machine would restart it
+        "supervised": stat_loggers.RESTARTS_ENV in os.environ,
         "engines": engines,
     }
     if problems:
