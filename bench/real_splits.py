@@ -34,7 +34,7 @@ nineteen times), promoted in the forty-eighth, and heldout45 (scored nineteen ti
 forty-ninth. heldout46 (gathered at the start of the forty-third session) and heldout47 (at the start of the
 forty-fourth) and heldout48 (at the start of the forty-fifth) and heldout49 (at the start of the forty-sixth)
 and heldout50 (at the start of the forty-seventh) and heldout51 (at the start of the forty-eighth) and
-heldout52 (at the start of the forty-ninth) are held out.
+heldout52 (at the start of the forty-ninth) and heldout53 (at the start of the fiftieth) are held out.
 """
 
 from __future__ import annotations
@@ -54,4 +54,5 @@ REAL_HELDOUT = (
     "heldout50",
     "heldout51",
     "heldout52",
+    "heldout53",
 )
