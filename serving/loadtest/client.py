@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from gpuobs.http_body import body_excerpt
+from gpuobs.json_input import loads
 from gpuobs.serving.loadtest.prompts import PlannedRequest
 from gpuobs.serving.loadtest.stats import RequestResult
 
@@ -153,8 +154,13 @@ async def stream_request(
                     result.finished = time.perf_counter() - t0
                     return
                 usage_tokens: int | None = None
+                first_other: str | None = None  # the first line that is not an event: what came instead
+                content_type = response.headers.get("content-type", "no content type")
                 async for line in response.aiter_lines():
                     if not line.startswith("data:"):
+                        event_field = line.startswith((":", "event:", "id:", "retry:"))
+                        if first_other is None and line.strip() and not event_field:
+                            first_other = line
                         continue
                     payload = line[5:].strip()
                     if payload == "[DONE]":
@@ -192,6 +198,12 @@ async def stream_request(
         result.finished = time.perf_counter() - t0
         if saw_end:
             result.outcome = "ok"
+        elif result.first_token is None and first_other is not None:  # a page, not an event stream
+            result.outcome = "stream_error"
+            result.error = (
+                f"answered 200 with {content_type}, not a stream of server-sent events: "
+                f"{body_excerpt(first_other.encode())!r}"
+            )[:500]
         else:
             result.outcome = "stream_error"
             result.error = "stream ended without [DONE] or a finish_reason"
@@ -215,6 +227,19 @@ def _refuse_unauthorized(response: httpx.Response, base_url: str, api_key: str |
         raise ValueError(f"GET {base_url}/v1/models answered {response.status_code}: {hint}")
 
 
+def _json_answer(response: httpx.Response, what: str) -> Any:
+    """The JSON of a 200 answer, or a ValueError saying the server is not what the URL was taken for (a
+    proxy's login page, a web server's index): "Expecting value: line 1 column 1" said nothing of it."""
+    try:
+        return loads(response.content)
+    except ValueError:  # JSONDecodeError, NestedTooDeeply
+        kind = response.headers.get("content-type", "no content type")
+        raise ValueError(
+            f"{what} answered 200 with {kind}, not JSON (is it an OpenAI-compatible server?): "
+            f"{body_excerpt(response.content)!r}"
+        ) from None
+
+
 async def fetch_model(client: httpx.AsyncClient, base_url: str, api_key: str | None = None) -> str:
     """The id of the first model listed by GET /v1/models; ValueError when there is none."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -222,7 +247,11 @@ async def fetch_model(client: httpx.AsyncClient, base_url: str, api_key: str | N
     _refuse_unauthorized(response, base_url, api_key)
     if response.status_code != 200:
         raise ValueError(f"GET {base_url}/v1/models answered {response.status_code}")
-    data = response.json().get("data") or []
+    listing = _json_answer(response, f"GET {base_url}/v1/models")
+    data = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(data, list):  # a JSON list or number "answered" too: not OpenAI's model list
+        shown = body_excerpt(response.content)
+        raise ValueError(f"GET {base_url}/v1/models answered 200 without a model list: {shown!r}")
     ids = [m.get("id") for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
     if not ids:
         raise ValueError(f"GET {base_url}/v1/models lists no model")
@@ -252,8 +281,12 @@ def resolve_target(
                     headers = Target(base, model, api_key=api_key).headers()
                     response = await client.get(base + "/v1/models", headers=headers)
                     _refuse_unauthorized(response, base, api_key)
+                    if response.status_code == 200:  # a server without /v1/models may answer 404: fine
+                        _json_answer(response, f"GET {base}/v1/models")
                     return model
                 return await fetch_model(client, base, api_key)
+            except httpx.TimeoutException:  # str() of httpx's ReadTimeout is empty: "ReadTimeout: "
+                raise ValueError(f"cannot reach {base}: no answer within {timeout_s:g} s") from None
             except httpx.HTTPError as exc:
                 raise ValueError(f"cannot reach {base}: {type(exc).__name__}: {exc}") from exc
 
