@@ -210,6 +210,7 @@ def test_sighup_to_the_supervisor_drains_the_worker_and_exits_0(tmp_path: Path) 
     proc = ServeProcess(tmp_path, "--supervise", grpc=False)
     with proc:
         worker = _worker(proc)
+        assert worker["supervised"] is True  # what the game-day's SIGKILL action asks before it kills
         assert stop_process(proc.proc, signal.SIGHUP, timeout=30) == 0  # type: ignore[arg-type]
         assert not _pid_alive(worker["pid"])
         logs = proc.json_logs()
