@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["TUNE_CASES", "TUNE_HEALTHY", "TUNE_INCIDENTS"]
 
-# Forty-ninth session: heldout45 promoted (28 incidents, 12 healthy).
-TUNE_INCIDENTS = 3572
-TUNE_HEALTHY = 1098
+# Fiftieth session: heldout46 promoted (29 incidents, 11 healthy).
+TUNE_INCIDENTS = 3601
+TUNE_HEALTHY = 1109
 TUNE_CASES = TUNE_INCIDENTS + TUNE_HEALTHY
