@@ -100,6 +100,14 @@ class CommonBody(BaseModel):
     presence_penalty: Any = None
     frequency_penalty: Any = None
     suffix: Any = None
+    # vLLM's sampling extensions (which its clients and load tests send) this server does not implement
+    # either: ignored, they answered with plain sampling as if applied.
+    top_k: Any = None
+    min_p: Any = None
+    repetition_penalty: Any = None
+    min_tokens: Any = None
+    stop_token_ids: Any = None
+    use_beam_search: Any = None
 
 
 # Each unsupported feature with the values that ask for nothing (what OpenAI clients send by default).
@@ -112,6 +120,12 @@ UNSUPPORTED_NEUTRAL: dict[str, tuple[object, ...]] = {
     "presence_penalty": (None, 0),
     "frequency_penalty": (None, 0),
     "suffix": (None, ""),
+    "top_k": (None, -1, 0),
+    "min_p": (None, 0),
+    "repetition_penalty": (None, 1),
+    "min_tokens": (None, 0),
+    "stop_token_ids": (None, []),
+    "use_beam_search": (None, False),
 }
 
 

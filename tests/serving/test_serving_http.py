@@ -210,6 +210,14 @@ def test_bad_completion_inputs_get_400(server: ServeProcess, body: bytes, code: 
         ("/v1/chat/completions", {"top_logprobs": 3}),
         ("/v1/chat/completions", {"presence_penalty": 0.5}),
         ("/v1/chat/completions", {"frequency_penalty": -1}),
+        # vLLM's extensions: answered with plain sampling before, as if applied
+        ("/v1/completions", {"top_k": 5}),
+        ("/v1/completions", {"top_k": -5}),
+        ("/v1/chat/completions", {"min_p": 0.1}),
+        ("/v1/chat/completions", {"repetition_penalty": 1.2}),
+        ("/v1/completions", {"min_tokens": 4}),
+        ("/v1/completions", {"stop_token_ids": [2]}),
+        ("/v1/completions", {"use_beam_search": True}),
     ],
     ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={v[k]}" for k in v),
 )
@@ -243,7 +251,10 @@ def test_neutral_values_of_unsupported_features_are_served(client: openai.OpenAI
     )
     assert chat.choices[0].finish_reason in ("stop", "length")
     done = client.completions.create(
-        model=MODEL, prompt="hi", max_tokens=2, best_of=1, echo=False, logprobs=None, suffix=""
+        model=MODEL, prompt="hi", max_tokens=2, best_of=1, echo=False, logprobs=None, suffix="",
+        extra_body={
+            "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0, "min_tokens": 0, "stop_token_ids": [],
+        },
     )
     assert done.choices[0].finish_reason in ("stop", "length")
     with pytest.raises(openai.BadRequestError) as asked:
