@@ -12,7 +12,14 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-__all__ = ["OutageLog", "configure_tracing", "node_name", "quiet_otlp_retry_logs", "resource_attributes"]
+__all__ = [
+    "CollectorAnswers",
+    "OutageLog",
+    "configure_tracing",
+    "node_name",
+    "quiet_otlp_retry_logs",
+    "resource_attributes",
+]
 
 # The OTLP exporters' own loggers print a line per retry and per failed batch; OutageLog reports instead.
 _OTLP_LOGGERS = (
@@ -21,6 +28,8 @@ _OTLP_LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http._log_exporter",
 )
 _RETRY_NOISE = ("Transient error", "Failed to export")
+# Seconds a span export waits for the collector (the SDK's own default).
+_SPAN_EXPORT_TIMEOUT_S = 10.0
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +104,55 @@ class OutageLog:
         self._log.info("%s works again after %.0f s (%d failed attempts)", self.what, lasted, failures)
 
 
+class CollectorAnswers:
+    """The last HTTP answer an OTLP/HTTP exporter got, kept by a response hook on the session it posts with.
+
+    The SDK logs why an export failed (lines quieted here: see quiet_otlp_retry_logs) and takes any 200 as
+    delivered, so a proxy's login page or a UI's URL answering 200 swallowed every batch without a word, and a
+    refusal was reported without its status. `judge` reads an export's result against that answer.
+    """
+
+    def __init__(self, endpoint: str, timeout_s: float) -> None:
+        self.endpoint = endpoint
+        self.timeout_s = timeout_s
+        self._last: tuple[int, str, str] | None = None
+
+    def session(self) -> Any:
+        """A requests session for the exporter (its `session=`), noting each answer."""
+        import requests
+
+        session = requests.Session()
+        session.hooks["response"].append(self._note)
+        return session
+
+    def _note(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        from gpuobs.http_body import body_excerpt
+
+        kind = str(response.headers.get("Content-Type", ""))
+        self._last = (int(response.status_code), kind, body_excerpt(response.content))
+
+    def forget(self) -> None:
+        """Before an export: what answered the last one says nothing of this one."""
+        self._last = None
+
+    def judge(self, ok: bool, error: str) -> tuple[bool, str]:
+        """(delivered, why not) of an export the SDK called `ok`, `error` its own reason (if any)."""
+        if self._last is None:
+            if ok:
+                return True, ""
+            wait = f"{self.timeout_s:g} s"
+            return False, error or f"the collector gave no answer (no connection, or none within {wait})"
+        status, kind, words = self._last
+        if ok and kind.lower().startswith("text/html"):
+            return False, (
+                f"{self.endpoint} answered 200 with {kind}, not an OTLP response (is it a collector?): "
+                f"{words!r}"
+            )
+        if not ok and status != 200:
+            return False, f"the collector answered {status}" + (f": {words}" if words else "")
+        return ok, "" if ok else (error or "the collector did not take the batch")
+
+
 class _DropRetryNoise(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith(_RETRY_NOISE)
@@ -114,23 +172,31 @@ def quiet_otlp_retry_logs() -> None:
 class _OutageReportingSpanExporter:
     """Wraps a span exporter so that failed exports are reported through an OutageLog."""
 
-    def __init__(self, inner: SpanExporter, outage: OutageLog) -> None:
+    def __init__(
+        self, inner: SpanExporter, outage: OutageLog, answers: CollectorAnswers | None = None
+    ) -> None:
         self._inner = inner
         self._outage = outage
+        self._answers = answers
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
+        if self._answers is not None:
+            self._answers.forget()
         try:
             result = self._inner.export(spans)
         except Exception as exc:  # reported, and the batch processor goes on
             self._outage.failed(f"{type(exc).__name__}: {exc}")
             return SpanExportResult.FAILURE
-        if result == SpanExportResult.SUCCESS:
+        ok, error = result == SpanExportResult.SUCCESS, ""
+        if self._answers is not None:
+            ok, error = self._answers.judge(ok, "")
+        if ok:
             self._outage.ok()
-        else:
-            self._outage.failed(f"{len(spans)} spans not accepted")
-        return result
+            return SpanExportResult.SUCCESS
+        self._outage.failed(f"{len(spans)} spans not accepted" + (f": {error}" if error else ""))
+        return SpanExportResult.FAILURE
 
     def shutdown(self) -> None:
         self._inner.shutdown()
@@ -162,8 +228,9 @@ def configure_tracing(
         if not endpoint.endswith("/v1/traces"):
             endpoint += "/v1/traces"
         quiet_otlp_retry_logs()
-        reporting = _OutageReportingSpanExporter(OTLPSpanExporter(endpoint=endpoint),
-                                                 OutageLog(f"OTLP span export to {endpoint}"))
+        answers = CollectorAnswers(endpoint, _SPAN_EXPORT_TIMEOUT_S)
+        inner = OTLPSpanExporter(endpoint=endpoint, timeout=_SPAN_EXPORT_TIMEOUT_S, session=answers.session())
+        reporting = _OutageReportingSpanExporter(inner, OutageLog(f"OTLP span export to {endpoint}"), answers)
         provider.add_span_processor(BatchSpanProcessor(reporting))  # type: ignore[arg-type]
         logger.info("exporting spans over OTLP/HTTP to %s", endpoint)
     if exporter is not None:

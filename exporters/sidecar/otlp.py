@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpuobs.errors import InputError
-from gpuobs.http_body import body_excerpt
 from gpuobs.names.spec import MetricKind, MetricSpec
-from gpuobs.telemetry import OutageLog, quiet_otlp_retry_logs
+from gpuobs.telemetry import CollectorAnswers, OutageLog, quiet_otlp_retry_logs
 from gpuobs.user_input import require_http_url
 
 if TYPE_CHECKING:
@@ -36,9 +35,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
 __all__ = ["OtlpMetricsPusher", "OtlpPoint", "metrics_endpoint"]
-
-# A failed export the SDK gave no reason for (it logs the reason, and those lines are quieted).
-_NOT_TAKEN = "the collector did not take the batch"
 
 logger = logging.getLogger(__name__)
 
@@ -111,10 +107,9 @@ class OtlpMetricsPusher:
         self._meter: Any = None
         self.pushes = 0
         self.failures = 0
-        # The collector's last HTTP answer (status, content type, body excerpt), seen through a response hook
-        # on the exporter's session: what a failed push is reported with (the SDK's own lines are quieted),
-        # and what tells a web page answering 200 (a proxy's login page, a UI's URL) from a collector.
-        self._answer: tuple[int, str, str] | None = None
+        # What the endpoint answered each push: a failed push is reported with it (the SDK's lines are
+        # quieted), and a web page answering 200 (a proxy's login page, a UI's URL) is no collector.
+        self._answers = CollectorAnswers(self.endpoint, self.timeout_s)
 
     # -- SDK wiring (lazy: nothing of the SDK is imported until the first push) -------------------
 
@@ -132,12 +127,10 @@ class OtlpMetricsPusher:
         quiet_otlp_retry_logs()
         attributes: dict[str, Any] = dict(resource_attributes("gpuobs-exporter"))
         attributes.update(self._extra_resource)
-        import requests
-
-        session = requests.Session()
-        session.hooks["response"].append(self._note_answer)
         self._exporter = _recorder_class()(
-            OTLPMetricExporter(endpoint=self.endpoint, timeout=self.timeout_s, session=session)
+            OTLPMetricExporter(
+                endpoint=self.endpoint, timeout=self.timeout_s, session=self._answers.session()
+            )
         )
         # The reader's own timer is off: push_once() decides when to collect, so that each export
         # sees exactly one read of the points.
@@ -186,28 +179,6 @@ class OtlpMetricsPusher:
 
     # -- pushing ----------------------------------------------------------------------------------
 
-    def _note_answer(self, response: Any, *args: Any, **kwargs: Any) -> None:
-        kind = str(response.headers.get("Content-Type", ""))
-        self._answer = (int(response.status_code), kind, body_excerpt(response.content))
-
-    def _judged(self, ok: bool, error: str) -> tuple[bool, str]:
-        """A push's result read against the collector's own answer: a 200 page is no collector, and a
-        refusal says the status and the words the collector gave."""
-        if self._answer is None:
-            if not ok and error == _NOT_TAKEN:  # the SDK's own lines, which would say why, are quieted
-                wait = f"{self.timeout_s:g} s"
-                return False, f"the collector gave no answer (no connection, or none within {wait})"
-            return ok, error
-        status, kind, words = self._answer
-        if ok and kind.lower().startswith("text/html"):
-            return False, (
-                f"{self.endpoint} answered 200 with {kind}, not an OTLP response (is it a collector?): "
-                f"{words!r}"
-            )
-        if not ok and status != 200:
-            return False, f"the collector answered {status}" + (f": {words}" if words else "")
-        return ok, error
-
     def push_once(self) -> bool:
         """Read the points and export them now; True when the collector accepted them. Never raises."""
         with self._push_lock:
@@ -220,9 +191,9 @@ class OtlpMetricsPusher:
                 assert self._reader is not None and self._exporter is not None
                 # no data points means no export call, which is not a failure
                 self._exporter.last_ok, self._exporter.last_error = True, ""
-                self._answer = None
+                self._answers.forget()
                 self._reader.force_flush(timeout_millis=self.timeout_s * 1000)
-                ok, error = self._judged(self._exporter.last_ok, self._exporter.last_error)
+                ok, error = self._answers.judge(self._exporter.last_ok, self._exporter.last_error)
             except Exception as exc:  # a push must never take the exporter down
                 ok, error = False, f"{type(exc).__name__}: {exc}"
             self.pushes += 1
@@ -309,7 +280,7 @@ def _recorder_class() -> type:
                 self.last_ok, self.last_error = False, f"{type(exc).__name__}: {exc}"
                 return MetricExportResult.FAILURE
             self.last_ok = result is MetricExportResult.SUCCESS
-            self.last_error = "" if self.last_ok else _NOT_TAKEN
+            self.last_error = ""  # the SDK logs its reason; CollectorAnswers.judge says it from the answer
             return result
 
         def force_flush(self, timeout_millis: float = 10_000) -> bool:
