@@ -135,7 +135,9 @@ def test_a_told_hot_slowdown_names_thermal_throttling(tmp_path: Path) -> None:
     text = "The first ten minutes run at full speed, then the card throttles down and holds 86 C.\n"
     assert pasted_causes(tmp_path, text) == ["thermal_throttling"]
     cool = "The first ten minutes run at full speed, then the step time slows although it holds 70 C.\n"
-    assert pasted_causes(tmp_path, cool) == []
+    # the told-temperature reader stays silent at 70 C; the slowdown itself is still a words-tier reading (the
+    # prose tier refitted in the fiftieth session reads it as model_load_slow at 0.22), not this reader's
+    assert "thermal_throttling" not in pasted_causes(tmp_path, cool)
 
 
 @pytest.mark.parametrize(
