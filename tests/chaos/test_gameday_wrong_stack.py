@@ -10,17 +10,16 @@ which stayed down.
 
 from __future__ import annotations
 
-import http.server
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.serve import ServeProcess, http_json
+from support.web import page_handler, serving
 
 from gpuobs.chaos.rca.probes import _inputs
 from gpuobs.cli.gameday import GamedayDisplay
@@ -28,36 +27,11 @@ from gpuobs.cli.gameday import GamedayDisplay
 pytestmark = pytest.mark.slow
 
 
-class _LoginPage(http.server.BaseHTTPRequestHandler):
-    """What a URL in front of an authenticating proxy answers to everything: 200 and an HTML page."""
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        body = b"<html><body>Please log in</body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = do_DELETE = _answer
-
-    def log_message(self, *args: Any) -> None:
-        return None
-
-
 @pytest.fixture
 def login_page() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _LoginPage)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """What a URL in front of an authenticating proxy answers to everything: 200 and an HTML page."""
+    with serving(page_handler()) as url:
+        yield url
 
 
 def _gameday(experiment: str, serving_url: str, out: Path) -> tuple[int, dict[str, Any]]:

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from support.web import page_handler, serving
 
 from gpuobs.telemetry import OutageLog, configure_tracing
 
@@ -80,37 +81,17 @@ def test_refused_span_exports_log_one_warning_not_one_per_batch(
     assert "spans not accepted: the collector answered 400" in problems[0].getMessage()  # its status, said
 
 
-class _LoginPage(http.server.BaseHTTPRequestHandler):
-    """A URL that is not a collector: every POST gets 200 and an HTML page."""
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        body = b"<html><body><h1>Please log in</h1></body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
 def test_a_login_page_answering_200_is_no_collector(caplog: pytest.LogCaptureFixture) -> None:
     """The SDK takes any 200 as delivered: spans sent to a proxy's login page were lost without a word."""
     caplog.set_level(logging.DEBUG)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _LoginPage)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    provider = configure_tracing("test", otlp_endpoint=url, set_global=False)
-    try:
-        with provider.get_tracer("t").start_as_current_span("s"):
-            pass
-        provider.force_flush(10_000)
-    finally:
-        provider.shutdown()
-        server.shutdown()
-        server.server_close()
+    with serving(page_handler()) as url:
+        provider = configure_tracing("test", otlp_endpoint=url, set_global=False)
+        try:
+            with provider.get_tracer("t").start_as_current_span("s"):
+                pass
+            provider.force_flush(10_000)
+        finally:
+            provider.shutdown()
     problems = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(problems) == 1, problems
     assert (

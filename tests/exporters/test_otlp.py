@@ -16,6 +16,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceResponse,
 )
 from support.prometheus import free_port
+from support.web import LOGIN_PAGE, page_handler, serving
 
 from gpuobs.errors import InputError
 from gpuobs.exporters.sidecar.otlp import OtlpMetricsPusher, OtlpPoint, metrics_endpoint
@@ -305,32 +306,10 @@ def test_a_bad_endpoint_error_leaves_its_password_out() -> None:
     assert "hunter2" not in str(err.value) and "'collector:4318' is not an http(s) URL" in str(err.value)
 
 
-class _Page:
-    """A URL that is not a collector, on loopback: every POST gets `status` and an HTML or text page."""
-
-    def __init__(self, status: int, kind: str, body: bytes) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
-
-
 @pytest.mark.parametrize(
     ("status", "kind", "body", "said"),
     [
-        (200, "text/html; charset=utf-8", b"<html><body><h1>Please log in</h1></body></html>",
+        (200, "text/html; charset=utf-8", LOGIN_PAGE,
          "/v1/metrics answered 200 with text/html; charset=utf-8, not an OTLP response (is it a collector?): "
          "'Please log in'"),
         (503, "text/plain", b"upstream connect error", "the collector answered 503: upstream connect error"),
@@ -343,14 +322,12 @@ def test_what_answered_instead_of_a_collector_is_said(
     """A login page answering 200 took every push as delivered, without a word; a refusal was "the collector
     did not take the batch (see the SDK log)", a log the exporter quiets."""
     caplog.set_level(logging.INFO, logger=LOGGER)
-    page = _Page(status, kind, body)
-    pusher = OtlpMetricsPusher(page.url, interval_s=60, timeout_s=1.0,
-                               read_points=lambda: [OtlpPoint(UTIL, 50.0, {"hw.id": UUID0})])
-    try:
-        assert pusher.push_once() is False
-    finally:
-        pusher.stop(flush=False)
-        page.server.shutdown()
-        page.server.server_close()
+    with serving(page_handler((status, kind, body))) as url:
+        pusher = OtlpMetricsPusher(url, interval_s=60, timeout_s=1.0,
+                                   read_points=lambda: [OtlpPoint(UTIL, 50.0, {"hw.id": UUID0})])
+        try:
+            assert pusher.push_once() is False
+        finally:
+            pusher.stop(flush=False)
     warnings = [r.getMessage() for r in caplog.records if r.name == LOGGER and r.levelno == logging.WARNING]
     assert len(warnings) == 1 and said in warnings[0], warnings

@@ -8,64 +8,24 @@ timeout has no message), and with --model every request of the run failed as "st
 
 from __future__ import annotations
 
-import http.server
+import contextlib
 import json
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
+from support.web import Answer, page_handler, serving
 
-LOGIN = b"<html><body><h1>Please log in</h1></body></html>"
 MODELS = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
-
-# path -> (content type, body); None: the server never answers
-Routes = dict[str, tuple[str, bytes] | None]
-
-
-def _handler(routes: Routes) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(length)
-            route = routes.get(self.path.split("?")[0], ("text/html", LOGIN))
-            if route is None:
-                time.sleep(30)  # longer than the load tester's 10 s connect-and-ask timeout
-                return
-            kind, body = route
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = _answer
-
-        def log_message(self, *args: Any) -> None:
-            return None
-
-    return Handler
+Start = Callable[[dict[str, Answer]], str]
 
 
 @pytest.fixture
-def web() -> Iterator[Callable[[Routes], str]]:
-    servers: list[http.server.ThreadingHTTPServer] = []
-
-    def start(routes: Routes) -> str:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(routes))
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+def web() -> Iterator[Start]:
+    """Starts a login page on loopback whose `routes` answer otherwise (None: never answers)."""
+    with contextlib.ExitStack() as servers:
+        yield lambda routes: servers.enter_context(serving(page_handler(routes=routes)))
 
 
 def _loadtest(url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -80,7 +40,7 @@ def _loadtest(url: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("model", [[], ["--model", "m"]], ids=["model asked", "model given"])
 def test_a_login_page_is_named_as_not_an_openai_server(
-    web: Callable[[Routes], str], model: list[str]
+    web: Start, model: list[str]
 ) -> None:
     url = web({})
     done = _loadtest(url, *model)
@@ -91,23 +51,23 @@ def test_a_login_page_is_named_as_not_an_openai_server(
     ], done.stderr
 
 
-def test_json_that_is_no_model_list_is_named(web: Callable[[Routes], str]) -> None:
-    url = web({"/v1/models": ("application/json", b"[1, 2, 3]")})
+def test_json_that_is_no_model_list_is_named(web: Start) -> None:
+    url = web({"/v1/models": (200, "application/json", b"[1, 2, 3]")})
     done = _loadtest(url)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
     assert done.stderr.strip() == f"error: GET {url}/v1/models answered 200 without a model list: '[1, 2, 3]'"
 
 
-def test_a_server_that_never_answers_is_named_with_the_wait(web: Callable[[Routes], str]) -> None:
+def test_a_server_that_never_answers_is_named_with_the_wait(web: Start) -> None:
     url = web({"/v1/models": None})
     done = _loadtest(url)
     assert done.returncode == 2
     assert done.stderr.strip() == f"error: cannot reach {url}: no answer within 10 s", done.stderr
 
 
-def test_a_page_where_the_stream_belongs_is_named_in_the_errors(web: Callable[[Routes], str]) -> None:
+def test_a_page_where_the_stream_belongs_is_named_in_the_errors(web: Start) -> None:
     """The model list answers, the completions route is a login page: each failed request says what came."""
-    url = web({"/v1/models": ("application/json", MODELS)})
+    url = web({"/v1/models": (200, "application/json", MODELS)})
     done = _loadtest(url, "--json")
     data = json.loads(done.stdout)
     errors = data["steps"][0]["errors"]
