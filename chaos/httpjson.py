@@ -44,10 +44,11 @@ def check_fault_api(url: str, what: str) -> None:
     status, body = request_json("GET", url, timeout=10)
     if status == 200 and isinstance(body, dict):
         return
-    error = body.get("error") if isinstance(body, dict) else None
-    said = error.get("message") if isinstance(error, dict) else error
-    reason = f"{what}: {url} answered {status}: {str(said if said else body)[:200]}"
     if status == 200:
         reason = f"{what}: {url} answered 200 without JSON (is it a gpuobs server?): {str(body)[:200]!r}"
+    else:
+        error = body.get("error") if isinstance(body, dict) else None
+        said = error.get("message") if isinstance(error, dict) else error
+        reason = f"{what}: {url} answered {status}: {str(said or body)[:200]}"
     current().fault_refused(reason)
     raise ActivityFailed(reason)
