@@ -16,6 +16,7 @@ from typing import Any
 
 from gpuobs.dashboards.options import Options
 from gpuobs.errors import GpuobsError, InputError
+from gpuobs.output_files import write_texts
 
 __all__ = ["ALERTING_DIR", "RULES_DIR", "BuildResult", "WrittenFile", "build"]
 
@@ -186,10 +187,9 @@ def build(
             _not_someone_elses(target)
     for path, what in folders:
         _directory(path, what)
-    written: list[WrittenFile] = []
-    for target, text in planned:
-        target.path.write_text(text, encoding="utf-8")
-        written.append(target)
+    # All or none: a full disk mid-build leaves the last build's files whole, not a half rule file.
+    write_texts([(target.path, text) for target, text in planned])
+    written = [target for target, _ in planned]
     logger.info("wrote %d files under %s", len(written), out)
     return BuildResult(out, tuple(written))
 

@@ -1,7 +1,9 @@
 """Errors gpuobs raises on purpose: one base, one base per component, and the user's input errors.
 
 The CLI prints any of them as one line and exits with the class's `exit_code`: 2 for a usage or input
-error (`InputError`, `MissingExtraError`), 1 for anything else that failed (a full queue, a lost GPU).
+error (`InputError`, `MissingExtraError`), 74 for an output that could not be written for want of room or a
+device error (`OutputWriteError`, sysexits' EX_IOERR), 1 for anything else that failed (a full queue, a lost
+GPU).
 A component's error that is also the user's input error derives from both, e.g.
 `class CatalogFileError(RcaError, InputError)`.
 """
@@ -18,6 +20,7 @@ __all__ = [
     "InputError",
     "KernelError",
     "MissingExtraError",
+    "OutputWriteError",
     "RcaError",
     "ServingError",
 ]
@@ -39,6 +42,13 @@ class MissingExtraError(GpuobsError):
     """A heavy optional dependency is not installed."""
 
     exit_code: ClassVar[int] = 2
+
+
+class OutputWriteError(GpuobsError):
+    """A file gpuobs writes for the user (a report, a bundle, generated rules) could not be written: a full
+    disk, a quota, a size limit or a device error. Nothing the user had there was changed."""
+
+    exit_code: ClassVar[int] = 74
 
 
 class ExporterError(GpuobsError):

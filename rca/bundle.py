@@ -29,6 +29,7 @@ from typing import Any
 from gpuobs import __version__, json_input
 from gpuobs.errors import InputError
 from gpuobs.evidence import Entity, Evidence
+from gpuobs.output_files import write_failure
 from gpuobs.rca.collect import CollectResult, collect
 from gpuobs.rca.inputs import DiagnoseInputs
 from gpuobs.rca.readers.bundle import BUNDLE_FORMAT, BUNDLE_ROOT, BUNDLE_VERSION
@@ -228,7 +229,7 @@ def make_bundle(output: str | Path, inputs: DiagnoseInputs) -> BundleSummary:
         partial.replace(out_path)
     except OSError as exc:
         partial.unlink(missing_ok=True)
-        raise InputError(f"-o {output}: cannot write the bundle ({exc.strerror or exc})") from exc
+        raise write_failure(f"-o {output}", exc) from exc
     logger.info(
         "bundle %s: %d records, %d files, %d redactions",
         out_path,

@@ -8,7 +8,6 @@ click (auto_envvar_prefix and default_map, set up by the root callback; see gpuo
 
 from __future__ import annotations
 
-import errno
 import importlib
 import math
 import os
@@ -30,7 +29,8 @@ from gpuobs.config import (
     load_config,
     verb_env_prefix,
 )
-from gpuobs.errors import GpuobsError
+from gpuobs.errors import GpuobsError, OutputWriteError
+from gpuobs.output_files import WRITE_ERRNOS
 
 __all__ = ["EXIT_STDOUT_CLOSED", "EXIT_WRITE_FAILED", "app", "main", "tidy_help"]
 
@@ -187,8 +187,7 @@ typer.core.TyperArgument.display_type_rich = (  # type: ignore[method-assign]
 EXIT_STDOUT_CLOSED = 141
 # A write that failed for want of room or a device error (`gpuobs diagnose --json > /full/disk/out.json`):
 # sysexits' EX_IOERR, one line on stderr instead of a traceback from deep inside click or rich.
-EXIT_WRITE_FAILED = 74
-_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+EXIT_WRITE_FAILED = OutputWriteError.exit_code
 
 
 def _is_devnull(fd: int) -> bool:
@@ -222,7 +221,7 @@ def main() -> None:
         _quiet_stdout()
         sys.exit(EXIT_STDOUT_CLOSED)
     except OSError as exc:
-        if exc.errno not in _WRITE_ERRNOS:
+        if exc.errno not in WRITE_ERRNOS:
             raise
         _err.print(f"[bold red]error:[/] a write failed: {escape(exc.strerror or str(exc))}", highlight=False)
         _quiet_stdout()  # the interpreter's last flush of the same stdout would fail again, with a traceback

@@ -28,7 +28,8 @@ With no input flags it takes the live state of this node (NVML and the kernel lo
 
 An archive already at FILE is kept unless --force: an earlier incident's evidence is not written over.
 
-Exit codes: 0 bundle written (sources that failed are listed in its manifest), 2 usage or input error.
+Exit codes: 0 bundle written (sources that failed are listed in its manifest), 2 usage or input error,
+74 the archive could not be written (a full disk; an archive already at FILE is left as it was).
 """
 
 

@@ -33,7 +33,8 @@ _BUILD_HELP = "\n\n".join(
         "Settings: flag > GPUOBS_<NAME> environment > the dashboards table of the config file.",
         "Example: gpuobs dashboards build ./out --k8s deploy/monitoring --runbook-base-url "
         "https://git.example.com/gpuobs/blob/main/docs/runbooks",
-        "Exit codes: 0 written, 2 bad OUT_DIR or setting.",
+        "Exit codes: 0 written, 2 bad OUT_DIR or setting, 74 a file could not be written (a full disk); "
+        "then no file there was changed.",
     ]
 )
 

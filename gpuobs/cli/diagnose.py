@@ -16,6 +16,7 @@ from rich.text import Text
 
 from gpuobs.cli.render import console, emit_json, emit_table
 from gpuobs.errors import InputError
+from gpuobs.output_files import write_texts
 
 __all__ = ["register"]
 
@@ -38,8 +39,9 @@ Examples:
 
   gpuobs diagnose --bundle node-7.tar.gz
 
-Exit codes: 0 cause found, 1 no known failure signature, 2 usage or input error, 141 stdout closed
-before the report was written (`| head`).
+Exit codes: 0 cause found, 1 no known failure signature, 2 usage or input error, 74 the report could
+not be written (a full disk; a --markdown file there is left as it was), 141 stdout closed before the report
+was written (`| head`).
 """
 
 
@@ -285,10 +287,8 @@ def diagnose_cmd(
     )
     report = diagnose(inputs, catalog=catalog, semantic=semantic)
     if markdown is not None and not markdown_to_stdout:
-        try:
-            markdown.write_text(report.to_markdown(), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"--markdown {markdown}: cannot write: {exc}") from exc
+        # Whole or not at all: a full disk must not leave the last incident's report half overwritten.
+        write_texts([(markdown, report.to_markdown())], what=f"--markdown {markdown}")
     if as_json:
         emit_json(report.to_dict())
     elif markdown_to_stdout:

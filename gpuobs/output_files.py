@@ -1,0 +1,74 @@
+"""Files gpuobs writes for the user (a Markdown report, generated dashboards and rules): all or none.
+
+A full disk or a quota reached mid-write used to leave a truncated file where the user's earlier report or
+rule file was (a half YAML file that Prometheus then refuses on reload). Each file is now written beside its
+target under a temporary name, and the targets are replaced by renames only once every file is on disk; a
+failed write removes the temporaries and leaves what was there untouched.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from gpuobs.errors import GpuobsError, InputError, OutputWriteError
+
+__all__ = ["WRITE_ERRNOS", "write_failure", "write_texts"]
+
+# For want of room or a device error: the disk's state, not the path the user gave.
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def write_failure(what: str, exc: OSError) -> GpuobsError:
+    """The error to raise for a failed write of `what`: exit 74 for a full disk, a quota, a size limit or an
+    I/O error; exit 2 (the user's input) for a folder that is read-only or not theirs."""
+    reason = exc.strerror or str(exc)
+    if exc.errno in WRITE_ERRNOS:
+        return OutputWriteError(f"{what}: cannot write: {reason}; nothing there was changed")
+    return InputError(f"{what}: cannot write: {reason}")
+
+
+def _staged_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.gpuobs-partial")
+
+
+def _is_special(path: Path) -> bool:
+    """A device or a pipe (`--markdown /dev/stdout`): written in place, there is nothing to rename over."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def write_texts(files: Sequence[tuple[Path, str]], what: str | None = None) -> None:
+    """Write every (path, text) or none: stage each beside its target, then rename all into place.
+
+    A link is followed (the file it points at is replaced, the link kept). `what` names the output in the
+    error; by default the file that failed."""
+    staged: list[tuple[Path, Path]] = []
+    target = Path()
+    try:
+        for path, text in files:
+            target = path.resolve() if path.is_symlink() else path
+            if _is_special(target):
+                target.write_text(text, encoding="utf-8")
+                continue
+            temporary = _staged_name(target)
+            staged.append((temporary, target))
+            with open(temporary, "w", encoding="utf-8") as handle:
+                handle.write(text)
+    except OSError as exc:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+        raise write_failure(what or str(target), exc) from None
+    try:
+        for temporary, target in staged:  # renames take no room: once staged, every file lands
+            os.replace(temporary, target)
+    except OSError as exc:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+        raise write_failure(what or str(target), exc) from None
