@@ -186,6 +186,18 @@ def _watch_alerts(prometheus_url: str, stop: threading.Event) -> None:
             return
 
 
+_WRAPPED = "chaoslib.exceptions.ActivityFailed: "
+
+
+def _last_line(exception: Any) -> str:
+    """The exception's own line from a journal's traceback lines ("chaoslib...ActivityFailed: why")."""
+    lines = exception if isinstance(exception, list) and exception else ["?"]
+    text = str(lines[-1]).strip()
+    while text.startswith(_WRAPPED):  # chaoslib wraps an activity's ActivityFailed in one more
+        text = text.removeprefix(_WRAPPED)
+    return text[:300]
+
+
 def _journal_failures(journal: dict[str, Any], slo_violations: list[str] | None = None) -> list[str]:
     """What went wrong, from the journal; `slo_violations` (the steady-state probe's last reasons) say why
     a steady state did not hold, which the journal records only as False."""
@@ -198,10 +210,12 @@ def _journal_failures(journal: dict[str, Any], slo_violations: list[str] | None 
     before = (journal.get("steady_states") or {}).get("before") or {}
     if not before.get("steady_state_met"):
         failures.append(f"the steady state did not hold before the fault{why}")
-    for run in journal.get("run", []):
+    states = journal.get("steady_states") or {}
+    probes = [run for phase in ("before", "after") for run in (states.get(phase) or {}).get("probes") or []]
+    for run in [*probes, *journal.get("run", [])]:  # a probe that raised says why its state did not hold
         if run.get("status") != "succeeded":
             name = run.get("activity", {}).get("name")
-            failures.append(f"{name}: {str(run.get('exception', ['?'])[-1]).strip()[:300]}")
+            failures.append(f"{name}: {_last_line(run.get('exception'))}")
     for run in journal.get("rollbacks", []) or []:
         if run.get("status") != "succeeded":
             failures.append(f"rollback {run.get('activity', {}).get('name')} failed")

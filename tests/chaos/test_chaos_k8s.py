@@ -28,7 +28,14 @@ class MockKubernetesApi:
 
     def __init__(self, pods: list[Any]) -> None:
         self.pods = pods
+        self.cordoned: set[str] = set()
         self.calls: list[tuple[str, Any]] = []
+
+    def read_namespaced_pod(self, name: str, namespace: str) -> Any:
+        return next(p for p in self.pods if (p.metadata.name, p.metadata.namespace) == (name, namespace))
+
+    def read_node(self, name: str) -> Any:
+        return SimpleNamespace(spec=SimpleNamespace(unschedulable=name in self.cordoned or None))
 
     def list_namespaced_pod(self, namespace: str, label_selector: str = "") -> Any:
         return SimpleNamespace(items=[p for p in self.pods if p.metadata.namespace == namespace])
@@ -45,6 +52,7 @@ class MockKubernetesApi:
 
     def patch_node(self, name: str, body: Any) -> None:
         self.calls.append(("patch_node", (name, body["spec"]["unschedulable"])))
+        (self.cordoned.add if body["spec"]["unschedulable"] else self.cordoned.discard)(name)
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ def page_handler(
             self.end_headers()
             self.wfile.write(body)
 
-        do_GET = do_POST = do_DELETE = _answer
+        do_GET = do_POST = do_DELETE = do_PATCH = _answer
 
         def log_message(self, format: str, *args: object) -> None:
             return
