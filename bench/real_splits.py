@@ -34,8 +34,8 @@ nineteen times), promoted in the forty-eighth, and heldout45 (scored nineteen ti
 forty-ninth, and heldout46 (scored seventeen times), promoted in the fiftieth. heldout47 (gathered at the
 start of the forty-fourth session) and heldout48 (at the start of the forty-fifth) and heldout49 (at the start
 of the forty-sixth) and heldout50 (at the start of the forty-seventh) and heldout51 (at the start of the
-forty-eighth) and heldout52 (at the start of the forty-ninth) and heldout53 (at the start of the fiftieth) are
-held out.
+forty-eighth) and heldout52 (at the start of the forty-ninth) and heldout53 (at the start of the fiftieth) and
+heldout54 (at the start of the fifty-first) are held out.
 """
 
 from __future__ import annotations
@@ -55,4 +55,5 @@ REAL_HELDOUT = (
     "heldout51",
     "heldout52",
     "heldout53",
+    "heldout54",
 )
