@@ -99,7 +99,9 @@ def build_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
     force: bool = typer.Option(
-        False, "--force", help="Replace files in the way that a build did not write (kept otherwise)."
+        False,
+        "--force",
+        help="Replace files in the way that a build did not write, or edited after it (kept otherwise).",
     ),
 ) -> None:
     from gpuobs.dashboards.build import build

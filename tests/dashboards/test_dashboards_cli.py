@@ -110,6 +110,45 @@ def test_a_file_the_build_did_not_write_is_kept_unless_forced(tmp_path: Path) ->
     assert json.loads(board.read_text())["uid"] == "someone-else"
 
 
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_rule_file_edited_after_the_build_is_kept_unless_forced(tmp_path: Path) -> None:
+    """An alert's `for:` changed by hand during an incident, then `dashboards build` run again for another
+    setting: the edit was written over without a word, and the PrometheusRule of `--k8s` never had it. Now the
+    build names the edited file and writes nothing; --force replaces it; an unedited build output, or one
+    written before files carried their digest, is rewritten as before."""
+    out, k8s = tmp_path / "out", tmp_path / "monitoring"
+    first = _gpuobs("build", str(out), "--k8s", str(k8s))
+    assert first.returncode == 0, first.stderr
+    alerts = out / "rules" / "gpuobs-alerts.yml"
+    text = alerts.read_text()
+    assert text.splitlines()[1].startswith("# gpuobs-sha256: ")
+    edited = text.replace("for: 5m", "for: 15m", 1)
+    assert edited != text
+    alerts.write_text(edited)
+    before = _files(tmp_path)
+    refused = _gpuobs("build", str(out), "--k8s", str(k8s), "--runbook-base-url", "https://runbooks.example/gpu")
+    assert refused.returncode == 2, refused.stderr
+    assert f"{alerts} was edited after `gpuobs dashboards build` wrote it: nothing was written" in " ".join(
+        refused.stderr.split()
+    )
+    assert _files(tmp_path) == before
+    manifest = next(k8s.glob("*.yaml"))
+    manifest.write_text(manifest.read_text() + "# a note of mine\n")
+    alerts.write_text(text)  # the rule file back as the build wrote it: the manifest is now the edited one
+    again = _gpuobs("build", str(out), "--k8s", str(k8s))
+    assert again.returncode == 2 and str(manifest) in " ".join(again.stderr.split()), again.stderr
+    forced = _gpuobs("build", str(out), "--k8s", str(k8s), "--force", "--runbook-base-url", "https://rb.example/g")
+    assert forced.returncode == 0, forced.stderr
+    assert "https://rb.example/g" in alerts.read_text() and "a note of mine" not in manifest.read_text()
+    old_style = "\n".join(line for line in alerts.read_text().splitlines() if "gpuobs-sha256" not in line)
+    alerts.write_text(old_style + "\n")  # an earlier build's output: header, no digest
+    assert _gpuobs("build", str(out), "--k8s", str(k8s)).returncode == 0
+    assert _gpuobs("build", str(out), "--k8s", str(k8s)).returncode == 0, "its own output, unedited"
+
+
 def test_missing_out_dir_is_a_usage_error() -> None:
     out = _gpuobs("build")
     assert out.returncode == 2
