@@ -31,11 +31,11 @@ forty-second, and heldout40 (scored eighteen times), promoted in the forty-third
 twenty-two times), promoted in the forty-fifth, and heldout42 (scored twenty times), promoted in the
 forty-sixth, and heldout43 (scored twenty times), promoted in the forty-seventh, and heldout44 (scored
 nineteen times), promoted in the forty-eighth, and heldout45 (scored nineteen times), promoted in the
-forty-ninth, and heldout46 (scored seventeen times), promoted in the fiftieth. heldout47 (gathered at the
-start of the forty-fourth session) and heldout48 (at the start of the forty-fifth) and heldout49 (at the start
-of the forty-sixth) and heldout50 (at the start of the forty-seventh) and heldout51 (at the start of the
-forty-eighth) and heldout52 (at the start of the forty-ninth) and heldout53 (at the start of the fiftieth) and
-heldout54 (at the start of the fifty-first) are held out.
+forty-ninth, and heldout46 (scored seventeen times), promoted in the fiftieth, and heldout47 (scored fifteen
+times), promoted in the fifty-first. heldout48 (gathered at the start of the forty-fifth session) and
+heldout49 (at the start of the forty-sixth) and heldout50 (at the start of the forty-seventh) and heldout51
+(at the start of the forty-eighth) and heldout52 (at the start of the forty-ninth) and heldout53 (at the start
+of the fiftieth) and heldout54 (at the start of the fifty-first) are held out.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ REAL_HELDOUT = (
     "heldout2",
     "heldout4",
     "heldout9",
-    "heldout47",
     "heldout48",
     "heldout49",
     "heldout50",
