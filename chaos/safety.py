@@ -3,14 +3,17 @@
 Settings come from the experiment's configuration (or the game-day's): `gpuobs_allowed_hosts`
 (hosts an action may touch; loopback only by default), `gpuobs_dry_run` (log what would be done, do
 nothing), `gpuobs_protected_namespaces` (default kube-system) and `gpuobs_max_blast_radius` (most
-Kubernetes objects one action may touch; default 1).
+Kubernetes objects one action may touch; default 1). Kernel lines a fault invents go only to a file of the
+game day's own, never to a system log, unless `gpuobs_allow_system_log` is set.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import urllib.parse
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
@@ -18,9 +21,11 @@ from chaoslib.exceptions import ActivityFailed
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
     "DEFAULT_PROTECTED_NAMESPACES",
+    "SYSTEM_LOG_DIRS",
     "SafetyError",
     "check_blast_radius",
     "check_grpc_target",
+    "check_log_target",
     "check_namespace",
     "check_url",
     "is_dry_run",
@@ -31,6 +36,9 @@ logger = logging.getLogger("chaostoolkit")
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEFAULT_PROTECTED_NAMESPACES = ("kube-system",)
 DEFAULT_MAX_BLAST_RADIUS = 1
+# Where the system's own loggers write: invented kernel lines there would read as real to every other reader
+# of that log (a log shipper, node-problem-detector, the on-call engineer of the next real incident).
+SYSTEM_LOG_DIRS = ("/var/log", "/run/log", "/dev", "/proc", "/sys")
 
 
 class SafetyError(ActivityFailed):
@@ -107,3 +115,19 @@ def check_blast_radius(count: int, configuration: dict[str, Any] | None, what: s
         raise SafetyError(f"gpuobs_max_blast_radius must be an integer, got {raw!r}") from exc
     if count > limit:
         raise SafetyError(f"{count} {what} exceed the blast-radius limit of {limit}; refusing")
+
+
+def check_log_target(path: str, configuration: dict[str, Any] | None) -> Path:
+    """Return the kernel-log file a fault may append its invented lines to; SafetyError for a system log
+    (`SYSTEM_LOG_DIRS`, links followed) unless `gpuobs_allow_system_log` is set, and for an empty path."""
+    if not str(path).strip():
+        raise SafetyError("the kernel-log file to write is empty: name a file of the game day's own")
+    resolved = Path(os.path.realpath(path))
+    system = next((d for d in SYSTEM_LOG_DIRS if resolved == Path(d) or Path(d) in resolved.parents), None)
+    if system and not _truthy((configuration or {}).get("gpuobs_allow_system_log", False)):
+        raise SafetyError(
+            f"{path} is under {system}, a system log: the fault's invented kernel lines there would read as "
+            "real to every other reader of it; name a file of the game day's own (diagnose reads it with "
+            "--logs), or set gpuobs_allow_system_log to true on a node you own"
+        )
+    return resolved

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-from pathlib import Path
+import time
 from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
@@ -20,7 +20,7 @@ from chaoslib.exceptions import ActivityFailed
 from gpuobs.chaos.httpjson import check_fault_api, request_json
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.node.probes import xid_totals
-from gpuobs.chaos.safety import SafetyError, check_url, is_dry_run
+from gpuobs.chaos.safety import SafetyError, check_log_target, check_url, is_dry_run
 
 __all__ = ["append_kernel_line", "append_xid", "clear_gpu_faults", "inject_gpu_fault", "write_kmsg"]
 
@@ -85,16 +85,26 @@ def append_kernel_line(
     configuration: dict[str, Any] | None = None,
     secrets: dict[str, Any] | None = None,
 ) -> str:
-    """Append one kernel message, stamped as `dmesg --time-format=iso` prints it, to the kernel-log file."""
+    """Append one kernel message, stamped as `dmesg --time-format=iso` prints it, to the kernel-log file (a
+    file of the game day's own: a system log is refused, see `check_log_target`). The fault is marked once the
+    line is written; a refusal or a failed write marks none, so the probes after it do not wait for it."""
     line = f"{_now_iso()} {message.strip()}"
+    try:
+        target = check_log_target(path, configuration)
+    except SafetyError as exc:
+        current().fault_refused(str(exc))
+        raise
     if is_dry_run(configuration):
         return line
-    current().mark("fault", {"action": "append_kernel_line", "message": message})
+    written = time.time()
     try:
-        with Path(path).open("a", encoding="utf-8") as fh:
+        with target.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
     except OSError as exc:
-        raise ActivityFailed(f"cannot append to kernel log {path}: {exc}") from exc
+        reason = f"cannot append to kernel log {path}: {exc.strerror or exc}"
+        current().fault_refused(reason)
+        raise ActivityFailed(reason) from None
+    current().mark("fault", {"action": "append_kernel_line", "message": message}, at=written)
     return line
 
 

@@ -21,7 +21,7 @@ from chaoslib.exceptions import ActivityFailed
 from gpuobs.chaos.httpjson import check_fault_api, request_json
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.load import GrpcLoadGenerator, LoadGenerator
-from gpuobs.chaos.safety import check_grpc_target, check_url, is_dry_run
+from gpuobs.chaos.safety import SafetyError, check_grpc_target, check_log_target, check_url, is_dry_run
 
 __all__ = [
     "clear_faults",
@@ -95,6 +95,12 @@ def signal_worker(
         )
         current().fault_refused(reason)
         raise ActivityFailed(reason)
+    if oom_killer_log:
+        try:
+            check_log_target(oom_killer_log, configuration)  # before the kill, not between it and its lines
+        except SafetyError as exc:
+            current().fault_refused(str(exc))
+            raise
     if is_dry_run(configuration):
         logger.info("dry run: would send %s to worker %d of %s", signal_name, pid, base)
         return {"pid": pid, "signal": signal_name, "dry_run": True}
