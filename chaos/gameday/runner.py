@@ -22,6 +22,8 @@ from typing import Any
 from gpuobs import json_input
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.load import LoadGenerator, Sample
+from gpuobs.errors import GpuobsError
+from gpuobs.output_files import write_failure, write_texts
 
 __all__ = [
     "EXPERIMENTS_DIR",
@@ -67,6 +69,7 @@ class Outcome:
     marks: dict[str, float] = field(default_factory=dict)
     samples: list[Sample] = field(default_factory=list)
     journal: str = ""
+    journal_problem: str = ""  # why no journal was written (a full disk), when none was
     status: str = ""
 
     def to_row(self) -> dict[str, Any]:
@@ -277,10 +280,15 @@ def run_one(
         leftover = incident.undo_all()
         if leftover:
             logger.warning("undid what %s left behind: %s", path.stem, leftover)
-    out_dir.mkdir(parents=True, exist_ok=True)
     journal_path = out_dir / f"{path.stem}.journal.json"
-    journal_path.write_text(json.dumps(journal, indent=1, default=str))
-    outcome.journal = str(journal_path)
+    try:  # a full disk loses this journal, not the game day's other experiments and its outcomes
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_texts([(journal_path, json.dumps(journal, indent=1, default=str))])
+        outcome.journal = str(journal_path)
+    except OSError as exc:  # the folder could not be made
+        outcome.journal_problem = str(write_failure(str(journal_path), exc))
+    except GpuobsError as exc:
+        outcome.journal_problem = str(exc)
     outcome.status = str(journal.get("status"))
     outcome.marks = dict(incident.marks)
     outcome.failures = _journal_failures(journal, incident.details.get("slo_violations"))

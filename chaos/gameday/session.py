@@ -14,6 +14,8 @@ from gpuobs.chaos.gameday.runner import GamedayInterrupted, Listener, Outcome, l
 from gpuobs.chaos.gameday.stack import LocalStack, StackTarget
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.safety import check_grpc_target, check_url
+from gpuobs.errors import GpuobsError
+from gpuobs.output_files import write_texts
 
 __all__ = ["GamedayResult", "run_gameday"]
 
@@ -29,6 +31,10 @@ class GamedayResult:
     html: Path | None = None
     stack_s: float = 0.0
     interrupted: str = ""
+    # The reports could not be written (a full disk at the end of a long game day): the outcomes are still
+    # here for the CLI to print, and this is the error it ends with.
+    write_error: GpuobsError | None = None
+    log_problem: str = ""  # chaostoolkit's log file stopped taking lines (set by the CLI)
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:
@@ -82,8 +88,13 @@ def run_gameday(
         current().undo_all()
         if stack is not None:
             stack.stop()
-    result.markdown = out_dir / "gameday.md"
-    result.markdown.write_text(markdown_report(result.outcomes, title))
-    result.html = out_dir / "gameday.html"
-    result.html.write_text(html_report(result.outcomes, title))
+    markdown, html = out_dir / "gameday.md", out_dir / "gameday.html"
+    try:
+        write_texts(
+            [(markdown, markdown_report(result.outcomes, title)), (html, html_report(result.outcomes, title))]
+        )
+    except GpuobsError as exc:
+        result.write_error = exc
+    else:
+        result.markdown, result.html = markdown, html
     return result

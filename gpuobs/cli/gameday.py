@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 import time
 from pathlib import Path
@@ -77,17 +79,36 @@ class GamedayDisplay:
         return table
 
 
-def _log_chaostoolkit_to(path: Path) -> None:
-    """chaostoolkit's own log lines go to a file in the output folder, not between the live table's lines."""
-    import logging
+class _LogFile(logging.FileHandler):
+    """chaostoolkit's log file: a write that fails (a full disk) is kept as one reason, said at the end, not a
+    "--- Logging error ---" traceback on the console for every line after it."""
 
+    failed: str = ""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self._keep(sys.exc_info()[1])
+
+    def close(self) -> None:
+        try:
+            super().close()  # flushes what is buffered: the last write that can fail
+        except OSError as exc:
+            self._keep(exc)
+
+    def _keep(self, error: BaseException | None) -> None:
+        if not self.failed:
+            self.failed = getattr(error, "strerror", None) or str(error) or "a write failed"
+
+
+def _log_chaostoolkit_to(path: Path) -> _LogFile:
+    """chaostoolkit's own log lines go to a file in the output folder, not between the live table's lines."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = _LogFile(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     chaos_log = logging.getLogger("chaostoolkit")
     chaos_log.handlers = [handler]
     chaos_log.setLevel(logging.INFO)
     chaos_log.propagate = False
+    return handler
 
 
 def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: Any) -> Any:
@@ -100,19 +121,24 @@ def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: 
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: a file, not a folder for the game-day's journals and reports")
     try:
-        _log_chaostoolkit_to(out / "chaostoolkit.log")
+        log_file = _log_chaostoolkit_to(out / "chaostoolkit.log")
     except OSError as exc:
         reason = exc.strerror or exc
         raise InputError(f"--out {out}: cannot write the game-day's files there: {reason}") from None
     if quiet:
-        return run_gameday(experiments, out, listener=display.on_event, **kwargs)
-    with Live(display.render(), console=console, refresh_per_second=4) as live:
+        result = run_gameday(experiments, out, listener=display.on_event, **kwargs)
+    else:
+        with Live(display.render(), console=console, refresh_per_second=4) as live:
 
-        def on_event(experiment: str, phase: str, at: float, detail: Any) -> None:
-            display.on_event(experiment, phase, at, detail)
-            live.update(display.render())
+            def on_event(experiment: str, phase: str, at: float, detail: Any) -> None:
+                display.on_event(experiment, phase, at, detail)
+                live.update(display.render())
 
-        return run_gameday(experiments, out, listener=on_event, **kwargs)
+            result = run_gameday(experiments, out, listener=on_event, **kwargs)
+    log_file.close()
+    if log_file.failed:
+        result.log_problem = f"{log_file.baseFilename}: lines lost: {log_file.failed}"
+    return result
 
 
 # The flag of each setting of a named stack (StackTarget's configuration keys): the one table the checks below
@@ -275,10 +301,17 @@ def gameday(
     if json_out:
         emit_json([o.to_row() for o in result.outcomes])
     else:
-        console.print(f"reports: {result.markdown} {result.html}; journals in {out}")
+        if result.markdown is not None:
+            console.print(f"reports: {result.markdown} {result.html}; journals in {out}")
         for o in result.outcomes:
             if not o.passed:
                 console.print(f"[red]{o.experiment} failed:[/] {'; '.join(o.failures)}")
+    problems = [o.journal_problem for o in result.outcomes if o.journal_problem]
+    for problem in [*problems, result.log_problem]:
+        if problem:
+            note(f"not written: {problem}")
+    if result.write_error is not None:  # the outcomes above are all there is: the reports did not fit
+        raise result.write_error
     if result.interrupted:
         raise typer.Exit(130)
     if not all(o.passed for o in result.outcomes):
