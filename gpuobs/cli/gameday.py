@@ -30,7 +30,8 @@ _HELP = "\n\n".join(
         "gpuobs gameday --dry-run  |  gpuobs gameday --serving-url http://127.0.0.1:8000 --serve-log "
         "serve.log serving-worker-sigkill",
         "Targets must be on the allowlist (loopback by default; --allow-host adds one). "
-        "Exit codes: 0 every experiment passed, 1 one failed, 2 bad input.",
+        "Exit codes: 0 every experiment passed, 1 one failed, 2 bad input, 74 the reports could not be "
+        "written (a full disk: the outcomes are printed), 130 interrupted.",
     ]
 )
 
