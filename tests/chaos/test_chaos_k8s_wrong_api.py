@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import pytest
 from chaoslib.exceptions import ActivityFailed
+from support.kube_api import write_kubeconfig
 from support.web import LOGIN_PAGE, page_handler, serving
 
 from gpuobs.chaos.incident import current
@@ -38,22 +39,6 @@ FORBIDDEN = {
     "details": {"kind": "pods"},
     "code": 403,
 }
-
-
-def write_kubeconfig(path: Path, server: str) -> Path:
-    path.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "mock",
-                "clusters": [{"name": "mock", "cluster": {"server": server}}],
-                "users": [{"name": "u", "user": {"token": "not-a-real-token"}}],
-                "contexts": [{"name": "mock", "context": {"cluster": "mock", "user": "u"}}],
-            }
-        )
-    )
-    return path
 
 
 @pytest.fixture(autouse=True)

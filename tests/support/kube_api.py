@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
-__all__ = ["EVENTS", "PODS", "MockApiServer", "mock_kube_api"]
+__all__ = ["EVENTS", "PODS", "MockApiServer", "mock_kube_api", "write_kubeconfig"]
 
 EVENTS: dict[str, Any] = {
     "apiVersion": "v1",
@@ -182,6 +182,24 @@ class MockApiServer(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+def write_kubeconfig(path: Path, server: str, namespace: str | None = None) -> Path:
+    """A kubeconfig whose one context points the real `kubernetes` client at `server` (a token that is no
+    secret); returns `path`."""
+    context: dict[str, str] = {"cluster": "mock", "user": "u"}
+    if namespace:
+        context["namespace"] = namespace
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "mock",
+        "clusters": [{"name": "mock", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"token": "not-a-real-token"}}],
+        "contexts": [{"name": "mock", "context": context}],
+    }
+    path.write_text(json.dumps(config))
+    return path
+
+
 @contextmanager
 def mock_kube_api(kubeconfig: Path) -> Iterator[str]:
     """Serve the MOCK API on loopback and write a kubeconfig for it at `kubeconfig` (namespace `serving`);
@@ -190,20 +208,7 @@ def mock_kube_api(kubeconfig: Path) -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    kubeconfig.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "mock",
-                "clusters": [{"name": "mock", "cluster": {"server": url}}],
-                "users": [{"name": "u", "user": {"token": "not-a-real-token"}}],
-                "contexts": [
-                    {"name": "mock", "context": {"cluster": "mock", "user": "u", "namespace": "serving"}}
-                ],
-            }
-        )
-    )
+    write_kubeconfig(kubeconfig, url, namespace="serving")
     MockApiServer.seen.clear()
     try:
         yield url
