@@ -168,15 +168,15 @@ def expected_of(experiment: dict[str, Any]) -> dict[str, Any]:
 
 def _watch_alerts(prometheus_url: str, stop: threading.Event) -> None:
     """Mark the first alert that starts firing after the fault (Prometheus detection, beside the probes)."""
-    from gpuobs.chaos.httpjson import request_json
+    from chaoslib.exceptions import ActivityFailed
+
+    from gpuobs.chaos.prometheus.api import firing_alerts
 
     def firing() -> set[str]:
         try:
-            status, body = request_json("GET", f"{prometheus_url}/api/v1/alerts", timeout=2)
-        except Exception:  # Prometheus busy or gone: this watcher only adds a figure, never fails a run
+            return firing_alerts(prometheus_url, timeout=2)
+        except ActivityFailed:  # Prometheus busy, gone or answering oddly: this watcher only adds a figure
             return set()
-        alerts = body.get("data", {}).get("alerts", []) if status == 200 and isinstance(body, dict) else []
-        return {a["labels"]["alertname"] for a in alerts if a.get("state") == "firing"}
 
     before = firing()
     while not stop.wait(0.1):

@@ -180,6 +180,24 @@ def _check_target(config: dict[str, Any]) -> None:
             raise InputError(f"{_STACK_FLAGS[key]}: {exc}") from None
 
 
+def _check_prometheus(prometheus_url: str) -> None:
+    """A named stack's --prometheus-url, asked before any fault: a server that is not a Prometheus is one line
+    naming the flag (its alerts would never mark a detection, silently); a Prometheus without gpuobs's
+    alerting rules is a warning, since the game day still measures recovery without them."""
+    from chaoslib.exceptions import ActivityFailed
+
+    from gpuobs.chaos.prometheus.api import check_prometheus
+    from gpuobs.dashboards.options import Options
+    from gpuobs.dashboards.rules.alerts import alert_rules
+
+    try:
+        warning = check_prometheus(prometheus_url.rstrip("/"), {r.name for r in alert_rules(Options())})
+    except ActivityFailed as exc:
+        raise InputError(f"--prometheus-url: {exc}") from None
+    if warning:
+        note(warning)
+
+
 def _dry_run(experiments: list[Path]) -> list[dict[str, Any]]:
     from gpuobs.chaos.gameday.runner import expected_of, load_experiment
 
@@ -286,6 +304,8 @@ def gameday(
                     f"-> expect {row['expected_signature'] or '-'}"
                 )
         return
+    if target is not None and prometheus_url:
+        _check_prometheus(prometheus_url)
     out = out or Path(f"gameday-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         for p in paths:  # a bad file is said before the live table opens (run_gameday checks them too)
