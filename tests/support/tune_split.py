@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["TUNE_CASES", "TUNE_HEALTHY", "TUNE_INCIDENTS"]
 
-# Fifty-first session: heldout47 promoted (30 incidents, 10 healthy).
-TUNE_INCIDENTS = 3631
-TUNE_HEALTHY = 1119
+# Fifty-second session: heldout48 promoted (27 incidents, 11 healthy).
+TUNE_INCIDENTS = 3658
+TUNE_HEALTHY = 1130
 TUNE_CASES = TUNE_INCIDENTS + TUNE_HEALTHY
