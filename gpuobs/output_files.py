@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpuobs.errors import GpuobsError, InputError, OutputWriteError
 
-__all__ = ["WRITE_ERRNOS", "write_failure", "write_texts"]
+__all__ = ["WRITE_ERRNOS", "check_output_file", "write_failure", "write_texts"]
 
 # For want of room or a device error: the disk's state, not the path the user gave.
 WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
@@ -29,6 +29,25 @@ def write_failure(what: str, exc: OSError) -> GpuobsError:
     if exc.errno in WRITE_ERRNOS:
         return OutputWriteError(f"{what}: cannot write: {reason}; nothing there was changed")
     return InputError(f"{what}: cannot write: {reason}")
+
+
+def check_output_file(path: Path, flag: str, inputs: Sequence[Path] = ()) -> None:
+    """Before any work: `path` names a file the run may write, and not one the run reads (`diagnose x.log
+    --markdown x.log` replaced the incident's only log with the report); InputError (exit 2) otherwise."""
+    if path.name in ("", ".", "..") or str(path).endswith(os.sep):
+        raise InputError(f"{flag} {str(path)!r}: not a file name")
+    if path.is_dir():
+        raise InputError(f"{flag} {path}: is a folder; give a file name in it")
+    for given in inputs:
+        try:
+            same = path.exists() and given.is_file() and os.path.samefile(path, given)
+        except OSError:  # an input that cannot be read is reported by the reader that opens it
+            same = False
+        if same:
+            raise InputError(
+                f"{flag} {path} is also an input of this run ({given}): the report would replace it; "
+                "give another file"
+            )
 
 
 def _staged_name(path: Path) -> Path:

@@ -80,6 +80,8 @@ def collect(
     remote: dict[str, Any] | None = result.remote if keep_raw else None
     stdin = io.BytesIO(inputs.stdin) if inputs.stdin is not None else None
 
+    outside: dict[str, int] = {}
+
     def run(name: str, fn: Callable[[], list[Evidence]], fatal_inputs: bool = False) -> None:
         t0 = time.perf_counter()
         try:
@@ -96,6 +98,7 @@ def collect(
             logger.exception("source %s crashed", name)
             return
         kept = [e for e in found if window.contains(e.time)]
+        outside[name] = outside.get(name, 0) + len(found) - len(kept)
         result.sources[name] = result.sources.get(name, 0) + len(kept)
         result.evidence.extend(kept)
         logger.info(
@@ -159,5 +162,10 @@ def collect(
 
         run("nvml", nvml)
         run("kernel_log", kernel_log)
+    left_out = {name: n for name, n in outside.items() if n}
+    if left_out:  # a window typed wrong (`--end 0`, a future --start) must not read as a quiet node
+        counts = ", ".join(f"{n} from {name}" for name, n in left_out.items())
+        total = sum(left_out.values())
+        result.notes.append(f"{total} record(s) outside the window ({window.label()}) left out: {counts}")
     result.evidence.sort(key=lambda e: (e.time is None, e.time or 0.0))
     return result

@@ -75,6 +75,18 @@ class TimeWindow:
     def as_tuple(self) -> tuple[float | None, float | None]:
         return (self.start, self.end)
 
+    def label(self) -> str:
+        """The window in UTC for a person: `2026-12-07T18:30:00Z to 2026-12-07T19:00:00Z`, `from ...`."""
+
+        def utc(when: float) -> str:
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+
+        if self.start is not None and self.end is not None:
+            return f"{utc(self.start)} to {utc(self.end)}"
+        if self.start is not None:
+            return f"from {utc(self.start)}"
+        return f"until {utc(self.end)}" if self.end is not None else "(unbounded)"
+
 
 def _flag(parse: Any, flag: str, text: str) -> float:
     try:

@@ -19,7 +19,7 @@ from gpuobs.rca.catalog import Catalog
 from gpuobs.rca.collect import collect
 from gpuobs.rca.embedding import SemanticUnavailable, encoder_installed
 from gpuobs.rca.engine import MAX_CAUSES, diagnose_evidence
-from gpuobs.rca.inputs import DiagnoseInputs
+from gpuobs.rca.inputs import DiagnoseInputs, TimeWindow
 from gpuobs.rca.multilingual import multilingual_installed
 from gpuobs.rca.readers.files import MAX_EXPANDED_BYTES
 from gpuobs.rca.report import Report
@@ -161,6 +161,15 @@ def _semantic_support(inputs: DiagnoseInputs) -> _Support:
     return read
 
 
+def _lines_in_window(text: str, window: TimeWindow) -> str:
+    """The text less the lines whose own timestamp falls outside the window; untimed lines stay, as untimed
+    records do. Without it, `diagnose kern.log --since 10m` read the whole log's words and named, from the
+    semantic tier alone, a failure of the day before."""
+    from gpuobs.rca.parsers.prefix import split_prefix
+
+    return "\n".join(line for line in text.splitlines() if window.contains(split_prefix(line).time))
+
+
 def _guarded(
     read: Callable[[list[tuple[str, str]]], _T], inputs: DiagnoseInputs, nothing: _T
 ) -> tuple[_T, list[str]]:
@@ -176,8 +185,10 @@ def _guarded(
         texts = log_heads(list(inputs.logs), inputs.stdin)
         if inputs.bundle:
             texts += bundle_log_texts(inputs.bundle)
-        return read([(name, text) for name, text in texts if not machine_written(text)]), []
-    except SemanticUnavailable as exc:
+        if inputs.window.bounded:
+            texts = [(name, _lines_in_window(text, inputs.window)) for name, text in texts]
+        return read([(name, text) for name, text in texts if text.strip() and not machine_written(text)]), []
+    except (SemanticUnavailable, InputError) as exc:  # no encoder; a damaged bundle (its reader said so too)
         return nothing, [f"[semantic] {exc}"]
     except Exception as exc:  # as a crashed source: listed, and the diagnosis goes on
         logger.exception("semantic tier crashed")

@@ -151,11 +151,37 @@ def load_experiment(path: Path) -> dict[str, Any]:
     if not isinstance(experiment, dict):
         kind = "nothing" if experiment is None else type(experiment).__name__
         raise InvalidExperiment(f"{path}: an experiment is a {form} object (a mapping), got {kind}")
+    shape = _shape_problem(experiment)
+    if shape:
+        raise InvalidExperiment(f"{path}: {shape}")
     try:
         ensure_experiment_is_valid(experiment)
     except InvalidExperiment as exc:
         raise InvalidExperiment(f"{path}: {exc}") from None
     return experiment
+
+
+def _shape_problem(experiment: dict[str, Any]) -> str | None:
+    """What in an experiment is not of the shape chaoslib's validator assumes (it raises TypeError or
+    AttributeError on `method: 5` or a number among the activities), or None."""
+    hypothesis = experiment.get("steady-state-hypothesis")
+    if hypothesis is not None and not isinstance(hypothesis, dict):
+        return "steady-state-hypothesis must be an object with a title and probes"
+    blocks = [("method", experiment.get("method")), ("rollbacks", experiment.get("rollbacks"))]
+    if isinstance(hypothesis, dict):
+        blocks.append(("steady-state-hypothesis probes", hypothesis.get("probes")))
+    for name, activities in blocks:
+        if activities is None:
+            continue
+        if not isinstance(activities, list):
+            return f"{name} must be a list of activities, got {type(activities).__name__}"
+        for n, activity in enumerate(activities, 1):
+            if not isinstance(activity, dict):
+                return f"{name}: activity {n} must be an object, got {type(activity).__name__}"
+            provider = activity.get("provider")
+            if provider is not None and not isinstance(provider, dict):
+                return f"{name}: activity {n} ({activity.get('name', '?')}): provider must be an object"
+    return None
 
 
 def expected_of(experiment: dict[str, Any]) -> dict[str, Any]:

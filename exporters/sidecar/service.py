@@ -74,6 +74,8 @@ class ExporterConfig:
             raise InputError(f"--gpus must be between 1 and 1024, got {self.gpus}")
         if not 0 <= self.port <= 65535:
             raise InputError(f"--port must be between 0 and 65535, got {self.port}")
+        if not self.address.strip():  # an empty bind address listens on every interface
+            raise InputError("--address is empty: give one (0.0.0.0: every interface; default 127.0.0.1)")
         durations = {
             "--history-minutes": (self.history_minutes, "minutes"),
             "--history-interval": (self.history_interval_s, "seconds"),

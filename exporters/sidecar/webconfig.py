@@ -472,6 +472,8 @@ def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
 
     file = Path(path)
     source = f"web config {file}"
+    if file.exists() and not file.is_file():  # a pipe with no writer blocks the open, signals and all
+        raise InputError(f"{source}: not a regular file (a folder, a pipe or a device); give the YAML file")
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError as exc:

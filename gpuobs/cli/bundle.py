@@ -60,6 +60,11 @@ def bundle(
 
     if not output.endswith((".tar.gz", ".tgz")):
         raise InputError(f"-o {output}: the bundle is a gzip tar; name it FILE.tar.gz")
+    if live is False and not (logs or prometheus or exporter or traces or k8s_namespace):
+        raise InputError(  # an archive of nothing reads, at replay, as a quiet node
+            "--no-live and no input: nothing to bundle; give --logs, --traces, --prometheus, --exporter or "
+            "--k8s-namespace, or drop --no-live to take this node's state"
+        )
     if os.path.lexists(output) and not force:  # an earlier incident's evidence is not written over unasked
         raise InputError(
             f"-o {output} exists (an earlier bundle?); name another file, or --force to replace it"

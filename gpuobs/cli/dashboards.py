@@ -69,7 +69,7 @@ def _options(**flags: Any) -> Options:
 
 @group.command("build", help=_BUILD_HELP)
 def build_cmd(
-    out_dir: Path = typer.Argument(
+    out_dir: str = typer.Argument(
         ..., metavar="OUT_DIR", help="Directory to write into (created if missing)."
     ),
     k8s: Path | None = typer.Option(
@@ -114,7 +114,9 @@ def build_cmd(
         alertmanager_url=alertmanager_url,
         namespace=namespace,
     )
-    result = build(out_dir, options, k8s, force=force)
+    if not out_dir.strip():  # typer would read '' as '.', writing nine files where the user stands
+        raise InputError("OUT_DIR is empty: name the folder to write into ('.' for this one)")
+    result = build(Path(out_dir), options, k8s, force=force)
     if json_out:
         emit_json(result.to_dict())
         return

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from gpuobs.cli.render import console, emit_json, emit_table
 from gpuobs.errors import InputError
-from gpuobs.output_files import write_texts
+from gpuobs.output_files import check_output_file, write_texts
 
 __all__ = ["register"]
 
@@ -265,6 +265,9 @@ def diagnose_cmd(
     markdown_to_stdout = markdown is not None and str(markdown) == "-"
     if markdown_to_stdout and as_json:
         raise InputError("--markdown - and --json both write to stdout: give --markdown a file, or drop one")
+    read = [Path(p) for p in [*(paths or []), *logs, *traces, *([bundle] if bundle else [])] if p != "-"]
+    if markdown is not None and not markdown_to_stdout:
+        check_output_file(markdown, "--markdown", read)
     catalog = catalog_with_overrides(catalog_dir) if catalog_dir is not None else load_catalog()
     if list_signatures:
         rows = [

@@ -198,17 +198,24 @@ def _check_prometheus(prometheus_url: str) -> None:
         note(warning)
 
 
+def _activity_label(activity: dict[str, Any]) -> str:
+    """`target.func` for gpuobs's own activities (`gpuobs.chaos.serving.actions` -> `serving`), the module
+    as given for anyone else's (`os.system`), the activity's name for a process or HTTP provider."""
+    provider = activity.get("provider") or {}
+    module, func = str(provider.get("module") or ""), str(provider.get("func") or "")
+    if not (module and func):
+        return str(activity.get("name") or provider.get("type") or "?")
+    parts = module.split(".")
+    return f"{parts[-2] if module.startswith('gpuobs.chaos.') and len(parts) > 2 else module}.{func}"
+
+
 def _dry_run(experiments: list[Path]) -> list[dict[str, Any]]:
     from gpuobs.chaos.gameday.runner import expected_of, load_experiment
 
     plan = []
     for path in experiments:
         exp = load_experiment(path)
-        actions = [
-            f"{a['provider']['module'].rsplit('.', 2)[-2]}.{a['provider']['func']}"
-            for a in exp.get("method", [])
-            if a.get("type") == "action"
-        ]
+        actions = [_activity_label(a) for a in exp.get("method", []) if a.get("type") == "action"]
         plan.append(
             {
                 "experiment": path.stem,

@@ -202,6 +202,10 @@ def _serve(
             raise InputError(f"{name} must be in 1..65535, got {value}")
     if grpc_v is not None and grpc_v == port_v:
         raise InputError("--grpc-port must differ from --port")
+    if model_v is not None and not Path(model_v).exists():
+        raise InputError(f"--model {model_v}: no such folder (expected a Hugging Face Llama directory)")
+    if model_v is not None and not Path(model_v).is_dir():
+        raise InputError(f"--model {model_v}: a file, not a folder (expected a Hugging Face Llama directory)")
     if model_v is not None and not (Path(model_v) / "config.json").is_file():
         raise InputError(f"--model {model_v}: no config.json there (expected a Hugging Face Llama directory)")
     if max_grpc_batch < 1:

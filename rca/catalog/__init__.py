@@ -277,6 +277,14 @@ def _phrases(where: str, raw: Any) -> tuple[tuple[str, float], ...]:
     return tuple(sorted(out.items()))
 
 
+def _confidence(where: str, name: str, value: Any) -> float:
+    """A confidence field (`base`): a number from 0 to 1. `base = nan` or `1e308` ranked a user's entry
+    0.99 above every bundled cause; `"high"` failed with float()'s words and no field named."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise SignatureError(f"{where}: {name} must be a number from 0 to 1, not {value!r}")
+    return float(value)
+
+
 def parse_signature(data: Mapping[str, Any], where: str = "<catalog>") -> Signature:
     """Build a Signature from one parsed catalog entry; raises SignatureError naming the problem."""
     unknown = set(data) - _TOP_FIELDS
@@ -292,7 +300,7 @@ def parse_signature(data: Mapping[str, Any], where: str = "<catalog>") -> Signat
         severity, scope = Severity(data["severity"]), Scope(data["scope"])
     except ValueError as exc:
         raise SignatureError(f"{where}: {exc}") from exc
-    base = float(data.get("base", 0.6))
+    base = _confidence(where, "base", data.get("base", 0.6))
     raw_variants = _as_list(data.get("variants"))
     if "require" in data:
         raw_variants.insert(0, {"name": "main", "base": base, "require": data["require"]})
@@ -321,8 +329,19 @@ def parse_signature(data: Mapping[str, Any], where: str = "<catalog>") -> Signat
             _matcher(f"{where}[{vname}].rule_out", m) for m in _as_list(raw.get("rule_out"))
         )
         variants.append(
-            Variant(name=vname, require=require, base=float(raw.get("base", base)), rule_out=variant_rule_out)
+            Variant(
+                name=vname,
+                require=require,
+                base=_confidence(f"{where}[{vname}]", "base", raw.get("base", base)),
+                rule_out=variant_rule_out,
+            )
         )
+    for text_field in ("title", "explanation"):
+        if not isinstance(data[text_field], str) or not data[text_field].strip():
+            raise SignatureError(f"{where}: {text_field} must be a non-empty string")
+    priority = data.get("priority", 50)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise SignatureError(f"{where}: priority must be an integer, not {priority!r}")
     return Signature(
         id=sig_id,
         title=str(data["title"]),
@@ -334,7 +353,7 @@ def parse_signature(data: Mapping[str, Any], where: str = "<catalog>") -> Signat
         support=tuple(_matcher(f"{where}.support", m) for m in _as_list(data.get("support"))),
         rule_out=tuple(_matcher(f"{where}.rule_out", m) for m in _as_list(data.get("rule_out"))),
         explains=tuple(_matcher(f"{where}.explains", m) for m in _as_list(data.get("explains"))),
-        priority=int(data.get("priority", 50)),
+        priority=priority,
         tags=tuple(str(t) for t in _as_list(data.get("tags"))),
         explains_signatures=tuple(str(i) for i in _as_list(data.get("explains_signatures"))),
         explained_by=tuple(str(i) for i in _as_list(data.get("explained_by"))),

@@ -53,16 +53,31 @@ def _ts(value: Any) -> float | None:
 
 
 def evidence_from_objects(objects: list[dict[str, Any]], source: str = "kubernetes") -> list[Evidence]:
-    """Evidence from Event and Pod objects (other kinds are ignored)."""
+    """Evidence from Event and Pod objects (other kinds are ignored).
+
+    An object whose fields are of other types than the API's (`"metadata": 5`, a container status that is a
+    number: a hand-edited or truncated dump) is skipped with one warning naming the input, and the others are
+    read; the readers below take the API's shapes as given."""
     out: list[Evidence] = []
+    skipped: list[str] = []
     for obj in objects:
         kind = obj.get("kind")
-        if kind == "Event" or (kind is None and ("involvedObject" in obj or "regarding" in obj)):
-            ev = _event(obj, source)
-            if ev is not None:
-                out.append(ev)
-        elif kind == "Pod" or (kind is None and "status" in obj and "spec" in obj):
-            out.extend(_pod(obj, source))
+        try:
+            if kind == "Event" or (kind is None and ("involvedObject" in obj or "regarding" in obj)):
+                ev = _event(obj, source)
+                if ev is not None:
+                    out.append(ev)
+            elif kind == "Pod" or (kind is None and "status" in obj and "spec" in obj):
+                out.extend(_pod(obj, source))
+        except (AttributeError, TypeError, ValueError) as exc:
+            skipped.append(f"{kind or 'object'}: {exc}")
+    if skipped:
+        logger.warning(
+            "%s: %d Kubernetes object(s) not of the API's shape were skipped (the first: %s)",
+            source,
+            len(skipped),
+            skipped[0],
+        )
     return out
 
 

@@ -109,6 +109,16 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     return manifest
 
 
+def _files(manifest: dict[str, Any], path: str | Path) -> list[dict[str, Any]]:
+    """The manifest's list of archived inputs, each an object with a string `path`; InputError otherwise."""
+    files = manifest.get("files", [])
+    if not isinstance(files, list) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("path", ""), str) for entry in files
+    ):
+        raise InputError(f"--bundle {path}: manifest.json is damaged (its files are not a list of inputs)")
+    return files
+
+
 def bundle_log_texts(path: str | Path) -> list[tuple[str, str]]:
     """The archived (redacted) log inputs as (original name, text), for a reader that needs the words
     rather than the stored records (the semantic tier), so that a replay reads what the diagnosis read."""
@@ -116,7 +126,7 @@ def bundle_log_texts(path: str | Path) -> list[tuple[str, str]]:
     with _open(path) as tar:
         return [
             (str(entry.get("original", name)), _member(tar, name, path).decode("utf-8", errors="replace"))
-            for entry in manifest.get("files", [])
+            for entry in _files(manifest, path)
             if (name := str(entry.get("path", ""))).startswith("inputs/logs/")
         ]
 
@@ -126,8 +136,11 @@ def load_bundle(path: str | Path, reparse: bool = False) -> CollectResult:
     the archived (redacted) inputs with this version's parsers, metrics/Kubernetes kept as stored."""
     manifest = read_manifest(path)
     with _open(path) as tar:
+        data = _json_member(tar, "evidence.json", path)
+        if not isinstance(data, dict) or not isinstance(data.get("evidence"), list):
+            raise InputError(f"--bundle {path}: evidence.json is damaged (no list of evidence records)")
         try:
-            stored = CollectResult.from_dict(_json_member(tar, "evidence.json", path))
+            stored = CollectResult.from_dict(data)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise InputError(f"--bundle {path}: evidence.json is damaged ({exc})") from exc
         if not reparse:
@@ -137,7 +150,7 @@ def load_bundle(path: str | Path, reparse: bool = False) -> CollectResult:
 
         fresh: list[Evidence] = []
         log_names = set(manifest.get("inputs", {}).get("logs", []))
-        for entry in manifest.get("files", []):
+        for entry in _files(manifest, path):
             name = entry.get("path", "")
             text = _member(tar, name, path).decode("utf-8", errors="replace")
             if name.startswith("inputs/logs/"):

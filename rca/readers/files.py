@@ -251,7 +251,13 @@ def _open_stream(path: str, stdin: IO[bytes] | None) -> tuple[str, BinaryIO, Bin
         except OSError as exc:
             raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
         owned = raw
-    stream, _ = _decompressing(raw, raw.peek(_MAGIC_BYTES)[:_MAGIC_BYTES], name)  # type: ignore[arg-type]
+    try:
+        magic = raw.peek(_MAGIC_BYTES)[:_MAGIC_BYTES]
+    except OSError as exc:  # opened, but the first read fails (EIO: a bad disk, /proc/self/mem)
+        if owned is not None:
+            owned.close()
+        raise InputError(f"{name}: cannot read ({exc.strerror or exc})") from exc
+    stream, _ = _decompressing(raw, magic, name)  # type: ignore[arg-type]
     if stream.peek(2)[:2] in _UTF16_BOMS:  # type: ignore[attr-defined]
         # read as UTF-8 bytes like any other input; the decoder keeps a character split across reads
         stream = codecs.EncodedFile(stream, "utf-8", "utf-16", errors="replace")  # type: ignore[assignment]

@@ -64,8 +64,12 @@ class Target:
 def normalize_base_url(url: str) -> str:
     """`http://host:port[/prefix]` without a trailing slash or `/v1`; ValueError for anything else."""
     parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url.strip()):
         raise ValueError(f"not an http(s) URL: {url!r} (expected e.g. http://127.0.0.1:8000)")
+    try:
+        parts.port  # noqa: B018 - every request would fail on it, as a connection error
+    except ValueError:
+        raise ValueError(f"{url!r}: the port is not a number from 0 to 65535") from None
     path = parts.path.rstrip("/")
     if path.endswith("/v1"):
         path = path[: -len("/v1")]
