@@ -121,16 +121,20 @@ def rule_report(base: str, alertname: str, timeout: float = 5.0) -> str:
 
 
 def check_prometheus(base: str, alertnames: set[str], timeout: float = 5.0) -> str | None:
-    """Before a game day against a named stack: ActivityFailed unless `base` answers as a Prometheus; then a
-    warning when none of `alertnames` is loaded there (no alert can mark a detection), else None."""
-    build = api_data(base, "/api/v1/status/buildinfo", timeout=timeout)
-    if not isinstance(build, dict) or not build.get("version"):
-        raise ActivityFailed(f"{base}/api/v1/status/buildinfo answered no version: {_quoted(build)}")
-    loaded = {r.get("name") for r in _alerting_rules(base, timeout)}
+    """Before a game day against a named stack: ActivityFailed unless `base` answers an instant query as the
+    Prometheus HTTP API does (Prometheus, Thanos, Mimir and VictoriaMetrics all do); then a warning when its
+    alerting rules cannot be read or none of `alertnames` is loaded there (no alert can mark a detection),
+    else None."""
+    if instant_value(base, "vector(1)", timeout) != 1.0:
+        said = f"{base}/api/v1/query answered vector(1) with another value"
+        raise ActivityFailed(f"{said}: not a Prometheus query API")
+    try:
+        loaded = {r.get("name") for r in _alerting_rules(base, timeout)}
+    except ActivityFailed as exc:
+        return f"{base}: its alerting rules could not be read ({exc}); alerts may not mark a detection"
     if alertnames and not alertnames & loaded:
         return (
-            f"{base} (Prometheus {build['version']}) has none of gpuobs's {len(alertnames)} alerting rules "
-            f"loaded ({len(loaded)} others): no alert can mark a detection; load the rules of `gpuobs "
-            "dashboards build` there"
+            f"{base} has none of gpuobs's {len(alertnames)} alerting rules loaded ({len(loaded)} others): no "
+            "alert can mark a detection; load the rules of `gpuobs dashboards build` there"
         )
     return None

@@ -137,6 +137,17 @@ def test_the_preflight_tells_a_prometheus_without_gpuobs_rules(prometheus: str) 
     assert check_prometheus(prometheus, {"AlwaysQuiet"}) is None
 
 
+def test_the_preflight_warns_when_the_rules_cannot_be_read() -> None:
+    """A Prometheus-compatible query API whose rules endpoint is not served (a query frontend without a
+    ruler) still lets a game day measure recovery: a warning, not a refusal."""
+    one = {"resultType": "vector", "result": [{"metric": {}, "value": [0, "1"]}]}
+    query = {"/api/v1/query": _json(200, {"status": "success", "data": one})}
+    with serving(page_handler((404, "text/plain", b"404 page not found\n"), query)) as url:
+        warning = check_prometheus(url, {"GpuXidError"})
+    assert warning is not None and "its alerting rules could not be read" in warning
+    assert "/api/v1/rules answered 404" in warning
+
+
 def test_the_game_day_refuses_a_prometheus_url_that_is_not_one(tmp_path: Path) -> None:
     """`gpuobs gameday --serving-url ... --prometheus-url <a login page>`: refused before any fault or folder,
     one line naming the flag (the alerts would never have marked a detection, and nobody would have known)."""
@@ -151,5 +162,5 @@ def test_the_game_day_refuses_a_prometheus_url_that_is_not_one(tmp_path: Path) -
         )
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     said = " ".join(done.stderr.split())
-    assert f"--prometheus-url: {url}/api/v1/status/buildinfo answered 200 without JSON" in said, said
+    assert f"--prometheus-url: {url}/api/v1/query answered 200 without JSON" in said, said
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
