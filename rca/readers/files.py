@@ -184,7 +184,7 @@ def read_input(path: str, stdin: IO[bytes] | None = None) -> LogInput:
         with p.open("rb") as fh:
             data = fh.read()
     except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such file or folder") from exc
+        raise InputError(f"{path or repr(path)}: no such file or folder") from exc
     except IsADirectoryError as exc:
         raise InputError(f"{path}: is a folder") from exc
     except OSError as exc:
@@ -245,7 +245,7 @@ def _open_stream(path: str, stdin: IO[bytes] | None) -> tuple[str, BinaryIO, Bin
         try:
             raw = open(path, "rb")  # noqa: SIM115 - closed by the caller, after the stream
         except FileNotFoundError as exc:
-            raise InputError(f"{path}: no such file or folder") from exc
+            raise InputError(f"{path or repr(path)}: no such file or folder") from exc
         except IsADirectoryError as exc:
             raise InputError(f"{path}: is a folder") from exc
         except OSError as exc:
@@ -438,6 +438,12 @@ def read_logs(
     from gpuobs.rca.parsers.document import parse_document
 
     out: list[Evidence] = []
+    if unread is not None:  # a folder with nothing to read is not a quiet node (exit 1): say it was empty
+        unread.extend(
+            f"{path}: a folder with no log file in it (hidden files, images, archives, weights are skipped)"
+            for path in paths
+            if path != "-" and os.path.isdir(path) and next(_log_paths([path]), None) is None
+        )
     if keep is None:
         for path in _log_paths(paths):
             if path != "-":
@@ -469,7 +475,7 @@ def _check_size(path: str) -> None:
     try:
         size = Path(path).stat().st_size
     except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such file or folder") from exc
+        raise InputError(f"{path or repr(path)}: no such file or folder") from exc
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     if size > _MAX_FILE_BYTES:

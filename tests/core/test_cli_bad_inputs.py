@@ -81,6 +81,17 @@ def test_a_file_that_fails_its_first_read_is_named(tmp_path: Path) -> None:
     one_line_error(done, "/proc/self/mem: cannot read (Input/output error)")
 
 
+def test_a_folder_with_nothing_to_read_is_named(tmp_path: Path, kern_log: Path) -> None:
+    """`diagnose emptydir` said "0 records from no source" and exit 1, as over a quiet node."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "screenshot.png").write_bytes(b"\x89PNG")
+    one_line_error(gpuobs("diagnose", "empty", cwd=tmp_path), "empty: a folder with no log file in it")
+    one_line_error(gpuobs("diagnose", "", cwd=tmp_path), "error: '': no such file or folder")
+    done = gpuobs("diagnose", "empty", "kern.log", "--json", cwd=tmp_path)  # beside a log: a note
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "not read: empty: a folder with no log file in it" in " ".join(json.loads(done.stdout)["notes"])
+
+
 @pytest.mark.parametrize(
     ("flag", "url"),
     [
