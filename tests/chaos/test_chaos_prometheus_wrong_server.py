@@ -26,7 +26,7 @@ from support.web import page_handler, serving
 from gpuobs.chaos.gameday import runner
 from gpuobs.chaos.incident import current
 from gpuobs.chaos.prometheus import probes
-from gpuobs.chaos.prometheus.api import check_prometheus
+from gpuobs.chaos.prometheus.api import check_prometheus, rule_report
 
 GPUOBS = str(Path(sys.executable).parent / "gpuobs")
 
@@ -164,3 +164,20 @@ def test_the_game_day_refuses_a_prometheus_url_that_is_not_one(tmp_path: Path) -
     said = " ".join(done.stderr.split())
     assert f"--prometheus-url: {url}/api/v1/query answered 200 without JSON" in said, said
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_the_preflight_finds_the_rules_the_dashboards_write(tmp_path: Path) -> None:
+    """Producer and consumer together: the alerting rules `gpuobs.dashboards` generates (as the game day's own
+    stack writes them), loaded by a real Prometheus, satisfy the preflight that names gpuobs's alerts, with no
+    warning. A rename on either side (an alert's name, the set the preflight asks for) fails here."""
+    from gpuobs.chaos.gameday.stack import alert_rules as write_rules
+    from gpuobs.dashboards.options import Options
+    from gpuobs.dashboards.rules.alerts import alert_rules
+
+    if not prometheus_available():
+        pytest.fail("prometheus is not installed: `make system-deps` installs it")
+    rules = write_rules(tmp_path)
+    names = {r.name for r in alert_rules(Options())}
+    with PrometheusServer(tmp_path, targets=[f"127.0.0.1:{free_port()}"], rule_files=rules) as prom:
+        assert check_prometheus(prom.url, names) is None
+        assert "has no alerting rule named" not in rule_report(prom.url, "GpuXidError")
