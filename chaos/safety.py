@@ -18,6 +18,8 @@ from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
 
+from gpuobs.user_input import http_url_problem
+
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
     "DEFAULT_PROTECTED_NAMESPACES",
@@ -77,12 +79,13 @@ def _not_allowed(host: str, hosts: tuple[str, ...]) -> SafetyError:
 
 def check_url(url: str, configuration: dict[str, Any] | None) -> str:
     """Return `url` if its host is on the allowlist; raise SafetyError otherwise."""
-    parsed = urllib.parse.urlsplit(url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise SafetyError(f"not an http(s) URL: {url!r}")
+    problem = http_url_problem(url)
+    if problem is not None:
+        raise SafetyError(f"not an http(s) URL ({problem}): {url!r}")
+    host = urllib.parse.urlsplit(url.strip()).hostname or ""  # never empty: http_url_problem requires one
     hosts = allowed_hosts(configuration)
-    if parsed.hostname not in hosts:
-        raise _not_allowed(parsed.hostname, hosts)
+    if host not in hosts:
+        raise _not_allowed(host, hosts)
     return url.rstrip("/")
 
 

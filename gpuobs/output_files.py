@@ -63,6 +63,15 @@ def _is_special(path: Path) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
+def _staging_error(exc: OSError, target: Path) -> OSError:
+    """The folder named when it takes no new file (`--markdown /proc/version` said only "No such file or
+    directory" of a file that exists): a report is staged beside its target, so its folder must allow it."""
+    folder = target.parent
+    if exc.errno in WRITE_ERRNOS or exc.filename != str(_staged_name(target)) or not folder.is_dir():
+        return exc
+    return OSError(exc.errno, f"no new file can be made in {folder} ({exc.strerror or exc})")
+
+
 def write_texts(files: Sequence[tuple[Path, str]], what: str | None = None) -> None:
     """Write every (path, text) or none: stage each beside its target, then rename all into place.
 
@@ -83,7 +92,7 @@ def write_texts(files: Sequence[tuple[Path, str]], what: str | None = None) -> N
     except OSError as exc:
         for temporary, _ in staged:
             temporary.unlink(missing_ok=True)
-        raise write_failure(what or str(target), exc) from None
+        raise write_failure(what or str(target), _staging_error(exc, target)) from None
     try:
         for temporary, target in staged:  # renames take no room: once staged, every file lands
             os.replace(temporary, target)

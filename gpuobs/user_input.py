@@ -9,10 +9,31 @@ import urllib.parse
 
 from gpuobs.errors import InputError
 
-__all__ = ["require_http_url", "require_namespace"]
+__all__ = ["http_url_problem", "require_http_url", "require_namespace"]
 
 # A namespace is an RFC 1123 label (Kubernetes' own rule).
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def http_url_problem(url: str) -> str | None:
+    """Why `url` is not an http(s) URL every request could use, or None when it is.
+
+    One rule for every command that takes a server's URL (the diagnose sources, the bundle, the game day, the
+    load tester): a scheme of http or https, a host, a port from 0 to 65535, and no space or control character
+    (http.client refuses those mid-read).
+    """
+    text = url.strip()
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port past 65535 or not a number
+    except ValueError as err:
+        port = "port" in str(err).lower()
+        return "the port is not a number from 0 to 65535" if port else "a broken IPv6 address"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "it needs http:// or https:// and a host"
+    if re.search(r"[\s\x00-\x1f\x7f]", text):
+        return "it has a space or a control character"
+    return None
 
 
 def require_http_url(flag: str, url: str, example: str) -> None:
@@ -21,16 +42,10 @@ def require_http_url(flag: str, url: str, example: str) -> None:
     A typo (`prom:9090`, `ftp://prom`) is a usage error before anything is read, not a source that failed with
     urllib's words after the others were read. The message leaves out whatever stands before an `@`.
     """
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        parts.port  # noqa: B018 - raises ValueError for a port past 65535
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-        ok = ok and not re.search(r"[\s\x00-\x1f\x7f]", url.strip())  # http.client refuses them, mid-read
-    except ValueError:  # a broken IPv6 literal, a port out of range or not a number
-        ok = False
-    if not ok:
+    problem = http_url_problem(url)
+    if problem is not None:
         shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@]*@", r"\1", url.strip())
-        raise InputError(f"{flag} {shown!r} is not an http(s) URL, e.g. {example}")
+        raise InputError(f"{flag} {shown!r} is not an http(s) URL ({problem}), e.g. {example}")
 
 
 def require_namespace(flag: str, namespace: str) -> None:

@@ -24,6 +24,7 @@ from gpuobs.config import (
     ENV_PREFIX,
     KERNELS_TABLE,
     Setting,
+    config_path,
     default_map,
     drop_service_links,
     load_config,
@@ -173,6 +174,39 @@ def _finite(callback: Any) -> Any:
     return check
 
 
+def name_setting_sources(command: Any) -> Any:
+    """Make a bad value that came from a GPUOBS_* variable or the config file say where it was set.
+
+    click names only the flag (`Invalid value for '--port'`) although the user never typed `--port`: the
+    value came from `port = "abc"` in the `[export]` table or from GPUOBS_EXPORT_PORT.
+    """
+    for param in command.params:
+        param.process_value = _naming_source(param, param.process_value)
+    for child in getattr(command, "commands", {}).values():
+        name_setting_sources(child)
+    return command
+
+
+def _naming_source(param: Any, process_value: Any) -> Any:
+    """`process_value` of one parameter, its BadParameter message ending with where the value was set."""
+
+    def process(ctx: Any, value: Any) -> Any:
+        try:
+            return process_value(ctx, value)
+        except typer.BadParameter as exc:
+            # By name: the enum lives in the click that typer carries, which has no public path.
+            source = getattr(ctx.get_parameter_source(param.name), "name", None)
+            if source == "DEFAULT_MAP":
+                exc.message = f"{exc.message} (set in the [{ctx.info_name}] table of {config_path()})"
+            elif source == "ENVIRONMENT":
+                envvar = param.envvar if isinstance(param.envvar, str) else None
+                envvar = envvar or f"{ctx.auto_envvar_prefix}_{str(param.name).upper()}"
+                exc.message = f"{exc.message} (set by the environment variable {envvar})"
+            raise
+
+    return process
+
+
 # typer labels every option `<str>`, `<int>`, `<bool>` (flags included); click's words read better.
 typer.core.TyperOption.display_type_rich = (  # type: ignore[method-assign]
     lambda self, ctx: _type_label(self.display_type(ctx))
@@ -210,7 +244,7 @@ def main() -> None:
     """Console-script entry point: runs the app and turns gpuobs errors into exit code 2."""
     was_devnull = _is_devnull(1)
     try:
-        finite_numbers(tidy_help(typer.main.get_command(app)))()
+        name_setting_sources(finite_numbers(tidy_help(typer.main.get_command(app))))()
     except GpuobsError as exc:
         _err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)

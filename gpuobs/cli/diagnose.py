@@ -211,6 +211,16 @@ def _render(report: Any) -> None:
             console.print(Text(f"  {p}", style="yellow"))
 
 
+def _catalog_markdown(rows: list[dict[str, str]]) -> str:
+    """The catalog as a Markdown table (`--list-signatures --markdown`), for a runbook or a wiki page."""
+    columns = ["id", "severity", "scope", "title"]
+    lines = [f"# {len(rows)} failure signatures", "", "| " + " | ".join(columns) + " |"]
+    lines.append("|" + "|".join("---" for _ in columns) + "|")
+    for row in rows:
+        lines.append("| " + " | ".join(row[c].replace("|", "\\|") for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def diagnose_cmd(
     paths: list[str] | None = typer.Argument(
         None,
@@ -242,7 +252,7 @@ def diagnose_cmd(
     markdown: Path | None = typer.Option(
         None,
         "--markdown",
-        help="Also write the report as Markdown to FILE ('-': to stdout, in place of the table).",
+        help="Also write the report (with --list-signatures, the catalog) as Markdown to FILE ('-': stdout).",
     ),
     catalog_dir: Path | None = typer.Option(
         None, "--catalog", help="Folder of extra signature TOML files (same id replaces the bundled one)."
@@ -274,8 +284,12 @@ def diagnose_cmd(
             {"id": sig.id, "severity": sig.severity.value, "scope": sig.scope.value, "title": sig.title}
             for sig in sorted(catalog.signatures, key=lambda x: x.id)
         ]
+        if markdown is not None and not markdown_to_stdout:
+            write_texts([(markdown, _catalog_markdown(rows))], what=f"--markdown {markdown}")
         if as_json:
             emit_json({"signatures": rows, "problems": list(catalog.problems)})
+        elif markdown_to_stdout:
+            typer.echo(_catalog_markdown(rows), nl=False)
         else:
             emit_table(f"{len(rows)} failure signatures", ["id", "severity", "scope", "title"], rows)
         raise typer.Exit(0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -198,6 +199,20 @@ def _check_prometheus(prometheus_url: str) -> None:
         note(warning)
 
 
+def _check_out_folder(out: Path) -> None:
+    """What the run would refuse about --out, said by a dry run without making anything: a file where the
+    folder should be, or a folder (or the nearest one above it) this user cannot write in."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: a file, not a folder for the game-day's journals and reports")
+    folder = out.absolute()
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputError(f"--out {out}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"--out {out}: cannot write the game-day's files there: {folder} is not writable")
+
+
 def _activity_label(activity: dict[str, Any]) -> str:
     """`target.func` for gpuobs's own activities (`gpuobs.chaos.serving.actions` -> `serving`), the module
     as given for anyone else's (`os.system`), the activity's name for a process or HTTP provider."""
@@ -298,6 +313,8 @@ def gameday(
             "not in a pod); name an experiment to run it anyway"
         )
     if dry_run:
+        if out is not None:
+            _check_out_folder(out)
         try:
             plan = _dry_run(paths)
         except ChaosException as exc:

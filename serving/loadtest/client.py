@@ -17,6 +17,7 @@ from gpuobs.http_body import body_excerpt
 from gpuobs.json_input import loads
 from gpuobs.serving.loadtest.prompts import PlannedRequest
 from gpuobs.serving.loadtest.stats import RequestResult
+from gpuobs.user_input import http_url_problem
 
 __all__ = [
     "Endpoint",
@@ -63,13 +64,10 @@ class Target:
 
 def normalize_base_url(url: str) -> str:
     """`http://host:port[/prefix]` without a trailing slash or `/v1`; ValueError for anything else."""
+    problem = http_url_problem(url)
+    if problem is not None:
+        raise ValueError(f"{url.strip()!r} is not an http(s) URL ({problem}); expected e.g. http://127.0.0.1:8000")
     parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url.strip()):
-        raise ValueError(f"not an http(s) URL: {url!r} (expected e.g. http://127.0.0.1:8000)")
-    try:
-        parts.port  # noqa: B018 - every request would fail on it, as a connection error
-    except ValueError:
-        raise ValueError(f"{url!r}: the port is not a number from 0 to 65535") from None
     path = parts.path.rstrip("/")
     if path.endswith("/v1"):
         path = path[: -len("/v1")]

@@ -271,3 +271,77 @@ def test_dashboards_build_into_an_empty_name_is_refused(tmp_path: Path) -> None:
     """`dashboards build ''` wrote nine files into the folder the user stood in (typer reads '' as '.')."""
     one_line_error(gpuobs("dashboards", "build", "", cwd=tmp_path), "OUT_DIR is empty")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- the sixth sweep's leftovers ---------------------------------------------------------------------------
+
+
+def test_the_catalog_listing_honours_markdown(tmp_path: Path) -> None:
+    """`diagnose --list-signatures --markdown sigs.md` printed the table and wrote nothing."""
+    done = gpuobs("diagnose", "--list-signatures", "--markdown", "sigs.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = (tmp_path / "sigs.md").read_text().splitlines()
+    rows = [line for line in written if line.startswith("| ") and not line.startswith("| id ")]
+    listed = json.loads(gpuobs("diagnose", "--list-signatures", "--json", cwd=tmp_path).stdout)["signatures"]
+    assert len(rows) == len(listed) > 40
+    assert "| xid_79_fallen_off_bus | critical | gpu |" in "\n".join(written)
+    to_stdout = gpuobs("diagnose", "--list-signatures", "--markdown", "-", cwd=tmp_path)
+    assert to_stdout.returncode == 0 and to_stdout.stdout.splitlines() == written
+
+
+def test_a_report_in_a_folder_that_takes_no_new_file_names_the_folder(tmp_path: Path, kern_log: Path) -> None:
+    """`--markdown /proc/version` said "No such file or directory" of a file that exists: the report is
+    staged beside its target, and /proc makes no new file."""
+    done = gpuobs("diagnose", "kern.log", "--no-semantic", "--markdown", "/proc/version", cwd=tmp_path)
+    one_line_error(done, "--markdown /proc/version: cannot write: no new file can be made in /proc")
+
+
+def _gpuobs_with(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "TERM": "dumb", "COLUMNS": "300", "GPUOBS_CONFIG": os.devnull, **env}
+    return subprocess.run([GPUOBS, *args], cwd=cwd, capture_output=True, text=True, timeout=60, env=full)
+
+
+def test_a_bad_setting_says_where_it_was_set(tmp_path: Path) -> None:
+    """`port = "abc"` in the [export] table was reported as `Invalid value for '--port'`, a flag the user
+    never typed; the config file or the variable that set it is named now (a flag alone still names the
+    flag)."""
+    config = tmp_path / "gpuobs.toml"
+    config.write_text('[export]\nport = "abc"\n')
+    from_file = _gpuobs_with({"GPUOBS_CONFIG": str(config)}, "export", "--backend", "sim", cwd=tmp_path)
+    one_line_error(from_file, "'--port'")
+    assert f"(set in the [export] table of {config})" in " ".join(from_file.stderr.split())
+    from_env = _gpuobs_with({"GPUOBS_EXPORT_PORT": "abc"}, "export", "--backend", "sim", cwd=tmp_path)
+    one_line_error(from_env, "(set by the environment variable GPUOBS_EXPORT_PORT)")
+    from_flag = _gpuobs_with({}, "export", "--backend", "sim", "--port", "abc", cwd=tmp_path)
+    one_line_error(from_flag, "'--port'")
+    assert "(set " not in from_flag.stderr
+    infinite = tmp_path / "inf.toml"
+    infinite.write_text("[export]\notlp-interval = inf\n")
+    from_file = _gpuobs_with({"GPUOBS_CONFIG": str(infinite)}, "export", "--backend", "sim", cwd=tmp_path)
+    one_line_error(from_file, f"is not a finite number (set in the [export] table of {infinite})")
+
+
+def test_a_dry_run_checks_the_out_folder_without_making_it(tmp_path: Path) -> None:
+    """`gameday --dry-run --out x` validated everything but --out; the real run then refused it."""
+    (tmp_path / "report.md").write_text("kept\n")
+    for out, words in [
+        ("report.md", "--out report.md: a file, not a folder"),
+        ("report.md/day1", "report.md is a file, not a folder"),
+    ]:
+        done = gpuobs("gameday", "--dry-run", "--out", out, cwd=tmp_path, timeout=60)
+        one_line_error(done, words)
+    assert (tmp_path / "report.md").read_text() == "kept\n"
+    done = gpuobs("gameday", "--dry-run", "--out", "new/day1", cwd=tmp_path, timeout=60)
+    assert done.returncode == 0 and "would run" in done.stdout, done.stderr[-2000:]
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_game_day_target_with_a_bad_port_is_a_usage_error(tmp_path: Path) -> None:
+    """The game day's URL check took port 99999 and `http://[::1` (a ValueError from urllib) as URLs; it now
+    uses the same rule as diagnose and the load tester."""
+    for url, words in [
+        ("http://127.0.0.1:99999", "the port is not a number from 0 to 65535"),
+        ("http://[::1", "a broken IPv6 address"),
+    ]:
+        done = gpuobs("gameday", "--dry-run", "--serving-url", url, cwd=tmp_path, timeout=60)
+        one_line_error(done, f"--serving-url: not an http(s) URL ({words})")
