@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["TUNE_CASES", "TUNE_HEALTHY", "TUNE_INCIDENTS"]
 
-# Fifty-second session: heldout48 promoted (27 incidents, 11 healthy).
-TUNE_INCIDENTS = 3658
-TUNE_HEALTHY = 1130
+# Fifty-third session: heldout49 promoted (27 incidents, 11 healthy).
+TUNE_INCIDENTS = 3685
+TUNE_HEALTHY = 1141
 TUNE_CASES = TUNE_INCIDENTS + TUNE_HEALTHY
