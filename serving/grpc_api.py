@@ -211,6 +211,15 @@ _OUTCOME_OF_CODE = {
 _DEADLINE_SLACK_S = 0.1
 """A call gRPC ends this close to its deadline ended at it: the client's deadline timer fires a little
 before the server's (the server's deadline starts when the call arrives), and its cancel comes first."""
+# grpcio gives a call with no deadline a remaining time of hundreds of years, past what a wait can take
+# (`future.result(timeout=...)` raised OverflowError: every Predict without a client deadline failed).
+_NO_DEADLINE_S = 365 * 24 * 3600.0
+
+
+def _deadline_left(context: grpc.ServicerContext) -> float | None:
+    """Seconds until the call's deadline, or None when the client set none."""
+    remaining = context.time_remaining()
+    return None if remaining is None or remaining > _NO_DEADLINE_S else float(remaining)
 
 
 @dataclass
@@ -405,7 +414,7 @@ class _Servicer:
                 call.invalid_reason = exc.reason
                 span.set_attribute(spans.ERROR_TYPE, exc.reason)
                 context.abort(exc.code, exc.message)
-            remaining = context.time_remaining()
+            remaining = _deadline_left(context)
             if remaining is not None and remaining <= 0:
                 call.deadline_detail = "the deadline had passed before the handler could run the model"
                 context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline already passed")

@@ -213,7 +213,12 @@ class ModelManager:
             if handle is None or self._closed:
                 raise UnknownModelError("no model is loaded yet")
             if model_name is not None and model_name != handle.name:
-                raise UnknownModelError(f"The model `{model_name}` does not exist.")
+                # Cut: a name of a megabyte echoed whole exceeded gRPC's metadata limit (the client saw
+                # RESOURCE_EXHAUSTED, not NOT_FOUND) and made a 404 body of a megabyte.
+                shown = model_name
+                if len(model_name) > 80:
+                    shown = f"{model_name[:80]}... ({len(model_name)} characters)"
+                raise UnknownModelError(f"The model `{shown}` does not exist.")
             handle.inflight += 1
             return handle
 

@@ -87,6 +87,15 @@ def test_empty_model_name_means_the_served_model(client: PredictClient) -> None:
     assert client.predict([[5]], timeout=30).model_name == MODEL
 
 
+@pytest.mark.timeout(120)
+def test_a_call_with_no_deadline_is_answered(client: PredictClient) -> None:
+    """A client that sets no deadline (grpcurl, a client without `timeout`): grpcio reports hundreds of years
+    left, which the wait for the forward pass could not take (OverflowError: every such call failed with
+    INTERNAL). Every other test here passes a deadline."""
+    result = client.predict([[5, 6]])
+    assert result.model_name == MODEL and len(result.logits) == 1 and result.logits[0]
+
+
 @pytest.mark.parametrize(
     ("ids", "mask", "model", "code", "words"),
     [
