@@ -148,12 +148,13 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
 
         return await respond(runtime, request, "chat", body, ids, max_tokens)
 
-    @app.get("/health")
+    # HEAD too: a load balancer's or uptime checker's probe may ask HEAD (405 before).
+    @app.api_route("/health", methods=["GET", "HEAD"])
     async def health() -> Response:
         status, body = liveness(runtime)
         return JSONResponse(body, status_code=status)
 
-    @app.get("/ready")
+    @app.api_route("/ready", methods=["GET", "HEAD"])
     async def ready() -> Response:
         status, body = readiness(runtime)
         return JSONResponse(body, status_code=status)

@@ -75,6 +75,18 @@ def test_health_ready_models(server: ServeProcess) -> None:
     assert body["data"][0]["max_model_len"] == 2048
 
 
+def test_health_and_ready_answer_head(server: ServeProcess) -> None:
+    """A load balancer's HEAD probe got 405 from /health."""
+    for path in ("/health", "/ready"):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            conn.request("HEAD", path)
+            resp = conn.getresponse()
+            assert resp.status == 200 and resp.read() == b"", (path, resp.status)
+        finally:
+            conn.close()
+
+
 def test_openai_models_list(client: openai.OpenAI) -> None:
     assert [m.id for m in client.models.list()] == [MODEL]
     assert client.models.retrieve(MODEL).id == MODEL
