@@ -38,6 +38,7 @@ from gpuobs.names import logs as log_fields
 from gpuobs.names import serving as serving_names
 from gpuobs.names import spans
 from gpuobs.serving.auth import bearer_matches
+from gpuobs.serving.errors import shown_model_name
 
 __all__ = [
     "FULL_METHOD",
@@ -121,6 +122,27 @@ class _Invalid(Exception):
     def __init__(self, code: grpc.StatusCode, message: str, reason: str) -> None:
         super().__init__(message)
         self.code, self.message, self.reason = code, message, reason
+
+
+@dataclass(frozen=True)
+class _Undecodable:
+    """A request whose bytes are not the message: the handler answers INVALID_ARGUMENT (grpcio's own answer
+    to a deserializer that raises is INTERNAL, "Exception deserializing request!", a server fault by its
+    code)."""
+
+    reason: str
+
+
+def _reader(message: Any) -> Callable[[bytes], Any]:
+    """The request deserializer: the message, or _Undecodable for bytes that do not decode."""
+
+    def read(data: bytes) -> Any:
+        try:
+            return message.FromString(data)
+        except Exception as exc:  # protobuf's DecodeError, and UnicodeDecodeError for a bad string field
+            return _Undecodable(f"{type(exc).__name__}: {exc}"[:200])
+
+    return read
 
 
 _call_state = threading.local()
@@ -211,6 +233,15 @@ _OUTCOME_OF_CODE = {
 _DEADLINE_SLACK_S = 0.1
 """A call gRPC ends this close to its deadline ended at it: the client's deadline timer fires a little
 before the server's (the server's deadline starts when the call arrives), and its cancel comes first."""
+# grpcio gives a call with no deadline a remaining time of hundreds of years, past what a wait can take
+# (`future.result(timeout=...)` raised OverflowError: every Predict without a client deadline failed).
+_NO_DEADLINE_S = 365 * 24 * 3600.0
+
+
+def _deadline_left(context: grpc.ServicerContext) -> float | None:
+    """Seconds until the call's deadline, or None when the client set none."""
+    remaining = context.time_remaining()
+    return None if remaining is None or remaining > _NO_DEADLINE_S else float(remaining)
 
 
 @dataclass
@@ -373,6 +404,10 @@ class _Servicer:
             # ignored), as a handler stuck on a lock or a queue does. Bounded so tests end.
             logger.warning("gRPC handler blocked by fault injection", extra={log_fields.EVENT: "grpc_block"})
             runtime.grpc_unblock.wait(runtime.grpc_block_s)
+        if isinstance(request, _Undecodable):
+            call.invalid_reason = "undecodable"
+            reason = f"the request is not a PredictRequest: {request.reason}"
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason)
         manager = runtime.manager
         if not manager.ready:
             context.abort(grpc.StatusCode.UNAVAILABLE, "model is still loading; retry later")
@@ -383,7 +418,8 @@ class _Servicer:
             call.invalid_reason = "unknown_model"
             context.abort(
                 grpc.StatusCode.NOT_FOUND,
-                f"model {request.model_name!r} is not served (served: {manager.served_name!r})",
+                f"model {shown_model_name(request.model_name)!r} is not served "
+                f"(served: {manager.served_name!r})",
             )
         call.model = handle.name
         span = tracer.start_span(
@@ -405,7 +441,7 @@ class _Servicer:
                 call.invalid_reason = exc.reason
                 span.set_attribute(spans.ERROR_TYPE, exc.reason)
                 context.abort(exc.code, exc.message)
-            remaining = context.time_remaining()
+            remaining = _deadline_left(context)
             if remaining is not None and remaining <= 0:
                 call.deadline_detail = "the deadline had passed before the handler could run the model"
                 context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline already passed")
@@ -471,7 +507,7 @@ class _Servicer:
             {
                 spans.RPC_METHOD_PREDICT: grpc.unary_unary_rpc_method_handler(
                     self.predict,
-                    request_deserializer=c["PredictRequest"].FromString,
+                    request_deserializer=_reader(c["PredictRequest"]),
                     response_serializer=c["PredictResponse"].SerializeToString,
                 ),
             },

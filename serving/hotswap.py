@@ -21,7 +21,7 @@ from typing import Any
 
 from gpuobs.errors import InputError
 from gpuobs.names import logs as lf
-from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError, UnknownModelError
+from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError, UnknownModelError, shown_model_name
 from gpuobs.serving.interface import EngineClient
 from gpuobs.serving.model.config import LlamaConfig
 
@@ -213,7 +213,7 @@ class ModelManager:
             if handle is None or self._closed:
                 raise UnknownModelError("no model is loaded yet")
             if model_name is not None and model_name != handle.name:
-                raise UnknownModelError(f"The model `{model_name}` does not exist.")
+                raise UnknownModelError(f"The model `{shown_model_name(model_name)}` does not exist.")
             handle.inflight += 1
             return handle
 

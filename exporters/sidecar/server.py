@@ -36,6 +36,14 @@ __all__ = ["LISTEN_BACKLOG", "MAX_CONNECTIONS", "ExporterHttpServer", "FaultTarg
 logger = logging.getLogger(__name__)
 
 _MAX_BODY = 64 * 1024
+# The methods each path answers (HEAD with GET); another method on one of them is a 405 with Allow.
+_ROUTES: dict[str, frozenset[str]] = {
+    "/": frozenset({"GET"}),
+    "/metrics": frozenset({"GET"}),
+    "/healthz": frozenset({"GET"}),
+    "/api/history": frozenset({"GET"}),
+    "/api/faults": frozenset({"GET", "POST", "DELETE"}),
+}
 
 LISTEN_BACKLOG = 128
 """Connections the kernel queues while the exporter is busy (socketserver's default, 5, made a burst of
@@ -218,11 +226,37 @@ class _Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
 
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_OPTIONS(self) -> None:
+        self._dispatch("OPTIONS")
+
+    def _leaves_body_unread(self, path: str, method: str) -> bool:
+        """A request that declares a body this route never reads. Left on a kept-alive connection, those
+        bytes were read as the next request: a GET whose body was a whole `POST /api/faults` injected the
+        fault behind any proxy that reuses connections."""
+        if self.headers.get("Transfer-Encoding"):  # never read: no route here takes a chunked body
+            return True
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        reads_body = path == "/api/faults" and method == "POST"
+        return not reads_body and declared not in ("", "0")
+
     def _dispatch(self, method: str) -> None:
         try:
             url = urllib.parse.urlsplit(self.path)
             app = self.server.app
-            if url.path == "/metrics" and method == "GET":
+            if self._leaves_body_unread(url.path, method):
+                self.close_connection = True  # its body is never taken as the next request
+            allowed = _ROUTES.get(url.path)
+            if allowed is not None and method not in allowed:
+                allow = ", ".join(sorted({*allowed, "HEAD"} if "GET" in allowed else allowed))
+                refusal = {"error": f"{method} is not allowed on {url.path} (allowed: {allow})"}
+                self._send(405, json.dumps(refusal).encode(), headers={"Allow": allow})
+            elif url.path == "/metrics" and method == "GET":
                 self._send(200, app.metrics_body(), CONTENT_TYPE)
             elif url.path == "/healthz" and method == "GET":
                 self._json(200, app.health())
@@ -232,7 +266,9 @@ class _Handler(BaseHTTPRequestHandler):
                 try:
                     since = parse_time(raw_since) if raw_since.strip() else 0.0
                 except ValueError as exc:
-                    self._json(400, {"error": f"since: {exc}"})
+                    plus = "+" in url.query and "+" not in raw_since  # a '+' in a query string is a space
+                    hint = " (a '+' in a URL query means a space: write it as %2B)" if plus else ""
+                    self._json(400, {"error": f"since: {exc}{hint}"})
                     return
                 if not math.isfinite(since):  # since=nan would answer "since": NaN, which is not JSON
                     self._json(400, {"error": f"since={raw_since[:64]!r}: not a finite time"})
@@ -265,6 +301,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if method == "DELETE":
             self._json(200, app.faults.inject("clear"))
+            return
+        if self.headers.get("Transfer-Encoding"):
+            self._json(411, {"error": "send the body with a Content-Length, not chunked"})
             return
         declared = (self.headers.get("Content-Length") or "0").strip()
         if not (declared.isascii() and declared.isdigit()):  # -1 would read until the client hangs up

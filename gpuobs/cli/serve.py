@@ -17,7 +17,7 @@ Examples:
 
   gpuobs serve                                   # embedded tiny Llama on 127.0.0.1:8000
   gpuobs serve --model ./TinyLlama --port 8000 --grpc-port 50051 --supervise
-  curl -s localhost:8000/v1/completions -d '{"model":"tiny-llama","prompt":"Hello","max_tokens":8}'
+  curl -s localhost:8000/v1/completions -d '{"model":"gpuobs-tiny-llama","prompt":"Hello","max_tokens":8}'
 
 Needs the serving extra: pip install 'gpuobs[serving]' (make test installs it).
 

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gpuobs.errors import InputError
+from gpuobs.names import serving as serving_names
 from gpuobs.serving import stat_loggers
 from gpuobs.serving.auth import admin_secret, bearer_matches
 from gpuobs.serving.hotswap import ModelHandle
@@ -33,7 +34,7 @@ from gpuobs.serving.http.admin import (
 )
 from gpuobs.serving.http.health import liveness, readiness
 from gpuobs.serving.http.ingress import chat_prompt, completion_prompt, encode, parse, read_json
-from gpuobs.serving.http.protocol import ApiError, ChatBody, CompletionBody
+from gpuobs.serving.http.protocol import CLIENT_CLOSED, ApiError, ChatBody, CompletionBody
 from gpuobs.serving.http.responses import respond
 from gpuobs.serving.http.runtime import ServerConfig, ServingRuntime
 
@@ -78,7 +79,11 @@ class BearerAuth:
 def _add_error_handlers(app: FastAPI, runtime: ServingRuntime) -> None:
     """Every error as OpenAI's error JSON; 4xx (but 429) counted as invalid requests."""
 
-    def error_response(err: ApiError) -> JSONResponse:
+    def error_response(err: ApiError) -> Response:
+        if err.status == CLIENT_CLOSED:  # nobody reads the answer: counted as aborted, logged quietly
+            logger.debug("request aborted: %s", err.message)
+            runtime.stats.record_request(serving_names.API_HTTP, "", serving_names.OUTCOME_ABORT, None)
+            return Response(status_code=CLIENT_CLOSED)
         if err.status < 500 and err.status != 429:
             runtime.stats.record_invalid("http", err.reason)
         return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
@@ -143,12 +148,13 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
 
         return await respond(runtime, request, "chat", body, ids, max_tokens)
 
-    @app.get("/health")
+    # HEAD too: a load balancer's or uptime checker's probe may ask HEAD (405 before).
+    @app.api_route("/health", methods=["GET", "HEAD"])
     async def health() -> Response:
         status, body = liveness(runtime)
         return JSONResponse(body, status_code=status)
 
-    @app.get("/ready")
+    @app.api_route("/ready", methods=["GET", "HEAD"])
     async def ready() -> Response:
         status, body = readiness(runtime)
         return JSONResponse(body, status_code=status)

@@ -14,10 +14,12 @@ from typing import Any, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
+from starlette.requests import ClientDisconnect
 
 from gpuobs.serving.errors import UnknownModelError
 from gpuobs.serving.hotswap import ModelHandle
 from gpuobs.serving.http.protocol import (
+    CLIENT_CLOSED,
     UNSUPPORTED_NEUTRAL,
     ApiError,
     ChatMessage,
@@ -58,12 +60,17 @@ async def read_json(request: Request, max_body_bytes: int) -> dict[str, Any]:
             code="body_too_large",
         )
     raw = b""
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > max_body_bytes:
-            raise ApiError(
-                413, f"request body exceeds the limit of {max_body_bytes} bytes", code="body_too_large"
-            )
+    try:
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > max_body_bytes:
+                raise ApiError(
+                    413, f"request body exceeds the limit of {max_body_bytes} bytes", code="body_too_large"
+                )
+    except ClientDisconnect:  # a cut upload: nobody is left to answer, and nothing failed here
+        raise ApiError(
+            CLIENT_CLOSED, "the client closed the connection mid-body", code="client_closed"
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -76,7 +83,9 @@ async def read_json(request: Request, max_body_bytes: int) -> dict[str, Any]:
         data = json.loads(text)
     except RecursionError:
         raise ApiError(400, "malformed JSON: nested too deeply", code="invalid_json") from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):  # an integer of more digits than Python converts
+            raise ApiError(400, "malformed JSON: a number has too many digits", code="invalid_json") from None
         raise ApiError(
             400, f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", code="invalid_json"
         ) from None
@@ -209,6 +218,15 @@ def _same_value(value: object, neutral: object) -> bool:
     return value == neutral
 
 
+def _number(value: float | None, default: float, param: str) -> float:
+    """A sampling parameter as a float; an integer too large for one (`1` and 400 zeros) is a 400, not the
+    OverflowError of float()."""
+    try:
+        return default if value is None else float(value)
+    except OverflowError:
+        raise ApiError(400, f"{param} is too large", param=param, code="invalid_value") from None
+
+
 def prepare(
     body: CommonBody,
     handle: ModelHandle,
@@ -237,22 +255,23 @@ def prepare(
             param="prompt",
             code="context_length_exceeded",
         )
+    # The parameter the client gave: chat takes max_completion_tokens (OpenAI's newer name) first.
+    newer = getattr(body, "max_completion_tokens", None) is not None
+    name = "max_completion_tokens" if newer else "max_tokens"
     if max_tokens is None:
         max_tokens = min(256, limit - len(prompt_ids))
     if max_tokens < 1:
-        raise ApiError(
-            400, f"max_tokens must be at least 1, got {max_tokens}", param="max_tokens", code="invalid_value"
-        )
+        raise ApiError(400, f"{name} must be at least 1, got {max_tokens}", param=name, code="invalid_value")
     if len(prompt_ids) + max_tokens > limit:
         raise ApiError(
             400,
             f"This model's maximum context length is {limit} tokens. However, you "
             f"requested {len(prompt_ids) + max_tokens} tokens ({len(prompt_ids)} in the "
-            f"prompt, {max_tokens} in the completion). Reduce max_tokens or the prompt.",
-            param="max_tokens",
+            f"prompt, {max_tokens} in the completion). Reduce {name} or the prompt.",
+            param=name,
             code="context_length_exceeded",
         )
-    temperature = 1.0 if body.temperature is None else float(body.temperature)
+    temperature = _number(body.temperature, 1.0, "temperature")
     if not 0.0 <= temperature <= 2.0:
         raise ApiError(
             400,
@@ -260,7 +279,7 @@ def prepare(
             param="temperature",
             code="invalid_value",
         )
-    top_p = 1.0 if body.top_p is None else float(body.top_p)
+    top_p = _number(body.top_p, 1.0, "top_p")
     if not 0.0 < top_p <= 1.0:
         raise ApiError(400, f"top_p must be in (0, 1], got {top_p}", param="top_p", code="invalid_value")
     if body.n not in (None, 1):
@@ -272,7 +291,7 @@ def prepare(
     if body.deadline_ms is not None:
         if body.deadline_ms <= 0:
             raise ApiError(400, "deadline_ms must be positive", param="deadline_ms", code="invalid_value")
-        deadline = time.monotonic() + body.deadline_ms / 1000.0
+        deadline = time.monotonic() + _number(body.deadline_ms, 0.0, "deadline_ms") / 1000.0
     tenant = tenant_header or body.user or "default"
     if len(tenant) > 64:
         raise ApiError(

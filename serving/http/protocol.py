@@ -23,6 +23,7 @@ from pydantic import (
 from gpuobs.serving.errors import ServingError
 
 __all__ = [
+    "CLIENT_CLOSED",
     "FAILED_FINISH_REASONS",
     "UNSUPPORTED_NEUTRAL",
     "ApiError",
@@ -35,6 +36,10 @@ __all__ = [
     "PreparedRequest",
     "validation_message",
 ]
+
+CLIENT_CLOSED = 499
+"""The status of a request whose client closed the connection before the server could answer (nginx's code):
+never sent, it marks the request counted as aborted rather than as invalid or failed."""
 
 FAILED_FINISH_REASONS = ("error", "deadline", "abort")
 """Finish reasons that end a request with an error answer instead of a completion."""

@@ -158,3 +158,57 @@ def test_history_since_must_be_finite(exporter: Exporter, since: str) -> None:
     json.loads(body, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     status, body = _request(f"{exporter.url}/api/history?since=0")
     assert status == 200 and json.loads(body, parse_constant=lambda c: pytest.fail(c))["since"] == 0
+
+
+def _raw_exchange(exp: Exporter, data: bytes) -> bytes:
+    """Send raw bytes on one connection and read until the server closes it (or 10 s pass)."""
+    host, port = exp.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(data)
+        received = b""
+        try:
+            while chunk := conn.recv(65536):
+                received += chunk
+        except TimeoutError:
+            pass  # a connection kept open: what was answered so far is the result
+    return received
+
+
+def test_a_body_the_route_never_reads_is_not_taken_as_the_next_request(exporter: Exporter) -> None:
+    """A GET whose body was a whole `POST /api/faults` request: the exporter answered three times and the
+    fault ran (the unread body was parsed as the next request on the kept-alive connection: smuggling
+    behind any proxy that reuses connections). The connection now closes after the GET."""
+    fault = b'{"fault": "fall_off_bus", "gpu": 0}'
+    inner = (
+        b"POST /api/faults HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(len(fault)).encode() + b"\r\n\r\n" + fault
+    )
+    outer = b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(inner)).encode() + b"\r\n\r\n"
+    answered = _raw_exchange(exporter, outer + inner)
+    assert answered.count(b"HTTP/1.1 ") == 1 and answered.startswith(b"HTTP/1.1 200"), answered[:300]
+    assert _gpu_healthy(exporter, "0")
+    chunked = (
+        b"POST /api/faults HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + hex(len(fault))[2:].encode() + b"\r\n" + fault + b"\r\n0\r\n\r\n"
+    )
+    answered = _raw_exchange(exporter, chunked)
+    assert answered.count(b"HTTP/1.1 ") == 1 and answered.startswith(b"HTTP/1.1 411"), answered[:300]
+    assert _gpu_healthy(exporter, "0")
+
+
+def test_a_wrong_method_is_405_with_allow(exporter: Exporter) -> None:
+    """PUT /metrics was a 501 HTML page (a server error for a client's mistake), POST /metrics a 404."""
+    for method, path, allow in [("PUT", "/metrics", "GET, HEAD"), ("POST", "/healthz", "GET, HEAD"),
+                                ("PATCH", "/api/faults", "DELETE, GET, HEAD, POST")]:
+        req = urllib.request.Request(f"{exporter.url}{path}", data=b"", method=method)
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=10)
+        assert err.value.code == 405 and err.value.headers["Allow"] == allow
+        assert f"{method} is not allowed on {path}" in json.loads(err.value.read())["error"]
+    assert _request(f"{exporter.url}/nowhere", "PUT", b"")[0] == 404
+
+
+def test_a_plus_in_since_is_explained(exporter: Exporter) -> None:
+    """`since=now+5m` reached the parser as 'now 5m' (a '+' in a query string is a space)."""
+    status, body = _request(f"{exporter.url}/api/history?since=now+5m")
+    assert status == 400 and "%2B" in json.loads(body)["error"]

@@ -14,7 +14,7 @@ from google.protobuf import descriptor_pb2
 from support.otlp import OtlpReceiver
 from support.serve import ServeProcess, http_json, overload_grpc
 
-from gpuobs.serving.grpc_api import PredictClient, file_descriptor_proto, message_classes
+from gpuobs.serving.grpc_api import FULL_METHOD, PredictClient, file_descriptor_proto, message_classes
 
 MODEL = "gpuobs-tiny-llama"
 VOCAB = 260
@@ -87,6 +87,15 @@ def test_empty_model_name_means_the_served_model(client: PredictClient) -> None:
     assert client.predict([[5]], timeout=30).model_name == MODEL
 
 
+@pytest.mark.timeout(120)
+def test_a_call_with_no_deadline_is_answered(client: PredictClient) -> None:
+    """A client that sets no deadline (grpcurl, a client without `timeout`): grpcio reports hundreds of years
+    left, which the wait for the forward pass could not take (OverflowError: every such call failed with
+    INTERNAL). Every other test here passes a deadline."""
+    result = client.predict([[5, 6]])
+    assert result.model_name == MODEL and len(result.logits) == 1 and result.logits[0]
+
+
 @pytest.mark.parametrize(
     ("ids", "mask", "model", "code", "words"),
     [
@@ -115,6 +124,28 @@ def test_bad_predict_inputs(
         client.predict(ids, mask, model_name=model, timeout=30)
     assert err.value.code() == code
     assert words in (err.value.details() or "")
+
+
+@pytest.mark.parametrize("raw", [b"\xff\xff\xff\xff", b"\x0a\x10ab"], ids=["garbage", "truncated"])
+def test_bytes_that_are_no_request_are_invalid_argument(server: ServeProcess, raw: bytes) -> None:
+    """grpcio answered a request that does not decode INTERNAL ("Exception deserializing request!"), a server
+    fault by its code; the client's mistake is INVALID_ARGUMENT, and counted as an invalid request."""
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        call = channel.unary_unary(FULL_METHOD, request_serializer=None, response_deserializer=None)
+        with pytest.raises(grpc.RpcError) as err:
+            call(raw, timeout=30)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, err.value.details()
+    assert "not a PredictRequest" in (err.value.details() or "")
+    assert 'gpuobs_serving_invalid_requests_total{api="grpc",reason="undecodable"}' in server.metrics()
+
+
+def test_an_unknown_model_name_is_not_echoed_whole(client: PredictClient) -> None:
+    """A model name of a megabyte came back whole in the status: past gRPC's metadata limit, so the client saw
+    RESOURCE_EXHAUSTED ("received metadata size exceeds hard limit"), not NOT_FOUND."""
+    with pytest.raises(grpc.RpcError) as err:
+        client.predict([[1]], model_name="m" * 1_000_000, timeout=30)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND, err.value.details()
+    assert "(1000000 characters)" in (err.value.details() or "") and len(err.value.details() or "") < 300
 
 
 def test_server_healthy_after_bad_predicts(server: ServeProcess, client: PredictClient) -> None:

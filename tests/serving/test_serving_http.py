@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 import time
 import urllib.request
@@ -23,6 +24,7 @@ from support.otlp import OtlpReceiver
 from support.serve import ServeProcess, http_json
 
 MODEL = "gpuobs-tiny-llama"
+HI = b'{"model": "gpuobs-tiny-llama", "prompt": "hi"'  # a body's start, to be completed
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +73,18 @@ def test_health_ready_models(server: ServeProcess) -> None:
     status, body = http_json("GET", f"{server.url}/v1/models")
     assert status == 200 and [m["id"] for m in body["data"]] == [MODEL]
     assert body["data"][0]["max_model_len"] == 2048
+
+
+def test_health_and_ready_answer_head(server: ServeProcess) -> None:
+    """A load balancer's HEAD probe got 405 from /health."""
+    for path in ("/health", "/ready"):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            conn.request("HEAD", path)
+            resp = conn.getresponse()
+            assert resp.status == 200 and resp.read() == b"", (path, resp.status)
+        finally:
+            conn.close()
 
 
 def test_openai_models_list(client: openai.OpenAI) -> None:
@@ -187,6 +201,10 @@ def test_openai_errors_surface_as_exception_types(client: openai.OpenAI) -> None
         (b'{"prompt": "no model"}', "invalid_type"),
         (b'{"model": "gpuobs-tiny-llama", "prompt": "hi", "n": 3}', "invalid_value"),
         (b'{"model": "gpuobs-tiny-llama", "prompt": "\\ud800", "max_tokens": 2}', "invalid_text"),
+        # integers too large for a float, and of more digits than Python converts (500s with tracebacks)
+        (HI + b', "temperature": 1' + b"0" * 400 + b"}", "invalid_value"),
+        (HI + b', "deadline_ms": 1' + b"0" * 400 + b"}", "invalid_value"),
+        (HI + b', "seed": ' + b"1" * 5000 + b"}", "invalid_json"),
     ],
 )
 def test_bad_completion_inputs_get_400(server: ServeProcess, body: bytes, code: str) -> None:
@@ -280,6 +298,46 @@ def test_bad_chat_inputs_and_limits(server: ServeProcess) -> None:
     assert status == 413 and payload["error"]["code"] == "body_too_large"
     status, payload = http_json("GET", f"{server.url}/v1/nothing-here")
     assert status == 404 and "error" in payload
+
+
+def test_the_parameter_named_is_the_one_the_client_gave(server: ServeProcess) -> None:
+    """Chat's max_completion_tokens of 0 was refused as `max_tokens must be at least 1`, param max_tokens."""
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 0}
+    status, payload = raw_post(server, "/v1/chat/completions", json.dumps(body).encode())
+    assert status == 400 and payload["error"]["param"] == "max_completion_tokens", payload
+    assert payload["error"]["message"].startswith("max_completion_tokens must be at least 1")
+
+
+def test_an_unknown_model_name_is_not_echoed_whole(server: ServeProcess) -> None:
+    """A 900 KB model name came back whole in the 404 (and over gRPC broke the metadata limit)."""
+    name = "m" * 900_000
+    body = json.dumps({"model": name, "prompt": "hi"}).encode()
+    status, payload = raw_post(server, "/v1/completions", body)
+    assert status == 404 and len(payload["error"]["message"]) < 300, payload["error"]["message"][:300]
+    assert "(900000 characters)" in payload["error"]["message"]
+
+
+def _counted(server: ServeProcess, labels: str) -> float:
+    """The value of gpuobs_serving_requests_total with exactly these labels (0 when absent)."""
+    wanted = f"gpuobs_serving_requests_total{{{labels}}} "
+    line = next((line for line in server.metrics().splitlines() if line.startswith(wanted)), None)
+    return float(line.split()[-1]) if line else 0.0
+
+
+def test_a_cut_upload_is_an_abort_not_a_traceback(server: ServeProcess) -> None:
+    """A client that closed the connection mid-body: starlette's ClientDisconnect was a 500 and two
+    tracebacks in the log per connection (a burst of them stalled the server for 40 s on log writing)."""
+    before = server.logs().count("Traceback")
+    for _ in range(5):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+            conn.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    deadline, aborted = time.monotonic() + 30, 0.0
+    while time.monotonic() < deadline and aborted < 5:  # counted once the server has read each close
+        aborted = _counted(server, 'api="http",model_name="",outcome="abort"')
+        time.sleep(0.2)
+    assert aborted >= 5
+    assert server.logs().count("Traceback") == before, server.logs()[-3000:]
+    assert http_json("GET", f"{server.url}/health")[0] == 200
 
 
 def test_huge_prompt_is_refused_fast_without_stalling_others(server: ServeProcess) -> None:
