@@ -20,7 +20,6 @@ __all__ = [
     "SwapInProgressError",
     "SwapRefusedError",
     "UnknownModelError",
-    "shown_model_name",
 ]
 
 
@@ -62,13 +61,6 @@ class SwapInProgressError(ServingError):
 
 class UnknownModelError(ServingError):
     """A request named a model that is not served."""
-
-
-def shown_model_name(name: str, limit: int = 80) -> str:
-    """A requested model name as an error message repeats it: cut past `limit` characters. A name of a
-    megabyte echoed whole made a 404 body of a megabyte and, over gRPC, a status past the metadata limit
-    (the client saw RESOURCE_EXHAUSTED instead of NOT_FOUND)."""
-    return name if len(name) <= limit else f"{name[:limit]}... ({len(name)} characters)"
 
 
 class NoFreeBlocksError(ServingError):

@@ -38,7 +38,7 @@ from gpuobs.names import logs as log_fields
 from gpuobs.names import serving as serving_names
 from gpuobs.names import spans
 from gpuobs.serving.auth import bearer_matches
-from gpuobs.serving.errors import shown_model_name
+from gpuobs.serving.hotswap import shown_model_name
 
 __all__ = [
     "FULL_METHOD",

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpuobs.errors import InputError
 from gpuobs.names import logs as lf
-from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError, UnknownModelError, shown_model_name
+from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError, UnknownModelError
 from gpuobs.serving.interface import EngineClient
 from gpuobs.serving.model.config import LlamaConfig
 
@@ -33,11 +33,19 @@ __all__ = [
     "SwapStatus",
     "UnknownModelError",
     "estimate_model_bytes",
+    "shown_model_name",
 ]
 
 logger = logging.getLogger(__name__)
 
 _DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
+
+
+def shown_model_name(name: str, limit: int = 80) -> str:
+    """A requested model name as an error message repeats it: cut past `limit` characters. A name of a
+    megabyte echoed whole made a 404 body of a megabyte and, over gRPC, a status past the metadata limit
+    (the client saw RESOURCE_EXHAUSTED instead of NOT_FOUND)."""
+    return name if len(name) <= limit else f"{name[:limit]}... ({len(name)} characters)"
 
 
 @dataclass
