@@ -18,7 +18,7 @@ from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
 
-from gpuobs.user_input import http_url_problem
+from gpuobs.user_input import http_url_problem, url_without_credentials
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
@@ -81,7 +81,7 @@ def check_url(url: str, configuration: dict[str, Any] | None) -> str:
     """Return `url` if its host is on the allowlist; raise SafetyError otherwise."""
     problem = http_url_problem(url)
     if problem is not None:
-        raise SafetyError(f"not an http(s) URL ({problem}): {url!r}")
+        raise SafetyError(f"not an http(s) URL ({problem}): {url_without_credentials(url)!r}")
     host = urllib.parse.urlsplit(url.strip()).hostname or ""  # never empty: http_url_problem requires one
     hosts = allowed_hosts(configuration)
     if host not in hosts:

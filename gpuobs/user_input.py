@@ -9,7 +9,7 @@ import urllib.parse
 
 from gpuobs.errors import InputError
 
-__all__ = ["http_url_problem", "require_http_url", "require_namespace"]
+__all__ = ["http_url_problem", "require_http_url", "require_namespace", "url_without_credentials"]
 
 # A namespace is an RFC 1123 label (Kubernetes' own rule).
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -44,8 +44,13 @@ def require_http_url(flag: str, url: str, example: str) -> None:
     """
     problem = http_url_problem(url)
     if problem is not None:
-        shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@]*@", r"\1", url.strip())
+        shown = url_without_credentials(url)
         raise InputError(f"{flag} {shown!r} is not an http(s) URL ({problem}), e.g. {example}")
+
+
+def url_without_credentials(url: str) -> str:
+    """`url` as a message may repeat it: whatever stands before an `@` (a user and a password) left out."""
+    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@]*@", r"\1", url.strip())
 
 
 def require_namespace(flag: str, namespace: str) -> None:

@@ -17,7 +17,7 @@ from gpuobs.http_body import body_excerpt
 from gpuobs.json_input import loads
 from gpuobs.serving.loadtest.prompts import PlannedRequest
 from gpuobs.serving.loadtest.stats import RequestResult
-from gpuobs.user_input import http_url_problem
+from gpuobs.user_input import http_url_problem, url_without_credentials
 
 __all__ = [
     "Endpoint",
@@ -66,7 +66,8 @@ def normalize_base_url(url: str) -> str:
     """`http://host:port[/prefix]` without a trailing slash or `/v1`; ValueError for anything else."""
     problem = http_url_problem(url)
     if problem is not None:
-        raise ValueError(f"{url.strip()!r} is not an http(s) URL ({problem}); expected e.g. http://127.0.0.1:8000")
+        shown = url_without_credentials(url)
+        raise ValueError(f"{shown!r} is not an http(s) URL ({problem}); expected e.g. http://127.0.0.1:8000")
     parts = urlsplit(url.strip())
     path = parts.path.rstrip("/")
     if path.endswith("/v1"):

@@ -345,3 +345,15 @@ def test_a_game_day_target_with_a_bad_port_is_a_usage_error(tmp_path: Path) -> N
     ]:
         done = gpuobs("gameday", "--dry-run", "--serving-url", url, cwd=tmp_path, timeout=60)
         one_line_error(done, f"--serving-url: not an http(s) URL ({words})")
+
+
+@pytest.mark.parametrize("verb", ["gameday", "loadtest"])
+def test_a_refused_url_never_shows_its_password(tmp_path: Path, verb: str) -> None:
+    """The game day's and the load tester's URL errors repeated the URL whole, a password in it included
+    (diagnose and bundle already left out what stands before an `@`)."""
+    url = "http://admin:hunter2@127.0.0.1:99999"
+    args = ["gameday", "--dry-run", "--serving-url", url] if verb == "gameday" else ["loadtest", url]
+    done = gpuobs(*args, cwd=tmp_path, timeout=60)
+    one_line_error(done, "'http://127.0.0.1:99999' is not an http(s) URL" if verb == "loadtest" else
+                   "not an http(s) URL (the port is not a number from 0 to 65535): 'http://127.0.0.1:99999'")
+    assert "hunter2" not in done.stdout + done.stderr and "admin" not in done.stdout + done.stderr
