@@ -25,10 +25,12 @@ def http_url_problem(url: str) -> str | None:
     text = url.strip()
     try:
         parts = urllib.parse.urlsplit(text)
+    except ValueError:  # urlsplit refuses only a broken IPv6 literal
+        return "a broken IPv6 address"
+    try:
         parts.port  # noqa: B018 - raises ValueError for a port past 65535 or not a number
-    except ValueError as err:
-        port = "port" in str(err).lower()
-        return "the port is not a number from 0 to 65535" if port else "a broken IPv6 address"
+    except ValueError:
+        return "the port is not a number from 0 to 65535"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "it needs http:// or https:// and a host"
     if re.search(r"[\s\x00-\x1f\x7f]", text):

@@ -120,8 +120,7 @@ def run_with_display(experiments: list[Path], out: Path, quiet: bool, **kwargs: 
     target = kwargs.get("target")
     display = GamedayDisplay([p.stem for p in experiments], target.serving_url if target else None)
     # Before any stack starts: a folder that cannot be made or written is the user's to fix.
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out}: a file, not a folder for the game-day's journals and reports")
+    _check_out_folder(out)
     try:
         log_file = _log_chaostoolkit_to(out / "chaostoolkit.log")
     except OSError as exc:
@@ -200,8 +199,8 @@ def _check_prometheus(prometheus_url: str) -> None:
 
 
 def _check_out_folder(out: Path) -> None:
-    """What the run would refuse about --out, said by a dry run without making anything: a file where the
-    folder should be, or a folder (or the nearest one above it) this user cannot write in."""
+    """What a run refuses about --out before any stack starts, and a dry run says without making anything: a
+    file where the folder should be, or a folder (or the nearest one above it) this user cannot write in."""
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: a file, not a folder for the game-day's journals and reports")
     folder = out.absolute()
