@@ -181,6 +181,18 @@ def _serve(
         help="On SIGTERM/SIGINT, let requests in flight finish for this long; the rest end with an error "
         "event and a log line. Keep it below the pod's grace period (30 s in deploy/serving) minus ~9 s.",
     ),
+    read_timeout_s: float = typer.Option(
+        30.0,
+        "--read-timeout-s",
+        help="A request (headers and body) must arrive whole within this long after its first byte (or the "
+        "connection opening); a slower client gets a 408 and the connection closes (slowloris).",
+    ),
+    max_connections: int = typer.Option(
+        900,
+        "--max-connections",
+        help="Open HTTP connections past this get a 503 with Retry-After to their first request; keep it "
+        "below the process's descriptor limit (ulimit -n).",
+    ),
     otlp_endpoint: str | None = typer.Option(
         None, "--otlp-endpoint", help="Export spans over OTLP/HTTP to this URL."
     ),
@@ -214,6 +226,10 @@ def _serve(
         raise InputError(f"--unhealthy-restart-s must be >= 0, got {unhealthy_restart_s}")
     if not 0 < drain_timeout_s <= 3600:
         raise InputError(f"--drain-timeout-s must be in (0, 3600], got {drain_timeout_s}")
+    if not 0 < read_timeout_s <= 3600:
+        raise InputError(f"--read-timeout-s must be in (0, 3600], got {read_timeout_s}")
+    if max_connections < 1:
+        raise InputError(f"--max-connections must be at least 1, got {max_connections}")
     if memory_budget_bytes is not None and memory_budget_bytes <= 0:
         raise InputError(f"--memory-budget-bytes must be positive, got {memory_budget_bytes}")
     name_problem = None if served_model_name is None else served_name_problem(served_model_name)
@@ -279,6 +295,8 @@ def _serve(
             api_key=api_key,
             admin_token=admin_token,
             drain_timeout_s=drain_timeout_s,
+            read_timeout_s=read_timeout_s,
+            max_connections=max_connections,
         )
     )
 

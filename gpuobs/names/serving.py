@@ -40,7 +40,9 @@ __all__ = [
     "PER_TOKEN_BUCKETS",
     "PROMPT_TOKENS",
     "REASON_MAX_CONCURRENT_RPCS",
+    "REASON_MAX_CONNECTIONS",
     "REASON_MAX_NUM_QUEUED_REQS",
+    "REASON_READ_TIMEOUT",
     "REQUEST_DECODE_TIME",
     "REQUEST_DURATION_BUCKETS",
     "REQUEST_GENERATION_TOKENS",
@@ -105,6 +107,10 @@ REASON_MAX_NUM_QUEUED_REQS: Final = "max_num_queued_reqs"
 """ADMISSION_REJECTIONS reason: the engine's queue is full (HTTP 429, as vLLM)."""
 REASON_MAX_CONCURRENT_RPCS: Final = "max_concurrent_rpcs"
 """ADMISSION_REJECTIONS reason: the gRPC server has its maximum of calls in flight."""
+REASON_MAX_CONNECTIONS: Final = "max_connections"
+"""ADMISSION_REJECTIONS reason: the HTTP server has its maximum of open connections (HTTP 503)."""
+REASON_READ_TIMEOUT: Final = "read_timeout"
+"""SERVING_INVALID_REQUESTS reason: a request did not arrive whole in time (HTTP 408, a slow client)."""
 
 # Bucket boundaries as vLLM 0.32/0.33 exposes them (checked against the real scrape).
 LATENCY_BUCKETS = (

@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from gpuobs.names import logs as lf
 from gpuobs.serving.errors import SwapInProgressError, SwapRefusedError
 from gpuobs.serving.faults import FAULT_KINDS, FaultInjector
-from gpuobs.serving.http.ingress import parse
+from gpuobs.serving.http.ingress import json_object, parse, read_body
 from gpuobs.serving.http.protocol import ApiError, LoadBody
 from gpuobs.serving.http.runtime import ServingRuntime
 from gpuobs.serving.model.loader import served_name_problem
@@ -145,7 +145,7 @@ def add_disabled_fault_routes(app: FastAPI) -> None:
         )
 
 
-def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson) -> None:
+def add_fault_routes(app: FastAPI, runtime: ServingRuntime) -> None:
     """`/admin/faults`: list, inject (`POST /admin/faults/{kind}`), clear one or all (`DELETE`)."""
 
     def engine_faults() -> FaultInjector:
@@ -165,8 +165,8 @@ def add_fault_routes(app: FastAPI, runtime: ServingRuntime, read_json: ReadJson)
 
     @app.post("/admin/faults/{kind}")
     async def faults_inject(kind: str, request: Request) -> Response:
-        raw = await request.body()
-        params = await read_json(request) if raw.strip() else {}
+        raw = await read_body(request, runtime.config.max_body_bytes)  # a cut upload: no traceback
+        params = json_object(raw) if raw.strip() else {}
         if kind == "grpc_block":
             hang = params.get("hang_s", 60)
             if not isinstance(hang, int | float) or isinstance(hang, bool) or not 0 < hang <= 3600:

@@ -34,7 +34,7 @@ from gpuobs.serving.http.admin import (
 )
 from gpuobs.serving.http.health import liveness, readiness
 from gpuobs.serving.http.ingress import chat_prompt, completion_prompt, encode, parse, read_json
-from gpuobs.serving.http.protocol import CLIENT_CLOSED, ApiError, ChatBody, CompletionBody
+from gpuobs.serving.http.protocol import CLIENT_CLOSED, READ_TIMED_OUT, ApiError, ChatBody, CompletionBody
 from gpuobs.serving.http.responses import respond
 from gpuobs.serving.http.runtime import ServerConfig, ServingRuntime
 
@@ -79,18 +79,19 @@ class BearerAuth:
 def _add_error_handlers(app: FastAPI, runtime: ServingRuntime) -> None:
     """Every error as OpenAI's error JSON; 4xx (but 429) counted as invalid requests."""
 
-    def error_response(err: ApiError) -> Response:
+    def error_response(err: ApiError, cut_by_read_deadline: bool = False) -> Response:
         if err.status == CLIENT_CLOSED:  # nobody reads the answer: counted as aborted, logged quietly
             logger.debug("request aborted: %s", err.message)
-            runtime.stats.record_request(serving_names.API_HTTP, "", serving_names.OUTCOME_ABORT, None)
+            if not cut_by_read_deadline:  # else the server cut it, and counted it as a 408 (connections.py)
+                runtime.stats.record_request(serving_names.API_HTTP, "", serving_names.OUTCOME_ABORT, None)
             return Response(status_code=CLIENT_CLOSED)
         if err.status < 500 and err.status != 429:
             runtime.stats.record_invalid("http", err.reason)
         return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
 
     @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> Response:
-        return error_response(exc)
+    async def _api_error(request: Request, exc: ApiError) -> Response:
+        return error_response(exc, bool(request.scope.get(READ_TIMED_OUT)))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_: Request, exc: StarletteHTTPException) -> Response:
@@ -167,7 +168,7 @@ def create_app(runtime: ServingRuntime) -> FastAPI:
     add_model_routes(app, runtime)
     add_admin_routes(app, runtime, body_of)
     if cfg.enable_fault_injection:
-        add_fault_routes(app, runtime, body_of)
+        add_fault_routes(app, runtime)
     else:
         add_disabled_fault_routes(app)
     return app
@@ -214,6 +215,7 @@ def run_server(config: ServerConfig) -> None:
 
     threading.Thread(target=_load_or_exit, args=(runtime,), name="model-load", daemon=True).start()
     _uvicorn_logs_as_json()
+    from gpuobs.serving.http.connections import guarded_protocol
     from gpuobs.serving.http.drain import DrainingServer
 
     server = DrainingServer(
@@ -227,6 +229,7 @@ def run_server(config: ServerConfig) -> None:
             lifespan="off",
             # a backstop only: requests end on their own once the drain runs out (responses.py)
             timeout_graceful_shutdown=int(config.drain_timeout_s) + 3,
+            http=guarded_protocol(config.read_timeout_s, config.max_connections, runtime.stats),
         ),
         runtime,
     )

@@ -37,9 +37,11 @@ __all__ = [
     "completion_prompt",
     "content_text",
     "encode",
+    "json_object",
     "lease",
     "parse",
     "prepare",
+    "read_body",
     "read_json",
     "refuse_unsupported",
 ]
@@ -52,6 +54,11 @@ BodyT = TypeVar("BodyT", bound=BaseModel)
 
 async def read_json(request: Request, max_body_bytes: int) -> dict[str, Any]:
     """The body as a JSON object: 413 past `max_body_bytes`, 400 for bad UTF-8, JSON or Unicode."""
+    return json_object(await read_body(request, max_body_bytes))
+
+
+async def read_body(request: Request, max_body_bytes: int) -> bytes:
+    """The body's bytes: 413 past `max_body_bytes`; a cut upload is an ApiError the client never sees."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > max_body_bytes:
         raise ApiError(
@@ -71,6 +78,11 @@ async def read_json(request: Request, max_body_bytes: int) -> dict[str, Any]:
         raise ApiError(
             CLIENT_CLOSED, "the client closed the connection mid-body", code="client_closed"
         ) from None
+    return raw
+
+
+def json_object(raw: bytes) -> dict[str, Any]:
+    """`raw` as a JSON object: 400 for bad UTF-8, JSON or Unicode, or for anything but an object."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -25,6 +25,7 @@ from gpuobs.serving.errors import ServingError
 __all__ = [
     "CLIENT_CLOSED",
     "FAILED_FINISH_REASONS",
+    "READ_TIMED_OUT",
     "UNSUPPORTED_NEUTRAL",
     "ApiError",
     "ChatBody",
@@ -40,6 +41,8 @@ __all__ = [
 CLIENT_CLOSED = 499
 """The status of a request whose client closed the connection before the server could answer (nginx's code):
 never sent, it marks the request counted as aborted rather than as invalid or failed."""
+READ_TIMED_OUT = "gpuobs.read_timed_out"
+"""Scope key set on a request the read deadline cut (connections.py): its cut body is no client abort."""
 
 FAILED_FINISH_REASONS = ("error", "deadline", "abort")
 """Finish reasons that end a request with an error answer instead of a completion."""

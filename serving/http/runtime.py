@@ -23,6 +23,8 @@ from gpuobs.serving.interface import EngineClient, GenerationRequest, SamplingPa
 __all__ = [
     "DRAIN_TIMEOUT_S_DEFAULT",
     "MAX_BODY_BYTES_DEFAULT",
+    "MAX_CONNECTIONS_DEFAULT",
+    "READ_TIMEOUT_S_DEFAULT",
     "SHUTDOWN_TAIL_S",
     "WARMUP_TIMEOUT_S",
     "ServerConfig",
@@ -36,6 +38,11 @@ WARMUP_TIMEOUT_S = 120.0
 # On SIGTERM/SIGINT requests in flight get this long to finish; the rest end with an error event. With the
 # tail after it (gRPC grace 2 s, engine stop 5 s, uvicorn's backstop) it fits a pod's 30 s grace period.
 DRAIN_TIMEOUT_S_DEFAULT = 20.0
+# A request (headers and body) must arrive whole within this long; slower clients get a 408 (connections.py).
+READ_TIMEOUT_S_DEFAULT = 30.0
+# Open HTTP connections past this get a 503 on their first request (connections.py): below the usual
+# descriptor limit of 1024, so the listener never runs out of descriptors to accept with.
+MAX_CONNECTIONS_DEFAULT = 900
 SHUTDOWN_TAIL_S = 9.0
 
 
@@ -63,6 +70,8 @@ class ServerConfig:
     )
     admin_token: str | None = None  # when set, /admin/* needs `Authorization: Bearer <admin_token>`
     drain_timeout_s: float = DRAIN_TIMEOUT_S_DEFAULT
+    read_timeout_s: float = READ_TIMEOUT_S_DEFAULT
+    max_connections: int = MAX_CONNECTIONS_DEFAULT
 
 
 class ServingRuntime:

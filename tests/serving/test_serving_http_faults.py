@@ -258,3 +258,24 @@ def test_kv_shrink_forces_preemptions_but_requests_complete(
     total = f'{usage}_count{{model_name="{MODEL}"}}'
     text = server.metrics()
     assert metric_value(text, total) > metric_value(text, steps)
+
+
+def test_a_cut_fault_upload_is_an_abort_not_a_traceback(server: ServeProcess) -> None:
+    """`POST /admin/faults/KIND` read its body with starlette's `request.body()`: a client that closed
+    mid-body was a 500 and a traceback (the OpenAI routes already counted it as an abort)."""
+    import socket
+
+    def aborted() -> float:
+        wanted = 'gpuobs_serving_requests_total{api="http",model_name="",outcome="abort"} '
+        line = next((ln for ln in server.metrics().splitlines() if ln.startswith(wanted)), None)
+        return float(line.split()[-1]) if line else 0.0
+
+    before, tracebacks = aborted(), server.logs().count("Traceback")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+        conn.sendall(b"POST /admin/faults/grpc_block HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and aborted() < before + 1:
+        time.sleep(0.2)
+    assert aborted() == before + 1
+    assert server.logs().count("Traceback") == tracebacks, server.logs()[-3000:]
+    assert http_json("GET", f"{server.url}/admin/faults")[1]["active"] == {}
