@@ -36,16 +36,20 @@ TIME_FORMS = (
 # Longest first where one unit is a prefix of another (ms before m).
 _UNIT_S = {"y": 31_536_000.0, "w": 604_800.0, "d": 86_400.0, "h": 3_600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 _ORDER = {unit: rank for rank, unit in enumerate(_UNIT_S)}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|y|w|d|h|m|s)")
+_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ms|y|w|d|h|m|s)")
 # Epoch seconds past this (year 5138) are milliseconds or nanoseconds someone forgot to convert.
 _MAX_EPOCH_S = 1e11
 
 
+# A plain decimal number in ASCII digits: Python's float() also takes `1_000`, `infinity` and other scripts'
+# digits, which no tool writes as a time or duration.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
+    if not _NUMBER.fullmatch(text):
         return None
+    value = float(text)
     return value if math.isfinite(value) else None
 
 

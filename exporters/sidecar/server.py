@@ -262,6 +262,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, app.health())
             elif url.path == "/api/history" and method == "GET":
                 params = urllib.parse.parse_qs(url.query)
+                if len(params.get("since", ())) > 1:  # which one was meant is a guess: ask
+                    self._json(400, {"error": "since: given more than once; give one time"})
+                    return
                 raw_since = (params.get("since") or [""])[0]
                 try:
                     since = parse_time(raw_since) if raw_since.strip() else 0.0

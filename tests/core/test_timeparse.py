@@ -38,7 +38,7 @@ def test_durations(text: str, seconds: float) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "soon", "-5m", "0s", "0", "30m1h", "1m1m", "5 parsecs", "nan", "1e999", "m"]
+    "bad", ["", "soon", "-5m", "0s", "0", "30m1h", "1m1m", "5 parsecs", "nan", "1e999", "m", "1_000", "٣", "٣m"]
 )
 def test_bad_durations_name_the_input_and_the_forms(bad: str) -> None:
     with pytest.raises(ValueError, match="invalid duration") as err:
@@ -127,6 +127,7 @@ def test_now_defaults_to_the_clock() -> None:
         ("2026-13-01T00:00:00Z", "RFC 3339"),
         ("1795986292000", "milliseconds"),
         ("-", "offset is not a duration"),
+        ("1_795_986_292", "RFC 3339"),  # float() took it as epoch seconds
     ],
 )
 def test_bad_times_say_what_is_wrong(bad: str, hint: str) -> None:

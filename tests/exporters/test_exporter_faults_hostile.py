@@ -212,3 +212,15 @@ def test_a_plus_in_since_is_explained(exporter: Exporter) -> None:
     """`since=now+5m` reached the parser as 'now 5m' (a '+' in a query string is a space)."""
     status, body = _request(f"{exporter.url}/api/history?since=now+5m")
     assert status == 400 and "%2B" in json.loads(body)["error"]
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("since=0&since=now-5m", "given more than once"),  # the first was taken, silently
+        ("since=1_000", "invalid time"),  # float() read it as epoch 1000
+    ],
+)
+def test_a_since_that_is_a_guess_is_refused(exporter: Exporter, query: str, says: str) -> None:
+    status, body = _request(f"{exporter.url}/api/history?{query}")
+    assert status == 400 and says in json.loads(body)["error"]
