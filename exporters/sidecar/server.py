@@ -56,6 +56,9 @@ is not cut. A new connection that finds none idle waits up to `_SLOT_WAIT_S`, th
 HTTP gets a 503)."""
 
 _SLOT_WAIT_S = 1.0
+# A fault request's body must arrive whole within this long: the socket timeout bounds each read only, so a
+# client sending a byte every 29 s held a connection slot (not evictable once the headers are read) for hours.
+_BODY_READ_S = 10.0
 
 
 def _not_a_json_number(text: str) -> float:
@@ -317,8 +320,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._json(413, {"error": f"body too large (at most {_MAX_BODY} bytes)"})
             return
+        raw = self._read_body(int(declared))
+        if raw is None:
+            self.close_connection = True
+            self._json(408, {"error": f"the body did not arrive whole within {_BODY_READ_S:g} s"})
+            return
         try:
-            body = _strict_json(self.rfile.read(int(declared)) or b"{}")
+            body = _strict_json(raw or b"{}")
             if not isinstance(body, dict) or not isinstance(body.get("fault"), str):
                 raise ValueError('send a JSON object like {"fault": "xid", "gpu": 0, "code": 79}')
             kind = body.pop("fault")
@@ -328,6 +336,29 @@ class _Handler(BaseHTTPRequestHandler):
             return
         logger.warning("fault injected: %s", result, extra={"event": "fault_injected"})
         self._json(200, result)
+
+
+    def _read_body(self, size: int) -> bytes | None:
+        """The body's `size` bytes, or None when they do not all arrive within `_BODY_READ_S`."""
+        deadline = time.monotonic() + _BODY_READ_S
+        parts: list[bytes] = []
+        left_bytes = size
+        try:
+            while left_bytes > 0:
+                left_s = deadline - time.monotonic()
+                if left_s <= 0:
+                    return None
+                self.connection.settimeout(left_s)
+                chunk = self.rfile.read1(left_bytes)
+                if not chunk:
+                    return None  # the client closed mid-body
+                parts.append(chunk)
+                left_bytes -= len(chunk)
+        except TimeoutError:
+            return None
+        finally:
+            self.connection.settimeout(self.timeout)
+        return b"".join(parts)
 
 
 class ExporterHttpServer:

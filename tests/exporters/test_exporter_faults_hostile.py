@@ -224,3 +224,27 @@ def test_a_plus_in_since_is_explained(exporter: Exporter) -> None:
 def test_a_since_that_is_a_guess_is_refused(exporter: Exporter, query: str, says: str) -> None:
     status, body = _request(f"{exporter.url}/api/history?{query}")
     assert status == 400 and says in json.loads(body)["error"]
+
+
+def test_a_fault_body_dripped_slowly_gets_a_408(exporter: Exporter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The socket timeout bounded each read, not the body: a byte every few seconds held a connection slot
+    (not evictable once the headers are read) for as long as the client liked. The drip runs far past the
+    (shortened) deadline and stops only when the exporter answers."""
+    import time
+
+    from gpuobs.exporters.sidecar import server
+
+    monkeypatch.setattr(server, "_BODY_READ_S", 1.0)
+    host, port = exporter.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=10) as conn:
+        conn.sendall(b"POST /api/faults HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n{")
+        conn.settimeout(0.5)
+        answer, deadline = b"", time.monotonic() + 40
+        while not answer and time.monotonic() < deadline:
+            try:
+                answer = conn.recv(65536)
+            except TimeoutError:
+                conn.sendall(b" ")
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b"did not arrive whole" in answer
+    assert _request(f"{exporter.url}/healthz")[0] == 200
