@@ -4,7 +4,7 @@ protocol (request bodies, the error answer) -> ingress (parse, validate, lease) 
 events, detokenizer, request log line) -> responses (JSON and SSE); spans holds the request span; admin
 the model list, hot-swap and fault routes; health the liveness and readiness answers; runtime the state
 both front ends share; app the FastAPI application and `run_server`; drain the uvicorn server whose
-SIGTERM drain answers every request that reached it.
+SIGTERM drain answers every request that reached it; connections its read deadline and connection cap.
 """
 
 from gpuobs.serving.http.app import create_app, run_server
