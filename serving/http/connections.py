@@ -70,11 +70,18 @@ def guarded_protocol(
             self._arm()
 
         def data_received(self, data: bytes) -> None:
-            if self._read_deadline is None and self.conn.their_state is h11.IDLE:
-                self._arm()  # the first byte of the next request on a kept-alive connection
             super().data_received(data)
             if self.conn.their_state not in _STILL_READING:
                 self._disarm()  # read whole (or the connection is closing)
+            elif self._read_deadline is None:
+                self._arm()  # the first bytes of the next request on a kept-alive connection
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            # A pipelined request whose headers had arrived with the last one starts now; its body is
+            # still to come (uvicorn's keep-alive timer covers only headers that have not arrived).
+            if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+                self._arm()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()

@@ -95,6 +95,27 @@ def test_a_body_dripped_slowly_gets_a_408_counted_once(server: ServeProcess) -> 
     assert "Traceback" not in server.logs()
 
 
+def test_a_pipelined_request_whose_body_never_comes_gets_a_408(server: ServeProcess) -> None:
+    """The second request's headers arrive with the first; its body never does. Its wait starts when the
+    first is answered, on no new bytes: neither uvicorn's keep-alive timer nor a read arms a deadline."""
+    first = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    second = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n{"
+    answers = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+        conn.sendall(first + second)
+        conn.settimeout(DRIP_FOR_S)
+        while b"HTTP/1.1 408" not in answers:
+            try:
+                piece = conn.recv(65536)
+            except TimeoutError:
+                break
+            if not piece:
+                break
+            answers += piece
+    assert answers.startswith(b"HTTP/1.1 200"), answers[:200]
+    assert b"HTTP/1.1 408" in answers, "the server kept waiting for the pipelined body"
+
+
 def test_a_connection_that_sends_nothing_is_closed_without_an_answer(server: ServeProcess) -> None:
     before = _metric(server, READ_TIMEOUTS)
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
