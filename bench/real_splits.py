@@ -33,10 +33,11 @@ forty-sixth, and heldout43 (scored twenty times), promoted in the forty-seventh,
 nineteen times), promoted in the forty-eighth, and heldout45 (scored nineteen times), promoted in the
 forty-ninth, and heldout46 (scored seventeen times), promoted in the fiftieth, and heldout47 (scored fifteen
 times), promoted in the fifty-first, and heldout48 (scored fifteen times), promoted in the fifty-second, and
-heldout49 (scored fifteen times), promoted in the fifty-third. heldout50 (gathered at the start of the
-forty-seventh session) and heldout51 (at the start of the forty-eighth) and heldout52 (at the start of the
-forty-ninth) and heldout53 (at the start of the fiftieth) and heldout54 (at the start of the fifty-first) and
-heldout55 (at the start of the fifty-second) and heldout56 (at the start of the fifty-third) are held out.
+heldout49 (scored fifteen times), promoted in the fifty-third, and heldout50 (scored fifteen times), promoted
+in the fifty-fourth. heldout51 (gathered at the start of the forty-eighth session) and heldout52 (at the start
+of the forty-ninth) and heldout53 (at the start of the fiftieth) and heldout54 (at the start of the
+fifty-first) and heldout55 (at the start of the fifty-second) and heldout56 (at the start of the fifty-third)
+and heldout57 (at the start of the fifty-fourth) are held out.
 """
 
 from __future__ import annotations
@@ -49,11 +50,11 @@ REAL_HELDOUT = (
     "heldout2",
     "heldout4",
     "heldout9",
-    "heldout50",
     "heldout51",
     "heldout52",
     "heldout53",
     "heldout54",
     "heldout55",
     "heldout56",
+    "heldout57",
 )

@@ -28,7 +28,7 @@ def test_the_list_holds_every_source_of_every_part(tmp_path: Path) -> None:
     quoted = {normalise(json.loads(p.read_text(encoding="utf-8"))["source"]) for p in cases}
     assert count == len(quoted) > 2500
     assert set(listed.read_text(encoding="utf-8").split()) == quoted
-    assert any("/heldout56/" in str(p) for p in cases) and any("/tune/" in str(p) for p in cases)
+    assert any("/heldout57/" in str(p) for p in cases) and any("/tune/" in str(p) for p in cases)
 
 
 def test_a_taken_thread_is_refused_in_any_spelling(tmp_path: Path) -> None:

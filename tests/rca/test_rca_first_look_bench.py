@@ -16,7 +16,7 @@ import pytest
 from support.bench import load_bench_script
 from support.paths import REPO_ROOT
 
-BATCH = "heldout56"
+BATCH = "heldout57"
 # The script works on git worktrees: it needs the repository's history, which a clone has and an unpacked
 # source archive has not.
 pytestmark = pytest.mark.skipif(not (REPO_ROOT / ".git").exists(), reason="not a git checkout")

@@ -9,8 +9,8 @@ one dropped in a label review) runs through
 `gpuobs.rca.diagnose`; its top-1 and top-3
 must stay at or above the figures reached when the text tier was last fitted, less a margin of two
 cases, and no healthy excerpt may get a cause. The held-out batches (heldout2/, heldout4/, heldout9/,
-heldout50/, heldout51/, heldout52/, heldout53/, heldout54/, heldout55/,
-heldout56/) are
+heldout51/, heldout52/, heldout53/, heldout54/, heldout55/, heldout56/,
+heldout57/) are
 scored
 only by `bench/rca.py --real-heldout`
 (docs/BENCHMARKS.md): no test reads them, so nothing here can be tuned to them. The fit script refuses

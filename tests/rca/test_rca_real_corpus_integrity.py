@@ -2,7 +2,7 @@
 
 Runs `bench/real_corpus_check.py`, which reads only each case's expected.json and checks the excerpt files are
 non-empty text; it never runs the engine, so the held-out batches (`heldout2/`, `heldout4/`, `heldout9/`,
-`heldout50/`, `heldout51/`, `heldout52/`, `heldout53/`, `heldout54/`, `heldout55/`, `heldout56/`) are not
+`heldout51/`, `heldout52/`, `heldout53/`, `heldout54/`, `heldout55/`, `heldout56/`, `heldout57/`) are not
 scored here and nothing can be tuned to them. (The first held-out split, `heldout/`, and the third batch,
 `heldout3/`, were promoted into `tune/` on 2026-12-01 after each had been scored twice; the fifth,
 `heldout5/`, the same day after its one look; the sixth and seventh, `heldout6/` and `heldout7/`, in the next
@@ -29,7 +29,7 @@ the forty-seventh after twenty; the forty-fourth, `heldout44/`, in the forty-eig
 forty-fifth, `heldout45/`, in the forty-ninth after nineteen; the forty-sixth, `heldout46/`, in the fiftieth
 after seventeen; the forty-seventh, `heldout47/`, in the fifty-first after fifteen; the forty-eighth,
 `heldout48/`, in the fifty-second after fifteen; the forty-ninth, `heldout49/`, in the fifty-third after
-fifteen.)"""
+fifteen; the fiftieth, `heldout50/`, in the fifty-fourth after fifteen.)"""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from support.tune_split import TUNE_CASES, TUNE_HEALTHY
 REAL = Path(__file__).resolve().parent / "real_corpus"
 # The batches promoted into tune/ (by number): none keeps a folder or a column of its own. The one list the
 # tests below read, extended at each promotion.
-PROMOTED_NUMBERS = (3, 5, 6, 7, 8, *range(10, 50))
+PROMOTED_NUMBERS = (3, 5, 6, 7, 8, *range(10, 51))
 PROMOTED = tuple(f"heldout{n}" for n in PROMOTED_NUMBERS)
 
 
@@ -59,12 +59,12 @@ def test_every_part_is_well_formed_and_no_thread_is_reused(capsys: pytest.Captur
     table = capsys.readouterr().out
     header = (
         "| signature | tune | heldout2 | heldout4 | heldout9 "
-        "| heldout50 | heldout51 | heldout52 | heldout53 | heldout54 | heldout55 | heldout56 |"
+        "| heldout51 | heldout52 | heldout53 | heldout54 | heldout55 | heldout56 | heldout57 |"
     )
     assert header in table
     cases = next(line for line in table.splitlines() if line.startswith("| **cases**"))
     counts = [int(n) for n in cases.strip("| ").split("|")[1:]]
-    assert counts == [TUNE_CASES, 105, 90, 87, 35, 32, 31, 32, 31, 29, 34]
+    assert counts == [TUNE_CASES, 105, 90, 87, 32, 31, 32, 31, 29, 34, 38]
     healthy = next(line for line in table.splitlines() if line.startswith("| (healthy)"))
     assert int(healthy.split("|")[3]) >= 12  # heldout2, the column this check was written for
 
@@ -92,19 +92,20 @@ def test_promoted_batches_are_counted_in_tune(capsys: pytest.CaptureFixture[str]
     heldout43 (40 cases, 11 healthy) in the forty-seventh, heldout44 (40 cases, 11 healthy) in the
     forty-eighth, heldout45 (40 cases, 12 healthy) in the forty-ninth, heldout46 (40 cases, 11 healthy) in the
     fiftieth, heldout47 (40 cases, 10 healthy) in the fifty-first, heldout48 (38 cases, 11 healthy) in the
-    fifty-second, heldout49 (38 cases, 11 healthy) in the fifty-third: none has a column of its own (PROMOTED)
-    and tune holds 179 + 90 + 94 + 90 + 90 + 86 + 88 + 94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 +
-    76 + 40 + 40 + 43 + 40 + 40 + 36 + 30 + 42 + 38 + 39 + 40 + 39 + 42 + 42 + 40 + 43 + 41 + 35 + 40 + 40 +
-    40 + 40 + 40 + 40 + 40 + 38 + 38 cases, at least 18 + 9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20
-    + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8 + 10 + 8 + 8 + 7 + 6 + 13 + 9 + 10 + 12 + 11 + 12 + 13 + 10 +
-    11 + 11 + 9 + 11 + 12 + 11 + 11 + 12 + 11 + 10 + 11 + 11 healthy, plus the 120 + 113 + 100 + 101 + 107 +
-    99 + 101 + 100 cases (12 + 12 + 12 + 16 + 10 + 14 + 10 + 11 healthy) gathered straight into tune/
-    (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B, TUNE10A/10B and TUNE11A/11B_README.md), plus the 60 + 59
-    healthy texts of TUNE12A/12B_README.md, plus the 49 + 58 cases (15 + 21 healthy) of TUNE13A/13B_README.md,
-    plus the 50 + 50 cases (11 + 11 healthy) of TUNE14A/14B_README.md, plus the 50 + 50 cases (11 + 10
-    healthy) of TUNE15A/15B_README.md, plus the 20 + 16 cases (8 + 7 healthy) of TUNE16A/16B_README.md, plus
-    the 25 + 28 cases (5 + 11 healthy) of TUNE17A/17B_README.md, plus the 26 + 23 + 22 + 23 cases (7 + 6 + 6 +
-    6 healthy) of TUNE18A/18B/18C/18D_README.md, plus the 21 + 13 + 22 + 22 cases (6 + 5 + 7 + 8 healthy) of
+    fifty-second, heldout49 (38 cases, 11 healthy) in the fifty-third, heldout50 (35 cases, 11 healthy) in the
+    fifty-fourth: none has a column of its own (PROMOTED) and tune holds 179 + 90 + 94 + 90 + 90 + 86 + 88 +
+    94 + 99 + 99 + 99 + 101 + 82 + 97 + 69 + 81 + 77 + 73 + 76 + 40 + 40 + 43 + 40 + 40 + 36 + 30 + 42 + 38 +
+    39 + 40 + 39 + 42 + 42 + 40 + 43 + 41 + 35 + 40 + 40 + 40 + 40 + 40 + 40 + 40 + 38 + 38 + 35 cases, at
+    least 18 + 9 + 10 + 10 + 10 + 10 + 11 + 12 + 16 + 16 + 18 + 20 + 18 + 21 + 19 + 19 + 17 + 17 + 17 + 11 + 8
+    + 10 + 8 + 8 + 7 + 6 + 13 + 9 + 10 + 12 + 11 + 12 + 13 + 10 + 11 + 11 + 9 + 11 + 12 + 11 + 11 + 12 + 11 +
+    10 + 11 + 11 + 11 healthy, plus the 120 + 113 + 100 + 101 + 107 + 99 + 101 + 100 cases (12 + 12 + 12 + 16
+    + 10 + 14 + 10 + 11 healthy) gathered straight into tune/ (TUNE7_README.md, TUNE8_README.md, TUNE9A/9B,
+    TUNE10A/10B and TUNE11A/11B_README.md), plus the 60 + 59 healthy texts of TUNE12A/12B_README.md, plus the
+    49 + 58 cases (15 + 21 healthy) of TUNE13A/13B_README.md, plus the 50 + 50 cases (11 + 11 healthy) of
+    TUNE14A/14B_README.md, plus the 50 + 50 cases (11 + 10 healthy) of TUNE15A/15B_README.md, plus the 20 + 16
+    cases (8 + 7 healthy) of TUNE16A/16B_README.md, plus the 25 + 28 cases (5 + 11 healthy) of
+    TUNE17A/17B_README.md, plus the 26 + 23 + 22 + 23 cases (7 + 6 + 6 + 6 healthy) of
+    TUNE18A/18B/18C/18D_README.md, plus the 21 + 13 + 22 + 22 cases (6 + 5 + 7 + 8 healthy) of
     TUNE19A/19B/19C/19D_README.md (part A's 22nd case dropped: a twin of a held-out source), plus the 23 + 22
     + 22 + 22 cases (6 + 6 + 6 + 16 healthy) of TUNE20A/20B/20C/20D_README.md, plus the 22 + 22 + 18 + 22
     cases (6 + 6 + 6 + 7 healthy) of TUNE21A/21B/21C/21D_README.md, plus the 14 + 14 + 14 + 14 cases (10 + 10
@@ -135,7 +136,7 @@ def _column(rows: list[str], part: str) -> dict[str, int]:
     }
 
 
-def test_heldout10_to_heldout49_were_promoted_whole(capsys: pytest.CaptureFixture[str]) -> None:
+def test_heldout10_to_heldout50_were_promoted_whole(capsys: pytest.CaptureFixture[str]) -> None:
     """heldout10 (tenth batch, 88 cases), heldout11 (eleventh, 94 cases) and heldout12 (twelfth, 99 cases)
     were promoted into tune/ in the tenth, eleventh and twelfth sessions after two looks each, heldout13
     (thirteenth, 99 cases) in the thirteenth after three, heldout14 (fourteenth, 99 cases) in the fourteenth
@@ -166,7 +167,8 @@ def test_heldout10_to_heldout49_were_promoted_whole(capsys: pytest.CaptureFixtur
     nineteen, heldout46 (forty-sixth, 40 cases, four parts) in the fiftieth after seventeen, heldout47
     (forty-seventh, 40 cases, four parts) in the fifty-first after fifteen, heldout48 (forty-eighth, 38 cases,
     four parts) in the fifty-second after fifteen, heldout49 (forty-ninth, 38 cases, four parts) in the
-    fifty-third after fifteen: no folder or column of their own is left, and their READMEs moved to tune/."""
+    fifty-third after fifteen, heldout50 (fiftieth, 35 cases, four parts) in the fifty-fourth after fifteen:
+    no folder or column of their own is left, and their READMEs moved to tune/."""
     assert _check_script().main(["--root", str(REAL)]) == 0, capsys.readouterr().err
     header = [c.strip() for c in capsys.readouterr().out.splitlines()[0].split("|")]
     for n in (n for n in PROMOTED_NUMBERS if n >= 10):
@@ -178,26 +180,26 @@ def test_heldout10_to_heldout49_were_promoted_whole(capsys: pytest.CaptureFixtur
 
 
 # The held-out batches: (folder, cases, healthy, at least this many signatures, the READMEs it keeps).
-# heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout50 on 2026-12-07 at
-# the start of the forty-seventh (35 cases: five dropped before any look) and heldout51 at the
-# start of the forty-eighth (32 cases: eight dropped before any look) and heldout52 at the start of the
-# forty-ninth (31 cases: nine dropped before any look) and heldout53 at the start of the fiftieth (32 cases:
-# six dropped before any look) and heldout54 at the start of the fifty-first (31 cases: seven dropped before
-# any look) and heldout55 at the start of the fifty-second (29 cases: four dropped before any look), by
-# helpers that never ran the engine, four parts each (most threads claimed by then: the thinnest batches yet),
-# and heldout56 at the start of the fifty-third (34 cases: three dropped before any look; five parts, a second
-# gatherer on the documentation area).
+# heldout4 and heldout9 were gathered 2026-12-01 (heldout9 in the eighth session); heldout51 at the start of
+# the forty-eighth (32 cases: eight dropped before any look) and heldout52 at the start of the forty-ninth (31
+# cases: nine dropped before any look) and heldout53 at the start of the fiftieth (32 cases: six dropped
+# before any look) and heldout54 at the start of the fifty-first (31 cases: seven dropped before any look) and
+# heldout55 at the start of the fifty-second (29 cases: four dropped before any look), by helpers that never
+# ran the engine, four parts each (most threads claimed by then: the thinnest batches yet), and heldout56 at
+# the start of the fifty-third (34 cases: three dropped before any look; five parts, a second gatherer on the
+# documentation area), and heldout57 at the start of the fifty-fourth (38 cases: thirteen dropped before any
+# look; seven parts, second gatherers on the platform and serving areas).
 # heldout2 is counted by the first test.
 HELDOUT_COUNTS = [
     ("heldout4", 90, 10, 35, ("README.md",)),
     ("heldout9", 87, 10, 40, ("README.md",)),
-    ("heldout50", 35, 11, 14, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout51", 32, 11, 13, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout52", 31, 12, 10, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout53", 32, 13, 11, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout54", 31, 11, 11, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout55", 29, 11, 10, tuple(f"README_{part}.md" for part in "ABCD")),
     ("heldout56", 34, 12, 11, tuple(f"README_{part}.md" for part in "ABCDE")),
+    ("heldout57", 38, 19, 10, tuple(f"README_{part}.md" for part in "ABCDEFG")),
 ]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["TUNE_CASES", "TUNE_HEALTHY", "TUNE_INCIDENTS"]
 
-# Fifty-third session: heldout49 promoted (27 incidents, 11 healthy).
-TUNE_INCIDENTS = 3685
-TUNE_HEALTHY = 1141
+# Fifty-fourth session: heldout50 promoted (24 incidents, 11 healthy).
+TUNE_INCIDENTS = 3709
+TUNE_HEALTHY = 1152
 TUNE_CASES = TUNE_INCIDENTS + TUNE_HEALTHY
