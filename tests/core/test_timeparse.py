@@ -38,7 +38,8 @@ def test_durations(text: str, seconds: float) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "soon", "-5m", "0s", "0", "30m1h", "1m1m", "5 parsecs", "nan", "1e999", "m", "1_000", "٣", "٣m"]
+    "bad",
+    ["", "soon", "-5m", "0s", "0", "30m1h", "1m1m", "5 parsecs", "nan", "1e999", "m", "1_000", "٣", "٣m"],
 )
 def test_bad_durations_name_the_input_and_the_forms(bad: str) -> None:
     with pytest.raises(ValueError, match="invalid duration") as err:
