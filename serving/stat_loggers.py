@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.gc_collector import GCCollector
@@ -121,6 +121,9 @@ class PrometheusStatLogger:
         for result in ("ok", "refused", "failed"):  # at 0 from the start: increase() sees the first swap
             self.model_swaps.labels(result)
         self.requests = counter(names.SERVING_REQUESTS)
+        self.http_connections = Gauge(
+            _name(names.SERVING_HTTP_CONNECTIONS), _desc(names.SERVING_HTTP_CONNECTIONS), registry=registry
+        )
         self.request_duration = Histogram(
             _name(names.SERVING_REQUEST_DURATION),
             _desc(names.SERVING_REQUEST_DURATION),

@@ -254,8 +254,10 @@ def dashboard(o: Options) -> dash_m.Dashboard:
                         "{{model_name}} preempted",
                     ),
                     (
-                        or_zero(f"sum by (model_name) ({_rate(series(s.ADMISSION_REJECTIONS, SEL))})"),
-                        "{{model_name}} refused (429)",
+                        or_zero(
+                            f"sum by (model_name, reason) ({_rate(series(s.ADMISSION_REJECTIONS, SEL))})"
+                        ),
+                        "{{model_name}} refused: {{reason}}",
                     ),
                 ],
                 "ops",
@@ -310,6 +312,15 @@ def dashboard(o: Options) -> dash_m.Dashboard:
                 ],
                 "reqps",
                 "Requests refused with a 4xx.",
+            )
+        )
+        .with_panel(
+            timeseries_panel(
+                "Open HTTP connections",
+                [(series(s.SERVING_HTTP_CONNECTIONS, INSTANCE), "{{instance}}")],
+                "none",
+                "Connections open now; near `gpuobs serve --max-connections` new ones get a 503 (slow or "
+                "stuck clients hold them until --read-timeout-s).",
             )
         )
         .with_row(dash_b.Row("Engine and kernels"))

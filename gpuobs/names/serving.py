@@ -61,6 +61,7 @@ __all__ = [
     "SERVING_ENGINE_ERRORS",
     "SERVING_ENGINE_STEPS",
     "SERVING_FAULT_ACTIVE",
+    "SERVING_HTTP_CONNECTIONS",
     "SERVING_INVALID_REQUESTS",
     "SERVING_KV_BLOCKS",
     "SERVING_KV_CACHE_USAGE_STEPS",
@@ -263,7 +264,8 @@ REQUEST_SUCCESS = _vllm(
 ADMISSION_REJECTIONS = _vllm(
     "vllm:admission_rejections",
     MetricKind.COUNTER,
-    "Requests rejected by admission control (HTTP 429, gRPC RESOURCE_EXHAUSTED).",
+    "Requests rejected by admission control (HTTP 429, or 503 past the connection cap; gRPC "
+    "RESOURCE_EXHAUSTED).",
     labels=("model_name", "reason"),
 )
 
@@ -464,6 +466,12 @@ SERVING_MODEL_SWAPS = MetricSpec(
     kind=MetricKind.COUNTER,
     help="Model hot-swaps by result (ok, refused, failed).",
     labels=("result",),
+)
+SERVING_HTTP_CONNECTIONS = MetricSpec(
+    native="gpuobs_serving_http_connections",
+    kind=MetricKind.GAUGE,
+    help="HTTP connections open now; past gpuobs serve --max-connections new ones are refused (503).",
+    labels=(),
 )
 SERVING_READY = MetricSpec(
     native="gpuobs_serving_ready",

@@ -64,6 +64,7 @@ def guarded_protocol(
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            stats.http_connections.inc()
             if len(self.connections) > max_connections:
                 logger.debug("connection refused: %d open connections", len(self.connections))
                 self.app = refuse_connection
@@ -85,6 +86,7 @@ def guarded_protocol(
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            stats.http_connections.dec()
             super().connection_lost(exc)
 
         def _arm(self) -> None:

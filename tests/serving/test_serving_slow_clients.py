@@ -138,7 +138,13 @@ def test_a_whole_request_sent_in_pieces_in_time_is_served(server: ServeProcess) 
 
 def test_connections_past_the_cap_get_a_503_with_retry_after(tmp_path: Path) -> None:
     with ServeProcess(tmp_path, "--max-connections", "3", "--read-timeout-s", "600", grpc=False) as srv:
-        held = [socket.create_connection(("127.0.0.1", srv.port), timeout=30) for _ in range(3)]
+        connections = "gpuobs_serving_http_connections "
+        held = [socket.create_connection(("127.0.0.1", srv.port), timeout=30) for _ in range(2)]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _metric(srv, connections) != 3:  # the two and the scrape's own
+            time.sleep(0.2)
+        assert _metric(srv, connections) == 3
+        held.append(socket.create_connection(("127.0.0.1", srv.port), timeout=30))
         try:
             with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as extra:
                 extra.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -160,6 +166,9 @@ def test_connections_past_the_cap_get_a_503_with_retry_after(tmp_path: Path) -> 
             code = http_json("GET", f"{srv.url}/health")[0]
             time.sleep(0.2)
         assert code == 200
+        while time.monotonic() < deadline and _metric(srv, connections) != 1:  # the scrape's own
+            time.sleep(0.2)
+        assert _metric(srv, connections) == 1
         rejected = 'vllm:admission_rejections_total{model_name="",reason="max_connections"} '
         assert _metric(srv, rejected) == 1
 
