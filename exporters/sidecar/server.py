@@ -337,7 +337,6 @@ class _Handler(BaseHTTPRequestHandler):
         logger.warning("fault injected: %s", result, extra={"event": "fault_injected"})
         self._json(200, result)
 
-
     def _read_body(self, size: int) -> bytes | None:
         """The body's `size` bytes, or None when they do not all arrive within `_BODY_READ_S`."""
         deadline = time.monotonic() + _BODY_READ_S
