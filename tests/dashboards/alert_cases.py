@@ -303,6 +303,22 @@ CASES: tuple[AlertCase, ...] = (
     ),
     AlertCase(
         "ServingQueueSaturation",
+        "the HTTP connection cap refuses connections (no model: refused before any request was read)",
+        (
+            (
+                sel(
+                    series(s.ADMISSION_REJECTIONS),
+                    without(MODEL, "model_name", "engine"),
+                    reason=s.REASON_MAX_CONNECTIONS,
+                ),
+                "0+5x15",
+            ),
+        ),
+        "10m",
+        (_fire(without(MODEL, "model_name", "engine"), "warning", "queue_saturation"),),
+    ),
+    AlertCase(
+        "ServingQueueSaturation",
         "a short queue, no refusals",
         (
             (sel(series(s.NUM_REQUESTS_WAITING), MODEL), "3x15"),
